@@ -1,0 +1,141 @@
+package v1alpha1
+
+import (
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// GetConditions returns the status conditions of the Canary, so that the
+// helpers of github.com/fluxcd/pkg/runtime/conditions work on it.
+func (in *Canary) GetConditions() []metav1.Condition {
+	return in.Status.Conditions
+}
+
+// SetConditions sets the status conditions of the Canary.
+func (in *Canary) SetConditions(conditions []metav1.Condition) {
+	in.Status.Conditions = conditions
+}
+
+// GetProgressDeadline returns how long a Deployment may take to become ready.
+func (in *Canary) GetProgressDeadline() time.Duration {
+	if in.Spec.ProgressDeadlineSeconds != nil {
+		return time.Duration(*in.Spec.ProgressDeadlineSeconds) * time.Second
+	}
+	return DefaultProgressDeadlineSeconds * time.Second
+}
+
+// GetAnalysisInterval returns the interval between two analysis steps.
+func (in *Canary) GetAnalysisInterval() time.Duration {
+	if a := in.Spec.Analysis; a != nil && a.Interval != nil && a.Interval.Duration > 0 {
+		return a.Interval.Duration
+	}
+	return DefaultAnalysisInterval
+}
+
+// GetThreshold returns the number of failed checks that fail a rollout.
+func (in *Canary) GetThreshold() int {
+	if a := in.Spec.Analysis; a != nil && a.Threshold > 0 {
+		return a.Threshold
+	}
+	return DefaultThreshold
+}
+
+// GetMaxWeight returns the canary weight at which the analysis ends.
+func (in *Canary) GetMaxWeight() int {
+	a := in.Spec.Analysis
+	switch {
+	case a != nil && len(a.StepWeights) > 0:
+		return a.StepWeights[len(a.StepWeights)-1]
+	case a != nil && a.MaxWeight > 0:
+		return a.MaxWeight
+	}
+	return DefaultMaxWeight
+}
+
+// GetStepWeights returns the canary weights of the analysis steps in order,
+// ending at the max weight.
+func (in *Canary) GetStepWeights() []int {
+	a := in.Spec.Analysis
+	if a != nil && len(a.StepWeights) > 0 {
+		return append([]int(nil), a.StepWeights...)
+	}
+	step := DefaultStepWeight
+	if a != nil && a.StepWeight > 0 {
+		step = a.StepWeight
+	}
+	max := in.GetMaxWeight()
+	var weights []int
+	for w := step; w < max; w += step {
+		weights = append(weights, w)
+	}
+	return append(weights, max)
+}
+
+// GetIterations returns the number of blue/green analysis steps.
+func (in *Canary) GetIterations() int {
+	if a := in.Spec.Analysis; a != nil {
+		return a.Iterations
+	}
+	return 0
+}
+
+// GetFailurePolicy returns the policy for a failed promotion.
+func (in *Canary) GetFailurePolicy() FailurePolicy {
+	if p := in.Spec.Promotion; p != nil && p.FailurePolicy != "" {
+		return p.FailurePolicy
+	}
+	return HaltPolicy
+}
+
+// GetRoutingProvider returns the traffic router.
+func (in *Canary) GetRoutingProvider() RoutingProvider {
+	if in.Spec.Routing.Provider != "" {
+		return in.Spec.Routing.Provider
+	}
+	return KubernetesRouting
+}
+
+// GetServiceName returns the name of the apex Service.
+func (in *Canary) GetServiceName() string {
+	if in.Spec.Service.Name != "" {
+		return in.Spec.Service.Name
+	}
+	return in.Spec.TargetRef.Name
+}
+
+// GetPrimaryName returns the name of the primary Deployment and Service.
+func (in *Canary) GetPrimaryName() string {
+	return in.Spec.TargetRef.Name + PrimarySuffix
+}
+
+// GetPrimaryServiceName returns the name of the Service selecting the primary.
+func (in *Canary) GetPrimaryServiceName() string {
+	return in.GetServiceName() + PrimarySuffix
+}
+
+// GetCanaryServiceName returns the name of the Service selecting the canary.
+func (in *Canary) GetCanaryServiceName() string {
+	return in.GetServiceName() + CanarySuffix
+}
+
+// GetPortName returns the name of the Services' port.
+func (in *Canary) GetPortName() string {
+	if in.Spec.Service.PortName != "" {
+		return in.Spec.Service.PortName
+	}
+	return "http"
+}
+
+// GetRevertTriggers returns the phases that trigger a GitOps revert, or
+// nil when revert is not configured.
+func (in *Canary) GetRevertTriggers() []RevertTrigger {
+	g := in.Spec.GitOps
+	if g == nil || g.Revert == nil {
+		return nil
+	}
+	if len(g.Revert.On) == 0 {
+		return []RevertTrigger{RevertTrigger(PhaseHalted)}
+	}
+	return g.Revert.On
+}

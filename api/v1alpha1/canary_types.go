@@ -1,0 +1,599 @@
+package v1alpha1
+
+import (
+	"time"
+
+	"github.com/fluxcd/pkg/apis/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+)
+
+const (
+	// CanaryKind is the kind of the Canary object.
+	CanaryKind = "Canary"
+
+	// CanaryFinalizer is set on a Canary so that serin can clean up the
+	// objects it generated, and restore the target when revertOnDeletion is
+	// set, before the Canary is deleted.
+	CanaryFinalizer = "finalizers.serin.dev"
+
+	// PrimarySuffix is appended to the target's name for the primary copy.
+	PrimarySuffix = "-primary"
+
+	// CanarySuffix is appended to the target's name for the Service that
+	// selects the canary pods.
+	CanarySuffix = "-canary"
+)
+
+// Defaults applied by the getters when a field is not set.
+const (
+	DefaultProgressDeadlineSeconds = 600
+	DefaultAnalysisInterval        = time.Minute
+	DefaultThreshold               = 5
+	DefaultMaxWeight               = 50
+	DefaultStepWeight              = 10
+)
+
+// CanarySpec defines how serin rolls out a new revision of a target.
+// +kubebuilder:validation:XValidation:rule="!has(self.analysis) || !has(self.analysis.iterations) || self.analysis.iterations == 0 || self.routing.provider == 'kubernetes'",message="analysis.iterations is for blue/green (routing.provider: kubernetes); with gatewayapi use analysis.stepWeight or analysis.stepWeights"
+// +kubebuilder:validation:XValidation:rule="self.routing.provider != 'kubernetes' || !has(self.analysis) || ((!has(self.analysis.stepWeight) || self.analysis.stepWeight == 0) && !has(self.analysis.stepWeights))",message="routing.provider kubernetes switches all traffic at once: use analysis.iterations instead of analysis.stepWeight or analysis.stepWeights"
+type CanarySpec struct {
+	// TargetRef is the Deployment or Service this Canary rolls out. Every
+	// change to its pod template (or, for a Service, its spec) is a new
+	// revision that serin analyses before promoting it.
+	// +required
+	TargetRef TargetReference `json:"targetRef"`
+
+	// AutoscalerRef is an optional HorizontalPodAutoscaler for the target;
+	// serin keeps a copy of it for the primary.
+	// +optional
+	AutoscalerRef *AutoscalerReference `json:"autoscalerRef,omitempty"`
+
+	// ProgressDeadlineSeconds is how long the canary, and the primary during
+	// promotion, may take to become ready before the rollout fails (or, during
+	// promotion, halts). Defaults to 600.
+	// +kubebuilder:validation:Minimum=1
+	// +optional
+	ProgressDeadlineSeconds *int32 `json:"progressDeadlineSeconds,omitempty"`
+
+	// Service describes the Services serin generates for the target.
+	// +required
+	Service CanaryService `json:"service"`
+
+	// Routing selects how traffic is shifted between primary and canary.
+	// +required
+	Routing CanaryRouting `json:"routing"`
+
+	// Analysis defines the steps, checks and gates of a rollout.
+	// +optional
+	Analysis *CanaryAnalysis `json:"analysis,omitempty"`
+
+	// Promotion defines what serin does when the primary fails to become
+	// ready while a passed revision is being promoted.
+	// +optional
+	Promotion *PromotionPolicy `json:"promotion,omitempty"`
+
+	// GitOps enables the revert of a bad revision in its Git source.
+	// +optional
+	GitOps *GitOpsSpec `json:"gitops,omitempty"`
+
+	// Alerts are Flux notification Providers that receive this Canary's
+	// events directly, in addition to the events sent to notification-controller.
+	// +optional
+	Alerts []CanaryAlert `json:"alerts,omitempty"`
+
+	// SkipAnalysis promotes every new revision at once, without analysis.
+	// +optional
+	SkipAnalysis bool `json:"skipAnalysis,omitempty"`
+
+	// Suspend freezes the Canary: no step is taken until it is resumed.
+	// +optional
+	Suspend bool `json:"suspend,omitempty"`
+
+	// RevertOnDeletion restores the target to the primary's spec and scale
+	// when the Canary is deleted, and removes the generated objects.
+	// +optional
+	RevertOnDeletion bool `json:"revertOnDeletion,omitempty"`
+}
+
+// TargetReference names the workload a Canary rolls out, in the Canary's
+// namespace.
+// +kubebuilder:validation:XValidation:rule="self.kind in ['Deployment', 'Service']",message="targetRef.kind must be Deployment or Service"
+// +kubebuilder:validation:XValidation:rule="(self.kind == 'Deployment' && self.apiVersion == 'apps/v1') || (self.kind == 'Service' && self.apiVersion == 'v1')",message="targetRef.apiVersion must be apps/v1 for a Deployment and v1 for a Service"
+type TargetReference struct {
+	// APIVersion of the target: apps/v1 for a Deployment, v1 for a Service.
+	// +kubebuilder:default="apps/v1"
+	// +optional
+	APIVersion string `json:"apiVersion,omitempty"`
+
+	// Kind of the target: Deployment or Service.
+	// +required
+	Kind string `json:"kind"`
+
+	// Name of the target.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=245
+	// +required
+	Name string `json:"name"`
+}
+
+// AutoscalerReference names a HorizontalPodAutoscaler in the Canary's namespace.
+type AutoscalerReference struct {
+	// APIVersion of the autoscaler.
+	// +kubebuilder:default="autoscaling/v2"
+	// +kubebuilder:validation:Enum=autoscaling/v2
+	// +optional
+	APIVersion string `json:"apiVersion,omitempty"`
+
+	// Kind of the autoscaler.
+	// +kubebuilder:default="HorizontalPodAutoscaler"
+	// +kubebuilder:validation:Enum=HorizontalPodAutoscaler
+	// +optional
+	Kind string `json:"kind,omitempty"`
+
+	// Name of the autoscaler.
+	// +kubebuilder:validation:MinLength=1
+	// +required
+	Name string `json:"name"`
+}
+
+// CanaryService describes the apex, primary and canary Services.
+type CanaryService struct {
+	// Name of the apex Service; defaults to the target's name.
+	// +optional
+	Name string `json:"name,omitempty"`
+
+	// Port the Services expose.
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=65535
+	// +required
+	Port int32 `json:"port"`
+
+	// PortName is the name of the port; defaults to http.
+	// +optional
+	PortName string `json:"portName,omitempty"`
+
+	// TargetPort is the container port (number or name) the Services send
+	// traffic to; defaults to Port.
+	// +optional
+	TargetPort *intstr.IntOrString `json:"targetPort,omitempty"`
+
+	// PortDiscovery adds every other container port of the pod template to
+	// the generated Services.
+	// +optional
+	PortDiscovery bool `json:"portDiscovery,omitempty"`
+}
+
+// RoutingProvider names how traffic is shifted.
+// +kubebuilder:validation:Enum=kubernetes;gatewayapi
+type RoutingProvider string
+
+const (
+	// KubernetesRouting is blue/green: the apex Service selects either the
+	// primary or the canary pods.
+	KubernetesRouting RoutingProvider = "kubernetes"
+	// GatewayAPIRouting shifts weights on a Gateway API HTTPRoute.
+	GatewayAPIRouting RoutingProvider = "gatewayapi"
+)
+
+// CanaryRouting selects the traffic router.
+// +kubebuilder:validation:XValidation:rule="self.provider != 'gatewayapi' || (has(self.gatewayRefs) && size(self.gatewayRefs) > 0)",message="routing.gatewayRefs must name at least one Gateway when routing.provider is gatewayapi"
+type CanaryRouting struct {
+	// Provider is kubernetes (blue/green) or gatewayapi (weighted HTTPRoute).
+	// +kubebuilder:default=kubernetes
+	// +optional
+	Provider RoutingProvider `json:"provider,omitempty"`
+
+	// GatewayRefs are the Gateways the generated HTTPRoute attaches to.
+	// +optional
+	GatewayRefs []GatewayReference `json:"gatewayRefs,omitempty"`
+
+	// Hosts are the hostnames of the generated HTTPRoute.
+	// +optional
+	Hosts []string `json:"hosts,omitempty"`
+}
+
+// GatewayReference names a Gateway API Gateway.
+type GatewayReference struct {
+	// Name of the Gateway.
+	// +kubebuilder:validation:MinLength=1
+	// +required
+	Name string `json:"name"`
+
+	// Namespace of the Gateway; defaults to the Canary's namespace.
+	// +optional
+	Namespace string `json:"namespace,omitempty"`
+
+	// SectionName is the Gateway listener to attach to.
+	// +optional
+	SectionName string `json:"sectionName,omitempty"`
+}
+
+// CanaryAnalysis defines the steps, checks and gates of a rollout.
+// +kubebuilder:validation:XValidation:rule="!(has(self.stepWeight) && self.stepWeight > 0 && has(self.stepWeights))",message="analysis.stepWeight and analysis.stepWeights are exclusive: set one of them"
+// +kubebuilder:validation:XValidation:rule="!has(self.maxWeight) || self.maxWeight <= 100",message="analysis.maxWeight is a percentage and must be at most 100"
+// +kubebuilder:validation:XValidation:rule="!has(self.stepWeights) || (self.stepWeights.all(w, w > 0 && w <= 100) && self.stepWeights.isSorted())",message="analysis.stepWeights must be ascending percentages between 1 and 100"
+// +kubebuilder:validation:XValidation:rule="!has(self.stepWeight) || !has(self.maxWeight) || self.stepWeight <= self.maxWeight",message="analysis.stepWeight must not exceed analysis.maxWeight"
+type CanaryAnalysis struct {
+	// Interval between two analysis steps; defaults to 1m.
+	// +kubebuilder:validation:Type=string
+	// +kubebuilder:validation:Pattern="^([0-9]+(\\.[0-9]+)?(ms|s|m|h))+$"
+	// +optional
+	Interval *metav1.Duration `json:"interval,omitempty"`
+
+	// Threshold is the number of failed checks after which the canary is
+	// rolled back; defaults to 5.
+	// +kubebuilder:validation:Minimum=1
+	// +optional
+	Threshold int `json:"threshold,omitempty"`
+
+	// StepWeight is the traffic percentage added to the canary at each step
+	// (gatewayapi); defaults to 10 unless stepWeights is set.
+	// +kubebuilder:validation:Minimum=0
+	// +optional
+	StepWeight int `json:"stepWeight,omitempty"`
+
+	// StepWeights lists the canary's traffic percentages step by step
+	// (gatewayapi), instead of stepWeight.
+	// +optional
+	StepWeights []int `json:"stepWeights,omitempty"`
+
+	// StepWeightPromotion is the traffic percentage moved to the primary at
+	// each step of the promotion; 0 (the default) moves it all at once.
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=100
+	// +optional
+	StepWeightPromotion int `json:"stepWeightPromotion,omitempty"`
+
+	// MaxWeight is the canary's traffic percentage at which the analysis
+	// ends and the promotion starts (gatewayapi); defaults to 50.
+	// +kubebuilder:validation:Minimum=1
+	// +optional
+	MaxWeight int `json:"maxWeight,omitempty"`
+
+	// Iterations is the number of analysis steps for blue/green
+	// (routing.provider kubernetes).
+	// +kubebuilder:validation:Minimum=0
+	// +optional
+	Iterations int `json:"iterations,omitempty"`
+
+	// Metrics are the checks run at every step.
+	// +optional
+	Metrics []CanaryMetric `json:"metrics,omitempty"`
+
+	// Webhooks are the gates and hooks called during the rollout.
+	// +optional
+	Webhooks []CanaryWebhook `json:"webhooks,omitempty"`
+}
+
+// CanaryMetric is one metric check of the analysis.
+type CanaryMetric struct {
+	// Name of the check, shown in events and status.
+	// +kubebuilder:validation:MinLength=1
+	// +required
+	Name string `json:"name"`
+
+	// TemplateRef names the MetricTemplate that holds the provider and query.
+	// +required
+	TemplateRef TemplateReference `json:"templateRef"`
+
+	// TemplateVariables are available to the query as {{ variables.NAME }}.
+	// +optional
+	TemplateVariables map[string]string `json:"templateVariables,omitempty"`
+
+	// ThresholdRange is the range the query result must lie in.
+	// +optional
+	ThresholdRange *ThresholdRange `json:"thresholdRange,omitempty"`
+
+	// Interval is the query's range window, {{ interval }} in the template;
+	// defaults to the analysis interval.
+	// +kubebuilder:validation:Type=string
+	// +kubebuilder:validation:Pattern="^([0-9]+(\\.[0-9]+)?(ms|s|m|h))+$"
+	// +optional
+	Interval *metav1.Duration `json:"interval,omitempty"`
+}
+
+// TemplateReference names a MetricTemplate.
+type TemplateReference struct {
+	// Name of the MetricTemplate.
+	// +kubebuilder:validation:MinLength=1
+	// +required
+	Name string `json:"name"`
+
+	// Namespace of the MetricTemplate; defaults to the Canary's namespace.
+	// +optional
+	Namespace string `json:"namespace,omitempty"`
+}
+
+// ThresholdRange bounds a metric's value. A value outside it fails the check.
+// +kubebuilder:validation:XValidation:rule="has(self.min) || has(self.max)",message="thresholdRange needs min, max or both"
+// +kubebuilder:validation:XValidation:rule="!has(self.min) || !has(self.max) || self.min <= self.max",message="thresholdRange.min must not exceed thresholdRange.max"
+type ThresholdRange struct {
+	// Min is the lowest passing value.
+	// +optional
+	Min *float64 `json:"min,omitempty"`
+
+	// Max is the highest passing value.
+	// +optional
+	Max *float64 `json:"max,omitempty"`
+}
+
+// HookType is when a webhook is called, with Flagger's semantics.
+// +kubebuilder:validation:Enum=confirm-rollout;pre-rollout;rollout;confirm-traffic-increase;confirm-promotion;post-rollout;rollback;event
+type HookType string
+
+const (
+	// ConfirmRolloutHook gates the start of a rollout until it returns 2xx.
+	ConfirmRolloutHook HookType = "confirm-rollout"
+	// PreRolloutHook runs before traffic shifts; a failure counts as a failed check.
+	PreRolloutHook HookType = "pre-rollout"
+	// RolloutHook runs at every step; a failure counts as a failed check.
+	RolloutHook HookType = "rollout"
+	// ConfirmTrafficIncreaseHook gates every weight increase until it returns 2xx.
+	ConfirmTrafficIncreaseHook HookType = "confirm-traffic-increase"
+	// ConfirmPromotionHook gates the promotion until it returns 2xx.
+	ConfirmPromotionHook HookType = "confirm-promotion"
+	// PostRolloutHook runs after promotion or rollback; its result is logged.
+	PostRolloutHook HookType = "post-rollout"
+	// RollbackHook is polled during the analysis; a 2xx rolls back at once.
+	RollbackHook HookType = "rollback"
+	// EventHook receives every event, fire-and-forget.
+	EventHook HookType = "event"
+)
+
+// CanaryWebhook is a gate or hook called during the rollout.
+type CanaryWebhook struct {
+	// Name of the webhook, shown in events and status.
+	// +kubebuilder:validation:MinLength=1
+	// +required
+	Name string `json:"name"`
+
+	// Type says when the webhook is called; defaults to rollout.
+	// +kubebuilder:default=rollout
+	// +optional
+	Type HookType `json:"type,omitempty"`
+
+	// URL the payload is POSTed to.
+	// +kubebuilder:validation:Pattern="^https?://"
+	// +required
+	URL string `json:"url"`
+
+	// Timeout of one call; defaults to 10s.
+	// +kubebuilder:validation:Type=string
+	// +kubebuilder:validation:Pattern="^([0-9]+(\\.[0-9]+)?(ms|s|m|h))+$"
+	// +optional
+	Timeout *metav1.Duration `json:"timeout,omitempty"`
+
+	// Retries of a failed call within one step.
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=10
+	// +optional
+	Retries int `json:"retries,omitempty"`
+
+	// Metadata is sent in the payload's metadata field.
+	// +optional
+	Metadata map[string]string `json:"metadata,omitempty"`
+}
+
+// FailurePolicy is what serin does when the primary fails during promotion.
+// +kubebuilder:validation:Enum=Halt;RestorePrimary
+type FailurePolicy string
+
+const (
+	// HaltPolicy stops with phase Halted: routing is left as it is and the
+	// canary keeps serving until a person or a new Git revision acts.
+	HaltPolicy FailurePolicy = "Halt"
+	// RestorePrimaryPolicy also rolls the primary back to its last known good
+	// template, then routes back to it and scales the canary down.
+	RestorePrimaryPolicy FailurePolicy = "RestorePrimary"
+)
+
+// PromotionPolicy defines the handling of a failed promotion.
+type PromotionPolicy struct {
+	// FailurePolicy is Halt (default) or RestorePrimary.
+	// +kubebuilder:default=Halt
+	// +optional
+	FailurePolicy FailurePolicy `json:"failurePolicy,omitempty"`
+}
+
+// RevertTrigger is a phase that triggers a GitOps revert.
+// +kubebuilder:validation:Enum=Halted;Failed
+type RevertTrigger string
+
+// RevertMode is how a revert reaches the Git repository.
+// +kubebuilder:validation:Enum=PullRequest;Push
+type RevertMode string
+
+const (
+	// PullRequestRevert pushes a branch and opens a pull request.
+	PullRequestRevert RevertMode = "PullRequest"
+	// PushRevert pushes the revert commit to the tracked branch (fast-forward only).
+	PushRevert RevertMode = "Push"
+)
+
+// GitOpsSpec configures serin's writes to the target's Git source.
+type GitOpsSpec struct {
+	// Revert configures the revert of a bad revision.
+	// +optional
+	Revert *RevertSpec `json:"revert,omitempty"`
+}
+
+// RevertSpec configures the revert of a bad revision in Git.
+type RevertSpec struct {
+	// On lists the phases that trigger a revert; defaults to [Halted].
+	// +kubebuilder:validation:MaxItems=2
+	// +optional
+	On []RevertTrigger `json:"on,omitempty"`
+
+	// Mode is PullRequest (default) or Push.
+	// +kubebuilder:default=PullRequest
+	// +optional
+	Mode RevertMode `json:"mode,omitempty"`
+}
+
+// AlertSeverity filters the events sent to a Provider.
+// +kubebuilder:validation:Enum=info;warn;error
+type AlertSeverity string
+
+// CanaryAlert sends this Canary's events to a Flux notification Provider.
+type CanaryAlert struct {
+	// Name of the alert, for people.
+	// +optional
+	Name string `json:"name,omitempty"`
+
+	// ProviderRef names a notification.toolkit.fluxcd.io Provider; its
+	// namespace defaults to the Canary's.
+	// +required
+	ProviderRef meta.NamespacedObjectReference `json:"providerRef"`
+
+	// Severity is info (every event), warn (waits and failures) or error
+	// (failures only); defaults to info.
+	// +kubebuilder:default=info
+	// +optional
+	Severity AlertSeverity `json:"severity,omitempty"`
+}
+
+// CanaryPhase is the step of the rollout state machine a Canary is in.
+type CanaryPhase string
+
+const (
+	// PhaseInitializing: the primary copy and Services are being created.
+	PhaseInitializing CanaryPhase = "Initializing"
+	// PhaseInitialized: the primary serves; no rollout is running.
+	PhaseInitialized CanaryPhase = "Initialized"
+	// PhaseWaiting: a new revision waits at the confirm-rollout gate.
+	PhaseWaiting CanaryPhase = "Waiting"
+	// PhaseProgressing: the analysis of a new revision is running.
+	PhaseProgressing CanaryPhase = "Progressing"
+	// PhaseWaitingPromotion: the analysis passed; the confirm-promotion gate holds.
+	PhaseWaitingPromotion CanaryPhase = "WaitingPromotion"
+	// PhasePromoting: the primary is being updated to the new revision.
+	PhasePromoting CanaryPhase = "Promoting"
+	// PhaseFinalising: traffic returns to the promoted primary and the canary scales down.
+	PhaseFinalising CanaryPhase = "Finalising"
+	// PhaseSucceeded: the last revision was promoted.
+	PhaseSucceeded CanaryPhase = "Succeeded"
+	// PhaseFailed: the last revision was rolled back.
+	PhaseFailed CanaryPhase = "Failed"
+	// PhaseHalted: the primary failed during promotion; routing is frozen and
+	// the canary keeps serving until a person or a new Git revision acts.
+	PhaseHalted CanaryPhase = "Halted"
+)
+
+// CanaryStatus is the observed state of a Canary. It stores only what cannot
+// be observed again: the rest is derived from the cluster at every reconcile.
+type CanaryStatus struct {
+	// ObservedGeneration is the last generation reconciled.
+	// +optional
+	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
+
+	// Phase of the rollout state machine.
+	// +optional
+	Phase CanaryPhase `json:"phase,omitempty"`
+
+	// CanaryWeight is the traffic percentage currently routed to the canary.
+	// +optional
+	CanaryWeight int `json:"canaryWeight,omitempty"`
+
+	// FailedChecks counts the failed checks of the current analysis.
+	// +optional
+	FailedChecks int `json:"failedChecks,omitempty"`
+
+	// Iterations counts the analysis steps taken (blue/green).
+	// +optional
+	Iterations int `json:"iterations,omitempty"`
+
+	// LastAppliedSpec is the hash of the target spec under analysis.
+	// +optional
+	LastAppliedSpec string `json:"lastAppliedSpec,omitempty"`
+
+	// LastPromotedSpec is the hash of the target spec the primary runs.
+	// +optional
+	LastPromotedSpec string `json:"lastPromotedSpec,omitempty"`
+
+	// LastAttemptedRevision is the Flux source revision (e.g. main@sha1:…)
+	// of the target spec under analysis, when a Flux object applied it.
+	// +optional
+	LastAttemptedRevision string `json:"lastAttemptedRevision,omitempty"`
+
+	// LastPromotedRevision is the Flux source revision of the promoted spec.
+	// +optional
+	LastPromotedRevision string `json:"lastPromotedRevision,omitempty"`
+
+	// TrackedConfigs maps the ConfigMaps and Secrets the target mounts
+	// (kind/name) to the hash of their data.
+	// +optional
+	TrackedConfigs map[string]string `json:"trackedConfigs,omitempty"`
+
+	// Revert is the state of the GitOps revert of the last bad revision.
+	// +optional
+	Revert *RevertStatus `json:"revert,omitempty"`
+
+	// LastTransitionTime is when the phase or the weight last changed; the
+	// next analysis step is due one interval after it.
+	// +optional
+	LastTransitionTime *metav1.Time `json:"lastTransitionTime,omitempty"`
+
+	// Conditions are Ready, Reconciling, Stalled and Promoted.
+	// +optional
+	Conditions []metav1.Condition `json:"conditions,omitempty"`
+
+	meta.ReconcileRequestStatus `json:",inline"`
+}
+
+// RevertStatus records the GitOps revert of a bad revision.
+type RevertStatus struct {
+	// Revision is the bad Flux revision being reverted.
+	Revision string `json:"revision"`
+	// Branch the revert commit was pushed to.
+	// +optional
+	Branch string `json:"branch,omitempty"`
+	// Commit is the revert commit's hash.
+	// +optional
+	Commit string `json:"commit,omitempty"`
+	// PullRequestURL is the URL of the opened pull request.
+	// +optional
+	PullRequestURL string `json:"pullRequestURL,omitempty"`
+	// State is Pending, Opened, Pushed or Failed.
+	// +optional
+	State string `json:"state,omitempty"`
+	// Message explains the state.
+	// +optional
+	Message string `json:"message,omitempty"`
+}
+
+// Canary drives the progressive delivery of a Deployment or Service.
+// +genclient
+// +kubebuilder:object:root=true
+// +kubebuilder:subresource:status
+// +kubebuilder:resource:shortName=cn
+// +kubebuilder:printcolumn:name="Status",type="string",JSONPath=".status.phase"
+// +kubebuilder:printcolumn:name="Weight",type="integer",JSONPath=".status.canaryWeight"
+// +kubebuilder:printcolumn:name="Revision",type="string",JSONPath=".status.lastAttemptedRevision"
+// +kubebuilder:printcolumn:name="Ready",type="string",JSONPath=".status.conditions[?(@.type==\"Ready\")].status"
+// +kubebuilder:printcolumn:name="FailedChecks",type="integer",JSONPath=".status.failedChecks",priority=1
+// +kubebuilder:printcolumn:name="Interval",type="string",JSONPath=".spec.analysis.interval",priority=1
+// +kubebuilder:printcolumn:name="StepWeight",type="integer",JSONPath=".spec.analysis.stepWeight",priority=1
+// +kubebuilder:printcolumn:name="MaxWeight",type="integer",JSONPath=".spec.analysis.maxWeight",priority=1
+// +kubebuilder:printcolumn:name="Suspended",type="boolean",JSONPath=".spec.suspend",priority=1
+// +kubebuilder:printcolumn:name="Age",type="date",JSONPath=".metadata.creationTimestamp"
+type Canary struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	Spec CanarySpec `json:"spec,omitempty"`
+	// +kubebuilder:default={"observedGeneration":-1}
+	Status CanaryStatus `json:"status,omitempty"`
+}
+
+// CanaryList contains a list of Canary.
+// +kubebuilder:object:root=true
+type CanaryList struct {
+	metav1.TypeMeta `json:",inline"`
+	metav1.ListMeta `json:"metadata,omitempty"`
+	Items           []Canary `json:"items"`
+}
+
+func init() {
+	SchemeBuilder.Register(&Canary{}, &CanaryList{})
+}

@@ -1,0 +1,43 @@
+package v1alpha1
+
+// Condition types of a Canary, besides Flux's Ready, Reconciling and Stalled
+// (github.com/fluxcd/pkg/apis/meta), which make a Canary kstatus-compatible:
+// Ready is True when the Canary is Initialized or Succeeded, Reconciling
+// while a rollout is in progress, Stalled when a person or a new Git revision
+// must act.
+const (
+	// PromotedCondition is True when the last revision was promoted, so that
+	// `kubectl wait canary/NAME --for=condition=promoted` works as in Flagger.
+	PromotedCondition string = "Promoted"
+)
+
+// Reasons of the Canary conditions.
+const (
+	// InitializingReason: the primary copy and Services are being created.
+	InitializingReason string = "Initializing"
+	// InitializedReason: the primary serves and no rollout is running.
+	InitializedReason string = "Initialized"
+	// WaitingForPrimaryReason: the primary is not ready yet.
+	WaitingForPrimaryReason string = "WaitingForPrimary"
+	// ProgressingReason: a rollout is in progress.
+	ProgressingReason string = "Progressing"
+	// SucceededReason: the last revision was promoted.
+	SucceededReason string = "Succeeded"
+	// FailedReason: the last revision was rolled back.
+	FailedReason string = "Failed"
+	// PromotionFailedReason: the primary failed during promotion and was
+	// restored to its last known good template.
+	PromotionFailedReason string = "PromotionFailed"
+	// HaltedReason: the primary failed during promotion; routing is frozen.
+	HaltedReason string = "Halted"
+	// RevertedReason: the target returned to the last promoted spec.
+	RevertedReason string = "Reverted"
+	// TargetNotFoundReason: the target named by spec.targetRef does not exist.
+	TargetNotFoundReason string = "TargetNotFound"
+	// InvalidTargetReason: the target exists but cannot be rolled out as is.
+	InvalidTargetReason string = "InvalidTarget"
+	// SuspendedReason: spec.suspend is true.
+	SuspendedReason string = "Suspended"
+	// ReconciliationFailedReason: a transient error; serin retries with backoff.
+	ReconciliationFailedReason string = "ReconciliationFailed"
+)

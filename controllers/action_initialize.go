@@ -1,0 +1,82 @@
+package controllers
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/fluxcd/pkg/runtime/conditions"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+
+	"github.com/serin-dev/serin/api/v1alpha1"
+	"github.com/serin-dev/serin/internal/workload"
+)
+
+// initialize creates or updates the generated Services first, then the
+// primary Deployment from the target's pod template. The target keeps its
+// replicas until the primary is ready (completeInitialization).
+func (r *CanaryReconciler) initialize(ctx context.Context, obj *v1alpha1.Canary) (ctrl.Result, error) {
+	target := &appsv1.Deployment{}
+	if err := r.Get(ctx, types.NamespacedName{Namespace: obj.Namespace, Name: obj.Spec.TargetRef.Name}, target); err != nil {
+		return ctrl.Result{}, fmt.Errorf("failed to get target: %w", err)
+	}
+	for _, want := range desiredServices(obj, target) {
+		if err := r.applyService(ctx, obj, want); err != nil {
+			return ctrl.Result{}, err
+		}
+	}
+	if err := r.applyPrimary(ctx, obj, target, true); err != nil {
+		return ctrl.Result{}, err
+	}
+	obj.Status.Phase = v1alpha1.PhaseInitializing
+	conditions.MarkReconciling(obj, v1alpha1.InitializingReason, "created the services and primary deployment %s", obj.GetPrimaryName())
+	return ctrl.Result{}, nil
+}
+
+// applyService creates or updates one generated Service.
+func (r *CanaryReconciler) applyService(ctx context.Context, obj *v1alpha1.Canary, want desiredService) error {
+	svc := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: obj.Namespace, Name: want.name}}
+	op, err := controllerutil.CreateOrUpdate(ctx, r.Client, svc, func() error {
+		workload.MutateService(obj, svc, want.selector, want.ports)
+		return r.setOwner(obj, svc)
+	})
+	if err != nil {
+		return fmt.Errorf("failed to apply service %s: %w", want.name, err)
+	}
+	ctrl.LoggerFrom(ctx).V(1).Info("service applied", "service", want.name, "operation", op)
+	return nil
+}
+
+// applyPrimary creates or updates the primary Deployment; with promote it
+// also copies the target's pod template onto it.
+func (r *CanaryReconciler) applyPrimary(ctx context.Context, obj *v1alpha1.Canary, target *appsv1.Deployment, promote bool) error {
+	primary := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Namespace: obj.Namespace, Name: obj.GetPrimaryName()}}
+	op, err := controllerutil.CreateOrUpdate(ctx, r.Client, primary, func() error {
+		hash := primary.Annotations[specHashAnnotation]
+		workload.MutatePrimary(obj, target, primary, promote)
+		if promote || hash == "" {
+			hash = workload.SpecHash(&target.Spec.Template, nil)
+		}
+		primary.Annotations[specHashAnnotation] = hash
+		return r.setOwner(obj, primary)
+	})
+	if err != nil {
+		return fmt.Errorf("failed to apply primary deployment %s: %w", primary.Name, err)
+	}
+	ctrl.LoggerFrom(ctx).V(1).Info("primary applied", "deployment", primary.Name, "operation", op)
+	return nil
+}
+
+// setOwner makes the Canary the controller of a generated object, unless
+// another controller owns it already (an apex Service applied by Flux keeps
+// its owner; serin only takes over its selector).
+func (r *CanaryReconciler) setOwner(obj *v1alpha1.Canary, o metav1.Object) error {
+	if owner := metav1.GetControllerOf(o); owner != nil && owner.UID != obj.UID {
+		return nil
+	}
+	return controllerutil.SetControllerReference(obj, o, r.Client.Scheme())
+}

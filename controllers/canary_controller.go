@@ -1,0 +1,224 @@
+package controllers
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/fluxcd/pkg/apis/meta"
+	"github.com/fluxcd/pkg/runtime/conditions"
+	helper "github.com/fluxcd/pkg/runtime/controller"
+	"github.com/fluxcd/pkg/runtime/patch"
+	"github.com/fluxcd/pkg/runtime/predicates"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	kuberecorder "k8s.io/client-go/tools/record"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	"github.com/serin-dev/serin/api/v1alpha1"
+	"github.com/serin-dev/serin/internal/rollout"
+)
+
+// +kubebuilder:rbac:groups=serin.dev,resources=canaries,verbs=get;list;watch;update;patch
+// +kubebuilder:rbac:groups=serin.dev,resources=canaries/status,verbs=get;update;patch
+// +kubebuilder:rbac:groups=serin.dev,resources=canaries/finalizers,verbs=update
+// +kubebuilder:rbac:groups=serin.dev,resources=metrictemplates,verbs=get;list;watch
+// +kubebuilder:rbac:groups=apps,resources=deployments,verbs=get;list;watch;create;update;patch;delete
+// +kubebuilder:rbac:groups=apps,resources=replicasets,verbs=get;list;watch
+// +kubebuilder:rbac:groups="",resources=services,verbs=get;list;watch;create;update;patch;delete
+// +kubebuilder:rbac:groups="",resources=configmaps;secrets,verbs=get;list;watch
+// +kubebuilder:rbac:groups="",resources=events,verbs=create;patch
+// +kubebuilder:rbac:groups=autoscaling,resources=horizontalpodautoscalers,verbs=get;list;watch;create;update;patch;delete
+// +kubebuilder:rbac:groups=gateway.networking.k8s.io,resources=httproutes,verbs=get;list;watch;create;update;patch;delete
+// +kubebuilder:rbac:groups=coordination.k8s.io,resources=leases,verbs=get;list;watch;create;update;patch;delete
+
+// ControllerName is the name serin reports events and field ownership with.
+const ControllerName = "serin"
+
+// targetIndexKey indexes Canaries by "Kind/name" of their target, so that a
+// change to a target reconciles the Canaries that roll it out.
+const targetIndexKey = ".spec.targetRef"
+
+// CanaryReconciler reconciles a Canary object.
+type CanaryReconciler struct {
+	client.Client
+	kuberecorder.EventRecorder
+	helper.Metrics
+
+	// ControllerName is the field owner of serin's writes.
+	ControllerName string
+
+	// Clock returns the current time; nil means time.Now.
+	Clock func() time.Time
+}
+
+// CanaryReconcilerOptions tunes the controller.
+type CanaryReconcilerOptions struct {
+	// MaxConcurrentReconciles is the number of Canaries reconciled at once.
+	MaxConcurrentReconciles int
+	// RateLimiter is the backoff of failed reconciles.
+	RateLimiter helper.RateLimiterOptions
+}
+
+// SetupWithManager registers the controller and its watches: the Canaries,
+// the objects serin generates for them, and their targets.
+func (r *CanaryReconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager, opts CanaryReconcilerOptions) error {
+	if err := mgr.GetFieldIndexer().IndexField(ctx, &v1alpha1.Canary{}, targetIndexKey, func(o client.Object) []string {
+		c := o.(*v1alpha1.Canary)
+		return []string{targetIndexValue(c.Spec.TargetRef.Kind, c.Spec.TargetRef.Name)}
+	}); err != nil {
+		return fmt.Errorf("failed to index canaries by target: %w", err)
+	}
+	return ctrl.NewControllerManagedBy(mgr).
+		For(&v1alpha1.Canary{}, builder.WithPredicates(
+			predicate.Or(predicate.GenerationChangedPredicate{}, predicates.ReconcileRequestedPredicate{}),
+		)).
+		Owns(&appsv1.Deployment{}).
+		Owns(&corev1.Service{}).
+		Watches(&appsv1.Deployment{}, handler.EnqueueRequestsFromMapFunc(r.canariesForTarget("Deployment"))).
+		Watches(&corev1.Service{}, handler.EnqueueRequestsFromMapFunc(r.canariesForTarget("Service"))).
+		WithOptions(controller.Options{
+			MaxConcurrentReconciles: opts.MaxConcurrentReconciles,
+			RateLimiter:             helper.GetRateLimiter(opts.RateLimiter),
+		}).
+		Complete(r)
+}
+
+func targetIndexValue(kind, name string) string { return kind + "/" + name }
+
+// canariesForTarget maps a Deployment or Service to the Canaries targeting it.
+func (r *CanaryReconciler) canariesForTarget(kind string) handler.MapFunc {
+	return func(ctx context.Context, o client.Object) []reconcile.Request {
+		var list v1alpha1.CanaryList
+		if err := r.List(ctx, &list, client.InNamespace(o.GetNamespace()),
+			client.MatchingFields{targetIndexKey: targetIndexValue(kind, o.GetName())}); err != nil {
+			ctrl.LoggerFrom(ctx).Error(err, "failed to list canaries for target", "target", kind+"/"+o.GetName())
+			return nil
+		}
+		reqs := make([]reconcile.Request, 0, len(list.Items))
+		for i := range list.Items {
+			reqs = append(reqs, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&list.Items[i])})
+		}
+		return reqs
+	}
+}
+
+// Reconcile follows Flux's reconcile shape: get, patcher, deferred status
+// patch, deletion, finalizer, suspend, then observe → decide → act.
+func (r *CanaryReconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ctrl.Result, retErr error) {
+	start := time.Now()
+	log := ctrl.LoggerFrom(ctx)
+
+	obj := &v1alpha1.Canary{}
+	if err := r.Get(ctx, req.NamespacedName, obj); err != nil {
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	patcher := patch.NewSerialPatcher(obj, r.Client)
+	before := obj.Status.Phase
+
+	defer func() {
+		result, retErr = r.finalizeStatus(ctx, obj, patcher, before, result, retErr)
+		r.Metrics.RecordDuration(ctx, obj, start)
+	}()
+
+	if !obj.DeletionTimestamp.IsZero() {
+		return r.reconcileDelete(ctx, obj)
+	}
+
+	// Add the finalizer first, so that cleanup runs before the Canary goes.
+	if !controllerutil.ContainsFinalizer(obj, v1alpha1.CanaryFinalizer) {
+		controllerutil.AddFinalizer(obj, v1alpha1.CanaryFinalizer)
+		return ctrl.Result{RequeueAfter: time.Millisecond}, nil
+	}
+
+	if obj.Spec.Suspend {
+		log.V(1).Info("reconciliation is suspended for this canary")
+		return ctrl.Result{}, nil
+	}
+
+	obs, err := r.observe(ctx, obj)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	action := rollout.Decide(obj, obs)
+	log.V(1).Info("decided", "phase", obj.Status.Phase, "action", action.String())
+	return r.act(ctx, obj, obs, action)
+}
+
+// act carries out the action Decide chose.
+func (r *CanaryReconciler) act(ctx context.Context, obj *v1alpha1.Canary, obs rollout.Observation, action rollout.Action) (ctrl.Result, error) {
+	switch a := action.(type) {
+	case rollout.Stall:
+		return ctrl.Result{}, &stallingError{Reason: a.Reason, Err: errors.New(a.Message)}
+	case rollout.Initialize:
+		return r.initialize(ctx, obj)
+	case rollout.WaitForPrimary:
+		return r.waitForPrimary(ctx, obj, a)
+	case rollout.CompleteInitialization:
+		return r.completeInitialization(ctx, obj, obs)
+	case rollout.Idle:
+		return ctrl.Result{}, nil
+	}
+	return ctrl.Result{}, fmt.Errorf("no handler for action %s", action)
+}
+
+// finalizeStatus derives the conditions from the phase and the reconcile
+// error, records the phase change as an event, and patches the status once.
+func (r *CanaryReconciler) finalizeStatus(ctx context.Context, obj *v1alpha1.Canary, patcher *patch.SerialPatcher,
+	before v1alpha1.CanaryPhase, result ctrl.Result, retErr error) (ctrl.Result, error) {
+	result, retErr = setConditions(obj, result, retErr)
+	if before != obj.Status.Phase {
+		r.recordPhase(obj)
+	}
+	if !obj.DeletionTimestamp.IsZero() && !controllerutil.ContainsFinalizer(obj, v1alpha1.CanaryFinalizer) {
+		// Only the finalizer removal is left to write; the status goes with the object.
+		if err := patcher.Patch(ctx, obj, patch.WithFieldOwner(r.ControllerName)); err != nil && !apierrors.IsNotFound(err) {
+			retErr = errors.Join(retErr, err)
+		}
+		return result, retErr
+	}
+	if err := patcher.Patch(ctx, obj,
+		patch.WithOwnedConditions{Conditions: ownedConditions},
+		patch.WithStatusObservedGeneration{},
+		patch.WithFieldOwner(r.ControllerName),
+	); err != nil {
+		if !obj.DeletionTimestamp.IsZero() {
+			err = client.IgnoreNotFound(err)
+		}
+		retErr = errors.Join(retErr, err)
+	}
+	r.Metrics.RecordReadiness(ctx, obj)
+	r.Metrics.RecordStalled(ctx, obj)
+	r.Metrics.RecordReconciling(ctx, obj)
+	return result, retErr
+}
+
+// recordPhase emits an event for a phase change, with the revision.
+func (r *CanaryReconciler) recordPhase(obj *v1alpha1.Canary) {
+	eventType := corev1.EventTypeNormal
+	if obj.Status.Phase == v1alpha1.PhaseFailed || obj.Status.Phase == v1alpha1.PhaseHalted || conditions.IsStalled(obj) {
+		eventType = corev1.EventTypeWarning
+	}
+	msg := conditions.GetMessage(obj, meta.ReadyCondition)
+	if rev := obj.Status.LastAttemptedRevision; rev != "" {
+		msg = fmt.Sprintf("%s (revision %s)", msg, rev)
+	}
+	r.Event(obj, eventType, string(obj.Status.Phase), msg)
+}
+
+// reconcileDelete removes the finalizer; the generated objects are owned by
+// the Canary and garbage collected with it.
+func (r *CanaryReconciler) reconcileDelete(ctx context.Context, obj *v1alpha1.Canary) (ctrl.Result, error) {
+	controllerutil.RemoveFinalizer(obj, v1alpha1.CanaryFinalizer)
+	r.Metrics.RecordSuspend(ctx, obj, false)
+	return ctrl.Result{}, nil
+}

@@ -1,0 +1,88 @@
+package controllers
+
+import (
+	"errors"
+
+	"github.com/fluxcd/pkg/apis/meta"
+	"github.com/fluxcd/pkg/runtime/conditions"
+	ctrl "sigs.k8s.io/controller-runtime"
+
+	"github.com/serin-dev/serin/api/v1alpha1"
+)
+
+// ownedConditions are the conditions serin writes; on a patch conflict its
+// own values win.
+var ownedConditions = []string{
+	meta.ReadyCondition,
+	meta.ReconcilingCondition,
+	meta.StalledCondition,
+	v1alpha1.PromotedCondition,
+}
+
+// setConditions derives the kstatus conditions from the phase and the
+// reconcile error, and turns typed errors into their handling: a stalling
+// error is not retried, a waiting error is retried after its delay, any
+// other error is retried with backoff.
+func setConditions(obj *v1alpha1.Canary, result ctrl.Result, err error) (ctrl.Result, error) {
+	var stalling *stallingError
+	var waiting *waitingError
+	switch {
+	case errors.As(err, &stalling):
+		conditions.MarkStalled(obj, stalling.Reason, "%s", stalling.Error())
+		conditions.MarkFalse(obj, meta.ReadyCondition, stalling.Reason, "%s", stalling.Error())
+		conditions.Delete(obj, meta.ReconcilingCondition)
+		return ctrl.Result{}, nil
+	case errors.As(err, &waiting):
+		conditions.MarkReconciling(obj, waiting.Reason, "%s", waiting.Error())
+		conditions.MarkFalse(obj, meta.ReadyCondition, waiting.Reason, "%s", waiting.Error())
+		conditions.Delete(obj, meta.StalledCondition)
+		return ctrl.Result{RequeueAfter: waiting.RequeueAfter}, nil
+	case err != nil:
+		conditions.MarkFalse(obj, meta.ReadyCondition, v1alpha1.ReconciliationFailedReason, "%s", err.Error())
+		conditions.MarkReconciling(obj, v1alpha1.ReconciliationFailedReason, "%s", err.Error())
+		return result, err
+	}
+	setPhaseConditions(obj)
+	return result, nil
+}
+
+// setPhaseConditions sets the conditions of a reconcile that ended without
+// error, from the phase alone.
+func setPhaseConditions(obj *v1alpha1.Canary) {
+	switch phase := obj.Status.Phase; phase {
+	case v1alpha1.PhaseInitialized, v1alpha1.PhaseSucceeded:
+		reason := v1alpha1.InitializedReason
+		msg := "canary initialized: the primary serves the target's spec"
+		if phase == v1alpha1.PhaseSucceeded {
+			reason, msg = v1alpha1.SucceededReason, "canary analysis succeeded: the primary serves the new revision"
+		}
+		conditions.MarkTrue(obj, meta.ReadyCondition, reason, "%s", msg)
+		conditions.MarkTrue(obj, v1alpha1.PromotedCondition, reason, "%s", msg)
+		conditions.Delete(obj, meta.ReconcilingCondition)
+		conditions.Delete(obj, meta.StalledCondition)
+	case v1alpha1.PhaseFailed, v1alpha1.PhaseHalted:
+		reason := v1alpha1.FailedReason
+		if phase == v1alpha1.PhaseHalted {
+			reason = v1alpha1.HaltedReason
+		}
+		msg := conditions.GetMessage(obj, meta.StalledCondition)
+		if msg == "" {
+			msg = "canary " + string(phase)
+		}
+		conditions.MarkStalled(obj, reason, "%s", msg)
+		conditions.MarkFalse(obj, meta.ReadyCondition, reason, "%s", msg)
+		conditions.MarkFalse(obj, v1alpha1.PromotedCondition, reason, "%s", msg)
+		conditions.Delete(obj, meta.ReconcilingCondition)
+	default:
+		msg := conditions.GetMessage(obj, meta.ReconcilingCondition)
+		if msg == "" {
+			msg = "canary " + string(phase)
+		}
+		conditions.MarkReconciling(obj, string(phase), "%s", msg)
+		conditions.MarkFalse(obj, meta.ReadyCondition, string(phase), "%s", msg)
+		conditions.Delete(obj, meta.StalledCondition)
+		if phase != v1alpha1.PhaseInitializing && phase != "" {
+			conditions.MarkFalse(obj, v1alpha1.PromotedCondition, v1alpha1.ProgressingReason, "%s", msg)
+		}
+	}
+}

@@ -1,0 +1,46 @@
+package rollout
+
+import (
+	"time"
+
+	"github.com/serin-dev/serin/internal/workload"
+)
+
+// Observation is what the controller read from the cluster (from the
+// informer cache) for one reconcile.
+type Observation struct {
+	// Now is the time of the observation.
+	Now time.Time
+
+	// Target is the Canary's target.
+	Target Target
+
+	// Primary is the primary Deployment (Deployment targets).
+	Primary Primary
+
+	// ServicesInSync is true when the apex, primary and canary Services
+	// exist with the selectors and ports serin wants.
+	ServicesInSync bool
+}
+
+// Target is the observed state of the workload named by spec.targetRef.
+type Target struct {
+	// Found is false when the target does not exist.
+	Found bool
+	// Invalid, when not empty, says why the target cannot be rolled out.
+	Invalid string
+	// SpecHash identifies the target's current revision.
+	SpecHash string
+	// Replicas is the target's spec.replicas (0 once serin scaled it down).
+	Replicas int32
+}
+
+// Primary is the observed state of the primary Deployment.
+type Primary struct {
+	// Exists is false until serin created the primary.
+	Exists bool
+	// SpecHash identifies the revision the primary runs.
+	SpecHash string
+	// Health is the primary's rollout state.
+	Health workload.Health
+}

@@ -1,0 +1,97 @@
+package workload
+
+import (
+	"fmt"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+
+	"github.com/serin-dev/serin/api/v1alpha1"
+)
+
+// ValidateTarget returns an error that says what to fix when a Deployment
+// cannot be rolled out by a Canary.
+func ValidateTarget(target *appsv1.Deployment) error {
+	sel := target.Spec.Selector
+	if sel == nil || len(sel.MatchLabels) == 0 {
+		return fmt.Errorf("deployment %s has no spec.selector.matchLabels: serin needs label selectors to tell primary and canary pods apart", target.Name)
+	}
+	if len(sel.MatchExpressions) > 0 {
+		return fmt.Errorf("deployment %s uses spec.selector.matchExpressions: serin supports spec.selector.matchLabels only", target.Name)
+	}
+	return nil
+}
+
+// PrimarySelector returns the label selector of the primary's pods.
+func PrimarySelector(target *appsv1.Deployment) map[string]string {
+	return primarySelector(target.Spec.Selector.MatchLabels)
+}
+
+// PrimaryPodTemplate returns the target's pod template with the primary's
+// selector labels, as the primary Deployment runs it.
+func PrimaryPodTemplate(target *appsv1.Deployment) corev1.PodTemplateSpec {
+	tpl := *target.Spec.Template.DeepCopy()
+	labels := copyWithoutFlux(tpl.Labels)
+	if labels == nil {
+		labels = map[string]string{}
+	}
+	for k, v := range PrimarySelector(target) {
+		labels[k] = v
+	}
+	tpl.Labels = labels
+	tpl.Annotations = copyWithoutFlux(tpl.Annotations)
+	return tpl
+}
+
+// MutatePrimary sets on primary everything serin owns of it: metadata, the
+// selector, and, when promote is true, the target's pod template. The
+// replicas are set only on creation (replicas == nil), after that they belong
+// to the rollout (and to the primary's autoscaler).
+func MutatePrimary(canary *v1alpha1.Canary, target, primary *appsv1.Deployment, promote bool) {
+	primary.Labels, primary.Annotations = mergeGenerated(canary, primary, target.Labels, target.Annotations)
+	if primary.Spec.Selector == nil {
+		// The selector of a Deployment is immutable; set it once.
+		primary.Spec.Selector = &metav1.LabelSelector{MatchLabels: PrimarySelector(target)}
+	}
+	if primary.Spec.Replicas == nil {
+		primary.Spec.Replicas = ptr.To(TargetReplicas(target))
+	}
+	if promote || primary.CreationTimestamp.IsZero() {
+		primary.Spec.Template = PrimaryPodTemplate(target)
+	}
+	primary.Spec.Strategy = target.Spec.Strategy
+	primary.Spec.MinReadySeconds = target.Spec.MinReadySeconds
+	primary.Spec.RevisionHistoryLimit = target.Spec.RevisionHistoryLimit
+	primary.Spec.ProgressDeadlineSeconds = ptr.To(int32(canary.GetProgressDeadline().Seconds()))
+}
+
+// TargetReplicas is the number of replicas the target asks for (1 when unset),
+// or, when serin scaled it to zero, the primary's to come.
+func TargetReplicas(target *appsv1.Deployment) int32 {
+	if target.Spec.Replicas == nil {
+		return 1
+	}
+	if *target.Spec.Replicas == 0 {
+		return 1
+	}
+	return *target.Spec.Replicas
+}
+
+// mergeGenerated keeps labels and annotations that others set on the object
+// and overwrites those that serin derives from the source.
+func mergeGenerated(canary *v1alpha1.Canary, obj metav1.Object, labels, annotations map[string]string) (map[string]string, map[string]string) {
+	l, a := generatedMeta(canary, labels, annotations)
+	for k, v := range obj.GetLabels() {
+		if _, ok := l[k]; !ok && !isFluxKey(k) {
+			l[k] = v
+		}
+	}
+	for k, v := range obj.GetAnnotations() {
+		if _, ok := a[k]; !ok && !isFluxKey(k) {
+			a[k] = v
+		}
+	}
+	return l, a
+}

@@ -1,0 +1,74 @@
+package workload
+
+import (
+	"strings"
+
+	"github.com/serin-dev/serin/api/v1alpha1"
+)
+
+const (
+	// ReconcileAnnotation tells kustomize-controller not to reconcile an
+	// object: serin's generated objects must not be fought over by Flux.
+	ReconcileAnnotation = "kustomize.toolkit.fluxcd.io/reconcile"
+	// ReconcileDisabled is the value of ReconcileAnnotation on generated objects.
+	ReconcileDisabled = "disabled"
+
+	// CanaryNameLabel marks every object serin generates with its Canary.
+	CanaryNameLabel = "serin.dev/canary"
+
+	// fluxLabelSuffix marks the labels Flux sets on the objects it applies
+	// (kustomize.toolkit.fluxcd.io/name, helm.toolkit.fluxcd.io/namespace, …);
+	// they are not copied onto generated objects, or Flux would garbage
+	// collect them as its own.
+	fluxLabelSuffix = "toolkit.fluxcd.io"
+)
+
+// isFluxKey reports whether a label or annotation key belongs to Flux.
+func isFluxKey(key string) bool {
+	prefix, _, found := strings.Cut(key, "/")
+	return found && strings.HasSuffix(prefix, fluxLabelSuffix)
+}
+
+// copyWithoutFlux returns a copy of m without Flux's keys, or nil.
+func copyWithoutFlux(m map[string]string) map[string]string {
+	var out map[string]string
+	for k, v := range m {
+		if isFluxKey(k) {
+			continue
+		}
+		if out == nil {
+			out = make(map[string]string, len(m))
+		}
+		out[k] = v
+	}
+	return out
+}
+
+// generatedMeta returns the labels and annotations of a generated object:
+// the source's own (without Flux's), the Canary label, and the annotation
+// that keeps Flux from reconciling it.
+func generatedMeta(canary *v1alpha1.Canary, labels, annotations map[string]string) (map[string]string, map[string]string) {
+	l := copyWithoutFlux(labels)
+	if l == nil {
+		l = map[string]string{}
+	}
+	l[CanaryNameLabel] = canary.Name
+	a := copyWithoutFlux(annotations)
+	if a == nil {
+		a = map[string]string{}
+	}
+	delete(a, "deployment.kubernetes.io/revision")
+	delete(a, "kubectl.kubernetes.io/last-applied-configuration")
+	a[ReconcileAnnotation] = ReconcileDisabled
+	return l, a
+}
+
+// primarySelector rewrites each selector label value to value-primary, so the
+// primary's pods never match the target's selector and vice versa.
+func primarySelector(selector map[string]string) map[string]string {
+	out := make(map[string]string, len(selector))
+	for k, v := range selector {
+		out[k] = v + v1alpha1.PrimarySuffix
+	}
+	return out
+}

@@ -1,0 +1,48 @@
+package workload
+
+import (
+	"fmt"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+)
+
+// Health is a Deployment's rollout state, as the Deployment controller reports it.
+type Health struct {
+	// Ready: the latest template runs on all desired replicas, all available.
+	Ready bool
+	// Failed: the Deployment controller gave up (progress deadline exceeded,
+	// or pods cannot be created); waiting longer will not help.
+	Failed bool
+	// Message says what is missing, for conditions and events.
+	Message string
+}
+
+// DeploymentHealth judges a Deployment from its status.
+func DeploymentHealth(d *appsv1.Deployment) Health {
+	if d.Generation > d.Status.ObservedGeneration {
+		return Health{Message: fmt.Sprintf("deployment %s: waiting for the deployment controller to observe generation %d", d.Name, d.Generation)}
+	}
+	desired := int32(1)
+	if d.Spec.Replicas != nil {
+		desired = *d.Spec.Replicas
+	}
+	for _, c := range d.Status.Conditions {
+		switch {
+		case c.Type == appsv1.DeploymentProgressing && c.Status == corev1.ConditionFalse && c.Reason == "ProgressDeadlineExceeded":
+			return Health{Failed: true, Message: fmt.Sprintf("deployment %s exceeded its progress deadline: %s", d.Name, c.Message)}
+		case c.Type == appsv1.DeploymentReplicaFailure && c.Status == corev1.ConditionTrue:
+			return Health{Failed: true, Message: fmt.Sprintf("deployment %s cannot create pods: %s", d.Name, c.Message)}
+		}
+	}
+	s := d.Status
+	switch {
+	case s.UpdatedReplicas < desired:
+		return Health{Message: fmt.Sprintf("deployment %s: %d of %d replicas updated", d.Name, s.UpdatedReplicas, desired)}
+	case s.Replicas > s.UpdatedReplicas:
+		return Health{Message: fmt.Sprintf("deployment %s: %d old replicas pending termination", d.Name, s.Replicas-s.UpdatedReplicas)}
+	case s.AvailableReplicas < s.UpdatedReplicas:
+		return Health{Message: fmt.Sprintf("deployment %s: %d of %d updated replicas available", d.Name, s.AvailableReplicas, s.UpdatedReplicas)}
+	}
+	return Health{Ready: true, Message: fmt.Sprintf("deployment %s: %d of %d replicas available", d.Name, s.AvailableReplicas, desired)}
+}

@@ -1,0 +1,72 @@
+package workload
+
+import (
+	"fmt"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+
+	"github.com/serin-dev/serin/api/v1alpha1"
+)
+
+// ServicePorts returns the ports of the generated Services: spec.service's
+// port first, then, with portDiscovery, every other TCP container port of
+// the pod template.
+func ServicePorts(canary *v1alpha1.Canary, tpl *corev1.PodTemplateSpec) []corev1.ServicePort {
+	svc := canary.Spec.Service
+	target := intstr.FromInt32(svc.Port)
+	if svc.TargetPort != nil {
+		target = *svc.TargetPort
+	}
+	ports := []corev1.ServicePort{{
+		Name:       canary.GetPortName(),
+		Protocol:   corev1.ProtocolTCP,
+		Port:       svc.Port,
+		TargetPort: target,
+	}}
+	if !svc.PortDiscovery || tpl == nil {
+		return ports
+	}
+	for _, c := range tpl.Spec.Containers {
+		for _, p := range c.Ports {
+			if p.Protocol != "" && p.Protocol != corev1.ProtocolTCP {
+				continue
+			}
+			if p.ContainerPort == svc.Port || (target.Type == intstr.String && p.Name == target.StrVal) ||
+				(target.Type == intstr.Int && p.ContainerPort == target.IntVal) {
+				continue
+			}
+			name := p.Name
+			if name == "" {
+				name = fmt.Sprintf("tcp-%d", p.ContainerPort)
+			}
+			ports = append(ports, corev1.ServicePort{
+				Name:       name,
+				Protocol:   corev1.ProtocolTCP,
+				Port:       p.ContainerPort,
+				TargetPort: intstr.FromInt32(p.ContainerPort),
+			})
+		}
+	}
+	return ports
+}
+
+// MutateService sets the selector and ports of a generated Service, keeping
+// what the API server defaulted (clusterIP, nodePorts) and what others added.
+func MutateService(canary *v1alpha1.Canary, svc *corev1.Service, selector map[string]string, ports []corev1.ServicePort) {
+	svc.Labels, svc.Annotations = mergeGenerated(canary, svc, nil, nil)
+	svc.Spec.Selector = selector
+	if svc.Spec.Type == "" {
+		svc.Spec.Type = corev1.ServiceTypeClusterIP
+	}
+	existing := make(map[string]corev1.ServicePort, len(svc.Spec.Ports))
+	for _, p := range svc.Spec.Ports {
+		existing[p.Name] = p
+	}
+	for i, p := range ports {
+		if old, ok := existing[p.Name]; ok {
+			ports[i].NodePort = old.NodePort
+		}
+	}
+	svc.Spec.Ports = ports
+}
