@@ -80,6 +80,7 @@ type CanarySpec struct {
 	// Alerts are Flux notification Providers that receive this Canary's
 	// events directly, in addition to the events sent to notification-controller.
 	// +optional
+	// +kubebuilder:validation:MaxItems=10
 	Alerts []CanaryAlert `json:"alerts,omitempty"`
 
 	// SkipAnalysis promotes every new revision at once, without analysis.
@@ -186,10 +187,12 @@ type CanaryRouting struct {
 
 	// GatewayRefs are the Gateways the generated HTTPRoute attaches to.
 	// +optional
+	// +kubebuilder:validation:MaxItems=16
 	GatewayRefs []GatewayReference `json:"gatewayRefs,omitempty"`
 
 	// Hosts are the hostnames of the generated HTTPRoute.
 	// +optional
+	// +kubebuilder:validation:MaxItems=16
 	Hosts []string `json:"hosts,omitempty"`
 }
 
@@ -236,6 +239,7 @@ type CanaryAnalysis struct {
 	// StepWeights lists the canary's traffic percentages step by step
 	// (gatewayapi), instead of stepWeight.
 	// +optional
+	// +kubebuilder:validation:MaxItems=20
 	StepWeights []int `json:"stepWeights,omitempty"`
 
 	// StepWeightPromotion is the traffic percentage moved to the primary at
@@ -259,10 +263,12 @@ type CanaryAnalysis struct {
 
 	// Metrics are the checks run at every step.
 	// +optional
+	// +kubebuilder:validation:MaxItems=20
 	Metrics []CanaryMetric `json:"metrics,omitempty"`
 
 	// Webhooks are the gates and hooks called during the rollout.
 	// +optional
+	// +kubebuilder:validation:MaxItems=20
 	Webhooks []CanaryWebhook `json:"webhooks,omitempty"`
 }
 

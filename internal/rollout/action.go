@@ -38,8 +38,8 @@ func (WaitForPrimary) isAction()         {}
 func (CompleteInitialization) isAction() {}
 func (Idle) isAction()                   {}
 
-func (a Stall) String() string { return fmt.Sprintf("stall(%s: %s)", a.Reason, a.Message) }
-func (Initialize) String() string { return "initialize" }
-func (a WaitForPrimary) String() string { return "wait-for-primary(" + a.Message + ")" }
+func (a Stall) String() string                { return fmt.Sprintf("stall(%s: %s)", a.Reason, a.Message) }
+func (Initialize) String() string             { return "initialize" }
+func (a WaitForPrimary) String() string       { return "wait-for-primary(" + a.Message + ")" }
 func (CompleteInitialization) String() string { return "complete-initialization" }
-func (Idle) String() string { return "idle" }
+func (Idle) String() string                   { return "idle" }

@@ -15,6 +15,9 @@ import (
 // cannot be rolled out by a Canary.
 func ValidateTarget(target *appsv1.Deployment) error {
 	sel := target.Spec.Selector
+	if sel != nil && len(sel.MatchExpressions) > 0 {
+		return fmt.Errorf("deployment %s uses spec.selector.matchExpressions: serin supports spec.selector.matchLabels only", target.Name)
+	}
 	if sel == nil || len(sel.MatchLabels) == 0 {
 		return fmt.Errorf("deployment %s has no spec.selector.matchLabels: serin needs label selectors to tell primary and canary pods apart", target.Name)
 	}

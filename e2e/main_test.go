@@ -1,0 +1,72 @@
+// Package e2e proves serin's behaviour on the local testbed: a real
+// kube-apiserver, etcd, kube-controller-manager, kube-scheduler and kwok,
+// with the serin agent built from this tree and run as a process.
+package e2e
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"k8s.io/apimachinery/pkg/runtime"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/serin-dev/serin/api/v1alpha1"
+	"github.com/serin-dev/serin/internal/testbed"
+)
+
+var (
+	// env is the testbed shared by the tests of this package; each test
+	// works in a namespace of its own.
+	env *testbed.Testbed
+	// k8s is an admin client of the testbed.
+	k8s client.Client
+	// agent is the serin agent under test.
+	agent *testbed.Agent
+)
+
+func TestMain(m *testing.M) {
+	flag.Parse()
+	os.Exit(run(m))
+}
+
+func run(m *testing.M) int {
+	if testing.Short() {
+		fmt.Println("e2e: skipped in -short mode (the tests need the local testbed)")
+		return 0
+	}
+	ctx := context.Background()
+	var err error
+	env, err = testbed.Start(ctx, testbed.Options{
+		Full:    true,
+		CRDDirs: []string{filepath.Join("..", "config", "crd", "bases")},
+	})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "e2e: testbed:", err)
+		return 1
+	}
+	defer env.Stop()
+
+	scheme := runtime.NewScheme()
+	_ = clientgoscheme.AddToScheme(scheme)
+	_ = v1alpha1.AddToScheme(scheme)
+	if k8s, err = client.New(env.Config, client.Options{Scheme: scheme}); err != nil {
+		fmt.Fprintln(os.Stderr, "e2e: client:", err)
+		return 1
+	}
+
+	agent, err = env.StartAgent(ctx, "..")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "e2e: agent:", err)
+		return 1
+	}
+	code := m.Run()
+	if code != 0 {
+		fmt.Println("e2e: testbed logs kept in", env.Dir)
+	}
+	return code
+}

@@ -1,0 +1,292 @@
+// Package testbed runs a real Kubernetes control plane on loopback for
+// serin's tests and demo: etcd and kube-apiserver through envtest, and, for
+// the full testbed, kube-controller-manager, kube-scheduler and kwok (fake
+// kubelets that make pods Running and Ready, so Deployments really roll out).
+//
+// The binaries come from hack/testbed/assets.sh, which builds them from the
+// Go module proxy once and caches them outside the clone; Options.AssetsDir
+// (or $KUBEBUILDER_ASSETS) points at them.
+package testbed
+
+import (
+	"context"
+	_ "embed"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"syscall"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/envtest"
+)
+
+// stages is the kwok Stage configuration: pods become Ready within
+// milliseconds, except those labelled NeverReadyLabel.
+//
+//go:embed stages.yaml
+var stages []byte
+
+const (
+	// NeverReadyLabel on a pod (template) makes kwok run the pod without it
+	// ever becoming Ready.
+	NeverReadyLabel = "testbed.serin.dev/never-ready"
+
+	// NodeName is the kwok node the testbed creates.
+	NodeName = "kwok-node-0"
+
+	// kwokNodeAnnotation selects the nodes kwok manages.
+	kwokNodeAnnotation = "kwok.x-k8s.io/node"
+)
+
+// Options configure a testbed.
+type Options struct {
+	// Dir holds the kubeconfig, certificates and process logs; a temporary
+	// directory when empty.
+	Dir string
+	// AssetsDir holds etcd, kube-apiserver, kube-controller-manager,
+	// kube-scheduler and kwok; defaults to $KUBEBUILDER_ASSETS.
+	AssetsDir string
+	// CRDDirs are installed before Start returns.
+	CRDDirs []string
+	// Full starts controller-manager, scheduler and kwok too; without it
+	// the testbed is envtest's API server and etcd only.
+	Full bool
+}
+
+// Testbed is a running control plane.
+type Testbed struct {
+	// Config is an admin REST config for the API server.
+	Config *rest.Config
+	// Kubeconfig is the path of an admin kubeconfig file.
+	Kubeconfig string
+	// Dir holds the kubeconfig and the logs of each process (NAME.log).
+	Dir string
+
+	env   *envtest.Environment
+	procs []*exec.Cmd
+}
+
+// Start brings a testbed up. On error, whatever was started is stopped.
+func Start(ctx context.Context, opts Options) (_ *Testbed, err error) {
+	if opts.AssetsDir == "" {
+		opts.AssetsDir = os.Getenv("KUBEBUILDER_ASSETS")
+	}
+	if opts.AssetsDir == "" {
+		return nil, errors.New("no testbed binaries: set KUBEBUILDER_ASSETS to the output of hack/testbed/assets.sh (make testbed-binaries)")
+	}
+	if opts.Dir == "" {
+		if opts.Dir, err = os.MkdirTemp("", "serin-testbed-"); err != nil {
+			return nil, err
+		}
+	}
+	if err := os.MkdirAll(opts.Dir, 0o755); err != nil {
+		return nil, err
+	}
+	tb := &Testbed{Dir: opts.Dir}
+	defer func() {
+		if err != nil {
+			_ = tb.Stop()
+		}
+	}()
+
+	tb.env = &envtest.Environment{
+		BinaryAssetsDirectory:    opts.AssetsDir,
+		CRDDirectoryPaths:        opts.CRDDirs,
+		ErrorIfCRDPathMissing:    true,
+		ControlPlaneStartTimeout: time.Minute,
+		ControlPlaneStopTimeout:  time.Minute,
+	}
+	if tb.Config, err = tb.env.Start(); err != nil {
+		return nil, fmt.Errorf("failed to start etcd and kube-apiserver: %w", err)
+	}
+	user, err := tb.env.AddUser(envtest.User{Name: "testbed-admin", Groups: []string{"system:masters"}}, nil)
+	if err != nil {
+		return nil, fmt.Errorf("failed to create the admin user: %w", err)
+	}
+	kubeconfig, err := user.KubeConfig()
+	if err != nil {
+		return nil, err
+	}
+	tb.Kubeconfig = filepath.Join(opts.Dir, "kubeconfig")
+	if err := os.WriteFile(tb.Kubeconfig, kubeconfig, 0o600); err != nil {
+		return nil, err
+	}
+	tb.Config = user.Config()
+	if !opts.Full {
+		return tb, nil
+	}
+	if err := tb.startCluster(ctx, opts.AssetsDir); err != nil {
+		return nil, err
+	}
+	return tb, nil
+}
+
+// startCluster starts controller-manager, scheduler and kwok, creates the
+// kwok node and waits until it is Ready.
+func (tb *Testbed) startCluster(ctx context.Context, assets string) error {
+	stagesFile := filepath.Join(tb.Dir, "kwok-stages.yaml")
+	if err := os.WriteFile(stagesFile, stages, 0o644); err != nil {
+		return err
+	}
+	kc := tb.Kubeconfig
+	ports, err := freePorts(3)
+	if err != nil {
+		return err
+	}
+	processes := []struct {
+		name string
+		args []string
+	}{
+		{"kube-controller-manager", []string{
+			"--kubeconfig=" + kc, "--authentication-kubeconfig=" + kc, "--authorization-kubeconfig=" + kc,
+			"--controllers=*", "--leader-elect=false", "--use-service-account-credentials=false",
+			"--bind-address=127.0.0.1", "--secure-port=" + strconv.Itoa(ports[0]),
+			"--concurrent-deployment-syncs=10", "--concurrent-replicaset-syncs=10",
+		}},
+		{"kube-scheduler", []string{
+			"--kubeconfig=" + kc, "--authentication-kubeconfig=" + kc, "--authorization-kubeconfig=" + kc,
+			"--leader-elect=false", "--bind-address=127.0.0.1", "--secure-port=" + strconv.Itoa(ports[1]),
+		}},
+		{"kwok", []string{
+			"--kubeconfig=" + kc, "--config=" + stagesFile,
+			"--manage-all-nodes=false", "--manage-nodes-with-annotation-selector=" + kwokNodeAnnotation + "=fake",
+			"--node-lease-duration-seconds=40", "--cidr=10.64.0.0/12",
+			"--server-address=127.0.0.1:" + strconv.Itoa(ports[2]),
+		}},
+	}
+	for _, p := range processes {
+		if err := tb.startProcess(filepath.Join(assets, p.name), nil, p.args...); err != nil {
+			return err
+		}
+	}
+	return tb.createNode(ctx)
+}
+
+// startProcess runs a binary with its output in DIR/NAME.log and extra
+// environment variables.
+func (tb *Testbed) startProcess(bin string, env []string, args ...string) error {
+	name := filepath.Base(bin)
+	logFile, err := os.Create(filepath.Join(tb.Dir, name+".log"))
+	if err != nil {
+		return err
+	}
+	cmd := exec.Command(bin, args...)
+	cmd.Stdout, cmd.Stderr = logFile, logFile
+	cmd.Env = append(os.Environ(), env...)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	if err := cmd.Start(); err != nil {
+		logFile.Close()
+		return fmt.Errorf("failed to start %s: %w", name, err)
+	}
+	tb.procs = append(tb.procs, cmd)
+	return nil
+}
+
+// createNode registers the kwok node and waits for kwok to make it Ready.
+func (tb *Testbed) createNode(ctx context.Context) error {
+	c, err := client.New(tb.Config, client.Options{})
+	if err != nil {
+		return err
+	}
+	node := &corev1.Node{
+		ObjectMeta: metav1.ObjectMeta{
+			Name:        NodeName,
+			Annotations: map[string]string{kwokNodeAnnotation: "fake", "node.alpha.kubernetes.io/ttl": "0"},
+			Labels:      map[string]string{"kubernetes.io/hostname": NodeName, "kubernetes.io/os": "linux", "type": "kwok"},
+		},
+		Status: corev1.NodeStatus{
+			Allocatable: corev1.ResourceList{
+				corev1.ResourceCPU: resource.MustParse("64"), corev1.ResourceMemory: resource.MustParse("256Gi"),
+				corev1.ResourcePods: resource.MustParse("10000"),
+			},
+			Capacity: corev1.ResourceList{
+				corev1.ResourceCPU: resource.MustParse("64"), corev1.ResourceMemory: resource.MustParse("256Gi"),
+				corev1.ResourcePods: resource.MustParse("10000"),
+			},
+		},
+	}
+	if err := c.Create(ctx, node); err != nil {
+		return fmt.Errorf("failed to create the kwok node: %w", err)
+	}
+	deadline := time.Now().Add(time.Minute)
+	for time.Now().Before(deadline) {
+		if err := c.Get(ctx, client.ObjectKeyFromObject(node), node); err == nil {
+			for _, cond := range node.Status.Conditions {
+				if cond.Type == corev1.NodeReady && cond.Status == corev1.ConditionTrue {
+					return nil
+				}
+			}
+		}
+		if err := tb.exited(); err != nil {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+	return fmt.Errorf("kwok node %s not Ready after 1m; see the logs in %s", NodeName, tb.Dir)
+}
+
+// exited returns an error naming a process that has already exited.
+func (tb *Testbed) exited() error {
+	for _, p := range tb.procs {
+		var ws syscall.WaitStatus
+		pid, err := syscall.Wait4(p.Process.Pid, &ws, syscall.WNOHANG, nil)
+		if err == nil && pid == p.Process.Pid {
+			return fmt.Errorf("%s exited (%v); see %s", filepath.Base(p.Path), ws, filepath.Join(tb.Dir, filepath.Base(p.Path)+".log"))
+		}
+	}
+	return nil
+}
+
+// Stop stops every process and the control plane.
+func (tb *Testbed) Stop() error {
+	for i := len(tb.procs) - 1; i >= 0; i-- {
+		p := tb.procs[i]
+		_ = syscall.Kill(-p.Process.Pid, syscall.SIGTERM)
+		done := make(chan struct{})
+		go func() { _ = p.Wait(); close(done) }()
+		select {
+		case <-done:
+		case <-time.After(10 * time.Second):
+			_ = syscall.Kill(-p.Process.Pid, syscall.SIGKILL)
+			<-done
+		}
+	}
+	tb.procs = nil
+	if tb.env != nil {
+		return tb.env.Stop()
+	}
+	return nil
+}
+
+// freePorts returns n distinct loopback ports that are free now.
+func freePorts(n int) ([]int, error) {
+	var listeners []net.Listener
+	defer func() {
+		for _, l := range listeners {
+			l.Close()
+		}
+	}()
+	ports := make([]int, 0, n)
+	for range n {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			return nil, err
+		}
+		listeners = append(listeners, l)
+		ports = append(ports, l.Addr().(*net.TCPAddr).Port)
+	}
+	return ports, nil
+}

@@ -1,0 +1,63 @@
+package testobj
+
+import (
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+
+	"github.com/serin-dev/serin/api/v1alpha1"
+)
+
+// CanaryWrapper builds a Canary.
+type CanaryWrapper struct{ v1alpha1.Canary }
+
+// MakeCanary returns a blue/green Canary of the Deployment NAME on port 9898.
+func MakeCanary(name, namespace string) *CanaryWrapper {
+	return &CanaryWrapper{v1alpha1.Canary{
+		TypeMeta:   metav1.TypeMeta{APIVersion: v1alpha1.GroupVersion.String(), Kind: v1alpha1.CanaryKind},
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: namespace},
+		Spec: v1alpha1.CanarySpec{
+			TargetRef: v1alpha1.TargetReference{APIVersion: "apps/v1", Kind: "Deployment", Name: name},
+			Service:   v1alpha1.CanaryService{Port: 9898},
+			Routing:   v1alpha1.CanaryRouting{Provider: v1alpha1.KubernetesRouting},
+		},
+	}}
+}
+
+// Target sets spec.targetRef.
+func (w *CanaryWrapper) Target(apiVersion, kind, name string) *CanaryWrapper {
+	w.Spec.TargetRef = v1alpha1.TargetReference{APIVersion: apiVersion, Kind: kind, Name: name}
+	return w
+}
+
+// ProgressDeadlineSeconds sets spec.progressDeadlineSeconds.
+func (w *CanaryWrapper) ProgressDeadlineSeconds(s int32) *CanaryWrapper {
+	w.Spec.ProgressDeadlineSeconds = ptr.To(s)
+	return w
+}
+
+// Analysis sets spec.analysis.
+func (w *CanaryWrapper) Analysis(a v1alpha1.CanaryAnalysis) *CanaryWrapper {
+	w.Spec.Analysis = &a
+	return w
+}
+
+// Routing sets spec.routing.
+func (w *CanaryWrapper) Routing(r v1alpha1.CanaryRouting) *CanaryWrapper {
+	w.Spec.Routing = r
+	return w
+}
+
+// PortDiscovery sets spec.service.portDiscovery.
+func (w *CanaryWrapper) PortDiscovery() *CanaryWrapper {
+	w.Spec.Service.PortDiscovery = true
+	return w
+}
+
+// Phase sets status.phase.
+func (w *CanaryWrapper) Phase(p v1alpha1.CanaryPhase) *CanaryWrapper {
+	w.Status.Phase = p
+	return w
+}
+
+// Obj returns the Canary.
+func (w *CanaryWrapper) Obj() *v1alpha1.Canary { return &w.Canary }

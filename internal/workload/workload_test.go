@@ -1,0 +1,170 @@
+package workload
+
+import (
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/utils/ptr"
+
+	"github.com/serin-dev/serin/internal/testobj"
+)
+
+func TestMutatePrimary(t *testing.T) {
+	canary := testobj.MakeCanary("podinfo", "apps").ProgressDeadlineSeconds(60).Obj()
+	target := testobj.MakeDeployment("podinfo", "apps").Replicas(3).
+		Label("kustomize.toolkit.fluxcd.io/name", "apps").Label("team", "web").Obj()
+	target.Annotations = map[string]string{"kustomize.toolkit.fluxcd.io/checksum": "x", "owner": "web"}
+
+	primary := &appsv1.Deployment{}
+	MutatePrimary(canary, target, primary, false)
+
+	if diff := cmp.Diff(map[string]string{"app": "podinfo", "team": "web", CanaryNameLabel: "podinfo"}, primary.Labels); diff != "" {
+		t.Errorf("labels (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff(map[string]string{"owner": "web", ReconcileAnnotation: ReconcileDisabled}, primary.Annotations); diff != "" {
+		t.Errorf("annotations (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff(map[string]string{"app": "podinfo-primary"}, primary.Spec.Selector.MatchLabels); diff != "" {
+		t.Errorf("selector (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff(map[string]string{"app": "podinfo-primary", "team": "web"}, primary.Spec.Template.Labels); diff != "" {
+		t.Errorf("pod labels (-want +got):\n%s", diff)
+	}
+	if got := *primary.Spec.Replicas; got != 3 {
+		t.Errorf("replicas = %d, want 3", got)
+	}
+	if got := *primary.Spec.ProgressDeadlineSeconds; got != 60 {
+		t.Errorf("progressDeadlineSeconds = %d, want the canary's 60", got)
+	}
+
+	// Once created, the template changes only on promotion.
+	primary.CreationTimestamp = metav1.Now()
+	newer := target.DeepCopy()
+	newer.Spec.Template.Spec.Containers[0].Image = "podinfo:v2"
+	MutatePrimary(canary, newer, primary, false)
+	if got := primary.Spec.Template.Spec.Containers[0].Image; got == "podinfo:v2" {
+		t.Error("template updated without promotion")
+	}
+	MutatePrimary(canary, newer, primary, true)
+	if got := primary.Spec.Template.Spec.Containers[0].Image; got != "podinfo:v2" {
+		t.Errorf("promoted image = %s, want podinfo:v2", got)
+	}
+}
+
+func TestServicePorts(t *testing.T) {
+	tpl := &corev1.PodTemplateSpec{Spec: corev1.PodSpec{Containers: []corev1.Container{{
+		Ports: []corev1.ContainerPort{
+			{Name: "http", ContainerPort: 9898},
+			{Name: "grpc", ContainerPort: 9999},
+			{ContainerPort: 8125, Protocol: corev1.ProtocolUDP},
+			{ContainerPort: 7070},
+		},
+	}}}}
+	tests := map[string]struct {
+		discovery  bool
+		targetPort *intstr.IntOrString
+		want       []corev1.ServicePort
+	}{
+		"service port only": {
+			want: []corev1.ServicePort{{Name: "http", Protocol: corev1.ProtocolTCP, Port: 9898, TargetPort: intstr.FromInt32(9898)}},
+		},
+		"named target port": {
+			targetPort: ptr.To(intstr.FromString("http")),
+			want:       []corev1.ServicePort{{Name: "http", Protocol: corev1.ProtocolTCP, Port: 9898, TargetPort: intstr.FromString("http")}},
+		},
+		"discovery adds other TCP ports": {
+			discovery: true,
+			want: []corev1.ServicePort{
+				{Name: "http", Protocol: corev1.ProtocolTCP, Port: 9898, TargetPort: intstr.FromInt32(9898)},
+				{Name: "grpc", Protocol: corev1.ProtocolTCP, Port: 9999, TargetPort: intstr.FromInt32(9999)},
+				{Name: "tcp-7070", Protocol: corev1.ProtocolTCP, Port: 7070, TargetPort: intstr.FromInt32(7070)},
+			},
+		},
+	}
+	for name, tt := range tests {
+		t.Run(name, func(t *testing.T) {
+			canary := testobj.MakeCanary("podinfo", "apps").Obj()
+			canary.Spec.Service.PortDiscovery = tt.discovery
+			canary.Spec.Service.TargetPort = tt.targetPort
+			if diff := cmp.Diff(tt.want, ServicePorts(canary, tpl)); diff != "" {
+				t.Errorf("ports (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestDeploymentHealth(t *testing.T) {
+	base := func(mut func(*appsv1.Deployment)) *appsv1.Deployment {
+		d := testobj.MakeDeployment("p", "apps").Replicas(2).Obj()
+		d.Generation, d.Status.ObservedGeneration = 2, 2
+		d.Status.Replicas, d.Status.UpdatedReplicas, d.Status.AvailableReplicas = 2, 2, 2
+		mut(d)
+		return d
+	}
+	tests := map[string]struct {
+		d    *appsv1.Deployment
+		want Health
+	}{
+		"ready": {
+			d:    base(func(*appsv1.Deployment) {}),
+			want: Health{Ready: true, Message: "deployment p: 2 of 2 replicas available"},
+		},
+		"generation not observed": {
+			d:    base(func(d *appsv1.Deployment) { d.Generation = 3 }),
+			want: Health{Message: "deployment p: waiting for the deployment controller to observe generation 3"},
+		},
+		"rolling": {
+			d:    base(func(d *appsv1.Deployment) { d.Status.UpdatedReplicas = 1 }),
+			want: Health{Message: "deployment p: 1 of 2 replicas updated"},
+		},
+		"old replicas terminating": {
+			d:    base(func(d *appsv1.Deployment) { d.Status.Replicas = 3 }),
+			want: Health{Message: "deployment p: 1 old replicas pending termination"},
+		},
+		"not available": {
+			d:    base(func(d *appsv1.Deployment) { d.Status.AvailableReplicas = 0 }),
+			want: Health{Message: "deployment p: 0 of 2 updated replicas available"},
+		},
+		"progress deadline exceeded": {
+			d: base(func(d *appsv1.Deployment) {
+				d.Status.Conditions = []appsv1.DeploymentCondition{{Type: appsv1.DeploymentProgressing, Status: corev1.ConditionFalse,
+					Reason: "ProgressDeadlineExceeded", Message: `ReplicaSet "p-1" has timed out progressing.`}}
+			}),
+			want: Health{Failed: true, Message: `deployment p exceeded its progress deadline: ReplicaSet "p-1" has timed out progressing.`},
+		},
+		"replica failure (quota)": {
+			d: base(func(d *appsv1.Deployment) {
+				d.Status.Conditions = []appsv1.DeploymentCondition{{Type: appsv1.DeploymentReplicaFailure, Status: corev1.ConditionTrue,
+					Reason: "FailedCreate", Message: "exceeded quota"}}
+			}),
+			want: Health{Failed: true, Message: "deployment p cannot create pods: exceeded quota"},
+		},
+	}
+	for name, tt := range tests {
+		t.Run(name, func(t *testing.T) {
+			if diff := cmp.Diff(tt.want, DeploymentHealth(tt.d)); diff != "" {
+				t.Errorf("health (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestSpecHash(t *testing.T) {
+	a := testobj.MakeDeployment("p", "apps").Obj().Spec.Template
+	b := *a.DeepCopy()
+	b.Labels["kustomize.toolkit.fluxcd.io/name"] = "apps"
+	if SpecHash(&a, nil) != SpecHash(&b, nil) {
+		t.Error("Flux labels changed the hash")
+	}
+	b.Spec.Containers[0].Image = "v2"
+	if SpecHash(&a, nil) == SpecHash(&b, nil) {
+		t.Error("an image change kept the hash")
+	}
+	if SpecHash(&a, map[string]string{"ConfigMap/x": "1"}) == SpecHash(&a, map[string]string{"ConfigMap/x": "2"}) {
+		t.Error("a tracked config change kept the hash")
+	}
+}
