@@ -540,6 +540,11 @@ type CanaryStatus struct {
 	// +optional
 	LastTransitionTime *metav1.Time `json:"lastTransitionTime,omitempty"`
 
+	// HandledRequests records the promote, abort, retry and revert requests
+	// (annotations) the agent acted on.
+	// +optional
+	HandledRequests HandledRequests `json:"handledRequests,omitempty"`
+
 	// Conditions are Ready, Reconciling, Stalled and Promoted.
 	// +optional
 	Conditions []metav1.Condition `json:"conditions,omitempty"`

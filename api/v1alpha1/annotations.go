@@ -1,0 +1,36 @@
+package v1alpha1
+
+// Requests to the agent. The CLI (and any user, with kubectl annotate) sets
+// one of these annotations on a Canary to a new unique value, usually the
+// current time in RFC 3339; the agent acts on it once and records the value
+// in status.handledRequests, the way Flux handles reconcile.fluxcd.io/requestedAt.
+const (
+	// PromoteRequestAnnotation skips the rest of the analysis of the current
+	// revision and promotes it.
+	PromoteRequestAnnotation = "serin.dev/promote-requested-at"
+	// AbortRequestAnnotation rolls the current revision back now.
+	AbortRequestAnnotation = "serin.dev/abort-requested-at"
+	// RetryRequestAnnotation re-runs the analysis of a failed revision
+	// without a new commit.
+	RetryRequestAnnotation = "serin.dev/retry-requested-at"
+	// RevertRequestAnnotation opens the GitOps revert of the current
+	// revision now.
+	RevertRequestAnnotation = "serin.dev/revert-requested-at"
+)
+
+// HandledRequests records the value of the last request annotation of each
+// kind the agent acted on.
+type HandledRequests struct {
+	// Promote is the last handled serin.dev/promote-requested-at value.
+	// +optional
+	Promote string `json:"promote,omitempty"`
+	// Abort is the last handled serin.dev/abort-requested-at value.
+	// +optional
+	Abort string `json:"abort,omitempty"`
+	// Retry is the last handled serin.dev/retry-requested-at value.
+	// +optional
+	Retry string `json:"retry,omitempty"`
+	// Revert is the last handled serin.dev/revert-requested-at value.
+	// +optional
+	Revert string `json:"revert,omitempty"`
+}
