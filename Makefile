@@ -55,9 +55,8 @@ verify: generate manifests fmt ## Fail when generation or formatting changes the
 
 .PHONY: test
 test: verify vet testbed-binaries $(GOTESTSUM) ## Everything: generate check, vet, unit, envtest and e2e tests.
-	KUBEBUILDER_ASSETS=$$(hack/testbed/assets.sh) $(GOTESTSUM) --format testname --jsonfile /tmp/serin-test.json -- \
-		-count=1 -timeout 40m ./... 
 	cd api && go test -count=1 ./...
+	KUBEBUILDER_ASSETS=$$(hack/testbed/assets.sh) $(GOTESTSUM) --format testname -- -count=1 -timeout 40m ./...
 
 .PHONY: test-unit
 test-unit: ## Unit tests only (no cluster).
@@ -75,11 +74,17 @@ testbed-binaries: ## Build (once, cached) etcd, the Kubernetes control plane and
 
 .PHONY: testbed-up
 testbed-up: testbed-binaries ## Start the local testbed; writes .testbed/kubeconfig.
-	go run ./e2e/testbed/cmd/testbed up --dir .testbed
+	go build -o bin/serin-testbed ./internal/testbed/cmd/serin-testbed
+	KUBEBUILDER_ASSETS=$$(hack/testbed/assets.sh) bin/serin-testbed up --dir .testbed
 
 .PHONY: testbed-down
 testbed-down: ## Stop the local testbed.
-	go run ./e2e/testbed/cmd/testbed down --dir .testbed
+	go build -o bin/serin-testbed ./internal/testbed/cmd/serin-testbed
+	bin/serin-testbed down --dir .testbed
+
+.PHONY: run
+run: ## Run the agent from this tree against the testbed of `make testbed-up`.
+	KUBECONFIG=.testbed/kubeconfig go run . --metrics-addr=127.0.0.1:18080 --health-addr=127.0.0.1:19440 --log-encoding=console
 
 .PHONY: demo
 demo: testbed-binaries ## Run serin on the local testbed and roll out a sample canary.

@@ -499,11 +499,11 @@ type CanaryStatus struct {
 
 	// CanaryWeight is the traffic percentage currently routed to the canary.
 	// +optional
-	CanaryWeight int `json:"canaryWeight,omitempty"`
+	CanaryWeight int `json:"canaryWeight"`
 
 	// FailedChecks counts the failed checks of the current analysis.
 	// +optional
-	FailedChecks int `json:"failedChecks,omitempty"`
+	FailedChecks int `json:"failedChecks"`
 
 	// Iterations counts the analysis steps taken (blue/green).
 	// +optional
