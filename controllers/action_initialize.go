@@ -8,7 +8,6 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
@@ -20,14 +19,12 @@ import (
 // primary Deployment from the target's pod template. The target keeps its
 // replicas until the primary is ready (completeInitialization).
 func (r *CanaryReconciler) initialize(ctx context.Context, obj *v1alpha1.Canary) (ctrl.Result, error) {
-	target := &appsv1.Deployment{}
-	if err := r.Get(ctx, types.NamespacedName{Namespace: obj.Namespace, Name: obj.Spec.TargetRef.Name}, target); err != nil {
-		return ctrl.Result{}, fmt.Errorf("failed to get target: %w", err)
+	target, err := r.getTarget(ctx, obj)
+	if err != nil {
+		return ctrl.Result{}, err
 	}
-	for _, want := range desiredServices(obj, target) {
-		if err := r.applyService(ctx, obj, want); err != nil {
-			return ctrl.Result{}, err
-		}
+	if err := r.syncServices(ctx, obj, target); err != nil {
+		return ctrl.Result{}, err
 	}
 	if err := r.applyPrimary(ctx, obj, target, true); err != nil {
 		return ctrl.Result{}, err
@@ -37,11 +34,33 @@ func (r *CanaryReconciler) initialize(ctx context.Context, obj *v1alpha1.Canary)
 	return ctrl.Result{}, nil
 }
 
+// syncServices creates or updates the generated Services, then the routing
+// objects (with all traffic on the primary when they are new).
+func (r *CanaryReconciler) syncServices(ctx context.Context, obj *v1alpha1.Canary, target *appsv1.Deployment) error {
+	for _, want := range desiredServices(obj, target) {
+		if err := r.applyService(ctx, obj, want); err != nil {
+			return err
+		}
+	}
+	router, err := r.router(obj)
+	if err != nil {
+		return err
+	}
+	return router.Reconcile(ctx, obj, routingTarget(obj, target))
+}
+
 // applyService creates or updates one generated Service.
 func (r *CanaryReconciler) applyService(ctx context.Context, obj *v1alpha1.Canary, want desiredService) error {
 	svc := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: obj.Namespace, Name: want.name}}
 	op, err := controllerutil.CreateOrUpdate(ctx, r.Client, svc, func() error {
-		workload.MutateService(obj, svc, want.selector, want.ports)
+		selector := want.selector
+		if selector == nil {
+			selector = svc.Spec.Selector
+		}
+		if len(selector) == 0 {
+			selector = want.initial
+		}
+		workload.MutateService(obj, svc, selector, want.ports)
 		return r.setOwner(obj, svc)
 	})
 	if err != nil {

@@ -14,6 +14,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	kuberecorder "k8s.io/client-go/tools/record"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
@@ -23,7 +24,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
+	"github.com/serin-dev/serin/analysis"
 	"github.com/serin-dev/serin/api/v1alpha1"
 	"github.com/serin-dev/serin/internal/rollout"
 )
@@ -59,6 +62,13 @@ type CanaryReconciler struct {
 
 	// Clock returns the current time; nil means time.Now.
 	Clock func() time.Time
+
+	// Webhooks calls the Canaries' webhooks.
+	Webhooks *analysis.Webhooks
+	// Checks runs the Canaries' metric checks.
+	Checks *analysis.Metrics
+
+	metrics *canaryMetrics
 }
 
 // CanaryReconcilerOptions tunes the controller.
@@ -72,15 +82,22 @@ type CanaryReconcilerOptions struct {
 // SetupWithManager registers the controller and its watches: the Canaries,
 // the objects serin generates for them, and their targets.
 func (r *CanaryReconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager, opts CanaryReconcilerOptions) error {
+	r.metrics = newCanaryMetrics()
+	if r.Webhooks == nil {
+		r.Webhooks = &analysis.Webhooks{}
+	}
+	if r.Checks == nil {
+		r.Checks = &analysis.Metrics{Reader: mgr.GetClient()}
+	}
 	if err := mgr.GetFieldIndexer().IndexField(ctx, &v1alpha1.Canary{}, targetIndexKey, func(o client.Object) []string {
 		c := o.(*v1alpha1.Canary)
 		return []string{targetIndexValue(c.Spec.TargetRef.Kind, c.Spec.TargetRef.Name)}
 	}); err != nil {
 		return fmt.Errorf("failed to index canaries by target: %w", err)
 	}
-	return ctrl.NewControllerManagedBy(mgr).
+	b := ctrl.NewControllerManagedBy(mgr).
 		For(&v1alpha1.Canary{}, builder.WithPredicates(
-			predicate.Or(predicate.GenerationChangedPredicate{}, predicates.ReconcileRequestedPredicate{}),
+			predicate.Or(predicate.GenerationChangedPredicate{}, predicate.AnnotationChangedPredicate{}, predicates.ReconcileRequestedPredicate{}),
 		)).
 		Owns(&appsv1.Deployment{}).
 		Owns(&corev1.Service{}).
@@ -89,8 +106,14 @@ func (r *CanaryReconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manage
 		WithOptions(controller.Options{
 			MaxConcurrentReconciles: opts.MaxConcurrentReconciles,
 			RateLimiter:             helper.GetRateLimiter(opts.RateLimiter),
-		}).
-		Complete(r)
+		})
+	// Watch HTTPRoutes only where the Gateway API is installed.
+	if _, err := mgr.GetRESTMapper().RESTMapping(schema.GroupKind{Group: gatewayv1.GroupName, Kind: "HTTPRoute"}, gatewayv1.GroupVersion.Version); err == nil {
+		b = b.Owns(&gatewayv1.HTTPRoute{})
+	} else {
+		ctrl.LoggerFrom(ctx).Info("Gateway API HTTPRoute not installed: gatewayapi routing works once it is, after a restart")
+	}
+	return b.Complete(r)
 }
 
 func targetIndexValue(kind, name string) string { return kind + "/" + name }
@@ -165,6 +188,34 @@ func (r *CanaryReconciler) act(ctx context.Context, obj *v1alpha1.Canary, obs ro
 		return r.waitForPrimary(ctx, obj, a)
 	case rollout.CompleteInitialization:
 		return r.completeInitialization(ctx, obj, obs)
+	case rollout.SyncServices:
+		return r.syncGeneratedServices(ctx, obj)
+	case rollout.ScaleDownCanary:
+		return r.scaleDownCanary(ctx, obj)
+	case rollout.AcceptRevision:
+		return r.acceptRevision(ctx, obj, obs)
+	case rollout.StartRollout:
+		return r.startRollout(ctx, obj, obs, a)
+	case rollout.RestartAnalysis:
+		return r.restartAnalysis(ctx, obj, obs)
+	case rollout.WaitForCanary:
+		return r.waitForCanary(obj, obs, a)
+	case rollout.Wait:
+		return ctrl.Result{RequeueAfter: a.RequeueAfter}, nil
+	case rollout.Step:
+		return r.step(ctx, obj, obs)
+	case rollout.Promote:
+		return r.promote(ctx, obj, obs, a)
+	case rollout.WaitForPromotion:
+		return r.waitForPromotion(obj, a)
+	case rollout.Finalise:
+		return r.finalise(ctx, obj, obs)
+	case rollout.CompletePromotion:
+		return r.completePromotion(ctx, obj, obs)
+	case rollout.Rollback:
+		return r.rollback(ctx, obj, obs, a)
+	case rollout.Halt:
+		return r.halt(ctx, obj, obs, a)
 	case rollout.Idle:
 		return ctrl.Result{}, nil
 	}
@@ -179,6 +230,7 @@ func (r *CanaryReconciler) finalizeStatus(ctx context.Context, obj *v1alpha1.Can
 	if before != obj.Status.Phase {
 		r.recordPhase(obj)
 	}
+	r.metrics.setPhase(obj)
 	if !obj.DeletionTimestamp.IsZero() && !controllerutil.ContainsFinalizer(obj, v1alpha1.CanaryFinalizer) {
 		// Only the finalizer removal is left to write; the status goes with the object.
 		if err := patcher.Patch(ctx, obj, patch.WithFieldOwner(r.ControllerName)); err != nil && !apierrors.IsNotFound(err) {
@@ -220,5 +272,6 @@ func (r *CanaryReconciler) recordPhase(obj *v1alpha1.Canary) {
 func (r *CanaryReconciler) reconcileDelete(ctx context.Context, obj *v1alpha1.Canary) (ctrl.Result, error) {
 	controllerutil.RemoveFinalizer(obj, v1alpha1.CanaryFinalizer)
 	r.Metrics.RecordSuspend(ctx, obj, false)
+	r.metrics.forget(obj)
 	return ctrl.Result{}, nil
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/serin-dev/serin/api/v1alpha1"
 	"github.com/serin-dev/serin/internal/rollout"
 	"github.com/serin-dev/serin/internal/workload"
+	"github.com/serin-dev/serin/routing"
 )
 
 // specHashAnnotation records on the primary which target revision it runs.
@@ -22,21 +23,20 @@ const specHashAnnotation = "serin.dev/spec-hash"
 // observe reads the Canary's world from the informer cache into an
 // Observation. It makes no decision and writes nothing.
 func (r *CanaryReconciler) observe(ctx context.Context, obj *v1alpha1.Canary) (rollout.Observation, error) {
-	obs := rollout.Observation{Now: r.now()}
+	obs := rollout.Observation{Now: r.now(), Requests: pendingRequests(obj)}
 	ref := obj.Spec.TargetRef
 	if ref.Kind != "Deployment" {
 		obs.Target = rollout.Target{Found: true, Invalid: fmt.Sprintf("targetRef.kind %s is not supported yet: use a Deployment", ref.Kind)}
 		return obs, nil
 	}
 
-	target := &appsv1.Deployment{}
-	if err := r.Get(ctx, types.NamespacedName{Namespace: obj.Namespace, Name: ref.Name}, target); err != nil {
-		if apierrors.IsNotFound(err) {
-			return obs, nil
-		}
-		return obs, fmt.Errorf("failed to get target: %w", err)
+	target, err := r.getTarget(ctx, obj)
+	if apierrors.IsNotFound(err) {
+		return obs, nil
+	} else if err != nil {
+		return obs, err
 	}
-	obs.Target = rollout.Target{Found: true, Replicas: workload.TargetReplicas(target)}
+	obs.Target = rollout.Target{Found: true}
 	if target.Spec.Replicas != nil {
 		obs.Target.Replicas = *target.Spec.Replicas
 	}
@@ -45,6 +45,7 @@ func (r *CanaryReconciler) observe(ctx context.Context, obj *v1alpha1.Canary) (r
 		return obs, nil
 	}
 	obs.Target.SpecHash = workload.SpecHash(&target.Spec.Template, nil)
+	obs.Target.Health = workload.DeploymentHealth(target)
 
 	primary := &appsv1.Deployment{}
 	switch err := r.Get(ctx, types.NamespacedName{Namespace: obj.Namespace, Name: obj.GetPrimaryName()}, primary); {
@@ -59,16 +60,67 @@ func (r *CanaryReconciler) observe(ctx context.Context, obj *v1alpha1.Canary) (r
 		}
 	}
 
-	inSync, err := r.servicesInSync(ctx, obj, target)
+	if obs.ServicesInSync, err = r.servicesInSync(ctx, obj, target); err != nil {
+		return obs, err
+	}
+	router, err := r.router(obj)
 	if err != nil {
 		return obs, err
 	}
-	obs.ServicesInSync = inSync
+	weights, found, err := router.GetRoutes(ctx, obj, routingTarget(obj, target))
+	if err != nil {
+		return obs, fmt.Errorf("failed to read routes: %w", err)
+	}
+	obs.ServicesInSync = obs.ServicesInSync && found
+	obs.CanaryWeight = weights.Canary
 	return obs, nil
 }
 
-// servicesInSync reports whether the apex, primary and canary Services
-// exist with the selectors and ports serin wants.
+// pendingRequests returns the request annotations not handled yet.
+func pendingRequests(obj *v1alpha1.Canary) rollout.Requests {
+	pending := func(annotation, handled string) string {
+		if v := obj.Annotations[annotation]; v != "" && v != handled {
+			return v
+		}
+		return ""
+	}
+	h := obj.Status.HandledRequests
+	return rollout.Requests{
+		Promote: pending(v1alpha1.PromoteRequestAnnotation, h.Promote),
+		Abort:   pending(v1alpha1.AbortRequestAnnotation, h.Abort),
+		Retry:   pending(v1alpha1.RetryRequestAnnotation, h.Retry),
+	}
+}
+
+// getTarget reads the target Deployment from the cache.
+func (r *CanaryReconciler) getTarget(ctx context.Context, obj *v1alpha1.Canary) (*appsv1.Deployment, error) {
+	target := &appsv1.Deployment{}
+	err := r.Get(ctx, types.NamespacedName{Namespace: obj.Namespace, Name: obj.Spec.TargetRef.Name}, target)
+	if err != nil && !apierrors.IsNotFound(err) {
+		return nil, fmt.Errorf("failed to get target: %w", err)
+	}
+	return target, err
+}
+
+// router returns the Canary's traffic router.
+func (r *CanaryReconciler) router(obj *v1alpha1.Canary) (routing.Router, error) {
+	return routing.New(r.Client, r.ControllerName, obj.GetRoutingProvider())
+}
+
+// routingTarget describes the Services a router routes between.
+func routingTarget(obj *v1alpha1.Canary, target *appsv1.Deployment) routing.Target {
+	return routing.Target{
+		ApexService:     obj.GetServiceName(),
+		PrimaryService:  obj.GetPrimaryServiceName(),
+		CanaryService:   obj.GetCanaryServiceName(),
+		PrimarySelector: workload.PrimarySelector(target),
+		CanarySelector:  target.Spec.Selector.MatchLabels,
+		Port:            obj.Spec.Service.Port,
+	}
+}
+
+// servicesInSync reports whether the generated Services exist with the
+// selectors and ports serin wants.
 func (r *CanaryReconciler) servicesInSync(ctx context.Context, obj *v1alpha1.Canary, target *appsv1.Deployment) (bool, error) {
 	for _, want := range desiredServices(obj, target) {
 		got := &corev1.Service{}
@@ -78,7 +130,7 @@ func (r *CanaryReconciler) servicesInSync(ctx context.Context, obj *v1alpha1.Can
 			}
 			return false, fmt.Errorf("failed to get service %s: %w", want.name, err)
 		}
-		if !maps.Equal(got.Spec.Selector, want.selector) || !portsEqual(got.Spec.Ports, want.ports) {
+		if (want.selector != nil && !maps.Equal(got.Spec.Selector, want.selector)) || !portsEqual(got.Spec.Ports, want.ports) {
 			return false, nil
 		}
 	}
@@ -99,21 +151,28 @@ func portsEqual(got, want []corev1.ServicePort) bool {
 	return true
 }
 
-// desiredService is one Service serin generates.
+// desiredService is one Service serin generates. A nil selector means serin
+// creates the Service with initial, but the router owns its selector.
 type desiredService struct {
 	name     string
 	selector map[string]string
+	initial  map[string]string
 	ports    []corev1.ServicePort
 }
 
-// desiredServices returns the apex (selecting the primary until routing
-// takes over), primary and canary Services of a Deployment target.
+// desiredServices returns the apex, primary and canary Services of a
+// Deployment target. The apex selects the primary; with the kubernetes
+// router, its selector belongs to the router afterwards.
 func desiredServices(obj *v1alpha1.Canary, target *appsv1.Deployment) []desiredService {
 	ports := workload.ServicePorts(obj, &target.Spec.Template)
 	primarySel := workload.PrimarySelector(target)
+	apex := desiredService{name: obj.GetServiceName(), selector: primarySel, initial: primarySel, ports: ports}
+	if obj.GetRoutingProvider() == v1alpha1.KubernetesRouting {
+		apex.selector = nil
+	}
 	return []desiredService{
-		{name: obj.GetServiceName(), selector: primarySel, ports: ports},
-		{name: obj.GetPrimaryServiceName(), selector: primarySel, ports: ports},
-		{name: obj.GetCanaryServiceName(), selector: maps.Clone(target.Spec.Selector.MatchLabels), ports: ports},
+		apex,
+		{name: obj.GetPrimaryServiceName(), selector: primarySel, initial: primarySel, ports: ports},
+		{name: obj.GetCanaryServiceName(), selector: maps.Clone(target.Spec.Selector.MatchLabels), initial: target.Spec.Selector.MatchLabels, ports: ports},
 	}
 }

@@ -86,3 +86,12 @@ func setPhaseConditions(obj *v1alpha1.Canary) {
 		}
 	}
 }
+
+// setReconcilingMessage says what a rollout in progress waits for.
+func setReconcilingMessage(obj *v1alpha1.Canary, format string, args ...any) {
+	reason := conditions.GetReason(obj, meta.ReconcilingCondition)
+	if reason == "" {
+		reason = v1alpha1.ProgressingReason
+	}
+	conditions.MarkReconciling(obj, reason, format, args...)
+}

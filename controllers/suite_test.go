@@ -18,6 +18,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	"github.com/serin-dev/serin/api/v1alpha1"
 	"github.com/serin-dev/serin/internal/testbed"
@@ -43,11 +44,17 @@ func run(m *testing.M) int {
 	}
 	_ = clientgoscheme.AddToScheme(scheme)
 	_ = v1alpha1.AddToScheme(scheme)
+	_ = gatewayv1.Install(scheme)
 	ctrl.SetLogger(zap.New(zap.UseDevMode(true), zap.WriteTo(io.Discard)))
 
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	tb, err := testbed.Start(ctx, testbed.Options{CRDDirs: []string{filepath.Join("..", "config", "crd", "bases")}})
+	gatewayCRDs, err := testbed.GatewayAPICRDs()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "envtest:", err)
+		return 1
+	}
+	tb, err := testbed.Start(ctx, testbed.Options{CRDDirs: []string{filepath.Join("..", "config", "crd", "bases"), gatewayCRDs}})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "envtest:", err)
 		return 1

@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	"github.com/serin-dev/serin/api/v1alpha1"
 	"github.com/serin-dev/serin/internal/testbed"
@@ -40,10 +41,14 @@ func run(m *testing.M) int {
 		return 0
 	}
 	ctx := context.Background()
-	var err error
+	gatewayCRDs, err := testbed.GatewayAPICRDs()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "e2e:", err)
+		return 1
+	}
 	env, err = testbed.Start(ctx, testbed.Options{
 		Full:    true,
-		CRDDirs: []string{filepath.Join("..", "config", "crd", "bases")},
+		CRDDirs: []string{filepath.Join("..", "config", "crd", "bases"), gatewayCRDs},
 	})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "e2e: testbed:", err)
@@ -54,6 +59,7 @@ func run(m *testing.M) int {
 	scheme := runtime.NewScheme()
 	_ = clientgoscheme.AddToScheme(scheme)
 	_ = v1alpha1.AddToScheme(scheme)
+	_ = gatewayv1.Install(scheme)
 	if k8s, err = client.New(env.Config, client.Options{Scheme: scheme}); err != nil {
 		fmt.Fprintln(os.Stderr, "e2e: client:", err)
 		return 1

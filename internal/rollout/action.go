@@ -1,6 +1,9 @@
 package rollout
 
-import "fmt"
+import (
+	"fmt"
+	"time"
+)
 
 // Action is the one thing the controller does in a reconcile. Every action
 // is idempotent: doing it twice has the effect of doing it once.
@@ -16,18 +19,73 @@ type Stall struct {
 	Message string
 }
 
-// Initialize creates the Services and the primary Deployment from the target.
+// Initialize creates the Services, the routing and the primary Deployment
+// from the target.
 type Initialize struct{}
 
-// WaitForPrimary waits for the primary to become ready; a watch on the
-// primary Deployment brings the next reconcile.
-type WaitForPrimary struct {
-	Message string
-}
+// WaitForPrimary waits for the primary to become ready during initialization.
+type WaitForPrimary struct{ Message string }
 
 // CompleteInitialization scales the target to zero once the primary serves,
 // and records the target's revision as promoted.
 type CompleteInitialization struct{}
+
+// SyncServices re-creates generated Services or routing objects that
+// drifted or were deleted, without touching the weights.
+type SyncServices struct{}
+
+// ScaleDownCanary scales the target back to zero when it runs while no
+// rollout is in progress (someone or something scaled it up).
+type ScaleDownCanary struct{}
+
+// AcceptRevision records a target spec equal to the primary's (a manual
+// rollback) as applied without analysing it.
+type AcceptRevision struct{}
+
+// StartRollout begins the analysis of a new revision: the confirm-rollout
+// gate, then the canary scaled up.
+type StartRollout struct {
+	// Retry is true when the user asked to re-run a failed revision.
+	Retry bool
+}
+
+// RestartAnalysis routes everything back to the primary and starts the
+// analysis over, because the target changed during the analysis.
+type RestartAnalysis struct{}
+
+// WaitForCanary waits for the scaled-up canary to become ready.
+type WaitForCanary struct{ Message string }
+
+// Wait does nothing until the next analysis step is due.
+type Wait struct{ RequeueAfter time.Duration }
+
+// Step runs one analysis step: hooks and metric checks, then a weight
+// increase, an iteration, or the promotion.
+type Step struct{}
+
+// Promote copies the canary's spec to the primary.
+type Promote struct{ Reason string }
+
+// WaitForPromotion waits for the promoted primary to become ready, within
+// the progress deadline.
+type WaitForPromotion struct {
+	Message      string
+	RequeueAfter time.Duration
+}
+
+// Finalise routes traffic back to the promoted primary, stepWeightPromotion
+// at a time, once it is ready.
+type Finalise struct{}
+
+// CompletePromotion scales the canary down and records the revision as promoted.
+type CompletePromotion struct{}
+
+// Rollback routes everything to the primary and scales the canary down.
+type Rollback struct{ Reason string }
+
+// Halt freezes a promotion whose primary failed: routing stays as it is and
+// the canary keeps serving.
+type Halt struct{ Reason string }
 
 // Idle has nothing to do: no new revision and nothing drifted.
 type Idle struct{}
@@ -36,10 +94,43 @@ func (Stall) isAction()                  {}
 func (Initialize) isAction()             {}
 func (WaitForPrimary) isAction()         {}
 func (CompleteInitialization) isAction() {}
+func (SyncServices) isAction()           {}
+func (ScaleDownCanary) isAction()        {}
+func (AcceptRevision) isAction()         {}
+func (StartRollout) isAction()           {}
+func (RestartAnalysis) isAction()        {}
+func (WaitForCanary) isAction()          {}
+func (Wait) isAction()                   {}
+func (Step) isAction()                   {}
+func (Promote) isAction()                {}
+func (WaitForPromotion) isAction()       {}
+func (Finalise) isAction()               {}
+func (CompletePromotion) isAction()      {}
+func (Rollback) isAction()               {}
+func (Halt) isAction()                   {}
 func (Idle) isAction()                   {}
 
 func (a Stall) String() string                { return fmt.Sprintf("stall(%s: %s)", a.Reason, a.Message) }
 func (Initialize) String() string             { return "initialize" }
 func (a WaitForPrimary) String() string       { return "wait-for-primary(" + a.Message + ")" }
 func (CompleteInitialization) String() string { return "complete-initialization" }
-func (Idle) String() string                   { return "idle" }
+func (SyncServices) String() string           { return "sync-services" }
+func (ScaleDownCanary) String() string        { return "scale-down-canary" }
+func (AcceptRevision) String() string         { return "accept-revision" }
+func (a StartRollout) String() string {
+	if a.Retry {
+		return "start-rollout(retry)"
+	}
+	return "start-rollout"
+}
+func (RestartAnalysis) String() string    { return "restart-analysis" }
+func (a WaitForCanary) String() string    { return "wait-for-canary(" + a.Message + ")" }
+func (a Wait) String() string             { return "wait(" + a.RequeueAfter.String() + ")" }
+func (Step) String() string               { return "step" }
+func (a Promote) String() string          { return "promote(" + a.Reason + ")" }
+func (a WaitForPromotion) String() string { return "wait-for-promotion(" + a.Message + ")" }
+func (Finalise) String() string           { return "finalise" }
+func (CompletePromotion) String() string  { return "complete-promotion" }
+func (a Rollback) String() string         { return "rollback(" + a.Reason + ")" }
+func (a Halt) String() string             { return "halt(" + a.Reason + ")" }
+func (Idle) String() string               { return "idle" }

@@ -2,11 +2,19 @@ package rollout
 
 import (
 	"fmt"
+	"time"
 
 	"github.com/serin-dev/serin/api/v1alpha1"
 )
 
 // Decide returns the next action for a Canary given what was observed.
+//
+// The phases and their way out:
+//
+//	Initializing → Initialized ─ new revision → (Waiting →) Progressing
+//	Progressing ⇄ WaitingPromotion → Promoting → Finalising → Succeeded
+//	Progressing, Waiting, WaitingPromotion → Failed (rollback)
+//	Promoting, Finalising → Halted (the primary failed; never a rollback)
 func Decide(c *v1alpha1.Canary, o Observation) Action {
 	ref := c.Spec.TargetRef
 	if !o.Target.Found {
@@ -23,6 +31,23 @@ func Decide(c *v1alpha1.Canary, o Observation) Action {
 	case "", v1alpha1.PhaseInitializing:
 		return decideInitialization(o)
 	}
+	if !o.ServicesInSync {
+		return SyncServices{}
+	}
+	switch c.Status.Phase {
+	case v1alpha1.PhaseInitialized, v1alpha1.PhaseSucceeded, v1alpha1.PhaseFailed:
+		return decideIdle(c, o)
+	case v1alpha1.PhaseWaiting:
+		return decideWaiting(c, o)
+	case v1alpha1.PhaseProgressing, v1alpha1.PhaseWaitingPromotion:
+		return decideAnalysis(c, o)
+	case v1alpha1.PhasePromoting:
+		return decidePromoting(c, o)
+	case v1alpha1.PhaseFinalising:
+		return decideFinalising(c, o)
+	case v1alpha1.PhaseHalted:
+		return decideHalted(c, o)
+	}
 	return Idle{}
 }
 
@@ -38,4 +63,123 @@ func decideInitialization(o Observation) Action {
 		return WaitForPrimary{Message: o.Primary.Health.Message}
 	}
 	return CompleteInitialization{}
+}
+
+// decideIdle starts a rollout for a new revision, and otherwise keeps the
+// canary scaled down.
+func decideIdle(c *v1alpha1.Canary, o Observation) Action {
+	st := c.Status
+	switch {
+	case o.Target.SpecHash != st.LastAppliedSpec && o.Target.SpecHash == st.LastPromotedSpec:
+		return AcceptRevision{}
+	case o.Target.SpecHash != st.LastAppliedSpec:
+		return StartRollout{}
+	case st.Phase == v1alpha1.PhaseFailed && o.Requests.Retry != "":
+		return StartRollout{Retry: true}
+	case o.Target.Replicas > 0:
+		return ScaleDownCanary{}
+	}
+	return Idle{}
+}
+
+// decideWaiting re-asks the confirm-rollout gate at every interval.
+func decideWaiting(c *v1alpha1.Canary, o Observation) Action {
+	switch {
+	case o.Requests.Abort != "":
+		return Rollback{Reason: "rollout aborted on request"}
+	case o.Target.SpecHash != c.Status.LastAppliedSpec:
+		return StartRollout{}
+	}
+	if wait := untilDue(c, o); wait > 0 {
+		return Wait{RequeueAfter: wait}
+	}
+	return StartRollout{}
+}
+
+// decideAnalysis runs the analysis steps of Progressing and WaitingPromotion.
+func decideAnalysis(c *v1alpha1.Canary, o Observation) Action {
+	st := c.Status
+	switch {
+	case o.Target.SpecHash != st.LastAppliedSpec:
+		return RestartAnalysis{}
+	case o.Requests.Abort != "":
+		return Rollback{Reason: "rollout aborted on request"}
+	case o.Target.Health.Failed:
+		return Rollback{Reason: "canary failed: " + o.Target.Health.Message}
+	case !o.Target.Health.Ready && o.Now.Sub(transitionTime(c)) > c.GetProgressDeadline():
+		return Rollback{Reason: fmt.Sprintf("canary not ready within the progress deadline (%s): %s", c.GetProgressDeadline(), o.Target.Health.Message)}
+	case !o.Target.Health.Ready:
+		return WaitForCanary{Message: o.Target.Health.Message}
+	case st.FailedChecks >= c.GetThreshold():
+		return Rollback{Reason: fmt.Sprintf("%d failed checks reached the threshold of %d", st.FailedChecks, c.GetThreshold())}
+	case o.Requests.Promote != "":
+		return Promote{Reason: "promotion requested"}
+	case c.Spec.SkipAnalysis:
+		return Promote{Reason: "analysis skipped (spec.skipAnalysis)"}
+	}
+	if wait := untilDue(c, o); wait > 0 {
+		return Wait{RequeueAfter: wait}
+	}
+	return Step{}
+}
+
+// decidePromoting verifies the promoted state: the primary must run the
+// promoted spec with every replica available within the progress deadline.
+// A failure halts; nothing here can roll back or move traffic.
+func decidePromoting(c *v1alpha1.Canary, o Observation) Action {
+	st := c.Status
+	switch {
+	case o.Primary.SpecHash != st.LastAppliedSpec && o.Target.SpecHash != st.LastAppliedSpec:
+		// The target moved on before the primary got the analysed spec:
+		// the primary still runs the old, healthy spec.
+		return RestartAnalysis{}
+	case o.Primary.SpecHash != st.LastAppliedSpec:
+		return Promote{Reason: "primary does not run the promoted spec yet"}
+	case o.Primary.Health.Failed:
+		return Halt{Reason: "primary failed during promotion: " + o.Primary.Health.Message}
+	case !o.Primary.Health.Ready && o.Now.Sub(transitionTime(c)) > c.GetProgressDeadline():
+		return Halt{Reason: fmt.Sprintf("primary not ready within the progress deadline (%s) after promotion: %s", c.GetProgressDeadline(), o.Primary.Health.Message)}
+	case !o.Primary.Health.Ready:
+		return WaitForPromotion{Message: o.Primary.Health.Message, RequeueAfter: transitionTime(c).Add(c.GetProgressDeadline()).Sub(o.Now)}
+	}
+	return Finalise{}
+}
+
+// decideFinalising moves traffic to the ready primary, then scales the
+// canary down. A primary that stops being ready halts, the canary kept.
+func decideFinalising(c *v1alpha1.Canary, o Observation) Action {
+	switch {
+	case o.Primary.Health.Failed || (!o.Primary.Health.Ready && o.Now.Sub(transitionTime(c)) > c.GetProgressDeadline()):
+		return Halt{Reason: "primary failed while traffic moved back to it: " + o.Primary.Health.Message}
+	case !o.Primary.Health.Ready:
+		return WaitForPromotion{Message: o.Primary.Health.Message, RequeueAfter: transitionTime(c).Add(c.GetProgressDeadline()).Sub(o.Now)}
+	case o.CanaryWeight > 0:
+		if wait := untilDue(c, o); wait > 0 && c.Spec.Analysis != nil && c.Spec.Analysis.StepWeightPromotion > 0 {
+			return Wait{RequeueAfter: wait}
+		}
+		return Finalise{}
+	}
+	return CompletePromotion{}
+}
+
+// decideHalted finishes the promotion when the primary recovers; anything
+// else needs a person or a new Git revision.
+func decideHalted(c *v1alpha1.Canary, o Observation) Action {
+	if o.Primary.SpecHash == c.Status.LastAppliedSpec && o.Primary.Health.Ready {
+		return Finalise{}
+	}
+	return Idle{}
+}
+
+// transitionTime is when the phase or weight last changed.
+func transitionTime(c *v1alpha1.Canary) time.Time {
+	if t := c.Status.LastTransitionTime; t != nil {
+		return t.Time
+	}
+	return time.Time{}
+}
+
+// untilDue returns how long until the next analysis step, or ≤ 0 when due.
+func untilDue(c *v1alpha1.Canary, o Observation) time.Duration {
+	return transitionTime(c).Add(c.GetAnalysisInterval()).Sub(o.Now)
 }

@@ -12,15 +12,21 @@ type Observation struct {
 	// Now is the time of the observation.
 	Now time.Time
 
-	// Target is the Canary's target.
+	// Target is the Canary's target; when scaled up, it is the canary.
 	Target Target
 
 	// Primary is the primary Deployment (Deployment targets).
 	Primary Primary
 
-	// ServicesInSync is true when the apex, primary and canary Services
-	// exist with the selectors and ports serin wants.
+	// ServicesInSync is true when the generated Services exist with the
+	// selectors and ports serin wants, and the routing objects exist.
 	ServicesInSync bool
+
+	// CanaryWeight is the canary's traffic percentage in force.
+	CanaryWeight int
+
+	// Requests are the user's pending requests (annotations not yet handled).
+	Requests Requests
 }
 
 // Target is the observed state of the workload named by spec.targetRef.
@@ -31,8 +37,12 @@ type Target struct {
 	Invalid string
 	// SpecHash identifies the target's current revision.
 	SpecHash string
+	// Revision is the Flux source revision that applied this spec, if any.
+	Revision string
 	// Replicas is the target's spec.replicas (0 once serin scaled it down).
 	Replicas int32
+	// Health is the target's rollout state, meaningful when scaled up.
+	Health workload.Health
 }
 
 // Primary is the observed state of the primary Deployment.
@@ -43,4 +53,10 @@ type Primary struct {
 	SpecHash string
 	// Health is the primary's rollout state.
 	Health workload.Health
+}
+
+// Requests are the user's pending requests: the value of each request
+// annotation the agent has not handled yet, or "".
+type Requests struct {
+	Promote, Abort, Retry string
 }

@@ -1,0 +1,29 @@
+package controllers
+
+import (
+	"context"
+
+	corev1 "k8s.io/api/core/v1"
+	ctrl "sigs.k8s.io/controller-runtime"
+
+	"github.com/serin-dev/serin/api/v1alpha1"
+	"github.com/serin-dev/serin/internal/rollout"
+	"github.com/serin-dev/serin/routing"
+)
+
+// finalise routes traffic back to the promoted, ready primary:
+// stepWeightPromotion at a time, or all at once.
+func (r *CanaryReconciler) finalise(ctx context.Context, obj *v1alpha1.Canary, obs rollout.Observation) (ctrl.Result, error) {
+	weight := rollout.PromotionWeight(obj, obs.CanaryWeight)
+	if err := r.setRoutes(ctx, obj, routing.Canary(weight)); err != nil {
+		return ctrl.Result{}, err
+	}
+	if obj.Status.Phase != v1alpha1.PhaseFinalising {
+		r.Eventf(obj, corev1.EventTypeNormal, "Finalising", "primary %s runs revision %s and is ready: routing traffic to it", obj.GetPrimaryName(), obj.Status.LastAppliedSpec)
+	}
+	transition(obj, v1alpha1.PhaseFinalising, obs.Now, v1alpha1.ProgressingReason, "routing traffic to the promoted primary (canary weight %d)", weight)
+	if weight > 0 {
+		return ctrl.Result{RequeueAfter: requeueAtNextStep(obj, obs.Now)}, nil
+	}
+	return ctrl.Result{RequeueAfter: 10e6}, nil
+}

@@ -1,0 +1,38 @@
+package controllers
+
+import (
+	"context"
+
+	corev1 "k8s.io/api/core/v1"
+	ctrl "sigs.k8s.io/controller-runtime"
+
+	"github.com/serin-dev/serin/api/v1alpha1"
+	"github.com/serin-dev/serin/internal/rollout"
+	"github.com/serin-dev/serin/routing"
+)
+
+// promote copies the canary's spec to the primary. Blue/green first sends
+// all traffic to the (ready) canary, so that nobody is served by the primary
+// while it rolls out; with weights, the canary keeps its weight meanwhile.
+func (r *CanaryReconciler) promote(ctx context.Context, obj *v1alpha1.Canary, obs rollout.Observation, a rollout.Promote) (ctrl.Result, error) {
+	if v := obs.Requests.Promote; v != "" {
+		obj.Status.HandledRequests.Promote = v
+	}
+	target, err := r.getTarget(ctx, obj)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	if obj.GetRoutingProvider() == v1alpha1.KubernetesRouting {
+		if err := r.setRoutes(ctx, obj, routing.Canary(100)); err != nil {
+			return ctrl.Result{}, err
+		}
+	}
+	if err := r.applyPrimary(ctx, obj, target, true); err != nil {
+		return ctrl.Result{}, err
+	}
+	if obj.Status.Phase != v1alpha1.PhasePromoting {
+		r.Eventf(obj, corev1.EventTypeNormal, "Promoting", "%s: copying the canary spec %s to %s", a.Reason, obj.Status.LastAppliedSpec, obj.GetPrimaryName())
+	}
+	transition(obj, v1alpha1.PhasePromoting, obs.Now, v1alpha1.ProgressingReason, "%s: promoting revision %s to the primary", a.Reason, obj.Status.LastAppliedSpec)
+	return ctrl.Result{RequeueAfter: obj.GetProgressDeadline()}, nil
+}

@@ -1,0 +1,46 @@
+package controllers
+
+import (
+	"context"
+
+	corev1 "k8s.io/api/core/v1"
+	ctrl "sigs.k8s.io/controller-runtime"
+
+	"github.com/serin-dev/serin/api/v1alpha1"
+	"github.com/serin-dev/serin/internal/rollout"
+	"github.com/serin-dev/serin/routing"
+)
+
+// restartAnalysis sends all traffic back to the primary and starts the
+// analysis of the target's new revision from the first step.
+func (r *CanaryReconciler) restartAnalysis(ctx context.Context, obj *v1alpha1.Canary, obs rollout.Observation) (ctrl.Result, error) {
+	if err := r.setRoutes(ctx, obj, routing.AllPrimary); err != nil {
+		return ctrl.Result{}, err
+	}
+	st := &obj.Status
+	r.Eventf(obj, corev1.EventTypeNormal, "AnalysisRestarted",
+		"new revision %s detected during the analysis of %s: traffic back to the primary, analysis restarted", obs.Target.SpecHash, st.LastAppliedSpec)
+	st.LastAppliedSpec = obs.Target.SpecHash
+	st.LastAttemptedRevision = obs.Target.Revision
+	st.CanaryWeight, st.FailedChecks, st.Iterations = 0, 0, 0
+	transition(obj, v1alpha1.PhaseProgressing, obs.Now, v1alpha1.ProgressingReason, "analysis restarted for revision %s", obs.Target.SpecHash)
+	return ctrl.Result{RequeueAfter: requeueAtNextStep(obj, obs.Now)}, nil
+}
+
+// setRoutes sets the weights with the Canary's router and records them.
+func (r *CanaryReconciler) setRoutes(ctx context.Context, obj *v1alpha1.Canary, w routing.Weights) error {
+	target, err := r.getTarget(ctx, obj)
+	if err != nil {
+		return err
+	}
+	router, err := r.router(obj)
+	if err != nil {
+		return err
+	}
+	if err := router.SetRoutes(ctx, obj, routingTarget(obj, target), w); err != nil {
+		return err
+	}
+	obj.Status.CanaryWeight = w.Canary
+	r.metrics.setWeight(obj)
+	return nil
+}

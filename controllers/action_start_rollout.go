@@ -1,0 +1,52 @@
+package controllers
+
+import (
+	"context"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+	ctrl "sigs.k8s.io/controller-runtime"
+
+	"github.com/serin-dev/serin/api/v1alpha1"
+	"github.com/serin-dev/serin/internal/rollout"
+)
+
+// startRollout begins the analysis of a new revision: it asks the
+// confirm-rollout gate (Waiting while closed), then scales the canary up to
+// the primary's replicas with no traffic yet.
+func (r *CanaryReconciler) startRollout(ctx context.Context, obj *v1alpha1.Canary, obs rollout.Observation, a rollout.StartRollout) (ctrl.Result, error) {
+	st := &obj.Status
+	if a.Retry {
+		st.HandledRequests.Retry = obs.Requests.Retry
+	}
+	newRevision := st.LastAppliedSpec != obs.Target.SpecHash
+	st.LastAppliedSpec = obs.Target.SpecHash
+	st.LastAttemptedRevision = obs.Target.Revision
+	if newRevision || a.Retry {
+		r.Eventf(obj, corev1.EventTypeNormal, "NewRevision", "new revision %s of %s detected, starting the analysis", obs.Target.SpecHash, obj.Spec.TargetRef.Name)
+	}
+
+	if open, closed := r.Webhooks.Gate(ctx, obj, v1alpha1.ConfirmRolloutHook); !open {
+		transition(obj, v1alpha1.PhaseWaiting, obs.Now, string(v1alpha1.PhaseWaiting), "waiting for approval: %s", closed)
+		return ctrl.Result{RequeueAfter: obj.GetAnalysisInterval()}, nil
+	}
+
+	primary := &appsv1.Deployment{}
+	if err := r.Get(ctx, types.NamespacedName{Namespace: obj.Namespace, Name: obj.GetPrimaryName()}, primary); err != nil {
+		return ctrl.Result{}, err
+	}
+	replicas := int32(1)
+	if primary.Spec.Replicas != nil && *primary.Spec.Replicas > 0 {
+		replicas = *primary.Spec.Replicas
+	}
+	if err := r.scaleTarget(ctx, obj, replicas); err != nil {
+		return ctrl.Result{}, err
+	}
+	st.CanaryWeight, st.FailedChecks, st.Iterations = 0, 0, 0
+	r.metrics.startRollout(obj, obs.Now)
+	transition(obj, v1alpha1.PhaseProgressing, obs.Now, v1alpha1.ProgressingReason,
+		"analysing revision %s: canary scaled to %d replicas", obs.Target.SpecHash, replicas)
+	return ctrl.Result{RequeueAfter: time.Second}, nil
+}

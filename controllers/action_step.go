@@ -1,0 +1,105 @@
+package controllers
+
+import (
+	"context"
+	"fmt"
+
+	corev1 "k8s.io/api/core/v1"
+	ctrl "sigs.k8s.io/controller-runtime"
+
+	"github.com/serin-dev/serin/api/v1alpha1"
+	"github.com/serin-dev/serin/internal/rollout"
+	"github.com/serin-dev/serin/routing"
+)
+
+// step runs one analysis step: pre-rollout hooks before the first traffic,
+// the rollback hooks, the rollout hooks and the metric checks. A failure
+// counts one failed check; a pass increases the weight, counts an
+// iteration, or, at the end, asks the confirm-promotion gate and promotes.
+func (r *CanaryReconciler) step(ctx context.Context, obj *v1alpha1.Canary, obs rollout.Observation) (ctrl.Result, error) {
+	st := &obj.Status
+	if obs.CanaryWeight == 0 && st.Iterations == 0 {
+		if err := r.Webhooks.Run(ctx, obj, v1alpha1.PreRolloutHook); err != nil {
+			return r.failCheck(obj, obs, "pre-rollout check failed: "+err.Error())
+		}
+	}
+	if requested, hook := r.Webhooks.RollbackRequested(ctx, obj); requested {
+		return r.rollback(ctx, obj, obs, rollout.Rollback{Reason: "rollback requested by webhook " + hook})
+	}
+	if err := r.Webhooks.Run(ctx, obj, v1alpha1.RolloutHook); err != nil {
+		return r.failCheck(obj, obs, "rollout check failed: "+err.Error())
+	}
+	var passed []string
+	if obj.Spec.Analysis != nil {
+		for _, m := range obj.Spec.Analysis.Metrics {
+			res := r.Checks.Check(ctx, obj, m)
+			if !res.Passed {
+				return r.failCheck(obj, obs, "halting advancement: "+res.Message)
+			}
+			passed = append(passed, res.Message)
+		}
+	}
+	return r.advance(ctx, obj, obs, passed)
+}
+
+// advance moves the rollout one step forward after the checks passed.
+func (r *CanaryReconciler) advance(ctx context.Context, obj *v1alpha1.Canary, obs rollout.Observation, passed []string) (ctrl.Result, error) {
+	st := &obj.Status
+	checks := "checks passed"
+	if len(passed) > 0 {
+		checks = fmt.Sprintf("checks passed (%s)", joinMessages(passed))
+	}
+	plan := rollout.PlanStep(obj, obs.CanaryWeight, st.Iterations)
+	switch plan.Kind {
+	case rollout.IncreaseWeight:
+		if open, closed := r.Webhooks.Gate(ctx, obj, v1alpha1.ConfirmTrafficIncreaseHook); !open {
+			transition(obj, v1alpha1.PhaseProgressing, obs.Now, v1alpha1.ProgressingReason, "waiting for approval to increase traffic: %s", closed)
+			return ctrl.Result{RequeueAfter: requeueAtNextStep(obj, obs.Now)}, nil
+		}
+		if err := r.setRoutes(ctx, obj, routing.Canary(plan.Weight)); err != nil {
+			return ctrl.Result{}, err
+		}
+		r.Eventf(obj, corev1.EventTypeNormal, "WeightIncreased", "advance %s canary weight %d: %s", obj.Name, plan.Weight, checks)
+		transition(obj, v1alpha1.PhaseProgressing, obs.Now, v1alpha1.ProgressingReason, "canary weight %d: %s", plan.Weight, checks)
+	case rollout.Iterate:
+		st.Iterations++
+		r.Eventf(obj, corev1.EventTypeNormal, "Iteration", "advance %s canary iteration %d/%d: %s", obj.Name, st.Iterations, obj.GetIterations(), checks)
+		transition(obj, v1alpha1.PhaseProgressing, obs.Now, v1alpha1.ProgressingReason, "iteration %d/%d: %s", st.Iterations, obj.GetIterations(), checks)
+	case rollout.ReadyToPromote:
+		if obj.GetRoutingProvider() == v1alpha1.KubernetesRouting {
+			st.Iterations = obj.GetIterations()
+		}
+		if open, closed := r.Webhooks.Gate(ctx, obj, v1alpha1.ConfirmPromotionHook); !open {
+			if st.Phase != v1alpha1.PhaseWaitingPromotion {
+				r.Eventf(obj, corev1.EventTypeNormal, "WaitingPromotion", "analysis passed; waiting for approval to promote: %s", closed)
+			}
+			transition(obj, v1alpha1.PhaseWaitingPromotion, obs.Now, string(v1alpha1.PhaseWaitingPromotion), "analysis passed; waiting for approval to promote: %s", closed)
+			return ctrl.Result{RequeueAfter: requeueAtNextStep(obj, obs.Now)}, nil
+		}
+		return r.promote(ctx, obj, obs, rollout.Promote{Reason: "analysis passed"})
+	}
+	return ctrl.Result{RequeueAfter: requeueAtNextStep(obj, obs.Now)}, nil
+}
+
+// failCheck counts a failed check; decide rolls back at the threshold.
+func (r *CanaryReconciler) failCheck(obj *v1alpha1.Canary, obs rollout.Observation, msg string) (ctrl.Result, error) {
+	st := &obj.Status
+	st.FailedChecks++
+	r.Eventf(obj, corev1.EventTypeWarning, "CheckFailed", "%s (failed checks %d/%d)", msg, st.FailedChecks, obj.GetThreshold())
+	transition(obj, st.Phase, obs.Now, v1alpha1.ProgressingReason, "%s (failed checks %d/%d)", msg, st.FailedChecks, obj.GetThreshold())
+	if st.FailedChecks >= obj.GetThreshold() {
+		return ctrl.Result{RequeueAfter: 10e6}, nil
+	}
+	return ctrl.Result{RequeueAfter: requeueAtNextStep(obj, obs.Now)}, nil
+}
+
+func joinMessages(msgs []string) string {
+	out := ""
+	for i, m := range msgs {
+		if i > 0 {
+			out += ", "
+		}
+		out += m
+	}
+	return out
+}

@@ -1,0 +1,42 @@
+package controllers
+
+import (
+	"context"
+	"errors"
+
+	ctrl "sigs.k8s.io/controller-runtime"
+
+	"github.com/serin-dev/serin/api/v1alpha1"
+	"github.com/serin-dev/serin/internal/rollout"
+)
+
+// The waits do nothing: a watch on the Deployments brings the next reconcile
+// as soon as their status changes, and the requeue is the schedule of the
+// next analysis step or deadline.
+
+// waitForPrimary waits for the primary to become ready during initialization.
+func (r *CanaryReconciler) waitForPrimary(_ context.Context, obj *v1alpha1.Canary, a rollout.WaitForPrimary) (ctrl.Result, error) {
+	return ctrl.Result{}, &waitingError{
+		Reason:       v1alpha1.WaitingForPrimaryReason,
+		Err:          errors.New(a.Message),
+		RequeueAfter: obj.GetAnalysisInterval(),
+	}
+}
+
+// waitForCanary waits for the scaled-up canary; decide rolls back once the
+// progress deadline has passed.
+func (r *CanaryReconciler) waitForCanary(obj *v1alpha1.Canary, obs rollout.Observation, a rollout.WaitForCanary) (ctrl.Result, error) {
+	deadline := obj.GetProgressDeadline()
+	if t := obj.Status.LastTransitionTime; t != nil {
+		deadline = t.Add(deadline).Sub(obs.Now)
+	}
+	setReconcilingMessage(obj, "waiting for the canary: %s", a.Message)
+	return ctrl.Result{RequeueAfter: max(deadline, 0) + 100e6}, nil
+}
+
+// waitForPromotion waits for the promoted primary; decide halts once the
+// progress deadline has passed.
+func (r *CanaryReconciler) waitForPromotion(obj *v1alpha1.Canary, a rollout.WaitForPromotion) (ctrl.Result, error) {
+	setReconcilingMessage(obj, "waiting for the promoted primary: %s", a.Message)
+	return ctrl.Result{RequeueAfter: max(a.RequeueAfter, 0) + 100e6}, nil
+}

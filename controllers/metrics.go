@@ -1,0 +1,107 @@
+package controllers
+
+import (
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
+
+	"github.com/serin-dev/serin/api/v1alpha1"
+)
+
+// canaryMetrics are serin's Prometheus metrics, served with
+// controller-runtime's on the agent's metrics address.
+type canaryMetrics struct {
+	status   *prometheus.GaugeVec
+	weight   *prometheus.GaugeVec
+	duration *prometheus.HistogramVec
+	total    *prometheus.CounterVec
+
+	mu      sync.Mutex
+	started map[string]time.Time
+}
+
+var (
+	registerOnce  sync.Once
+	sharedMetrics *canaryMetrics
+)
+
+// newCanaryMetrics registers the metrics once per process.
+func newCanaryMetrics() *canaryMetrics {
+	registerOnce.Do(func() {
+		labels := []string{"name", "namespace"}
+		m := &canaryMetrics{
+			status: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+				Name: "serin_canary_status",
+				Help: "Canary state: 0 progressing, 1 succeeded or initialized, 2 failed, 3 halted.",
+			}, labels),
+			weight: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+				Name: "serin_canary_weight",
+				Help: "Traffic percentage routed to the canary.",
+			}, labels),
+			duration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+				Name:    "serin_canary_duration_seconds",
+				Help:    "Duration of rollouts, from the new revision to promotion, rollback or halt.",
+				Buckets: []float64{10, 30, 60, 120, 300, 600, 1200, 3600},
+			}, labels),
+			total: prometheus.NewCounterVec(prometheus.CounterOpts{
+				Name: "serin_canary_total",
+				Help: "Rollouts that ended, by result (succeeded, failed).",
+			}, append(labels, "result")),
+			started: map[string]time.Time{},
+		}
+		ctrlmetrics.Registry.MustRegister(m.status, m.weight, m.duration, m.total)
+		sharedMetrics = m
+	})
+	return sharedMetrics
+}
+
+func key(obj *v1alpha1.Canary) string { return obj.Namespace + "/" + obj.Name }
+
+// setPhase records the phase as a status value.
+func (m *canaryMetrics) setPhase(obj *v1alpha1.Canary) {
+	v := 0.0
+	switch obj.Status.Phase {
+	case v1alpha1.PhaseSucceeded, v1alpha1.PhaseInitialized:
+		v = 1
+	case v1alpha1.PhaseFailed:
+		v = 2
+	case v1alpha1.PhaseHalted:
+		v = 3
+	}
+	m.status.WithLabelValues(obj.Name, obj.Namespace).Set(v)
+}
+
+func (m *canaryMetrics) setWeight(obj *v1alpha1.Canary) {
+	m.weight.WithLabelValues(obj.Name, obj.Namespace).Set(float64(obj.Status.CanaryWeight))
+}
+
+func (m *canaryMetrics) startRollout(obj *v1alpha1.Canary, now time.Time) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.started[key(obj)] = now
+}
+
+func (m *canaryMetrics) endRollout(obj *v1alpha1.Canary, now time.Time, succeeded bool) {
+	result := "failed"
+	if succeeded {
+		result = "succeeded"
+	}
+	m.total.WithLabelValues(obj.Name, obj.Namespace, result).Inc()
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if t, ok := m.started[key(obj)]; ok {
+		m.duration.WithLabelValues(obj.Name, obj.Namespace).Observe(now.Sub(t).Seconds())
+		delete(m.started, key(obj))
+	}
+}
+
+// forget drops the series of a deleted Canary.
+func (m *canaryMetrics) forget(obj *v1alpha1.Canary) {
+	m.status.DeleteLabelValues(obj.Name, obj.Namespace)
+	m.weight.DeleteLabelValues(obj.Name, obj.Namespace)
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	delete(m.started, key(obj))
+}

@@ -1,0 +1,37 @@
+package controllers
+
+import (
+	"time"
+
+	"github.com/fluxcd/pkg/runtime/conditions"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/serin-dev/serin/api/v1alpha1"
+)
+
+// transition sets the phase, the reason and message a person reads, and
+// the transition time the next analysis step is scheduled from.
+func transition(obj *v1alpha1.Canary, phase v1alpha1.CanaryPhase, now time.Time, reason, format string, args ...any) {
+	obj.Status.Phase = phase
+	t := metav1.NewTime(now)
+	obj.Status.LastTransitionTime = &t
+	switch phase {
+	case v1alpha1.PhaseFailed, v1alpha1.PhaseHalted:
+		conditions.MarkStalled(obj, reason, format, args...)
+	case v1alpha1.PhaseSucceeded, v1alpha1.PhaseInitialized:
+	default:
+		conditions.MarkReconciling(obj, reason, format, args...)
+	}
+}
+
+// requeueAtNextStep schedules the reconcile of the next analysis step.
+func requeueAtNextStep(obj *v1alpha1.Canary, now time.Time) time.Duration {
+	next := obj.GetAnalysisInterval()
+	if t := obj.Status.LastTransitionTime; t != nil {
+		next = t.Add(obj.GetAnalysisInterval()).Sub(now)
+	}
+	if next < 0 {
+		next = 0
+	}
+	return next + 10*time.Millisecond
+}

@@ -1,0 +1,134 @@
+package routing
+
+import (
+	"context"
+	"fmt"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
+
+	"github.com/serin-dev/serin/api/v1alpha1"
+)
+
+// GatewayAPIRouter shifts weights between the primary and canary Services on
+// a Gateway API HTTPRoute named after the apex Service.
+type GatewayAPIRouter struct {
+	Client     client.Client
+	FieldOwner string
+}
+
+// Reconcile creates the HTTPRoute with all traffic on the primary, or
+// updates its parents and hostnames keeping the weights.
+func (r *GatewayAPIRouter) Reconcile(ctx context.Context, canary *v1alpha1.Canary, t Target) error {
+	route := &gatewayv1.HTTPRoute{ObjectMeta: metav1.ObjectMeta{Namespace: canary.Namespace, Name: t.ApexService}}
+	_, err := controllerutil.CreateOrUpdate(ctx, r.Client, route, func() error {
+		w := AllPrimary
+		if current, ok := weightsOf(route, t); ok {
+			w = current
+		}
+		route.Labels = map[string]string{"serin.dev/canary": canary.Name}
+		route.Annotations = map[string]string{"kustomize.toolkit.fluxcd.io/reconcile": "disabled"}
+		route.Spec = routeSpec(canary, t, w)
+		return controllerutil.SetControllerReference(canary, route, r.Client.Scheme())
+	})
+	if err != nil {
+		return fmt.Errorf("failed to apply httproute %s: %w", route.Name, err)
+	}
+	return nil
+}
+
+// SetRoutes writes the weights on the HTTPRoute.
+func (r *GatewayAPIRouter) SetRoutes(ctx context.Context, canary *v1alpha1.Canary, t Target, w Weights) error {
+	route := &gatewayv1.HTTPRoute{}
+	if err := r.Client.Get(ctx, types.NamespacedName{Namespace: canary.Namespace, Name: t.ApexService}, route); err != nil {
+		return fmt.Errorf("failed to get httproute %s: %w", t.ApexService, err)
+	}
+	if current, ok := weightsOf(route, t); ok && current == w {
+		return nil
+	}
+	patch := client.MergeFrom(route.DeepCopy())
+	route.Spec = routeSpec(canary, t, w)
+	if err := r.Client.Patch(ctx, route, patch, client.FieldOwner(r.FieldOwner)); err != nil {
+		return fmt.Errorf("failed to set weights on httproute %s: %w", route.Name, err)
+	}
+	return nil
+}
+
+// GetRoutes reads the weights of the HTTPRoute.
+func (r *GatewayAPIRouter) GetRoutes(ctx context.Context, canary *v1alpha1.Canary, t Target) (Weights, bool, error) {
+	route := &gatewayv1.HTTPRoute{}
+	if err := r.Client.Get(ctx, types.NamespacedName{Namespace: canary.Namespace, Name: t.ApexService}, route); err != nil {
+		if apierrors.IsNotFound(err) {
+			return Weights{}, false, nil
+		}
+		return Weights{}, false, err
+	}
+	w, ok := weightsOf(route, t)
+	return w, ok, nil
+}
+
+// routeSpec is the HTTPRoute serin wants: the Canary's gateways and hosts,
+// one rule sending to primary and canary with the given weights.
+func routeSpec(canary *v1alpha1.Canary, t Target, w Weights) gatewayv1.HTTPRouteSpec {
+	var parents []gatewayv1.ParentReference
+	for _, g := range canary.Spec.Routing.GatewayRefs {
+		ref := gatewayv1.ParentReference{Name: gatewayv1.ObjectName(g.Name)}
+		if g.Namespace != "" {
+			ref.Namespace = ptr.To(gatewayv1.Namespace(g.Namespace))
+		}
+		if g.SectionName != "" {
+			ref.SectionName = ptr.To(gatewayv1.SectionName(g.SectionName))
+		}
+		parents = append(parents, ref)
+	}
+	var hosts []gatewayv1.Hostname
+	for _, h := range canary.Spec.Routing.Hosts {
+		hosts = append(hosts, gatewayv1.Hostname(h))
+	}
+	backend := func(name string, weight int) gatewayv1.HTTPBackendRef {
+		return gatewayv1.HTTPBackendRef{BackendRef: gatewayv1.BackendRef{
+			BackendObjectReference: gatewayv1.BackendObjectReference{
+				Name: gatewayv1.ObjectName(name),
+				Port: ptr.To(gatewayv1.PortNumber(t.Port)),
+			},
+			Weight: ptr.To(int32(weight)),
+		}}
+	}
+	return gatewayv1.HTTPRouteSpec{
+		CommonRouteSpec: gatewayv1.CommonRouteSpec{ParentRefs: parents},
+		Hostnames:       hosts,
+		Rules: []gatewayv1.HTTPRouteRule{{
+			BackendRefs: []gatewayv1.HTTPBackendRef{
+				backend(t.PrimaryService, w.Primary),
+				backend(t.CanaryService, w.Canary),
+			},
+		}},
+	}
+}
+
+// weightsOf reads primary and canary weights from the route's first rule.
+func weightsOf(route *gatewayv1.HTTPRoute, t Target) (Weights, bool) {
+	if len(route.Spec.Rules) == 0 {
+		return Weights{}, false
+	}
+	var w Weights
+	found := 0
+	for _, b := range route.Spec.Rules[0].BackendRefs {
+		weight := 1
+		if b.Weight != nil {
+			weight = int(*b.Weight)
+		}
+		switch string(b.Name) {
+		case t.PrimaryService:
+			w.Primary, found = weight, found+1
+		case t.CanaryService:
+			w.Canary, found = weight, found+1
+		}
+	}
+	return w, found == 2
+}

@@ -1,0 +1,62 @@
+package routing
+
+import (
+	"context"
+	"fmt"
+	"maps"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/serin-dev/serin/api/v1alpha1"
+)
+
+// KubernetesRouter does blue/green with plain Kubernetes: the apex Service
+// selects either the primary's or the canary's pods, all traffic at once.
+type KubernetesRouter struct {
+	Client     client.Client
+	FieldOwner string
+}
+
+// Reconcile leaves the apex Service to the controller's service sync; it has
+// nothing of its own to create.
+func (r *KubernetesRouter) Reconcile(context.Context, *v1alpha1.Canary, Target) error { return nil }
+
+// SetRoutes points the apex Service at the canary when it gets any traffic,
+// at the primary otherwise.
+func (r *KubernetesRouter) SetRoutes(ctx context.Context, canary *v1alpha1.Canary, t Target, w Weights) error {
+	svc := &corev1.Service{}
+	if err := r.Client.Get(ctx, types.NamespacedName{Namespace: canary.Namespace, Name: t.ApexService}, svc); err != nil {
+		return fmt.Errorf("failed to get apex service %s: %w", t.ApexService, err)
+	}
+	want := t.PrimarySelector
+	if w.Canary > 0 {
+		want = t.CanarySelector
+	}
+	if maps.Equal(svc.Spec.Selector, want) {
+		return nil
+	}
+	patch := client.MergeFrom(svc.DeepCopy())
+	svc.Spec.Selector = maps.Clone(want)
+	if err := r.Client.Patch(ctx, svc, patch, client.FieldOwner(r.FieldOwner)); err != nil {
+		return fmt.Errorf("failed to route service %s: %w", t.ApexService, err)
+	}
+	return nil
+}
+
+// GetRoutes reads the apex Service's selector.
+func (r *KubernetesRouter) GetRoutes(ctx context.Context, canary *v1alpha1.Canary, t Target) (Weights, bool, error) {
+	svc := &corev1.Service{}
+	if err := r.Client.Get(ctx, types.NamespacedName{Namespace: canary.Namespace, Name: t.ApexService}, svc); err != nil {
+		if apierrors.IsNotFound(err) {
+			return Weights{}, false, nil
+		}
+		return Weights{}, false, err
+	}
+	if maps.Equal(svc.Spec.Selector, t.CanarySelector) {
+		return Canary(100), true, nil
+	}
+	return AllPrimary, true, nil
+}
