@@ -68,7 +68,8 @@ type CanaryReconciler struct {
 	// Checks runs the Canaries' metric checks.
 	Checks *analysis.Metrics
 
-	metrics *canaryMetrics
+	metrics      *canaryMetrics
+	expectations *writeExpectations
 }
 
 // CanaryReconcilerOptions tunes the controller.
@@ -83,6 +84,7 @@ type CanaryReconcilerOptions struct {
 // the objects serin generates for them, and their targets.
 func (r *CanaryReconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager, opts CanaryReconcilerOptions) error {
 	r.metrics = newCanaryMetrics()
+	r.expectations = newWriteExpectations()
 	if r.Webhooks == nil {
 		r.Webhooks = &analysis.Webhooks{}
 	}
@@ -143,7 +145,14 @@ func (r *CanaryReconciler) Reconcile(ctx context.Context, req ctrl.Request) (res
 
 	obj := &v1alpha1.Canary{}
 	if err := r.Get(ctx, req.NamespacedName, obj); err != nil {
+		if apierrors.IsNotFound(err) {
+			r.expectations.forget(req.NamespacedName)
+		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	if r.expectations.stale(req.NamespacedName, &obj.Status, r.now()) {
+		log.V(1).Info("cache older than the last status written; waiting for it")
+		return ctrl.Result{RequeueAfter: 50 * time.Millisecond}, nil
 	}
 	patcher := patch.NewSerialPatcher(obj, r.Client)
 	before := obj.Status.Phase
@@ -247,6 +256,8 @@ func (r *CanaryReconciler) finalizeStatus(ctx context.Context, obj *v1alpha1.Can
 			err = client.IgnoreNotFound(err)
 		}
 		retErr = errors.Join(retErr, err)
+	} else {
+		r.expectations.wrote(client.ObjectKeyFromObject(obj), &obj.Status, r.now())
 	}
 	r.Metrics.RecordReadiness(ctx, obj)
 	r.Metrics.RecordStalled(ctx, obj)

@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"k8s.io/apimachinery/pkg/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
@@ -28,6 +29,9 @@ var (
 	k8s client.Client
 	// agent is the serin agent under test.
 	agent *testbed.Agent
+	// prom is a real Prometheus scraping traffic, the test's app metrics.
+	prom    *testbed.Prometheus
+	traffic *testbed.TrafficExporter
 )
 
 func TestMain(m *testing.M) {
@@ -60,8 +64,18 @@ func run(m *testing.M) int {
 	_ = clientgoscheme.AddToScheme(scheme)
 	_ = v1alpha1.AddToScheme(scheme)
 	_ = gatewayv1.Install(scheme)
-	if k8s, err = client.New(env.Config, client.Options{Scheme: scheme}); err != nil {
+	if k8s, err = client.NewWithWatch(env.Config, client.Options{Scheme: scheme}); err != nil {
 		fmt.Fprintln(os.Stderr, "e2e: client:", err)
+		return 1
+	}
+
+	if traffic, err = testbed.StartTrafficExporter(); err != nil {
+		fmt.Fprintln(os.Stderr, "e2e: exporter:", err)
+		return 1
+	}
+	defer traffic.Stop()
+	if prom, err = env.StartPrometheus(ctx, 500*time.Millisecond, traffic.Addr); err != nil {
+		fmt.Fprintln(os.Stderr, "e2e: prometheus:", err)
 		return 1
 	}
 

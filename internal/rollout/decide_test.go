@@ -2,86 +2,219 @@ package rollout
 
 import (
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/serin-dev/serin/api/v1alpha1"
 	"github.com/serin-dev/serin/internal/testobj"
 	"github.com/serin-dev/serin/internal/workload"
 )
 
+var (
+	t0       = time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC)
+	ready    = workload.Health{Ready: true}
+	rolling  = workload.Health{Message: "1 of 2 replicas updated"}
+	failed   = workload.Health{Failed: true, Message: "exceeded its progress deadline"}
+	notFound = "Deployment apps/podinfo named by spec.targetRef not found: create it or fix spec.targetRef.name"
+)
+
+// canary returns a Canary in a phase, analysing v2 over a primary on v1,
+// whose last transition was at t0; interval 1m, threshold 2, deadline 10m.
+func canary(phase v1alpha1.CanaryPhase, mutate ...func(*v1alpha1.Canary)) *v1alpha1.Canary {
+	c := testobj.MakeCanary("podinfo", "apps").Phase(phase).
+		Analysis(v1alpha1.CanaryAnalysis{Interval: &metav1.Duration{Duration: time.Minute}, Threshold: 2, Iterations: 3}).Obj()
+	c.Status.LastAppliedSpec = "v2"
+	c.Status.LastPromotedSpec = "v1"
+	c.Status.LastTransitionTime = &metav1.Time{Time: t0}
+	for _, m := range mutate {
+		m(c)
+	}
+	return c
+}
+
+// observed returns an observation at now of the target on spec, a primary on
+// primarySpec with health, services and routes in sync.
+func observed(now time.Time, spec string, targetHealth workload.Health, primarySpec string, primary workload.Health) Observation {
+	return Observation{
+		Now:            now,
+		Target:         Target{Found: true, SpecHash: spec, Replicas: 2, Health: targetHealth},
+		Primary:        Primary{Exists: true, SpecHash: primarySpec, Health: primary},
+		ServicesInSync: true,
+	}
+}
+
+func with(o Observation, mutate func(*Observation)) Observation {
+	mutate(&o)
+	return o
+}
+
 func TestDecide(t *testing.T) {
-	found := Target{Found: true, SpecHash: "v1", Replicas: 2}
-	ready := Primary{Exists: true, SpecHash: "v1", Health: workload.Health{Ready: true}}
+	due := t0.Add(time.Minute)
+	early := t0.Add(20 * time.Second)
+	late := t0.Add(11 * time.Minute)
+	idle := func(phase v1alpha1.CanaryPhase) *v1alpha1.Canary {
+		return canary(phase, func(c *v1alpha1.Canary) { c.Status.LastPromotedSpec = "v2" })
+	}
 	tests := map[string]struct {
-		phase v1alpha1.CanaryPhase
-		obs   Observation
-		want  Action
+		canary *v1alpha1.Canary
+		obs    Observation
+		want   Action
 	}{
-		"target missing stalls with what to fix": {
-			obs: Observation{},
-			want: Stall{Reason: v1alpha1.TargetNotFoundReason,
-				Message: "Deployment apps/podinfo named by spec.targetRef not found: create it or fix spec.targetRef.name"},
-		},
-		"target missing stalls in any phase": {
-			phase: v1alpha1.PhaseSucceeded,
-			obs:   Observation{},
-			want: Stall{Reason: v1alpha1.TargetNotFoundReason,
-				Message: "Deployment apps/podinfo named by spec.targetRef not found: create it or fix spec.targetRef.name"},
-		},
-		"invalid target stalls": {
-			obs:  Observation{Target: Target{Found: true, Invalid: "no selector"}},
-			want: Stall{Reason: v1alpha1.InvalidTargetReason, Message: "no selector"},
-		},
-		"new canary initializes": {
-			obs:  Observation{Target: found},
-			want: Initialize{},
-		},
-		"services missing initializes, even with a primary": {
-			phase: v1alpha1.PhaseInitializing,
-			obs:   Observation{Target: found, Primary: ready},
-			want:  Initialize{},
-		},
-		"primary missing initializes": {
-			phase: v1alpha1.PhaseInitializing,
-			obs:   Observation{Target: found, ServicesInSync: true},
-			want:  Initialize{},
-		},
-		"target changed during initialization updates the primary": {
-			phase: v1alpha1.PhaseInitializing,
-			obs:   Observation{Target: Target{Found: true, SpecHash: "v2"}, Primary: ready, ServicesInSync: true},
-			want:  Initialize{},
-		},
-		"primary rolling out waits": {
-			phase: v1alpha1.PhaseInitializing,
-			obs: Observation{Target: found, ServicesInSync: true,
-				Primary: Primary{Exists: true, SpecHash: "v1", Health: workload.Health{Message: "1 of 2 replicas updated"}}},
-			want: WaitForPrimary{Message: "1 of 2 replicas updated"},
-		},
-		"primary failed stalls: the target keeps serving": {
-			phase: v1alpha1.PhaseInitializing,
-			obs: Observation{Target: found, ServicesInSync: true,
-				Primary: Primary{Exists: true, SpecHash: "v1", Health: workload.Health{Failed: true, Message: "exceeded its progress deadline"}}},
-			want: Stall{Reason: v1alpha1.WaitingForPrimaryReason, Message: "exceeded its progress deadline"},
-		},
-		"primary ready completes initialization": {
-			phase: v1alpha1.PhaseInitializing,
-			obs:   Observation{Target: found, Primary: ready, ServicesInSync: true},
-			want:  CompleteInitialization{},
-		},
-		"initialized canary without a new revision is idle": {
-			phase: v1alpha1.PhaseInitialized,
-			obs:   Observation{Target: found, Primary: ready, ServicesInSync: true},
-			want:  Idle{},
-		},
+		// Any phase.
+		"target missing stalls":                 {canary(""), Observation{}, Stall{Reason: v1alpha1.TargetNotFoundReason, Message: notFound}},
+		"target missing stalls while analysing": {canary(v1alpha1.PhaseProgressing), Observation{}, Stall{Reason: v1alpha1.TargetNotFoundReason, Message: notFound}},
+		"invalid target stalls": {canary(""), Observation{Target: Target{Found: true, Invalid: "no selector"}},
+			Stall{Reason: v1alpha1.InvalidTargetReason, Message: "no selector"}},
+
+		// Initialization.
+		"new canary initializes":            {canary(""), Observation{Target: Target{Found: true, SpecHash: "v1"}}, Initialize{}},
+		"services missing initializes":      {canary(v1alpha1.PhaseInitializing), with(observed(t0, "v1", ready, "v1", ready), func(o *Observation) { o.ServicesInSync = false }), Initialize{}},
+		"primary missing initializes":       {canary(v1alpha1.PhaseInitializing), with(observed(t0, "v1", ready, "", ready), func(o *Observation) { o.Primary.Exists = false }), Initialize{}},
+		"target changed while initializing": {canary(v1alpha1.PhaseInitializing), observed(t0, "v2", ready, "v1", ready), Initialize{}},
+		"primary rolling out waits":         {canary(v1alpha1.PhaseInitializing), observed(t0, "v1", ready, "v1", rolling), WaitForPrimary{Message: rolling.Message}},
+		"primary failed stalls, target kept": {canary(v1alpha1.PhaseInitializing), observed(t0, "v1", ready, "v1", failed),
+			Stall{Reason: v1alpha1.WaitingForPrimaryReason, Message: failed.Message}},
+		"primary ready completes initialization": {canary(v1alpha1.PhaseInitializing), observed(t0, "v1", ready, "v1", ready), CompleteInitialization{}},
+
+		// Idle phases.
+		"drifted services are synced":        {idle(v1alpha1.PhaseSucceeded), with(observed(t0, "v2", ready, "v2", ready), func(o *Observation) { o.ServicesInSync = false }), SyncServices{}},
+		"no new revision is idle":            {idle(v1alpha1.PhaseSucceeded), with(observed(t0, "v2", ready, "v2", ready), func(o *Observation) { o.Target.Replicas = 0 }), Idle{}},
+		"scaled-up target is scaled down":    {idle(v1alpha1.PhaseInitialized), observed(t0, "v2", ready, "v2", ready), ScaleDownCanary{}},
+		"new revision starts a rollout":      {idle(v1alpha1.PhaseInitialized), observed(t0, "v3", ready, "v2", ready), StartRollout{}},
+		"new revision after a failure":       {canary(v1alpha1.PhaseFailed), observed(t0, "v3", ready, "v1", ready), StartRollout{}},
+		"manual rollback to the primary's":   {canary(v1alpha1.PhaseFailed), observed(t0, "v1", ready, "v1", ready), AcceptRevision{}},
+		"failed revision is not retried":     {canary(v1alpha1.PhaseFailed), with(observed(t0, "v2", ready, "v1", ready), func(o *Observation) { o.Target.Replicas = 0 }), Idle{}},
+		"retry request re-runs the analysis": {canary(v1alpha1.PhaseFailed), with(observed(t0, "v2", ready, "v1", ready), func(o *Observation) { o.Requests.Retry = "r1" }), StartRollout{Retry: true}},
+
+		// Waiting at the confirm-rollout gate.
+		"waiting asks the gate again when due": {canary(v1alpha1.PhaseWaiting), observed(due, "v2", ready, "v1", ready), StartRollout{}},
+		"waiting waits for the interval":       {canary(v1alpha1.PhaseWaiting), observed(early, "v2", ready, "v1", ready), Wait{RequeueAfter: 40 * time.Second}},
+		"waiting with a newer revision":        {canary(v1alpha1.PhaseWaiting), observed(early, "v3", ready, "v1", ready), StartRollout{}},
+		"waiting aborted":                      {canary(v1alpha1.PhaseWaiting), with(observed(early, "v2", ready, "v1", ready), func(o *Observation) { o.Requests.Abort = "a" }), Rollback{Reason: "rollout aborted on request"}},
+
+		// Analysis.
+		"step when due":                    {canary(v1alpha1.PhaseProgressing), observed(due, "v2", ready, "v1", ready), Step{}},
+		"wait until the step is due":       {canary(v1alpha1.PhaseProgressing), observed(early, "v2", ready, "v1", ready), Wait{RequeueAfter: 40 * time.Second}},
+		"new revision restarts analysis":   {canary(v1alpha1.PhaseProgressing), observed(early, "v3", ready, "v1", ready), RestartAnalysis{}},
+		"new revision in WaitingPromotion": {canary(v1alpha1.PhaseWaitingPromotion), observed(early, "v3", ready, "v1", ready), RestartAnalysis{}},
+		"canary not ready waits":           {canary(v1alpha1.PhaseProgressing), observed(due, "v2", rolling, "v1", ready), WaitForCanary{Message: rolling.Message}},
+		"canary not ready past deadline rolls back": {canary(v1alpha1.PhaseProgressing), observed(late, "v2", rolling, "v1", ready),
+			Rollback{Reason: "canary not ready within the progress deadline (10m0s): 1 of 2 replicas updated"}},
+		"canary failed rolls back": {canary(v1alpha1.PhaseProgressing), observed(early, "v2", failed, "v1", ready),
+			Rollback{Reason: "canary failed: exceeded its progress deadline"}},
+		"threshold reached rolls back": {canary(v1alpha1.PhaseProgressing, func(c *v1alpha1.Canary) { c.Status.FailedChecks = 2 }), observed(early, "v2", ready, "v1", ready),
+			Rollback{Reason: "2 failed checks reached the threshold of 2"}},
+		"below threshold steps on": {canary(v1alpha1.PhaseProgressing, func(c *v1alpha1.Canary) { c.Status.FailedChecks = 1 }), observed(due, "v2", ready, "v1", ready), Step{}},
+		"abort rolls back":         {canary(v1alpha1.PhaseProgressing), with(observed(early, "v2", ready, "v1", ready), func(o *Observation) { o.Requests.Abort = "a" }), Rollback{Reason: "rollout aborted on request"}},
+		"promote request promotes": {canary(v1alpha1.PhaseProgressing), with(observed(early, "v2", ready, "v1", ready), func(o *Observation) { o.Requests.Promote = "p" }), Promote{Reason: "promotion requested"}},
+		"skip analysis promotes": {canary(v1alpha1.PhaseProgressing, func(c *v1alpha1.Canary) { c.Spec.SkipAnalysis = true }), observed(early, "v2", ready, "v1", ready),
+			Promote{Reason: "analysis skipped (spec.skipAnalysis)"}},
+		"skip analysis waits for a ready canary": {canary(v1alpha1.PhaseProgressing, func(c *v1alpha1.Canary) { c.Spec.SkipAnalysis = true }), observed(early, "v2", rolling, "v1", ready),
+			WaitForCanary{Message: rolling.Message}},
+		"waiting promotion asks the gate when due": {canary(v1alpha1.PhaseWaitingPromotion), observed(due, "v2", ready, "v1", ready), Step{}},
+
+		// Promoting: the primary × its health. Never a rollback.
+		"promoting applies the spec to the primary": {canary(v1alpha1.PhasePromoting), observed(early, "v2", ready, "v1", ready), Promote{Reason: "primary does not run the promoted spec yet"}},
+		"promoting waits for the primary": {canary(v1alpha1.PhasePromoting), observed(early, "v2", ready, "v2", rolling),
+			WaitForPromotion{Message: rolling.Message, RequeueAfter: 9*time.Minute + 40*time.Second}},
+		"promoting halts on a failed primary": {canary(v1alpha1.PhasePromoting), observed(early, "v2", ready, "v2", failed),
+			Halt{Reason: "primary failed during promotion: exceeded its progress deadline"}},
+		"promoting halts past the deadline (expected state not reached)": {canary(v1alpha1.PhasePromoting), observed(late, "v2", ready, "v2", rolling),
+			Halt{Reason: "primary not ready within the progress deadline (10m0s) after promotion: 1 of 2 replicas updated"}},
+		"promoting finalises a ready primary": {canary(v1alpha1.PhasePromoting), observed(early, "v2", ready, "v2", ready), Finalise{}},
+		"promoting with a canary that failed does not roll back": {canary(v1alpha1.PhasePromoting), observed(early, "v2", failed, "v2", rolling),
+			WaitForPromotion{Message: rolling.Message, RequeueAfter: 9*time.Minute + 40*time.Second}},
+		"promoting ignores an abort": {canary(v1alpha1.PhasePromoting), with(observed(early, "v2", ready, "v2", failed), func(o *Observation) { o.Requests.Abort = "a" }),
+			Halt{Reason: "primary failed during promotion: exceeded its progress deadline"}},
+		"target moved on before the primary got the spec": {canary(v1alpha1.PhasePromoting), observed(early, "v3", ready, "v1", ready), RestartAnalysis{}},
+
+		// Finalising.
+		"finalising moves traffic to the primary": {canary(v1alpha1.PhaseFinalising), with(observed(early, "v2", ready, "v2", ready), func(o *Observation) { o.CanaryWeight = 50 }), Finalise{}},
+		"finalising with promotion steps waits": {canary(v1alpha1.PhaseFinalising, func(c *v1alpha1.Canary) { c.Spec.Analysis.StepWeightPromotion = 20 }),
+			with(observed(early, "v2", ready, "v2", ready), func(o *Observation) { o.CanaryWeight = 30 }), Wait{RequeueAfter: 40 * time.Second}},
+		"finalising completes at weight 0": {canary(v1alpha1.PhaseFinalising), observed(early, "v2", ready, "v2", ready), CompletePromotion{}},
+		"finalising halts on a failed primary": {canary(v1alpha1.PhaseFinalising), with(observed(early, "v2", ready, "v2", failed), func(o *Observation) { o.CanaryWeight = 50 }),
+			Halt{Reason: "primary failed while traffic moved back to it: exceeded its progress deadline"}},
+		"finalising waits for a primary not ready": {canary(v1alpha1.PhaseFinalising), with(observed(early, "v2", ready, "v2", rolling), func(o *Observation) { o.CanaryWeight = 50 }),
+			WaitForPromotion{Message: rolling.Message, RequeueAfter: 9*time.Minute + 40*time.Second}},
+
+		// Halted.
+		"halted stays halted":                       {canary(v1alpha1.PhaseHalted), observed(late, "v2", ready, "v2", failed), Idle{}},
+		"halted finishes when the primary recovers": {canary(v1alpha1.PhaseHalted), observed(late, "v2", ready, "v2", ready), Finalise{}},
+		"halted ignores an abort":                   {canary(v1alpha1.PhaseHalted), with(observed(late, "v2", ready, "v2", failed), func(o *Observation) { o.Requests.Abort = "a" }), Idle{}},
 	}
 	for name, tt := range tests {
 		t.Run(name, func(t *testing.T) {
-			c := testobj.MakeCanary("podinfo", "apps").Phase(tt.phase).Obj()
-			got := Decide(c, tt.obs)
+			got := Decide(tt.canary, tt.obs)
 			if diff := cmp.Diff(tt.want, got); diff != "" {
 				t.Errorf("Decide() mismatch (-want +got):\n%s", diff)
 			}
 		})
+	}
+}
+
+// No phase of a promotion can ever decide a rollback, whatever the canary,
+// the primary, the requests or the clock say.
+func TestDecide_NoRollbackDuringPromotion(t *testing.T) {
+	healths := []workload.Health{ready, rolling, failed}
+	for _, phase := range []v1alpha1.CanaryPhase{v1alpha1.PhasePromoting, v1alpha1.PhaseFinalising, v1alpha1.PhaseHalted} {
+		for _, th := range healths {
+			for _, ph := range healths {
+				for _, now := range []time.Time{t0, t0.Add(time.Hour)} {
+					for _, req := range []Requests{{}, {Abort: "a"}, {Promote: "p"}, {Retry: "r"}} {
+						c := canary(phase, func(c *v1alpha1.Canary) { c.Status.FailedChecks = 10 })
+						o := observed(now, "v2", th, "v2", ph)
+						o.Requests = req
+						if a, ok := Decide(c, o).(Rollback); ok {
+							t.Errorf("%s, target %+v, primary %+v, requests %+v: decided %s", phase, th, ph, req, a)
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+func TestPlanStep(t *testing.T) {
+	gateway := func(a v1alpha1.CanaryAnalysis) *v1alpha1.Canary {
+		return testobj.MakeCanary("p", "apps").
+			Routing(v1alpha1.CanaryRouting{Provider: v1alpha1.GatewayAPIRouting, GatewayRefs: []v1alpha1.GatewayReference{{Name: "gw"}}}).
+			Analysis(a).Obj()
+	}
+	blueGreen := testobj.MakeCanary("p", "apps").Analysis(v1alpha1.CanaryAnalysis{Iterations: 3}).Obj()
+	tests := map[string]struct {
+		canary             *v1alpha1.Canary
+		weight, iterations int
+		want               StepPlan
+	}{
+		"first weight step":       {gateway(v1alpha1.CanaryAnalysis{StepWeight: 10, MaxWeight: 30}), 0, 0, StepPlan{Kind: IncreaseWeight, Weight: 10}},
+		"next weight step":        {gateway(v1alpha1.CanaryAnalysis{StepWeight: 10, MaxWeight: 30}), 10, 0, StepPlan{Kind: IncreaseWeight, Weight: 20}},
+		"max weight promotes":     {gateway(v1alpha1.CanaryAnalysis{StepWeight: 10, MaxWeight: 30}), 30, 0, StepPlan{Kind: ReadyToPromote}},
+		"explicit step weights":   {gateway(v1alpha1.CanaryAnalysis{StepWeights: []int{1, 5, 50}}), 5, 0, StepPlan{Kind: IncreaseWeight, Weight: 50}},
+		"after the last weight":   {gateway(v1alpha1.CanaryAnalysis{StepWeights: []int{1, 5, 50}}), 50, 0, StepPlan{Kind: ReadyToPromote}},
+		"blue/green iterates":     {blueGreen, 0, 0, StepPlan{Kind: Iterate}},
+		"blue/green last":         {blueGreen, 0, 2, StepPlan{Kind: ReadyToPromote}},
+		"blue/green 0 iterations": {testobj.MakeCanary("p", "apps").Obj(), 0, 0, StepPlan{Kind: ReadyToPromote}},
+	}
+	for name, tt := range tests {
+		t.Run(name, func(t *testing.T) {
+			if diff := cmp.Diff(tt.want, PlanStep(tt.canary, tt.weight, tt.iterations)); diff != "" {
+				t.Errorf("PlanStep() (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestPromotionWeight(t *testing.T) {
+	c := testobj.MakeCanary("p", "apps").Analysis(v1alpha1.CanaryAnalysis{StepWeightPromotion: 20}).Obj()
+	for weight, want := range map[int]int{50: 30, 30: 10, 10: 0, 0: 0} {
+		if got := PromotionWeight(c, weight); got != want {
+			t.Errorf("PromotionWeight(%d) = %d, want %d", weight, got, want)
+		}
+	}
+	if got := PromotionWeight(testobj.MakeCanary("p", "apps").Obj(), 50); got != 0 {
+		t.Errorf("without stepWeightPromotion: %d, want 0", got)
 	}
 }

@@ -1,0 +1,80 @@
+package controllers
+
+import (
+	"crypto/sha256"
+	"encoding/json"
+	"sync"
+	"time"
+
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/serin-dev/serin/api/v1alpha1"
+)
+
+// expectationTimeout bounds how long a reconcile waits for the cache: past
+// it, something else changed the status and the cached object wins.
+const expectationTimeout = 10 * time.Second
+
+// writeExpectations remembers the status serin last wrote for each Canary.
+// A reconcile triggered by serin's own writes to the objects it owns (an
+// HTTPRoute weight, a Deployment scale) can start before the informer cache
+// has the Canary's new status; acting on the stale status would take a step
+// twice. Reconcile waits for the cache to catch up instead, as the
+// ReplicaSet controller's expectations do.
+type writeExpectations struct {
+	mu      sync.Mutex
+	written map[types.NamespacedName]expectation
+}
+
+type expectation struct {
+	fingerprint string
+	at          time.Time
+}
+
+func newWriteExpectations() *writeExpectations {
+	return &writeExpectations{written: map[types.NamespacedName]expectation{}}
+}
+
+// fingerprint hashes the status fields that schedule the rollout, as they
+// are serialized (so in-memory precision the API drops does not matter).
+func fingerprint(st *v1alpha1.CanaryStatus) string {
+	b, _ := json.Marshal(struct {
+		Phase              v1alpha1.CanaryPhase
+		Weight             int
+		FailedChecks       int
+		Iterations         int
+		Applied            string
+		LastTransitionTime any
+	}{st.Phase, st.CanaryWeight, st.FailedChecks, st.Iterations, st.LastAppliedSpec, st.LastTransitionTime})
+	sum := sha256.Sum256(b)
+	return string(sum[:])
+}
+
+// wrote records the status of a successful status patch.
+func (e *writeExpectations) wrote(key types.NamespacedName, st *v1alpha1.CanaryStatus, now time.Time) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.written[key] = expectation{fingerprint: fingerprint(st), at: now}
+}
+
+// stale reports whether a cached status is not yet the one serin wrote last.
+func (e *writeExpectations) stale(key types.NamespacedName, st *v1alpha1.CanaryStatus, now time.Time) bool {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	exp, ok := e.written[key]
+	if !ok {
+		return false
+	}
+	if exp.fingerprint == fingerprint(st) || now.Sub(exp.at) > expectationTimeout {
+		delete(e.written, key)
+		return false
+	}
+	return true
+}
+
+// forget drops a deleted Canary.
+func (e *writeExpectations) forget(key types.NamespacedName) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	delete(e.written, key)
+}

@@ -1,0 +1,42 @@
+package controllers
+
+import (
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/serin-dev/serin/api/v1alpha1"
+)
+
+func TestWriteExpectations(t *testing.T) {
+	key := types.NamespacedName{Namespace: "apps", Name: "podinfo"}
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	written := &v1alpha1.CanaryStatus{Phase: v1alpha1.PhaseProgressing, CanaryWeight: 20,
+		LastTransitionTime: &metav1.Time{Time: t0.Add(123 * time.Millisecond)}}
+	cachedOld := &v1alpha1.CanaryStatus{Phase: v1alpha1.PhaseProgressing, CanaryWeight: 0,
+		LastTransitionTime: &metav1.Time{Time: t0.Add(-time.Minute)}}
+	// The API keeps seconds: the cached copy of what was written.
+	cachedNew := written.DeepCopy()
+	cachedNew.LastTransitionTime = &metav1.Time{Time: t0}
+
+	e := newWriteExpectations()
+	if e.stale(key, cachedOld, t0) {
+		t.Fatal("stale without a write")
+	}
+	e.wrote(key, written, t0)
+	if !e.stale(key, cachedOld, t0.Add(time.Second)) {
+		t.Error("the cache before the write must be stale")
+	}
+	if e.stale(key, cachedNew, t0.Add(time.Second)) {
+		t.Error("the cache with the write (seconds precision) must not be stale")
+	}
+	if e.stale(key, cachedOld, t0.Add(time.Second)) {
+		t.Error("once caught up, the expectation is gone")
+	}
+	e.wrote(key, written, t0)
+	if e.stale(key, cachedOld, t0.Add(expectationTimeout+time.Second)) {
+		t.Error("an expectation older than the timeout must not block")
+	}
+}

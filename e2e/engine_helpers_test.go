@@ -1,0 +1,222 @@
+package e2e
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	. "github.com/onsi/gomega"
+	appsv1 "k8s.io/api/apps/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
+
+	"github.com/serin-dev/serin/analysis"
+	"github.com/serin-dev/serin/api/v1alpha1"
+)
+
+var update = os.Getenv("UPDATE_GOLDEN") == "true"
+
+// errorRateTemplate creates a MetricTemplate whose query is the target's
+// 5xx percentage, served by the test's traffic through the real Prometheus.
+func errorRateTemplate(t *testing.T, ns string) v1alpha1.CanaryMetric {
+	t.Helper()
+	tpl := &v1alpha1.MetricTemplate{
+		ObjectMeta: metav1.ObjectMeta{Name: "error-rate", Namespace: ns},
+		Spec: v1alpha1.MetricTemplateSpec{
+			Provider: v1alpha1.MetricProvider{Type: v1alpha1.PrometheusProvider, Address: prom.URL},
+			Query: `100 - 100 * sum(rate(http_requests_total{namespace="{{ namespace }}",app="{{ target }}",code!~"5.."}[{{ interval }}]))
+  / sum(rate(http_requests_total{namespace="{{ namespace }}",app="{{ target }}"}[{{ interval }}]))`,
+		},
+	}
+	if err := k8s.Create(context.Background(), tpl); err != nil {
+		t.Fatal(err)
+	}
+	return v1alpha1.CanaryMetric{
+		Name:           "error-rate",
+		TemplateRef:    v1alpha1.TemplateReference{Name: "error-rate"},
+		ThresholdRange: &v1alpha1.ThresholdRange{Max: ptrFloat(1)},
+		Interval:       &metav1.Duration{Duration: 3 * time.Second},
+	}
+}
+
+func ptrFloat(f float64) *float64 { return &f }
+
+// waitForPhase waits until the canary reaches a phase.
+func waitForPhase(g Gomega, c *v1alpha1.Canary, phase v1alpha1.CanaryPhase, timeout time.Duration) {
+	g.Eventually(func(g Gomega) {
+		g.Expect(k8s.Get(context.Background(), client.ObjectKeyFromObject(c), c)).To(Succeed())
+		g.Expect(c.Status.Phase).To(Equal(phase))
+	}, timeout, 100*time.Millisecond).Should(Succeed(), "canary %s/%s never reached %s", c.Namespace, c.Name, phase)
+}
+
+// setImage rolls a new revision of a Deployment, as a Git commit would.
+func setImage(g Gomega, ns, name, image string) {
+	d := &appsv1.Deployment{}
+	g.Expect(k8s.Get(context.Background(), types.NamespacedName{Namespace: ns, Name: name}, d)).To(Succeed())
+	patch := client.MergeFrom(d.DeepCopy())
+	d.Spec.Template.Spec.Containers[0].Image = image
+	g.Expect(k8s.Patch(context.Background(), d, patch)).To(Succeed())
+}
+
+// transcript records every (phase, weight) the canary goes through, from a
+// watch on the Canary, collapsing repeats.
+type transcript struct {
+	mu    sync.Mutex
+	lines []string
+}
+
+func recordTranscript(t *testing.T, c *v1alpha1.Canary) *transcript {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	w, err := k8s.(client.WithWatch).Watch(ctx, &v1alpha1.CanaryList{}, client.InNamespace(c.Namespace))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr := &transcript{}
+	go func() {
+		defer w.Stop()
+		for ev := range w.ResultChan() {
+			obj, ok := ev.Object.(*v1alpha1.Canary)
+			if !ok || obj.Name != c.Name || obj.Status.Phase == "" {
+				continue
+			}
+			line := fmt.Sprintf("%-16s canary=%d", obj.Status.Phase, obj.Status.CanaryWeight)
+			tr.mu.Lock()
+			if len(tr.lines) == 0 || tr.lines[len(tr.lines)-1] != line {
+				tr.lines = append(tr.lines, line)
+			}
+			tr.mu.Unlock()
+		}
+	}()
+	return tr
+}
+
+// since returns the lines from the first one starting with prefix.
+func (tr *transcript) since(prefix string) []string {
+	tr.mu.Lock()
+	defer tr.mu.Unlock()
+	for i, l := range tr.lines {
+		if strings.HasPrefix(l, prefix) {
+			return append([]string(nil), tr.lines[i:]...)
+		}
+	}
+	return nil
+}
+
+// compareGolden compares a transcript with testdata/NAME.golden
+// (UPDATE_GOLDEN=true rewrites it).
+func compareGolden(t *testing.T, name string, lines []string) {
+	t.Helper()
+	path := filepath.Join("testdata", name+".golden")
+	got := strings.Join(lines, "\n") + "\n"
+	if update {
+		_ = os.MkdirAll("testdata", 0o755)
+		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("golden file: %v (run with UPDATE_GOLDEN=true to create it)", err)
+	}
+	if diff := cmp.Diff(string(want), got); diff != "" {
+		t.Errorf("transcript differs from %s (-want +got):\n%s", path, diff)
+	}
+}
+
+// sampler records the distinct successive values of probe, every 20 ms,
+// until the test ends: what the data plane was told, step by step.
+type sampler struct {
+	mu     sync.Mutex
+	values []string
+}
+
+func sample(t *testing.T, probe func() string) *sampler {
+	t.Helper()
+	s := &sampler{}
+	stop := make(chan struct{})
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for {
+			v := probe()
+			s.mu.Lock()
+			if len(s.values) == 0 || s.values[len(s.values)-1] != v {
+				s.values = append(s.values, v)
+			}
+			s.mu.Unlock()
+			select {
+			case <-stop:
+				return
+			case <-time.After(20 * time.Millisecond):
+			}
+		}
+	}()
+	t.Cleanup(func() { close(stop); <-done })
+	return s
+}
+
+func (s *sampler) seen() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]string(nil), s.values...)
+}
+
+// routeWeights renders the primary/canary weights of an HTTPRoute.
+func routeWeights(ns, name string) func() string {
+	return func() string {
+		r := &gatewayv1.HTTPRoute{}
+		if err := k8s.Get(context.Background(), types.NamespacedName{Namespace: ns, Name: name}, r); err != nil || len(r.Spec.Rules) == 0 {
+			return "none"
+		}
+		var parts []string
+		for _, b := range r.Spec.Rules[0].BackendRefs {
+			parts = append(parts, fmt.Sprintf("%d", *b.Weight))
+		}
+		return strings.Join(parts, "/")
+	}
+}
+
+// webhook is a test gate: it answers with its status code and records the
+// payloads it receives.
+type webhook struct {
+	*httptest.Server
+	status   atomic.Int32
+	mu       sync.Mutex
+	payloads []analysis.Payload
+}
+
+func newWebhook(t *testing.T, status int) *webhook {
+	t.Helper()
+	w := &webhook{}
+	w.status.Store(int32(status))
+	w.Server = httptest.NewServer(http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
+		var p analysis.Payload
+		_ = json.NewDecoder(r.Body).Decode(&p)
+		w.mu.Lock()
+		w.payloads = append(w.payloads, p)
+		w.mu.Unlock()
+		rw.WriteHeader(int(w.status.Load()))
+	}))
+	t.Cleanup(w.Close)
+	return w
+}
+
+func (w *webhook) received() []analysis.Payload {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return append([]analysis.Payload(nil), w.payloads...)
+}

@@ -1,0 +1,158 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+	"k8s.io/cli-runtime/pkg/genericclioptions"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/serin-dev/serin/api/v1alpha1"
+	"github.com/serin-dev/serin/internal/testbed"
+)
+
+// TestAgainstAPIServer runs the commands against a real kube-apiserver with
+// serin's CRDs (envtest), through the kubeconfig loading of a real run: the
+// field selectors, watches, generations and CRD validation that a fake
+// client only imitates. It needs the envtest binaries ($KUBEBUILDER_ASSETS,
+// set by make test).
+func TestAgainstAPIServer(t *testing.T) {
+	if testing.Short() || os.Getenv("KUBEBUILDER_ASSETS") == "" {
+		t.Skip("needs a kube-apiserver: set KUBEBUILDER_ASSETS to the output of hack/testbed/assets.sh")
+	}
+	ctx := context.Background()
+	kube, kubeconfig := startAPIServer(t)
+	podinfo := makeCanary("apps", "podinfo").obj()
+	mustCreate(t, kube, podinfo)
+	mustCreate(t, kube, makeCanary("apps", "backend").obj())
+	mustCreate(t, kube, canaryEvent("podinfo-started", "podinfo", podinfo.UID, time.Minute,
+		corev1.EventTypeNormal, "Progressing", "New revision detected"))
+
+	env := &environment{kubeconfig: genericclioptions.NewConfigFlags(false), now: time.Now, pollInterval: 50 * time.Millisecond}
+	env.newClient = func() (client.WithWatch, error) { return newKubeClient(env.kubeconfig) }
+	run := func(args ...string) commandRun {
+		return runCommand(ctx, env, append([]string{"--kubeconfig", kubeconfig, "-n", "apps"}, args...)...)
+	}
+
+	t.Run("get canaries by name", func(t *testing.T) {
+		got := run("get", "canaries", "podinfo", "--no-header")
+		if got.err != nil || !strings.HasPrefix(got.stdout, "podinfo") || strings.Count(got.stdout, "\n") != 1 {
+			t.Errorf("got %q, %v; want the podinfo row only", got.stdout, got.err)
+		}
+	})
+	t.Run("get canary shows its events", func(t *testing.T) {
+		got := run("get", "canary", "podinfo")
+		if got.err != nil || !strings.Contains(got.stdout, "New revision detected") {
+			t.Errorf("got %v and:\n%s", got.err, got.stdout)
+		}
+	})
+	t.Run("suspend waits for the new generation", func(t *testing.T) {
+		agentCtx, stopAgent := context.WithCancel(ctx)
+		defer stopAgent()
+		go fakeAgent(agentCtx, kube, client.ObjectKeyFromObject(podinfo), func(c *v1alpha1.Canary) bool {
+			changed := c.Status.ObservedGeneration != c.Generation
+			c.Status.ObservedGeneration = c.Generation
+			return changed && c.Spec.Suspend
+		})
+		got := run("suspend", "podinfo", "--timeout", "10s")
+		if got.err != nil || !strings.Contains(got.stderr, "waiting for serin to observe generation 2") {
+			t.Errorf("got %v and:\n%s", got.err, got.stderr)
+		}
+		got = run("resume", "podinfo", "--no-wait")
+		if got.err != nil {
+			t.Error(got.err)
+		}
+	})
+	t.Run("promote is handled", func(t *testing.T) {
+		agentCtx, stopAgent := context.WithCancel(ctx)
+		defer stopAgent()
+		go fakeAgent(agentCtx, kube, client.ObjectKeyFromObject(podinfo), handleRequests)
+		if got := run("promote", "podinfo", "--timeout", "10s"); got.err != nil {
+			t.Errorf("got %v and:\n%s", got.err, got.stderr)
+		}
+	})
+	t.Run("watch prints changes", func(t *testing.T) {
+		var stdout, stderr syncBuffer
+		done := make(chan commandRun)
+		go func() {
+			done <- runCommandInto(ctx, env, &stdout, &stderr,
+				"--kubeconfig", kubeconfig, "-n", "apps", "get", "canaries", "backend", "--watch", "--timeout", "3s")
+		}()
+		waitForLines(t, &stdout, 2)
+		updateCanaryStatus(t, kube, client.ObjectKey{Namespace: "apps", Name: "backend"}, func(c *v1alpha1.Canary) {
+			c.Status.Phase, c.Status.CanaryWeight = v1alpha1.PhaseProgressing, 10
+		})
+		waitForLines(t, &stdout, 3)
+		if got := <-done; !strings.Contains(errorText(got.err), "stopped watching") ||
+			!strings.Contains(got.stdout, "Progressing") {
+			t.Errorf("got %v and:\n%s", got.err, got.stdout)
+		}
+	})
+	t.Run("converted examples pass the CRD validation", func(t *testing.T) {
+		for _, example := range []string{"bluegreen-kubernetes", "canary-gatewayapi", "builtin-metrics-webhooks"} {
+			for _, object := range readManifests(t, filepath.Join("testdata", "convert", example+".out.yaml")) {
+				if err := kube.Create(ctx, object, client.DryRunAll); err != nil {
+					t.Errorf("%s: %s %s: %v", example, object.GetKind(), object.GetName(), err)
+				}
+			}
+		}
+	})
+}
+
+// startAPIServer starts etcd and kube-apiserver with serin's CRDs and the
+// namespaces of the tests, and returns a client and an admin kubeconfig.
+func startAPIServer(t *testing.T) (client.Client, string) {
+	t.Helper()
+	tb, err := testbed.Start(context.Background(), testbed.Options{
+		CRDDirs: []string{filepath.Join("..", "..", "config", "crd", "bases")},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = tb.Stop() })
+	kube, err := client.New(tb.Config, client.Options{Scheme: newScheme()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, namespace := range []string{"apps", "test", "flagger-system"} {
+		mustCreate(t, kube, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: namespace}})
+	}
+	return kube, tb.Kubeconfig
+}
+
+func mustCreate(t *testing.T, kube client.Client, object client.Object) {
+	t.Helper()
+	if err := kube.Create(context.Background(), object); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func readManifests(t *testing.T, path string) []*unstructured.Unstructured {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	decoder := utilyaml.NewYAMLOrJSONDecoder(bytes.NewReader(data), 4096)
+	var objects []*unstructured.Unstructured
+	for {
+		object := &unstructured.Unstructured{}
+		if err := decoder.Decode(&object.Object); errors.Is(err, io.EOF) {
+			return objects
+		} else if err != nil {
+			t.Fatal(err)
+		}
+		objects = append(objects, object)
+	}
+}

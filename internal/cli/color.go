@@ -1,0 +1,61 @@
+package cli
+
+import (
+	"io"
+	"os"
+
+	"golang.org/x/term"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/serin-dev/serin/api/v1alpha1"
+)
+
+const (
+	ansiRed    = "31"
+	ansiGreen  = "32"
+	ansiYellow = "33"
+)
+
+// palette colours statuses, or leaves them alone when disabled.
+type palette struct{ enabled bool }
+
+// paletteFor enables colours only when w is a terminal and NO_COLOR is unset.
+func paletteFor(w io.Writer) palette {
+	f, ok := w.(*os.File)
+	if !ok || os.Getenv("NO_COLOR") != "" {
+		return palette{}
+	}
+	return palette{enabled: term.IsTerminal(int(f.Fd()))}
+}
+
+func (p palette) paint(code, s string) string {
+	if !p.enabled || s == "" {
+		return s
+	}
+	return "\033[" + code + "m" + s + "\033[0m"
+}
+
+// conditionStatus colours True green, False red and Unknown yellow.
+func (p palette) conditionStatus(status string) string {
+	switch metav1.ConditionStatus(status) {
+	case metav1.ConditionTrue:
+		return p.paint(ansiGreen, status)
+	case metav1.ConditionFalse:
+		return p.paint(ansiRed, status)
+	default:
+		return p.paint(ansiYellow, status)
+	}
+}
+
+// phase colours the resting phases green, the failed ones red and the
+// phases of a rollout in progress yellow.
+func (p palette) phase(phase v1alpha1.CanaryPhase) string {
+	switch phase {
+	case v1alpha1.PhaseInitialized, v1alpha1.PhaseSucceeded:
+		return p.paint(ansiGreen, string(phase))
+	case v1alpha1.PhaseFailed, v1alpha1.PhaseHalted:
+		return p.paint(ansiRed, string(phase))
+	default:
+		return p.paint(ansiYellow, string(phase))
+	}
+}

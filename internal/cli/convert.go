@@ -1,0 +1,127 @@
+package cli
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/serin-dev/serin/internal/cli/flaggerconvert"
+)
+
+func newConvertCommand() *cobra.Command {
+	var file string
+	var allowLossy bool
+	cmd := &cobra.Command{
+		Use:   "convert -f FILE",
+		Short: "Convert Flagger Canaries to serin Canaries",
+		Long: `Convert Flagger flagger.app/v1beta1 Canaries and MetricTemplates to serin
+serin.dev/v1alpha1 ones. The input may hold several YAML documents; documents
+that are not Flagger objects are passed through unchanged.
+
+The converted manifests go to standard output. Every field that could not be
+mapped is listed on standard error with the reason. When something could not
+be mapped the command prints no manifest and fails, unless --allow-lossy is
+given.`,
+		Example: `  # Convert, failing if anything would be lost
+  serin convert -f flagger-canary.yaml > serin-canary.yaml
+
+  # Convert what can be converted and review the listed losses
+  serin convert -f flagger-canary.yaml --allow-lossy
+
+  # Read standard input
+  kubectl get canaries.flagger.app podinfo -n apps -o yaml | serin convert -f -`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return runConvert(cmd, file, allowLossy)
+		},
+	}
+	cmd.Flags().StringVarP(&file, "file", "f", "", "the Flagger manifests to convert; - reads standard input")
+	cmd.Flags().BoolVar(&allowLossy, "allow-lossy", false, "print the conversion even when some fields could not be mapped")
+	_ = cmd.MarkFlagRequired("file")
+	return cmd
+}
+
+func runConvert(cmd *cobra.Command, file string, allowLossy bool) error {
+	input, err := readInput(cmd.InOrStdin(), file)
+	if err != nil {
+		return err
+	}
+	result, err := flaggerconvert.Convert(input)
+	if err != nil {
+		source := file
+		if file == "-" {
+			source = "standard input"
+		}
+		return fmt.Errorf("reading %s: %w", source, err)
+	}
+	log := statusLog{cmd.ErrOrStderr()}
+	for _, dropped := range result.Dropped {
+		log.warningf("%s", dropped)
+	}
+	if len(result.Dropped) > 0 && !allowLossy {
+		return fmt.Errorf("%s could not be mapped, so nothing was written: "+
+			"fix the input, or pass --allow-lossy to print the conversion anyway", countNoun(len(result.Dropped), "field"))
+	}
+	var out bytes.Buffer
+	if err := flaggerconvert.WriteYAML(&out, result.Manifests); err != nil {
+		return err
+	}
+	if _, err := cmd.OutOrStdout().Write(out.Bytes()); err != nil {
+		return err
+	}
+	log.successf("%s", conversionSummary(result))
+	return nil
+}
+
+func readInput(stdin io.Reader, file string) ([]byte, error) {
+	if file == "-" {
+		return io.ReadAll(stdin)
+	}
+	return os.ReadFile(file)
+}
+
+// conversionSummary counts what was written: "converted 1 Canary and 2
+// MetricTemplates, passed 1 object through, dropped 3 fields".
+func conversionSummary(result *flaggerconvert.Result) string {
+	converted := map[string]int{}
+	passedThrough := 0
+	for _, manifest := range result.Manifests {
+		if manifest.Converted {
+			converted[manifest.Kind]++
+		} else {
+			passedThrough++
+		}
+	}
+	var kinds []string
+	for _, kind := range []string{"Canary", "MetricTemplate"} {
+		if n := converted[kind]; n > 0 {
+			kinds = append(kinds, countNoun(n, kind))
+		}
+	}
+	summary := "converted " + orNothing(strings.Join(kinds, " and "))
+	if passedThrough > 0 {
+		summary += ", passed " + countNoun(passedThrough, "other object") + " through"
+	}
+	if n := len(result.Dropped); n > 0 {
+		summary += ", could not map " + countNoun(n, "field")
+	}
+	return summary
+}
+
+func countNoun(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
+}
+
+func orNothing(s string) string {
+	if s == "" {
+		return "nothing"
+	}
+	return s
+}

@@ -1,0 +1,199 @@
+package flaggerconvert
+
+import (
+	"fmt"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/serin-dev/serin/api/v1alpha1"
+)
+
+// Flagger's defaults where they differ from serin's: the converted Canary
+// states them so that it behaves as the Flagger one did.
+const (
+	flaggerDefaultThreshold      = 1
+	flaggerDefaultMaxWeight      = 100
+	flaggerDefaultMetricInterval = time.Minute
+)
+
+func (c canaryConverter) analysis(in *flaggerAnalysis, path string) *v1alpha1.CanaryAnalysis {
+	if in == nil {
+		return nil
+	}
+	out := &v1alpha1.CanaryAnalysis{
+		Interval:   c.duration(path+".interval", in.Interval),
+		Threshold:  in.Threshold,
+		Iterations: in.Iterations,
+	}
+	if out.Threshold == 0 {
+		out.Threshold = flaggerDefaultThreshold
+	}
+	c.steps(in, path, out)
+	c.dropAnalysisExtras(in, path)
+	interval := v1alpha1.DefaultAnalysisInterval
+	if out.Interval != nil {
+		interval = out.Interval.Duration
+	}
+	out.Metrics = c.metrics(in.Metrics, path, interval)
+	out.Webhooks = c.webhooks(in.Webhooks, path)
+	return out
+}
+
+// steps maps the traffic steps. Flagger runs blue/green when iterations is
+// set, whatever the weights say, and prefers stepWeights to stepWeight.
+func (c canaryConverter) steps(in *flaggerAnalysis, path string, out *v1alpha1.CanaryAnalysis) {
+	if in.Iterations > 0 {
+		ignored := "ignored by Flagger when analysis.iterations is set (blue/green)"
+		if in.StepWeight > 0 {
+			c.report.drop(path+".stepWeight", "%s", ignored)
+		}
+		if len(in.StepWeights) > 0 {
+			c.report.drop(path+".stepWeights", "%s", ignored)
+		}
+		if in.MaxWeight > 0 {
+			c.report.drop(path+".maxWeight", "%s", ignored)
+		}
+		if in.StepWeightPromotion > 0 {
+			c.report.drop(path+".stepWeightPromotion", "%s", ignored)
+		}
+		return
+	}
+	out.StepWeightPromotion = in.StepWeightPromotion
+	switch {
+	case len(in.StepWeights) > 0:
+		out.StepWeights = in.StepWeights
+		out.MaxWeight = in.MaxWeight
+		if in.StepWeight > 0 {
+			c.report.drop(path+".stepWeight", "ignored by Flagger when analysis.stepWeights is set")
+		}
+	case in.StepWeight > 0:
+		out.StepWeight = in.StepWeight
+		out.MaxWeight = in.MaxWeight
+		if out.MaxWeight == 0 {
+			out.MaxWeight = flaggerDefaultMaxWeight
+		}
+	}
+}
+
+// dropAnalysisExtras reports the analysis features serin does not have.
+func (c canaryConverter) dropAnalysisExtras(in *flaggerAnalysis, path string) {
+	if present(in.Match) && string(in.Match) != "[]" {
+		c.report.drop(path+".match", "A/B testing is not supported: serin analyses with traffic weights (gatewayapi) or blue/green iterations (kubernetes)")
+	}
+	if in.Mirror {
+		c.report.drop(path+".mirror", "traffic mirroring is not supported")
+	}
+	if in.MirrorWeight > 0 {
+		c.report.drop(path+".mirrorWeight", "traffic mirroring is not supported")
+	}
+	if present(in.SessionAffinity) {
+		c.report.drop(path+".sessionAffinity", "session affinity is not supported")
+	}
+	if t := in.PrimaryReadyThreshold; t != nil && *t != 100 {
+		c.report.drop(path+".primaryReadyThreshold", "serin waits for every replica of the primary to be ready")
+	}
+	if t := in.CanaryReadyThreshold; t != nil && *t != 100 {
+		c.report.drop(path+".canaryReadyThreshold", "serin waits for every replica of the canary to be ready")
+	}
+	if present(in.Alerts) && string(in.Alerts) != "[]" {
+		c.report.drop(path+".alerts", "Flagger AlertProviders cannot be used: reference Flux notification Providers in spec.alerts")
+	}
+}
+
+// duration parses a Flagger duration; an unparsable one is dropped.
+func (c canaryConverter) duration(field, value string) *metav1.Duration {
+	if value == "" {
+		return nil
+	}
+	d, err := time.ParseDuration(value)
+	if err != nil {
+		c.report.drop(field, "%q is not a duration: %v", value, err)
+		return nil
+	}
+	return &metav1.Duration{Duration: d}
+}
+
+// builtinMetrics are Flagger's metrics that need no template: they query
+// the mesh or ingress Flagger was started for.
+var builtinMetrics = map[string]bool{"request-success-rate": true, "request-duration": true}
+
+func (c canaryConverter) metrics(in []flaggerMetric, path string, analysisInterval time.Duration) []v1alpha1.CanaryMetric {
+	var out []v1alpha1.CanaryMetric
+	for i, metric := range in {
+		field := fmt.Sprintf("%s.metrics[%d]", path, i)
+		switch {
+		case metric.TemplateRef != nil:
+			out = append(out, c.templateMetric(metric, field, analysisInterval))
+		case builtinMetrics[metric.Name]:
+			c.report.drop(field, "%s is a Flagger builtin metric and serin has none: write its query for your "+
+				"mesh or ingress in a MetricTemplate and reference it with templateRef; the metric was left out", metric.Name)
+		case metric.Query != "":
+			c.report.drop(field+".query", "inline queries need a MetricTemplate: put the query of %q in a "+
+				"MetricTemplate and reference it with templateRef; the metric was left out", metric.Name)
+		default:
+			c.report.drop(field, "%q has neither templateRef nor query; the metric was left out", metric.Name)
+		}
+	}
+	return out
+}
+
+func (c canaryConverter) templateMetric(in flaggerMetric, field string, analysisInterval time.Duration) v1alpha1.CanaryMetric {
+	out := v1alpha1.CanaryMetric{
+		Name:              in.Name,
+		TemplateRef:       v1alpha1.TemplateReference{Name: in.TemplateRef.Name, Namespace: in.TemplateRef.Namespace},
+		TemplateVariables: in.TemplateVariables,
+		Interval:          c.duration(field+".interval", in.Interval),
+	}
+	if in.Interval == "" && analysisInterval != flaggerDefaultMetricInterval {
+		// Flagger's {{ interval }} defaults to 1m, serin's to the analysis interval.
+		out.Interval = &metav1.Duration{Duration: flaggerDefaultMetricInterval}
+	}
+	if in.ThresholdRange != nil {
+		out.ThresholdRange = &v1alpha1.ThresholdRange{Min: in.ThresholdRange.Min, Max: in.ThresholdRange.Max}
+	}
+	if in.Threshold != nil {
+		c.report.drop(field+".threshold", "deprecated in Flagger and not used with templateRef: set thresholdRange")
+	}
+	if in.Query != "" {
+		c.report.drop(field+".query", "ignored by Flagger when templateRef is set")
+	}
+	return out
+}
+
+// webhookTypes are Flagger's hook types; serin has the same ones.
+var webhookTypes = map[string]v1alpha1.HookType{
+	"":                         v1alpha1.RolloutHook,
+	"rollout":                  v1alpha1.RolloutHook,
+	"pre-rollout":              v1alpha1.PreRolloutHook,
+	"post-rollout":             v1alpha1.PostRolloutHook,
+	"confirm-rollout":          v1alpha1.ConfirmRolloutHook,
+	"confirm-traffic-increase": v1alpha1.ConfirmTrafficIncreaseHook,
+	"confirm-promotion":        v1alpha1.ConfirmPromotionHook,
+	"rollback":                 v1alpha1.RollbackHook,
+	"event":                    v1alpha1.EventHook,
+}
+
+func (c canaryConverter) webhooks(in []flaggerWebhook, path string) []v1alpha1.CanaryWebhook {
+	var out []v1alpha1.CanaryWebhook
+	for i, hook := range in {
+		field := fmt.Sprintf("%s.webhooks[%d]", path, i)
+		hookType, known := webhookTypes[hook.Type]
+		if !known {
+			c.report.drop(field+".type", "%q is not a webhook type; the webhook was left out", hook.Type)
+			continue
+		}
+		if hook.MuteAlert {
+			c.report.drop(field+".muteAlert", "muting a webhook's alerts is not supported")
+		}
+		out = append(out, v1alpha1.CanaryWebhook{
+			Name:     hook.Name,
+			Type:     hookType,
+			URL:      hook.URL,
+			Timeout:  c.duration(field+".timeout", hook.Timeout),
+			Retries:  hook.Retries,
+			Metadata: hook.Metadata,
+		})
+	}
+	return out
+}

@@ -1,0 +1,177 @@
+package flaggerconvert
+
+import (
+	"github.com/serin-dev/serin/api/v1alpha1"
+)
+
+// canaryManifest is a serin Canary as written by convert: no status, no
+// server-side metadata.
+type canaryManifest struct {
+	APIVersion string              `json:"apiVersion"`
+	Kind       string              `json:"kind"`
+	Metadata   manifestMetadata    `json:"metadata"`
+	Spec       v1alpha1.CanarySpec `json:"spec"`
+}
+
+func (r *Result) convertCanary(jsonDocument []byte) error {
+	var in flaggerCanary
+	strictErrors, err := decodeStrict(jsonDocument, &in)
+	if err != nil {
+		return err
+	}
+	converter := canaryConverter{in: &in, report: newObjectReport(in.Kind, in.Metadata)}
+	converter.report.dropUnknown(strictErrors)
+	spec, ok := converter.convert()
+	r.Dropped = append(r.Dropped, converter.report.dropped...)
+	if ok {
+		r.Manifests = append(r.Manifests, Manifest{Kind: v1alpha1.CanaryKind, Converted: true, Object: canaryManifest{
+			APIVersion: v1alpha1.GroupVersion.String(),
+			Kind:       v1alpha1.CanaryKind,
+			Metadata:   convertMetadata(in.Metadata),
+			Spec:       spec,
+		}})
+	}
+	return nil
+}
+
+// canaryConverter converts one Flagger Canary and reports what it drops.
+type canaryConverter struct {
+	in     *flaggerCanary
+	report *objectReport
+}
+
+// convert returns the serin spec, or false when the Canary cannot be
+// converted at all.
+func (c canaryConverter) convert() (v1alpha1.CanarySpec, bool) {
+	spec := c.in.Spec
+	target, ok := c.targetRef()
+	if !ok {
+		return v1alpha1.CanarySpec{}, false
+	}
+	provider := c.routingProvider()
+	out := v1alpha1.CanarySpec{
+		TargetRef:               target,
+		AutoscalerRef:           c.autoscalerRef(),
+		ProgressDeadlineSeconds: spec.ProgressDeadlineSeconds,
+		Service:                 c.service(),
+		SkipAnalysis:            spec.SkipAnalysis,
+		Suspend:                 spec.Suspend,
+		RevertOnDeletion:        spec.RevertOnDeletion,
+	}
+	c.dropProviderSettings()
+	analysis, path := c.chooseAnalysis()
+	out.Analysis = c.analysis(analysis, path)
+	out.Routing = c.routing(provider, analysis, path, out.Analysis)
+	return out, true
+}
+
+func (c canaryConverter) targetRef() (v1alpha1.TargetReference, bool) {
+	ref := c.in.Spec.TargetRef
+	switch ref.Kind {
+	case "Deployment", "":
+		return v1alpha1.TargetReference{APIVersion: "apps/v1", Kind: "Deployment", Name: ref.Name}, true
+	case "Service":
+		return v1alpha1.TargetReference{APIVersion: "v1", Kind: "Service", Name: ref.Name}, true
+	}
+	c.report.drop("spec.targetRef.kind", "%s is not supported: serin rolls out Deployments and Services; "+
+		"the Canary was left out", ref.Kind)
+	return v1alpha1.TargetReference{}, false
+}
+
+func (c canaryConverter) autoscalerRef() *v1alpha1.AutoscalerReference {
+	ref := c.in.Spec.AutoscalerRef
+	if ref == nil {
+		return nil
+	}
+	if present(ref.PrimaryScalerQueries) {
+		c.report.drop("spec.autoscalerRef.primaryScalerQueries", "KEDA scaler queries are not supported")
+	}
+	if present(ref.PrimaryScalerReplicas) {
+		c.report.drop("spec.autoscalerRef.primaryScalerReplicas",
+			"replica overrides for the primary's autoscaler are not supported: serin copies the HorizontalPodAutoscaler as it is")
+	}
+	if ref.Kind != "HorizontalPodAutoscaler" {
+		c.report.drop("spec.autoscalerRef", "%s is not supported: serin copies HorizontalPodAutoscalers only", ref.Kind)
+		return nil
+	}
+	return &v1alpha1.AutoscalerReference{APIVersion: "autoscaling/v2", Kind: "HorizontalPodAutoscaler", Name: ref.Name}
+}
+
+// dropProviderSettings reports the settings of routing providers and metric
+// servers serin does not have.
+func (c canaryConverter) dropProviderSettings() {
+	spec := c.in.Spec
+	if spec.MetricsServer != "" {
+		c.report.drop("spec.metricsServer", "serin has no default metrics server: set the Prometheus address in each MetricTemplate")
+	}
+	if present(spec.IngressRef) {
+		c.report.drop("spec.ingressRef", "NGINX ingress routing is not supported: serin routes with gatewayapi or kubernetes")
+	}
+	if present(spec.RouteRef) {
+		c.report.drop("spec.routeRef", "APISIX routing is not supported: serin routes with gatewayapi or kubernetes")
+	}
+	if present(spec.UpstreamRef) {
+		c.report.drop("spec.upstreamRef", "Gloo upstreams are not supported: serin routes with gatewayapi or kubernetes")
+	}
+}
+
+// chooseAnalysis picks spec.analysis, or the deprecated spec.canaryAnalysis
+// as Flagger does when analysis is not set.
+func (c canaryConverter) chooseAnalysis() (*flaggerAnalysis, string) {
+	spec := c.in.Spec
+	if spec.Analysis == nil {
+		return spec.CanaryAnalysis, "spec.canaryAnalysis"
+	}
+	if spec.CanaryAnalysis != nil {
+		c.report.drop("spec.canaryAnalysis", "deprecated and ignored by Flagger when spec.analysis is set")
+	}
+	return spec.Analysis, "spec.analysis"
+}
+
+func (c canaryConverter) service() v1alpha1.CanaryService {
+	s := c.in.Spec.Service
+	c.dropServiceMeshSettings()
+	return v1alpha1.CanaryService{
+		Name:          s.Name,
+		Port:          s.Port,
+		PortName:      s.PortName,
+		TargetPort:    s.TargetPort,
+		PortDiscovery: s.PortDiscovery,
+	}
+}
+
+// dropServiceMeshSettings reports the spec.service fields that configure a
+// service mesh, or the generated Services in ways serin does not.
+func (c canaryConverter) dropServiceMeshSettings() {
+	s := c.in.Spec.Service
+	const (
+		routeSetting = "of the generated route is not supported: serin's HTTPRoute sets weights only"
+		metadata     = "labels and annotations for the generated Services are not supported"
+	)
+	unsupported := []struct {
+		field  string
+		isSet  bool
+		reason string
+	}{
+		{"appProtocol", s.AppProtocol != "", "serin's generated Services set no appProtocol"},
+		{"timeout", s.Timeout != "", "the request timeout " + routeSetting},
+		{"gateways", len(s.Gateways) > 0, "Istio gateways are not supported: serin attaches its HTTPRoute to the Gateways of service.gatewayRefs"},
+		{"delegation", s.Delegation, "Istio VirtualService delegation is not supported"},
+		{"trafficPolicy", present(s.TrafficPolicy), "Istio DestinationRule traffic policies are not supported"},
+		{"match", present(s.Match), "the URI match " + routeSetting},
+		{"rewrite", present(s.Rewrite), "the URI rewrite " + routeSetting},
+		{"retries", present(s.Retries), "the retry policy " + routeSetting},
+		{"headers", present(s.Headers), "header manipulation " + routeSetting},
+		{"corsPolicy", present(s.CorsPolicy), "the CORS policy " + routeSetting},
+		{"meshName", s.MeshName != "", "App Mesh is not supported"},
+		{"backends", len(s.Backends) > 0, "App Mesh is not supported"},
+		{"apex", present(s.Apex), metadata},
+		{"primary", present(s.Primary), metadata},
+		{"canary", present(s.Canary), metadata},
+	}
+	for _, u := range unsupported {
+		if u.isSet {
+			c.report.drop("spec.service."+u.field, "%s", u.reason)
+		}
+	}
+}

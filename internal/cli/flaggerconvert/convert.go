@@ -1,0 +1,149 @@
+// Package flaggerconvert translates Flagger's flagger.app/v1beta1 Canary and
+// MetricTemplate objects into serin's serin.dev/v1alpha1 ones, and reports
+// every field that has no place in them, and why.
+package flaggerconvert
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+	"sigs.k8s.io/yaml"
+)
+
+const (
+	flaggerGroup      = "flagger.app"
+	flaggerAPIVersion = flaggerGroup + "/v1beta1"
+)
+
+// Dropped is something of a Flagger object that the serin object lacks.
+type Dropped struct {
+	// Object names the Flagger object: "Canary apps/podinfo".
+	Object string
+	// Field is the path of the field, e.g. spec.provider; empty when the
+	// whole object was left out.
+	Field string
+	// Reason says why the field could not be mapped.
+	Reason string
+}
+
+func (d Dropped) String() string {
+	if d.Field == "" {
+		return d.Object + ": " + d.Reason
+	}
+	return d.Object + ": " + d.Field + ": " + d.Reason
+}
+
+// Manifest is one document of the output.
+type Manifest struct {
+	// Kind of the object, for summaries.
+	Kind string
+	// Converted is false for a document that was not a Flagger object and
+	// is passed through as it was.
+	Converted bool
+	// Object marshals to the document.
+	Object any
+}
+
+// Result is the conversion of a stream of manifests.
+type Result struct {
+	Manifests []Manifest
+	Dropped   []Dropped
+}
+
+// Convert reads a multi-document YAML (or JSON) stream. Flagger Canaries and
+// MetricTemplates become serin ones; documents of other API groups are passed
+// through unchanged; other flagger.app objects are left out and reported.
+// The error is for input that cannot be read at all.
+func Convert(data []byte) (*Result, error) {
+	reader := utilyaml.NewYAMLReader(bufio.NewReader(bytes.NewReader(data)))
+	result := &Result{}
+	for index := 1; ; index++ {
+		document, err := reader.Read()
+		if errors.Is(err, io.EOF) {
+			return result, nil
+		}
+		if err != nil {
+			return nil, fmt.Errorf("reading document %d: %w", index, err)
+		}
+		if err := result.convertDocument(document); err != nil {
+			return nil, fmt.Errorf("document %d: %w", index, err)
+		}
+	}
+}
+
+// documentHeader is what tells how to convert a document.
+type documentHeader struct {
+	metav1.TypeMeta `json:",inline"`
+	Metadata        metav1.ObjectMeta `json:"metadata"`
+}
+
+func (r *Result) convertDocument(document []byte) error {
+	jsonDocument, err := yaml.YAMLToJSON(document)
+	if err != nil {
+		return err
+	}
+	if trimmed := string(bytes.TrimSpace(jsonDocument)); trimmed == "null" || trimmed == "" {
+		return nil // an empty document or one of comments only
+	}
+	var header documentHeader
+	if err := json.Unmarshal(jsonDocument, &header); err != nil {
+		return err
+	}
+	group, _, _ := strings.Cut(header.APIVersion, "/")
+	switch {
+	case group != flaggerGroup:
+		return r.passThrough(jsonDocument, header.Kind)
+	case header.APIVersion != flaggerAPIVersion:
+		r.leaveOut(header, fmt.Sprintf("%s is not supported: convert from %s", header.APIVersion, flaggerAPIVersion))
+	case header.Kind == "Canary":
+		return r.convertCanary(jsonDocument)
+	case header.Kind == "MetricTemplate":
+		return r.convertMetricTemplate(jsonDocument)
+	case header.Kind == "AlertProvider":
+		r.leaveOut(header, "serin sends alerts through Flux notification Providers: reference one in the Canary's spec.alerts")
+	default:
+		r.leaveOut(header, fmt.Sprintf("%s has no serin equivalent", header.Kind))
+	}
+	return nil
+}
+
+func (r *Result) passThrough(jsonDocument []byte, kind string) error {
+	var object map[string]any
+	if err := json.Unmarshal(jsonDocument, &object); err != nil {
+		return err
+	}
+	r.Manifests = append(r.Manifests, Manifest{Kind: kind, Object: object})
+	return nil
+}
+
+func (r *Result) leaveOut(header documentHeader, reason string) {
+	report := newObjectReport(header.Kind, header.Metadata)
+	report.drop("", "%s; it was left out", reason)
+	r.Dropped = append(r.Dropped, report.dropped...)
+}
+
+// WriteYAML writes manifests as one YAML stream.
+func WriteYAML(w io.Writer, manifests []Manifest) error {
+	for i, manifest := range manifests {
+		if i > 0 {
+			if _, err := io.WriteString(w, "---\n"); err != nil {
+				return err
+			}
+		}
+		data, err := yaml.Marshal(manifest.Object)
+		if err != nil {
+			return err
+		}
+		if _, err := w.Write(data); err != nil {
+			return err
+		}
+	}
+	return nil
+}

@@ -1,0 +1,332 @@
+package flaggerconvert
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/utils/ptr"
+
+	"github.com/serin-dev/serin/api/v1alpha1"
+)
+
+func duration(d time.Duration) *metav1.Duration { return &metav1.Duration{Duration: d} }
+
+// TestEverythingIsAccountedFor converts a Canary that sets every Flagger
+// field: each field is either in the serin Canary or in the report, exactly
+// once.
+func TestEverythingIsAccountedFor(t *testing.T) {
+	input, err := os.ReadFile(filepath.Join("testdata", "everything.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	result, err := Convert(input)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The unknown field comes first, from the strict decoding; then the
+	// fields in the order the conversion reads them. spec.provider is not
+	// there: gatewayapi:v1 maps to gatewayapi.
+	wantDropped := []string{
+		"spec.service.loadBalancer",
+		"spec.autoscalerRef.primaryScalerQueries", "spec.autoscalerRef.primaryScalerReplicas",
+		"spec.service.appProtocol", "spec.service.timeout", "spec.service.gateways", "spec.service.delegation",
+		"spec.service.trafficPolicy", "spec.service.match", "spec.service.rewrite", "spec.service.retries",
+		"spec.service.headers", "spec.service.corsPolicy", "spec.service.meshName", "spec.service.backends",
+		"spec.service.apex", "spec.service.primary", "spec.service.canary",
+		"spec.metricsServer", "spec.ingressRef", "spec.routeRef", "spec.upstreamRef",
+		"spec.canaryAnalysis",
+		"spec.analysis.stepWeight",
+		"spec.analysis.match", "spec.analysis.mirror", "spec.analysis.mirrorWeight", "spec.analysis.sessionAffinity",
+		"spec.analysis.primaryReadyThreshold", "spec.analysis.canaryReadyThreshold", "spec.analysis.alerts",
+		"spec.analysis.metrics[0].threshold", "spec.analysis.metrics[0].query",
+		"spec.analysis.metrics[1]", "spec.analysis.metrics[2].query",
+		"spec.analysis.webhooks[0].muteAlert", "spec.analysis.webhooks[2].type",
+		"spec.service.gatewayRefs[0].port", "spec.service.gatewayRefs[1]",
+	}
+	var gotDropped []string
+	for _, d := range result.Dropped {
+		if d.Object != "Canary apps/everything" {
+			t.Errorf("dropped field of %q, want Canary apps/everything", d.Object)
+		}
+		gotDropped = append(gotDropped, d.Field)
+	}
+	if diff := cmp.Diff(wantDropped, gotDropped); diff != "" {
+		t.Errorf("dropped fields differ (-want +got):\n%s", diff)
+	}
+
+	if len(result.Manifests) != 1 {
+		t.Fatalf("got %d manifests, want 1", len(result.Manifests))
+	}
+	got := result.Manifests[0].Object.(canaryManifest)
+	wantMetadata := manifestMetadata{Name: "everything", Namespace: "apps",
+		Labels: map[string]string{"team": "web"}, Annotations: map[string]string{"owner": "web-team"}}
+	if diff := cmp.Diff(wantMetadata, got.Metadata); diff != "" {
+		t.Errorf("metadata differs (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff(everythingSpec(), got.Spec); diff != "" {
+		t.Errorf("spec differs (-want +got):\n%s", diff)
+	}
+}
+
+func everythingSpec() v1alpha1.CanarySpec {
+	return v1alpha1.CanarySpec{
+		TargetRef:               v1alpha1.TargetReference{APIVersion: "apps/v1", Kind: "Deployment", Name: "everything"},
+		AutoscalerRef:           &v1alpha1.AutoscalerReference{APIVersion: "autoscaling/v2", Kind: "HorizontalPodAutoscaler", Name: "everything"},
+		ProgressDeadlineSeconds: ptr.To[int32](120),
+		Service: v1alpha1.CanaryService{Name: "everything-svc", Port: 80, PortName: "web",
+			TargetPort: ptr.To(intstr.FromInt32(8080)), PortDiscovery: true},
+		Routing: v1alpha1.CanaryRouting{
+			Provider:    v1alpha1.GatewayAPIRouting,
+			GatewayRefs: []v1alpha1.GatewayReference{{Name: "public", Namespace: "gateways", SectionName: "https"}},
+			Hosts:       []string{"app.example.com"},
+		},
+		Analysis: &v1alpha1.CanaryAnalysis{
+			Interval:            duration(45 * time.Second),
+			Threshold:           4,
+			StepWeights:         []int{10, 30, 60},
+			MaxWeight:           60,
+			StepWeightPromotion: 20,
+			Metrics: []v1alpha1.CanaryMetric{
+				{Name: "templated", TemplateRef: v1alpha1.TemplateReference{Name: "errors", Namespace: "monitoring"},
+					TemplateVariables: map[string]string{"route": "/api"}, Interval: duration(2 * time.Minute),
+					ThresholdRange: &v1alpha1.ThresholdRange{Min: ptr.To(1.0), Max: ptr.To(2.0)}},
+				{Name: "default-interval", TemplateRef: v1alpha1.TemplateReference{Name: "latency"},
+					Interval: duration(time.Minute)},
+			},
+			Webhooks: []v1alpha1.CanaryWebhook{
+				{Name: "gate", Type: v1alpha1.ConfirmRolloutHook, URL: "http://gate.example/",
+					Timeout: duration(10 * time.Second), Retries: 2, Metadata: map[string]string{"key": "value"}},
+				{Name: "load-test", Type: v1alpha1.RolloutHook, URL: "http://load.example/"},
+			},
+		},
+		SkipAnalysis:     true,
+		Suspend:          true,
+		RevertOnDeletion: true,
+	}
+}
+
+// TestConvert covers the mapping rules one at a time.
+func TestConvert(t *testing.T) {
+	tests := map[string]struct {
+		input       string
+		wantDropped []string
+		wantSpec    *v1alpha1.CanarySpec
+		wantKinds   []string
+	}{
+		"blue/green with kubernetes; Flagger's default threshold": {
+			input:     canaryYAML("provider: kubernetes", "analysis: {iterations: 5}"),
+			wantSpec:  spec(kubernetes(), &v1alpha1.CanaryAnalysis{Iterations: 5, Threshold: 1}),
+			wantKinds: []string{"Canary"},
+		},
+		"gatewayapi weights: Flagger's default max weight": {
+			input: canaryYAML("provider: gatewayapi:v1beta1",
+				"service: {port: 9898, gatewayRefs: [{name: public}]}", "analysis: {stepWeight: 20, threshold: 2}"),
+			wantSpec: spec(gatewayAPI("public"), &v1alpha1.CanaryAnalysis{StepWeight: 20, MaxWeight: 100, Threshold: 2}),
+		},
+		"gatewayapi blue/green runs with kubernetes": {
+			input: canaryYAML("provider: gatewayapi:v1",
+				"service: {port: 9898, gatewayRefs: [{name: public}], hosts: [a.example]}",
+				"analysis: {iterations: 3, stepWeight: 10, threshold: 2}"),
+			wantDropped: []string{"spec.analysis.stepWeight", "spec.provider", "spec.service.gatewayRefs", "spec.service.hosts"},
+			wantSpec:    spec(kubernetes(), &v1alpha1.CanaryAnalysis{Iterations: 3, Threshold: 2}),
+		},
+		"weights with kubernetes become iterations": {
+			input:       canaryYAML("provider: kubernetes", "analysis: {stepWeights: [5, 25, 50], threshold: 2}"),
+			wantDropped: []string{"spec.analysis.stepWeights"},
+			wantSpec:    spec(kubernetes(), &v1alpha1.CanaryAnalysis{Iterations: 3, Threshold: 2}),
+		},
+		"no provider, with gatewayRefs": {
+			input:       canaryYAML("service: {port: 9898, gatewayRefs: [{name: public}]}", "analysis: {stepWeight: 10, maxWeight: 30, threshold: 2}"),
+			wantDropped: []string{"spec.provider"},
+			wantSpec:    spec(gatewayAPI("public"), &v1alpha1.CanaryAnalysis{StepWeight: 10, MaxWeight: 30, Threshold: 2}),
+		},
+		"no provider, no gateway": {
+			input:       canaryYAML("analysis: {iterations: 2, threshold: 2}"),
+			wantDropped: []string{"spec.provider"},
+			wantSpec:    spec(kubernetes(), &v1alpha1.CanaryAnalysis{Iterations: 2, Threshold: 2}),
+		},
+		"gatewayapi without Gateways": {
+			input:       canaryYAML("provider: gatewayapi:v1", "analysis: {stepWeight: 10, maxWeight: 20, threshold: 2}"),
+			wantDropped: []string{"spec.service.gatewayRefs"},
+			wantSpec:    spec(v1alpha1.CanaryRouting{Provider: v1alpha1.GatewayAPIRouting}, &v1alpha1.CanaryAnalysis{StepWeight: 10, MaxWeight: 20, Threshold: 2}),
+		},
+		"Service target": {
+			input:     canaryYAML("provider: kubernetes", "targetRef: {apiVersion: v1, kind: Service, name: podinfo}"),
+			wantSpec:  serviceTargetSpec(),
+			wantKinds: []string{"Canary"},
+		},
+		"DaemonSet target is left out": {
+			input:       canaryYAML("provider: kubernetes", "targetRef: {apiVersion: apps/v1, kind: DaemonSet, name: podinfo}"),
+			wantDropped: []string{"spec.targetRef.kind"},
+			wantKinds:   []string{},
+		},
+		"invalid durations are dropped": {
+			input:       canaryYAML("provider: kubernetes", "analysis: {interval: soon, iterations: 2, threshold: 2, webhooks: [{name: w, url: 'http://w', timeout: 5x}]}"),
+			wantDropped: []string{"spec.analysis.interval", "spec.analysis.webhooks[0].timeout"},
+			wantSpec: spec(kubernetes(), &v1alpha1.CanaryAnalysis{Iterations: 2, Threshold: 2,
+				Webhooks: []v1alpha1.CanaryWebhook{{Name: "w", Type: v1alpha1.RolloutHook, URL: "http://w"}}}),
+		},
+		"other objects pass through, other Flagger objects are left out": {
+			input: "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\n---\n# only a comment\n---\n" +
+				"apiVersion: flagger.app/v1alpha3\nkind: Canary\nmetadata: {name: old}\n---\n" +
+				"apiVersion: flagger.app/v1beta1\nkind: AlertProvider\nmetadata: {name: slack}\n",
+			wantDropped: []string{"", ""},
+			wantKinds:   []string{"ConfigMap"},
+		},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			result, err := Convert([]byte(tc.input))
+			if err != nil {
+				t.Fatal(err)
+			}
+			var gotDropped []string
+			for _, d := range result.Dropped {
+				gotDropped = append(gotDropped, d.Field)
+			}
+			if diff := cmp.Diff(tc.wantDropped, gotDropped); diff != "" {
+				t.Errorf("dropped fields differ (-want +got):\n%s\n%v", diff, result.Dropped)
+			}
+			if tc.wantKinds != nil {
+				gotKinds := []string{}
+				for _, m := range result.Manifests {
+					gotKinds = append(gotKinds, m.Kind)
+				}
+				if diff := cmp.Diff(tc.wantKinds, gotKinds); diff != "" {
+					t.Errorf("manifests differ (-want +got):\n%s", diff)
+				}
+			}
+			if tc.wantSpec != nil {
+				got := result.Manifests[0].Object.(canaryManifest).Spec
+				if diff := cmp.Diff(*tc.wantSpec, got); diff != "" {
+					t.Errorf("spec differs (-want +got):\n%s", diff)
+				}
+			}
+		})
+	}
+}
+
+// canaryYAML is a Flagger Canary of the Deployment podinfo on port 9898,
+// with the given spec lines (which replace the defaults of the same key).
+func canaryYAML(specLines ...string) string {
+	lines := map[string]string{
+		"targetRef": "targetRef: {apiVersion: apps/v1, kind: Deployment, name: podinfo}",
+		"service":   "service: {port: 9898}",
+	}
+	var extra []string
+	for _, line := range specLines {
+		key := line[:bytes.IndexByte([]byte(line), ':')]
+		if _, isDefault := lines[key]; isDefault {
+			lines[key] = line
+		} else {
+			extra = append(extra, line)
+		}
+	}
+	out := "apiVersion: flagger.app/v1beta1\nkind: Canary\nmetadata: {name: podinfo, namespace: apps}\nspec:\n"
+	for _, line := range append([]string{lines["targetRef"], lines["service"]}, extra...) {
+		out += "  " + line + "\n"
+	}
+	return out
+}
+
+func kubernetes() v1alpha1.CanaryRouting {
+	return v1alpha1.CanaryRouting{Provider: v1alpha1.KubernetesRouting}
+}
+
+func gatewayAPI(gateway string) v1alpha1.CanaryRouting {
+	return v1alpha1.CanaryRouting{Provider: v1alpha1.GatewayAPIRouting,
+		GatewayRefs: []v1alpha1.GatewayReference{{Name: gateway}}}
+}
+
+func spec(routing v1alpha1.CanaryRouting, analysis *v1alpha1.CanaryAnalysis) *v1alpha1.CanarySpec {
+	return &v1alpha1.CanarySpec{
+		TargetRef: v1alpha1.TargetReference{APIVersion: "apps/v1", Kind: "Deployment", Name: "podinfo"},
+		Service:   v1alpha1.CanaryService{Port: 9898},
+		Routing:   routing,
+		Analysis:  analysis,
+	}
+}
+
+func serviceTargetSpec() *v1alpha1.CanarySpec {
+	s := spec(kubernetes(), nil)
+	s.TargetRef = v1alpha1.TargetReference{APIVersion: "v1", Kind: "Service", Name: "podinfo"}
+	return s
+}
+
+func TestConvertMetricTemplate(t *testing.T) {
+	tests := map[string]struct {
+		input       string
+		wantDropped []string
+		wantSpec    *v1alpha1.MetricTemplateSpec
+	}{
+		"prometheus": {
+			input: metricTemplateYAML("{type: prometheus, address: 'http://prom:9090', insecureSkipVerify: true}", "sum(up{namespace='{{ namespace }}'})"),
+			wantSpec: &v1alpha1.MetricTemplateSpec{
+				Provider: v1alpha1.MetricProvider{Type: v1alpha1.PrometheusProvider, Address: "http://prom:9090", InsecureSkipVerify: true},
+				Query:    "sum(up{namespace='{{ namespace }}'})",
+			},
+		},
+		"Flagger-only template functions and no address": {
+			input:       metricTemplateYAML("{type: prometheus}", "sum(up{service='{{ service }}', ingress='{{ingress}}'})"),
+			wantDropped: []string{"spec.provider.address", "spec.query", "spec.query"},
+			wantSpec: &v1alpha1.MetricTemplateSpec{
+				Provider: v1alpha1.MetricProvider{Type: v1alpha1.PrometheusProvider},
+				Query:    "sum(up{service='{{ service }}', ingress='{{ingress}}'})",
+			},
+		},
+		"other providers are left out": {
+			input:       metricTemplateYAML("{type: datadog, address: 'https://api.datadoghq.com'}", "avg:requests"),
+			wantDropped: []string{"spec.provider.type"},
+		},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			result, err := Convert([]byte(tc.input))
+			if err != nil {
+				t.Fatal(err)
+			}
+			var gotDropped []string
+			for _, d := range result.Dropped {
+				gotDropped = append(gotDropped, d.Field)
+			}
+			if diff := cmp.Diff(tc.wantDropped, gotDropped); diff != "" {
+				t.Errorf("dropped fields differ (-want +got):\n%s", diff)
+			}
+			if tc.wantSpec == nil {
+				if len(result.Manifests) != 0 {
+					t.Errorf("got %d manifests, want none", len(result.Manifests))
+				}
+				return
+			}
+			got := result.Manifests[0].Object.(metricTemplateManifest).Spec
+			if diff := cmp.Diff(*tc.wantSpec, got); diff != "" {
+				t.Errorf("spec differs (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func metricTemplateYAML(provider, query string) string {
+	return "apiVersion: flagger.app/v1beta1\nkind: MetricTemplate\nmetadata: {name: m, namespace: apps}\n" +
+		"spec:\n  provider: " + provider + "\n  query: \"" + query + "\"\n"
+}
+
+func TestConvertRejectsUnreadableInput(t *testing.T) {
+	tests := map[string]string{
+		"not YAML":       "apiVersion: [",
+		"port as a word": canaryYAML("provider: kubernetes", "service: {port: http}"),
+	}
+	for name, input := range tests {
+		t.Run(name, func(t *testing.T) {
+			if _, err := Convert([]byte(input)); err == nil {
+				t.Error("Convert succeeded, want an error")
+			}
+		})
+	}
+}

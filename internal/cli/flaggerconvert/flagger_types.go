@@ -1,0 +1,163 @@
+package flaggerconvert
+
+import (
+	"encoding/json"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+)
+
+// The types below mirror the parts of Flagger's flagger.app/v1beta1 API
+// (pkg/apis/flagger/v1beta1) that a manifest can set, written from its
+// documentation so that this package does not import Flagger. Fields serin
+// cannot use at all are kept as raw JSON: only their presence matters. A
+// field missing here is reported as unknown by the strict decoding.
+
+type flaggerCanary struct {
+	APIVersion string            `json:"apiVersion"`
+	Kind       string            `json:"kind"`
+	Metadata   metav1.ObjectMeta `json:"metadata"`
+	Spec       flaggerCanarySpec `json:"spec"`
+	Status     json.RawMessage   `json:"status,omitempty"`
+}
+
+type flaggerCanarySpec struct {
+	Provider                string                 `json:"provider,omitempty"`
+	MetricsServer           string                 `json:"metricsServer,omitempty"`
+	TargetRef               flaggerObjectReference `json:"targetRef"`
+	AutoscalerRef           *flaggerAutoscalerRef  `json:"autoscalerRef,omitempty"`
+	IngressRef              json.RawMessage        `json:"ingressRef,omitempty"`
+	RouteRef                json.RawMessage        `json:"routeRef,omitempty"`
+	UpstreamRef             json.RawMessage        `json:"upstreamRef,omitempty"`
+	Service                 flaggerService         `json:"service"`
+	Analysis                *flaggerAnalysis       `json:"analysis,omitempty"`
+	CanaryAnalysis          *flaggerAnalysis       `json:"canaryAnalysis,omitempty"`
+	ProgressDeadlineSeconds *int32                 `json:"progressDeadlineSeconds,omitempty"`
+	SkipAnalysis            bool                   `json:"skipAnalysis,omitempty"`
+	RevertOnDeletion        bool                   `json:"revertOnDeletion,omitempty"`
+	Suspend                 bool                   `json:"suspend,omitempty"`
+}
+
+type flaggerObjectReference struct {
+	APIVersion string `json:"apiVersion,omitempty"`
+	Kind       string `json:"kind,omitempty"`
+	Name       string `json:"name"`
+	Namespace  string `json:"namespace,omitempty"`
+}
+
+type flaggerAutoscalerRef struct {
+	APIVersion            string          `json:"apiVersion,omitempty"`
+	Kind                  string          `json:"kind,omitempty"`
+	Name                  string          `json:"name"`
+	PrimaryScalerQueries  json.RawMessage `json:"primaryScalerQueries,omitempty"`
+	PrimaryScalerReplicas json.RawMessage `json:"primaryScalerReplicas,omitempty"`
+}
+
+type flaggerService struct {
+	Name          string                   `json:"name,omitempty"`
+	Port          int32                    `json:"port"`
+	PortName      string                   `json:"portName,omitempty"`
+	TargetPort    *intstr.IntOrString      `json:"targetPort,omitempty"`
+	AppProtocol   string                   `json:"appProtocol,omitempty"`
+	PortDiscovery bool                     `json:"portDiscovery,omitempty"`
+	Timeout       string                   `json:"timeout,omitempty"`
+	Gateways      []string                 `json:"gateways,omitempty"`
+	GatewayRefs   []flaggerParentReference `json:"gatewayRefs,omitempty"`
+	Hosts         []string                 `json:"hosts,omitempty"`
+	Delegation    bool                     `json:"delegation,omitempty"`
+	TrafficPolicy json.RawMessage          `json:"trafficPolicy,omitempty"`
+	Match         json.RawMessage          `json:"match,omitempty"`
+	Rewrite       json.RawMessage          `json:"rewrite,omitempty"`
+	Retries       json.RawMessage          `json:"retries,omitempty"`
+	Headers       json.RawMessage          `json:"headers,omitempty"`
+	CorsPolicy    json.RawMessage          `json:"corsPolicy,omitempty"`
+	MeshName      string                   `json:"meshName,omitempty"`
+	Backends      []string                 `json:"backends,omitempty"`
+	Apex          json.RawMessage          `json:"apex,omitempty"`
+	Primary       json.RawMessage          `json:"primary,omitempty"`
+	Canary        json.RawMessage          `json:"canary,omitempty"`
+}
+
+// flaggerParentReference is a Gateway API ParentReference.
+type flaggerParentReference struct {
+	Group       *string `json:"group,omitempty"`
+	Kind        *string `json:"kind,omitempty"`
+	Namespace   *string `json:"namespace,omitempty"`
+	Name        string  `json:"name"`
+	SectionName *string `json:"sectionName,omitempty"`
+	Port        *int32  `json:"port,omitempty"`
+}
+
+type flaggerAnalysis struct {
+	Interval              string           `json:"interval,omitempty"`
+	Iterations            int              `json:"iterations,omitempty"`
+	Mirror                bool             `json:"mirror,omitempty"`
+	MirrorWeight          int              `json:"mirrorWeight,omitempty"`
+	MaxWeight             int              `json:"maxWeight,omitempty"`
+	StepWeight            int              `json:"stepWeight,omitempty"`
+	StepWeights           []int            `json:"stepWeights,omitempty"`
+	StepWeightPromotion   int              `json:"stepWeightPromotion,omitempty"`
+	Threshold             int              `json:"threshold,omitempty"`
+	PrimaryReadyThreshold *int             `json:"primaryReadyThreshold,omitempty"`
+	CanaryReadyThreshold  *int             `json:"canaryReadyThreshold,omitempty"`
+	Alerts                json.RawMessage  `json:"alerts,omitempty"`
+	Metrics               []flaggerMetric  `json:"metrics,omitempty"`
+	Webhooks              []flaggerWebhook `json:"webhooks,omitempty"`
+	Match                 json.RawMessage  `json:"match,omitempty"`
+	SessionAffinity       json.RawMessage  `json:"sessionAffinity,omitempty"`
+}
+
+type flaggerMetric struct {
+	Name              string                  `json:"name"`
+	Interval          string                  `json:"interval,omitempty"`
+	Threshold         *float64                `json:"threshold,omitempty"`
+	ThresholdRange    *flaggerThresholdRange  `json:"thresholdRange,omitempty"`
+	Query             string                  `json:"query,omitempty"`
+	TemplateRef       *flaggerObjectReference `json:"templateRef,omitempty"`
+	TemplateVariables map[string]string       `json:"templateVariables,omitempty"`
+}
+
+type flaggerThresholdRange struct {
+	Min *float64 `json:"min,omitempty"`
+	Max *float64 `json:"max,omitempty"`
+}
+
+type flaggerWebhook struct {
+	Type      string            `json:"type,omitempty"`
+	Name      string            `json:"name"`
+	URL       string            `json:"url"`
+	MuteAlert bool              `json:"muteAlert,omitempty"`
+	Timeout   string            `json:"timeout,omitempty"`
+	Retries   int               `json:"retries,omitempty"`
+	Metadata  map[string]string `json:"metadata,omitempty"`
+}
+
+type flaggerMetricTemplate struct {
+	APIVersion string                    `json:"apiVersion"`
+	Kind       string                    `json:"kind"`
+	Metadata   metav1.ObjectMeta         `json:"metadata"`
+	Spec       flaggerMetricTemplateSpec `json:"spec"`
+	Status     json.RawMessage           `json:"status,omitempty"`
+}
+
+type flaggerMetricTemplateSpec struct {
+	Provider flaggerMetricProvider `json:"provider"`
+	Query    string                `json:"query,omitempty"`
+}
+
+type flaggerMetricProvider struct {
+	Type               string                  `json:"type,omitempty"`
+	Address            string                  `json:"address,omitempty"`
+	SecretRef          *flaggerSecretReference `json:"secretRef,omitempty"`
+	Region             string                  `json:"region,omitempty"`
+	InsecureSkipVerify bool                    `json:"insecureSkipVerify,omitempty"`
+}
+
+type flaggerSecretReference struct {
+	Name string `json:"name"`
+}
+
+// present tells whether a raw field was set to something other than null.
+func present(raw json.RawMessage) bool {
+	return len(raw) > 0 && string(raw) != "null"
+}

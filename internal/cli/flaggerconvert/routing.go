@@ -1,0 +1,115 @@
+package flaggerconvert
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/serin-dev/serin/api/v1alpha1"
+)
+
+// gatewayAPIGroup is the group of the Gateways an HTTPRoute attaches to.
+const gatewayAPIGroup = "gateway.networking.k8s.io"
+
+// routing maps spec.provider and the Gateway API settings. serin's
+// gatewayapi routing shifts weights and its kubernetes routing is blue/green,
+// so the analysis decides as much as the provider: a blue/green analysis runs
+// with kubernetes, and weights without a Gateway become iterations.
+func (c canaryConverter) routing(provider v1alpha1.RoutingProvider, in *flaggerAnalysis, path string,
+	out *v1alpha1.CanaryAnalysis) v1alpha1.CanaryRouting {
+	blueGreen := in != nil && in.Iterations > 0
+	switch {
+	case provider == v1alpha1.GatewayAPIRouting && blueGreen:
+		c.report.drop("spec.provider", "blue/green (analysis.iterations) runs with routing.provider kubernetes "+
+			"in serin, which switches the apex Service: the HTTPRoute that Flagger generated is not managed")
+		provider = v1alpha1.KubernetesRouting
+	case provider == v1alpha1.KubernetesRouting && out != nil && (out.StepWeight > 0 || len(out.StepWeights) > 0):
+		c.weightsToIterations(path, out)
+	}
+	if provider == v1alpha1.KubernetesRouting {
+		c.dropGatewaySettings()
+		return v1alpha1.CanaryRouting{Provider: provider}
+	}
+	return v1alpha1.CanaryRouting{
+		Provider:    provider,
+		GatewayRefs: c.gatewayRefs(),
+		Hosts:       c.in.Spec.Service.Hosts,
+	}
+}
+
+// routingProvider maps spec.provider; anything serin cannot route with
+// falls back to kubernetes (blue/green), which needs no mesh.
+func (c canaryConverter) routingProvider() v1alpha1.RoutingProvider {
+	provider := c.in.Spec.Provider
+	switch {
+	case provider == "kubernetes":
+		return v1alpha1.KubernetesRouting
+	case provider == "gatewayapi" || strings.HasPrefix(provider, "gatewayapi:"):
+		return v1alpha1.GatewayAPIRouting
+	case provider == "" && len(c.in.Spec.Service.GatewayRefs) > 0:
+		c.report.drop("spec.provider", "not set, so Flagger used its -mesh-provider flag: "+
+			"gatewayapi was assumed from spec.service.gatewayRefs")
+		return v1alpha1.GatewayAPIRouting
+	case provider == "":
+		c.report.drop("spec.provider", "not set, so Flagger used its -mesh-provider flag: "+
+			"kubernetes (blue/green) was assumed")
+		return v1alpha1.KubernetesRouting
+	}
+	c.report.drop("spec.provider", "%s is not supported: serin routes with gatewayapi or kubernetes; "+
+		"converted to kubernetes (blue/green)", provider)
+	return v1alpha1.KubernetesRouting
+}
+
+// weightsToIterations turns traffic steps into as many blue/green
+// iterations, for routing without a Gateway.
+func (c canaryConverter) weightsToIterations(path string, out *v1alpha1.CanaryAnalysis) {
+	steps := (&v1alpha1.Canary{Spec: v1alpha1.CanarySpec{Analysis: out}}).GetStepWeights()
+	field := path + ".stepWeight"
+	if len(out.StepWeights) > 0 {
+		field = path + ".stepWeights"
+	}
+	c.report.drop(field, "traffic weights need routing.provider gatewayapi: converted to %d blue/green "+
+		"iterations of routing.provider kubernetes", len(steps))
+	out.Iterations = len(steps)
+	out.StepWeight, out.StepWeights, out.MaxWeight, out.StepWeightPromotion = 0, nil, 0, 0
+}
+
+func (c canaryConverter) dropGatewaySettings() {
+	service := c.in.Spec.Service
+	if len(service.GatewayRefs) > 0 {
+		c.report.drop("spec.service.gatewayRefs", "used only with routing.provider gatewayapi")
+	}
+	if len(service.Hosts) > 0 {
+		c.report.drop("spec.service.hosts", "used only with routing.provider gatewayapi, as the HTTPRoute's hostnames")
+	}
+}
+
+func (c canaryConverter) gatewayRefs() []v1alpha1.GatewayReference {
+	refs := c.in.Spec.Service.GatewayRefs
+	if len(refs) == 0 {
+		c.report.drop("spec.service.gatewayRefs", "missing: routing.provider gatewayapi needs at least one Gateway in routing.gatewayRefs")
+	}
+	var out []v1alpha1.GatewayReference
+	for i, ref := range refs {
+		field := fmt.Sprintf("spec.service.gatewayRefs[%d]", i)
+		if (ref.Group != nil && *ref.Group != gatewayAPIGroup) || (ref.Kind != nil && *ref.Kind != "Gateway") {
+			c.report.drop(field, "only Gateways of %s can be referenced; the reference was left out", gatewayAPIGroup)
+			continue
+		}
+		if ref.Port != nil {
+			c.report.drop(field+".port", "serin attaches to a Gateway listener by sectionName only")
+		}
+		out = append(out, v1alpha1.GatewayReference{
+			Name:        ref.Name,
+			Namespace:   valueOf(ref.Namespace),
+			SectionName: valueOf(ref.SectionName),
+		})
+	}
+	return out
+}
+
+func valueOf(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
+}

@@ -1,0 +1,168 @@
+package cli
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/serin-dev/serin/api/v1alpha1"
+)
+
+const (
+	longRevision     = "main@sha1:0123abcd0123abcd0123abcd0123abcd0123abcd"
+	promotedRevision = "main@sha1:89abcdef89abcdef89abcdef89abcdef89abcdef"
+)
+
+// listedCanaries are the Canaries of the get canaries tests: two in apps,
+// one in shop.
+func listedCanaries() []client.Object {
+	return []client.Object{
+		makeCanary("apps", "podinfo").revisions(longRevision, promotedRevision).
+			phase(v1alpha1.PhaseProgressing, 20).label("team", "web").
+			ready(metav1.ConditionFalse, "Progressing", "advancing canary weight to 20 for "+longRevision).obj(),
+		makeCanary("apps", "backend").revisions("", "v1.4.0@sha256:"+strings.Repeat("9f86d081", 8)).
+			phase(v1alpha1.PhaseSucceeded, 0).
+			ready(metav1.ConditionTrue, "Succeeded", "promotion completed").obj(),
+		makeCanary("shop", "cart").suspended().revisions("main@sha1:deadbeef", "").
+			phase(v1alpha1.PhaseHalted, 50).label("team", "web").
+			ready(metav1.ConditionUnknown, "Halted", "primary not ready: progress deadline exceeded").obj(),
+		makeCanary("shop", "new").obj(),
+	}
+}
+
+func TestGetCanaries(t *testing.T) {
+	tests := map[string]struct {
+		args    []string
+		golden  string
+		wantErr string
+	}{
+		"namespace of the kubeconfig context": {
+			args: []string{"get", "canaries"}, golden: "context_namespace.golden",
+		},
+		"namespace flag": {
+			args: []string{"get", "canaries", "-n", "shop"}, golden: "namespace_flag.golden",
+		},
+		"all namespaces": {
+			args: []string{"get", "canaries", "-A"}, golden: "all_namespaces.golden",
+		},
+		"no header": {
+			args: []string{"get", "canaries", "-A", "--no-header"}, golden: "no_header.golden",
+		},
+		"by name": {
+			args: []string{"get", "canaries", "podinfo"}, golden: "by_name.golden",
+		},
+		"status selector": {
+			args: []string{"get", "canaries", "-A", "--status-selector", "ready=false"}, golden: "status_selector.golden",
+		},
+		"status selector matching nothing prints the header": {
+			args:   []string{"get", "canaries", "-n", "apps", "--status-selector", "Stalled=True"},
+			golden: "status_selector_none.golden",
+		},
+		"label selector": {
+			args: []string{"get", "canaries", "-A", "-l", "team=web"}, golden: "label_selector.golden",
+		},
+		"empty namespace": {
+			args: []string{"get", "canaries", "-n", "empty"}, wantErr: `no Canary objects found in "empty" namespace`,
+		},
+		"unknown name": {
+			args: []string{"get", "canaries", "nope"}, wantErr: `Canary object 'nope' not found in "apps" namespace`,
+		},
+		"nothing in any namespace": {
+			args: []string{"get", "canaries", "-A", "-l", "team=none"}, wantErr: `no Canary objects found in any namespace`,
+		},
+		"malformed status selector": {
+			args:    []string{"get", "canaries", "--status-selector", "ready"},
+			wantErr: "expected status selector in type=status format, but found: ready",
+		},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			env := newTestEnvironment(t, newFakeClient(listedCanaries()...))
+			run := runCommand(context.Background(), env, tc.args...)
+			if diff := cmp.Diff(tc.wantErr, errorText(run.err)); diff != "" {
+				t.Fatalf("error differs (-want +got):\n%s", diff)
+			}
+			if tc.golden != "" {
+				assertGolden(t, "get_canaries/"+tc.golden, run.stdout)
+			}
+		})
+	}
+}
+
+func TestCanaryRowColours(t *testing.T) {
+	canary := makeCanary("apps", "podinfo").phase(v1alpha1.PhaseFailed, 0).
+		ready(metav1.ConditionFalse, "Failed", "rolled back").obj()
+	got := canaryRow(canary, false, palette{enabled: true})
+	want := []string{"podinfo", "", "\033[31mFailed\033[0m", "0", "False", "\033[31mFalse\033[0m", "rolled back"}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("row differs (-want +got):\n%s", diff)
+	}
+}
+
+// TestGetCanariesWatch follows a Canary: the header and the listed rows come
+// first, then one row for each change of a row, until --timeout.
+func TestGetCanariesWatch(t *testing.T) {
+	kube := newFakeClient(listedCanaries()...)
+	env := newTestEnvironment(t, kube)
+	var stdout, stderr syncBuffer
+	done := make(chan commandRun)
+	go func() {
+		done <- runCommandInto(context.Background(), env, &stdout, &stderr,
+			"get", "canaries", "podinfo", "--watch", "--timeout", "2s")
+	}()
+
+	waitForLines(t, &stdout, 2)
+	key := client.ObjectKey{Namespace: "apps", Name: "podinfo"}
+	updateCanary(t, kube, key, func(c *v1alpha1.Canary) { c.Labels["unrelated"] = "change" })
+	updateCanaryStatus(t, kube, key, func(c *v1alpha1.Canary) {
+		c.Status.CanaryWeight = 30
+		c.Status.Conditions[0].Message = "advancing canary weight to 30"
+	})
+	waitForLines(t, &stdout, 3)
+
+	run := <-done
+	if diff := cmp.Diff("stopped watching after --timeout 2s", errorText(run.err)); diff != "" {
+		t.Errorf("error differs (-want +got):\n%s", diff)
+	}
+	assertGolden(t, "get_canaries/watch.golden", run.stdout)
+}
+
+func waitForLines(t *testing.T, out *syncBuffer, lines int) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for strings.Count(out.String(), "\n") < lines {
+		if time.Now().After(deadline) {
+			t.Fatalf("waited for %d lines, got:\n%s", lines, out.String())
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+func updateCanary(t *testing.T, kube client.Client, key client.ObjectKey, change func(*v1alpha1.Canary)) {
+	t.Helper()
+	canary := &v1alpha1.Canary{}
+	if err := kube.Get(context.Background(), key, canary); err != nil {
+		t.Fatal(err)
+	}
+	change(canary)
+	if err := kube.Update(context.Background(), canary); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func updateCanaryStatus(t *testing.T, kube client.Client, key client.ObjectKey, change func(*v1alpha1.Canary)) {
+	t.Helper()
+	canary := &v1alpha1.Canary{}
+	if err := kube.Get(context.Background(), key, canary); err != nil {
+		t.Fatal(err)
+	}
+	change(canary)
+	if err := kube.Status().Update(context.Background(), canary); err != nil {
+		t.Fatal(err)
+	}
+}

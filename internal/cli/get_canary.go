@@ -1,0 +1,242 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"sort"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/util/duration"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/serin-dev/serin/api/v1alpha1"
+)
+
+// maxDescribedEvents is how many of a Canary's latest Events are shown.
+const maxDescribedEvents = 10
+
+func newGetCanaryCommand(env *environment) *cobra.Command {
+	return &cobra.Command{
+		Use:   "canary NAME",
+		Short: "Show a Canary's analysis at a glance",
+		Long: `Show one Canary: its phase, weight and analysis step, failed checks against
+the threshold, metrics and webhooks, revisions, GitOps revert, conditions and
+latest Events.`,
+		Example:           `  serin get canary podinfo -n apps`,
+		Args:              cobra.ExactArgs(1),
+		ValidArgsFunction: canaryNameCompletion(env),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runGetCanary(cmd, env, args[0])
+		},
+	}
+}
+
+func runGetCanary(cmd *cobra.Command, env *environment, name string) error {
+	s, err := env.open(cmd)
+	if err != nil {
+		return err
+	}
+	defer s.cancel()
+	ctx, kube, namespace := s.ctx, s.kube, s.namespace
+
+	canary := &v1alpha1.Canary{}
+	if err := kube.Get(ctx, client.ObjectKey{Namespace: namespace, Name: name}, canary); err != nil {
+		if apierrors.IsNotFound(err) {
+			return canaryScope{namespace: namespace, name: name}.notFoundError()
+		}
+		return err
+	}
+	events, eventsErr := recentCanaryEvents(ctx, kube, canary)
+	description := canaryDescription{
+		canary:    canary,
+		events:    events,
+		eventsErr: eventsErr,
+		now:       env.now(),
+		colors:    paletteFor(cmd.OutOrStdout()),
+	}
+	return description.write(cmd.OutOrStdout())
+}
+
+// recentCanaryEvents returns the latest Events involving the Canary, oldest
+// first.
+func recentCanaryEvents(ctx context.Context, kube client.Client, canary *v1alpha1.Canary) ([]corev1.Event, error) {
+	list := &corev1.EventList{}
+	err := kube.List(ctx, list, client.InNamespace(canary.Namespace), client.MatchingFields{
+		"involvedObject.kind": v1alpha1.CanaryKind,
+		"involvedObject.name": canary.Name,
+	})
+	if err != nil {
+		return nil, err
+	}
+	var events []corev1.Event
+	for _, event := range list.Items {
+		// Events of an earlier Canary of the same name are not this one's.
+		if event.InvolvedObject.UID == "" || canary.UID == "" || event.InvolvedObject.UID == canary.UID {
+			events = append(events, event)
+		}
+	}
+	sort.SliceStable(events, func(i, j int) bool {
+		return eventLastSeen(&events[i]).Before(eventLastSeen(&events[j]))
+	})
+	if len(events) > maxDescribedEvents {
+		events = events[len(events)-maxDescribedEvents:]
+	}
+	return events, nil
+}
+
+// eventLastSeen is when an Event last happened, whichever API wrote it.
+func eventLastSeen(event *corev1.Event) time.Time {
+	switch {
+	case event.Series != nil && !event.Series.LastObservedTime.IsZero():
+		return event.Series.LastObservedTime.Time
+	case !event.LastTimestamp.IsZero():
+		return event.LastTimestamp.Time
+	case !event.EventTime.IsZero():
+		return event.EventTime.Time
+	case !event.FirstTimestamp.IsZero():
+		return event.FirstTimestamp.Time
+	}
+	return event.CreationTimestamp.Time
+}
+
+// canaryDescription is the text of `serin get canary NAME`.
+type canaryDescription struct {
+	canary    *v1alpha1.Canary
+	events    []corev1.Event
+	eventsErr error
+	now       time.Time
+	colors    palette
+}
+
+func (d canaryDescription) write(w io.Writer) error {
+	tw := tabwriter.NewWriter(w, 0, 8, 2, ' ', 0)
+	d.writeSummary(tw)
+	d.writeProgress(tw)
+	d.writeChecks(tw)
+	d.writeRevert(tw)
+	d.writeConditions(tw)
+	d.writeEvents(tw)
+	return tw.Flush()
+}
+
+func (d canaryDescription) writeSummary(w io.Writer) {
+	c := d.canary
+	ready, message := readyStatusAndMessage(c.Status.Conditions)
+	fmt.Fprintf(w, "Name:\t%s\n", c.Name)
+	fmt.Fprintf(w, "Namespace:\t%s\n", c.Namespace)
+	fmt.Fprintf(w, "Target:\t%s/%s\n", c.Spec.TargetRef.Kind, c.Spec.TargetRef.Name)
+	fmt.Fprintf(w, "Routing:\t%s\n", describeRouting(c))
+	fmt.Fprintf(w, "Suspended:\t%s\n", titleBool(c.Spec.Suspend))
+	fmt.Fprintf(w, "Ready:\t%s\n", joinNonEmpty(": ", d.colors.conditionStatus(ready), message))
+}
+
+func describeRouting(c *v1alpha1.Canary) string {
+	provider := string(c.GetRoutingProvider())
+	var gateways []string
+	for _, ref := range c.Spec.Routing.GatewayRefs {
+		gateway := ref.Name
+		if ref.Namespace != "" {
+			gateway = ref.Namespace + "/" + ref.Name
+		}
+		if ref.SectionName != "" {
+			gateway += " (" + ref.SectionName + ")"
+		}
+		gateways = append(gateways, gateway)
+	}
+	if len(gateways) > 0 {
+		provider += " via " + strings.Join(gateways, ", ")
+	}
+	if len(c.Spec.Routing.Hosts) > 0 {
+		provider += " for " + strings.Join(c.Spec.Routing.Hosts, ", ")
+	}
+	return provider
+}
+
+// writeProgress shows where the rollout stands: phase, weight and step,
+// failed checks against the threshold.
+func (d canaryDescription) writeProgress(w io.Writer) {
+	c := d.canary
+	fmt.Fprintf(w, "Phase:\t%s\n", orNone(d.colors.phase(c.Status.Phase)))
+	if c.Spec.SkipAnalysis {
+		fmt.Fprintf(w, "Analysis:\tskipped (spec.skipAnalysis): every revision is promoted at once\n")
+		d.writeRevisions(w)
+		return
+	}
+	if c.GetRoutingProvider() == v1alpha1.KubernetesRouting {
+		fmt.Fprintf(w, "Traffic:\t%s\n", blueGreenTraffic(c.Status.CanaryWeight))
+		fmt.Fprintf(w, "Iterations:\t%d of %d\n", c.Status.Iterations, c.GetIterations())
+	} else {
+		fmt.Fprintf(w, "Weight:\t%s\n", describeWeight(c))
+	}
+	fmt.Fprintf(w, "Failed checks:\t%d of %d allowed\n", c.Status.FailedChecks, c.GetThreshold())
+	fmt.Fprintf(w, "Interval:\t%s\n", c.GetAnalysisInterval())
+	if t := c.Status.LastTransitionTime; t != nil {
+		fmt.Fprintf(w, "Last transition:\t%s ago (%s)\n", d.age(t.Time), t.UTC().Format(time.RFC3339))
+	}
+	d.writeRevisions(w)
+}
+
+func (d canaryDescription) writeRevisions(w io.Writer) {
+	fmt.Fprintf(w, "Revision:\t%s\n", orNone(d.canary.Status.LastAttemptedRevision))
+	fmt.Fprintf(w, "Promoted revision:\t%s\n", orNone(d.canary.Status.LastPromotedRevision))
+}
+
+func blueGreenTraffic(canaryWeight int) string {
+	if canaryWeight > 0 {
+		return "canary (blue/green)"
+	}
+	return "primary (blue/green)"
+}
+
+// describeWeight shows the canary weight and which of the steps it is at.
+func describeWeight(c *v1alpha1.Canary) string {
+	weight := c.Status.CanaryWeight
+	steps := c.GetStepWeights()
+	stepTexts := make([]string, len(steps))
+	at := -1
+	for i, step := range steps {
+		stepTexts[i] = strconv.Itoa(step)
+		if step == weight {
+			at = i
+		}
+	}
+	plan := strings.Join(stepTexts, ", ")
+	switch {
+	case weight == 0:
+		return fmt.Sprintf("0%% (no traffic to the canary; steps %s)", plan)
+	case at >= 0:
+		return fmt.Sprintf("%d%% (step %d of %d: %s)", weight, at+1, len(steps), plan)
+	}
+	return fmt.Sprintf("%d%% (steps %s)", weight, plan)
+}
+
+func (d canaryDescription) age(t time.Time) string {
+	if t.IsZero() {
+		return "<unknown>"
+	}
+	return duration.HumanDuration(d.now.Sub(t))
+}
+
+func orNone(s string) string {
+	if s == "" {
+		return "<none>"
+	}
+	return s
+}
+
+func joinNonEmpty(separator string, parts ...string) string {
+	var kept []string
+	for _, part := range parts {
+		if part != "" {
+			kept = append(kept, part)
+		}
+	}
+	return strings.Join(kept, separator)
+}

@@ -1,0 +1,127 @@
+package cli
+
+import (
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/serin-dev/serin/api/v1alpha1"
+)
+
+// writeChecks lists the metrics and webhooks of the analysis.
+func (d canaryDescription) writeChecks(w io.Writer) {
+	analysis := d.canary.Spec.Analysis
+	if analysis == nil || len(analysis.Metrics) == 0 {
+		fmt.Fprintf(w, "\nMetrics:\t<none>\n")
+	} else {
+		fmt.Fprintf(w, "\nMetrics:\n")
+		fmt.Fprintf(w, "  NAME\tTEMPLATE\tRANGE\tINTERVAL\n")
+		for _, metric := range analysis.Metrics {
+			interval := "analysis interval"
+			if metric.Interval != nil {
+				interval = metric.Interval.Duration.String()
+			}
+			fmt.Fprintf(w, "  %s\t%s\t%s\t%s\n", metric.Name, templateName(metric.TemplateRef),
+				describeRange(metric.ThresholdRange), interval)
+		}
+	}
+	if analysis == nil || len(analysis.Webhooks) == 0 {
+		fmt.Fprintf(w, "\nWebhooks:\t<none>\n")
+		return
+	}
+	fmt.Fprintf(w, "\nWebhooks:\n")
+	fmt.Fprintf(w, "  NAME\tTYPE\tURL\n")
+	for _, hook := range analysis.Webhooks {
+		hookType := hook.Type
+		if hookType == "" {
+			hookType = v1alpha1.RolloutHook
+		}
+		fmt.Fprintf(w, "  %s\t%s\t%s\n", hook.Name, hookType, hook.URL)
+	}
+}
+
+func templateName(ref v1alpha1.TemplateReference) string {
+	if ref.Namespace == "" {
+		return ref.Name
+	}
+	return ref.Namespace + "/" + ref.Name
+}
+
+func describeRange(r *v1alpha1.ThresholdRange) string {
+	if r == nil {
+		return "<any>"
+	}
+	var bounds []string
+	if r.Min != nil {
+		bounds = append(bounds, fmt.Sprintf("min %g", *r.Min))
+	}
+	if r.Max != nil {
+		bounds = append(bounds, fmt.Sprintf("max %g", *r.Max))
+	}
+	return strings.Join(bounds, ", ")
+}
+
+// writeRevert shows the GitOps revert of the last bad revision.
+func (d canaryDescription) writeRevert(w io.Writer) {
+	revert := d.canary.Status.Revert
+	if revert == nil {
+		fmt.Fprintf(w, "\nRevert:\t%s\n", d.revertConfiguration())
+		return
+	}
+	fmt.Fprintf(w, "\nRevert:\n")
+	fmt.Fprintf(w, "  State:\t%s\n", orNone(revert.State))
+	fmt.Fprintf(w, "  Revision:\t%s\n", orNone(revert.Revision))
+	fmt.Fprintf(w, "  Branch:\t%s\n", orNone(revert.Branch))
+	fmt.Fprintf(w, "  Commit:\t%s\n", orNone(revert.Commit))
+	fmt.Fprintf(w, "  Pull request:\t%s\n", orNone(revert.PullRequestURL))
+	if revert.Message != "" {
+		fmt.Fprintf(w, "  Message:\t%s\n", revert.Message)
+	}
+}
+
+func (d canaryDescription) revertConfiguration() string {
+	triggers := d.canary.GetRevertTriggers()
+	if triggers == nil {
+		return "<none> (spec.gitops.revert is not set)"
+	}
+	on := make([]string, len(triggers))
+	for i, trigger := range triggers {
+		on[i] = string(trigger)
+	}
+	mode := d.canary.Spec.GitOps.Revert.Mode
+	if mode == "" {
+		mode = v1alpha1.PullRequestRevert
+	}
+	return fmt.Sprintf("<none> (a %s revert opens when %s)", mode, strings.Join(on, " or "))
+}
+
+func (d canaryDescription) writeConditions(w io.Writer) {
+	conditions := d.canary.Status.Conditions
+	if len(conditions) == 0 {
+		fmt.Fprintf(w, "\nConditions:\t<none>\n")
+		return
+	}
+	fmt.Fprintf(w, "\nConditions:\n")
+	fmt.Fprintf(w, "  TYPE\tSTATUS\tREASON\tAGE\tMESSAGE\n")
+	for _, c := range conditions {
+		fmt.Fprintf(w, "  %s\t%s\t%s\t%s\t%s\n", c.Type, c.Status, c.Reason, d.age(c.LastTransitionTime.Time), c.Message)
+	}
+}
+
+func (d canaryDescription) writeEvents(w io.Writer) {
+	switch {
+	case d.eventsErr != nil:
+		fmt.Fprintf(w, "\nEvents:\t<unavailable: %v>\n", d.eventsErr)
+		return
+	case len(d.events) == 0:
+		fmt.Fprintf(w, "\nEvents:\t<none>\n")
+		return
+	}
+	fmt.Fprintf(w, "\nEvents:\n")
+	fmt.Fprintf(w, "  LAST SEEN\tTYPE\tREASON\tMESSAGE\n")
+	for i := range d.events {
+		event := &d.events[i]
+		message := strings.TrimSpace(strings.ReplaceAll(event.Message, "\n", " "))
+		fmt.Fprintf(w, "  %s\t%s\t%s\t%s\n", d.age(eventLastSeen(event)), event.Type, event.Reason, message)
+	}
+}

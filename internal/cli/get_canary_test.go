@@ -1,0 +1,109 @@
+package cli
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/serin-dev/serin/api/v1alpha1"
+)
+
+func canaryEvent(name, canary string, uid types.UID, age time.Duration, eventType, reason, message string) *corev1.Event {
+	return &corev1.Event{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "apps"},
+		InvolvedObject: corev1.ObjectReference{
+			Kind: v1alpha1.CanaryKind, APIVersion: v1alpha1.GroupVersion.String(),
+			Namespace: "apps", Name: canary, UID: uid,
+		},
+		LastTimestamp: metav1.NewTime(testNow.Add(-age)),
+		Type:          eventType,
+		Reason:        reason,
+		Message:       message,
+	}
+}
+
+// describedCanaries are a Gateway API Canary in the middle of a rollout,
+// with a revert, and a blue/green one that was never reconciled.
+func describedCanaries() []client.Object {
+	minute := &metav1.Duration{Duration: time.Minute}
+	progressing := makeCanary("apps", "podinfo").
+		revisions(longRevision, promotedRevision).
+		phase(v1alpha1.PhaseProgressing, 20).
+		ready(metav1.ConditionFalse, "Progressing", "advancing canary weight to 20").
+		condition("Reconciling", metav1.ConditionTrue, "Progressing", "analysis step 2 of 5").
+		analysis(v1alpha1.CanaryAnalysis{
+			Interval:   &metav1.Duration{Duration: 30 * time.Second},
+			Threshold:  3,
+			StepWeight: 10,
+			Metrics: []v1alpha1.CanaryMetric{
+				{Name: "error-rate", TemplateRef: v1alpha1.TemplateReference{Name: "error-rate", Namespace: "serin-system"},
+					ThresholdRange: &v1alpha1.ThresholdRange{Max: ptr.To(1.0)}, Interval: minute},
+				{Name: "latency", TemplateRef: v1alpha1.TemplateReference{Name: "latency"},
+					ThresholdRange: &v1alpha1.ThresholdRange{Min: ptr.To(0.0), Max: ptr.To(500.0)}},
+			},
+			Webhooks: []v1alpha1.CanaryWebhook{
+				{Name: "load-test", URL: "http://flagger-loadtester.test/"},
+				{Name: "approve", Type: v1alpha1.ConfirmPromotionHook, URL: "http://gate.example/approve"},
+			},
+		}).obj()
+	progressing.Status.FailedChecks = 1
+	progressing.Status.LastTransitionTime = &metav1.Time{Time: testNow.Add(-42 * time.Second)}
+	progressing.Spec.GitOps = &v1alpha1.GitOpsSpec{Revert: &v1alpha1.RevertSpec{}}
+	progressing.Status.Revert = &v1alpha1.RevertStatus{
+		Revision:       "main@sha1:0badc0de",
+		Branch:         "serin/revert/apps/podinfo/0badc0de",
+		Commit:         "5ca1ab1e",
+		PullRequestURL: "https://github.com/example/fleet/pull/42",
+		State:          "Opened",
+	}
+	uid := progressing.UID
+	return []client.Object{
+		progressing,
+		makeCanary("apps", "bluegreen").blueGreen(10, 0).obj(),
+		canaryEvent("e1", "podinfo", uid, 5*time.Minute, corev1.EventTypeNormal, "Progressing", "New revision detected"),
+		canaryEvent("e2", "podinfo", uid, 30*time.Second, corev1.EventTypeWarning, "Progressing", "error-rate 1.5 > 1"),
+		canaryEvent("e3", "podinfo", uid, 2*time.Minute, corev1.EventTypeNormal, "Progressing", "advancing canary weight to 10"),
+		canaryEvent("old", "podinfo", "an-earlier-podinfo", time.Minute, corev1.EventTypeNormal, "Deleted", "not this one"),
+		canaryEvent("other", "frontend", "uid-apps-frontend", time.Minute, corev1.EventTypeNormal, "Other", "not this one"),
+	}
+}
+
+func TestGetCanary(t *testing.T) {
+	tests := map[string]struct {
+		args    []string
+		golden  string
+		wantErr string
+	}{
+		"rollout in progress with a revert": {
+			args: []string{"get", "canary", "podinfo"}, golden: "progressing.golden",
+		},
+		"blue/green never reconciled": {
+			args: []string{"get", "canary", "bluegreen", "-n", "apps"}, golden: "bluegreen.golden",
+		},
+		"not found": {
+			args: []string{"get", "canary", "nope"}, wantErr: `Canary object 'nope' not found in "apps" namespace`,
+		},
+		"name is required": {
+			args: []string{"get", "canary"}, wantErr: "accepts 1 arg(s), received 0",
+		},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			env := newTestEnvironment(t, newFakeClient(describedCanaries()...))
+			run := runCommand(context.Background(), env, tc.args...)
+			if diff := cmp.Diff(tc.wantErr, errorText(run.err)); diff != "" {
+				t.Fatalf("error differs (-want +got):\n%s", diff)
+			}
+			if tc.golden != "" {
+				assertGolden(t, "get_canary/"+tc.golden, run.stdout)
+			}
+		})
+	}
+}

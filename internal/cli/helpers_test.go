@@ -1,0 +1,203 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"flag"
+	"os"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/cli-runtime/pkg/genericclioptions"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+
+	"github.com/serin-dev/serin/api/v1alpha1"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files with the current output")
+
+// testNow is the clock of every test.
+var testNow = time.Date(2026, 5, 4, 10, 0, 0, 0, time.UTC)
+
+// assertGolden compares got with the file at path (under testdata).
+func assertGolden(t *testing.T, path, got string) {
+	t.Helper()
+	path = filepath.Join("testdata", path)
+	if *update {
+		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("reading golden file: %v (run the test with -update to create it)", err)
+	}
+	if diff := cmp.Diff(string(want), got); diff != "" {
+		t.Errorf("%s differs (-want +got):\n%s", path, diff)
+	}
+}
+
+// newFakeClient is a fake client holding objects, with the indexes that
+// stand in for the field selectors the commands use.
+func newFakeClient(objects ...client.Object) client.WithWatch {
+	return fake.NewClientBuilder().
+		WithScheme(newScheme()).
+		WithObjects(objects...).
+		WithStatusSubresource(&v1alpha1.Canary{}).
+		WithIndex(&v1alpha1.Canary{}, "metadata.name", func(o client.Object) []string {
+			return []string{o.GetName()}
+		}).
+		WithIndex(&corev1.Event{}, "involvedObject.kind", func(o client.Object) []string {
+			return []string{o.(*corev1.Event).InvolvedObject.Kind}
+		}).
+		WithIndex(&corev1.Event{}, "involvedObject.name", func(o client.Object) []string {
+			return []string{o.(*corev1.Event).InvolvedObject.Name}
+		}).
+		Build()
+}
+
+// newTestEnvironment runs commands against kube, at testNow, with the
+// kubeconfig of testdata (whose context namespace is apps).
+func newTestEnvironment(t *testing.T, kube client.WithWatch) *environment {
+	t.Setenv("KUBECONFIG", filepath.Join("testdata", "kubeconfig"))
+	return &environment{
+		kubeconfig:   genericclioptions.NewConfigFlags(false),
+		newClient:    func() (client.WithWatch, error) { return kube, nil },
+		now:          func() time.Time { return testNow },
+		pollInterval: 10 * time.Millisecond,
+	}
+}
+
+// commandRun is what a command printed and returned.
+type commandRun struct {
+	stdout, stderr string
+	err            error
+}
+
+func runCommand(ctx context.Context, env *environment, args ...string) commandRun {
+	var stdout, stderr syncBuffer
+	return runCommandInto(ctx, env, &stdout, &stderr, args...)
+}
+
+func runCommandInto(ctx context.Context, env *environment, stdout, stderr *syncBuffer, args ...string) commandRun {
+	root := newRootCommand(env)
+	root.SetArgs(args)
+	root.SetOut(stdout)
+	root.SetErr(stderr)
+	root.SetIn(bytes.NewReader(nil))
+	err := root.ExecuteContext(ctx)
+	return commandRun{stdout: stdout.String(), stderr: stderr.String(), err: err}
+}
+
+// syncBuffer is a bytes.Buffer that a command and a test can share.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+func errorText(err error) string {
+	if err == nil {
+		return ""
+	}
+	return err.Error()
+}
+
+// canaryBuilder builds Canaries for tests.
+type canaryBuilder struct{ canary v1alpha1.Canary }
+
+// makeCanary returns a Canary of the Deployment of the same name, routed
+// with Gateway API, that the agent initialized.
+func makeCanary(namespace, name string) *canaryBuilder {
+	return &canaryBuilder{v1alpha1.Canary{
+		TypeMeta: metav1.TypeMeta{APIVersion: v1alpha1.GroupVersion.String(), Kind: v1alpha1.CanaryKind},
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: namespace, Generation: 1,
+			UID: types.UID("uid-" + namespace + "-" + name)},
+		Spec: v1alpha1.CanarySpec{
+			TargetRef: v1alpha1.TargetReference{APIVersion: "apps/v1", Kind: "Deployment", Name: name},
+			Service:   v1alpha1.CanaryService{Port: 9898},
+			Routing: v1alpha1.CanaryRouting{
+				Provider:    v1alpha1.GatewayAPIRouting,
+				GatewayRefs: []v1alpha1.GatewayReference{{Name: "public", Namespace: "gateways"}},
+			},
+		},
+	}}
+}
+
+func (b *canaryBuilder) revisions(attempted, promoted string) *canaryBuilder {
+	b.canary.Status.LastAttemptedRevision = attempted
+	b.canary.Status.LastPromotedRevision = promoted
+	return b
+}
+
+func (b *canaryBuilder) phase(phase v1alpha1.CanaryPhase, weight int) *canaryBuilder {
+	b.canary.Status.Phase = phase
+	b.canary.Status.CanaryWeight = weight
+	return b
+}
+
+func (b *canaryBuilder) condition(conditionType string, status metav1.ConditionStatus, reason, message string) *canaryBuilder {
+	b.canary.Status.Conditions = append(b.canary.Status.Conditions, metav1.Condition{
+		Type: conditionType, Status: status, Reason: reason, Message: message,
+		LastTransitionTime: metav1.NewTime(testNow.Add(-90 * time.Second)),
+	})
+	return b
+}
+
+func (b *canaryBuilder) ready(status metav1.ConditionStatus, reason, message string) *canaryBuilder {
+	return b.condition("Ready", status, reason, message)
+}
+
+func (b *canaryBuilder) suspended() *canaryBuilder {
+	b.canary.Spec.Suspend = true
+	return b
+}
+
+func (b *canaryBuilder) label(key, value string) *canaryBuilder {
+	if b.canary.Labels == nil {
+		b.canary.Labels = map[string]string{}
+	}
+	b.canary.Labels[key] = value
+	return b
+}
+
+func (b *canaryBuilder) analysis(analysis v1alpha1.CanaryAnalysis) *canaryBuilder {
+	b.canary.Spec.Analysis = &analysis
+	return b
+}
+
+func (b *canaryBuilder) blueGreen(iterations, done int) *canaryBuilder {
+	b.canary.Spec.Routing = v1alpha1.CanaryRouting{Provider: v1alpha1.KubernetesRouting}
+	if b.canary.Spec.Analysis == nil {
+		b.canary.Spec.Analysis = &v1alpha1.CanaryAnalysis{}
+	}
+	b.canary.Spec.Analysis.Iterations = iterations
+	b.canary.Status.Iterations = done
+	return b
+}
+
+func (b *canaryBuilder) generation(generation, observed int64) *canaryBuilder {
+	b.canary.Generation = generation
+	b.canary.Status.ObservedGeneration = observed
+	return b
+}
+
+func (b *canaryBuilder) obj() *v1alpha1.Canary { return b.canary.DeepCopy() }

@@ -1,0 +1,72 @@
+// Package cli implements serin's command line: get, promote, abort, retry,
+// revert, suspend, resume, convert, version and completion. It is a library
+// so that cmd/serin stays a few lines and every command can be run in tests
+// against a fake Kubernetes client.
+package cli
+
+import (
+	"time"
+
+	"github.com/spf13/cobra"
+	"k8s.io/cli-runtime/pkg/genericclioptions"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+)
+
+const (
+	// defaultTimeout bounds every command, as flux's --timeout does.
+	defaultTimeout = 5 * time.Minute
+	// defaultPollInterval is how often a command waiting for the agent
+	// reads the Canary again.
+	defaultPollInterval = 2 * time.Second
+)
+
+// environment is what the commands share: the kubeconfig flags, the global
+// timeout, and the seams that tests replace (client, clock, poll interval).
+type environment struct {
+	kubeconfig   *genericclioptions.ConfigFlags
+	timeout      time.Duration
+	newClient    func() (client.WithWatch, error)
+	now          func() time.Time
+	pollInterval time.Duration
+}
+
+// NewRootCommand returns the serin command, connected to the cluster
+// selected by the kubeconfig flags. It does not look at the name it was
+// invoked by, so it works the same as `serin` and as `kubectl serin`.
+func NewRootCommand() *cobra.Command {
+	env := &environment{
+		kubeconfig:   genericclioptions.NewConfigFlags(false),
+		now:          time.Now,
+		pollInterval: defaultPollInterval,
+	}
+	env.newClient = func() (client.WithWatch, error) { return newKubeClient(env.kubeconfig) }
+	return newRootCommand(env)
+}
+
+func newRootCommand(env *environment) *cobra.Command {
+	root := &cobra.Command{
+		Use:   "serin",
+		Short: "Command line for serin, progressive delivery for Flux users",
+		Long: `serin shows and drives the Canaries of the serin agent: it lists their
+status the way flux get does, asks the agent to promote, abort, retry or
+revert a revision, suspends and resumes Canaries, and converts Flagger
+Canaries to serin ones.`,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	env.kubeconfig.AddFlags(root.PersistentFlags())
+	root.PersistentFlags().DurationVar(&env.timeout, "timeout", defaultTimeout,
+		"how long a command may take, waiting and watching included")
+
+	root.AddCommand(newGetCommand(env))
+	for _, request := range agentRequests {
+		root.AddCommand(newAgentRequestCommand(env, request))
+	}
+	root.AddCommand(
+		newSuspensionCommand(env, suspendCanary),
+		newSuspensionCommand(env, resumeCanary),
+		newConvertCommand(),
+		newVersionCommand(env),
+	)
+	return root
+}

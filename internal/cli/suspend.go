@@ -1,0 +1,101 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	"github.com/spf13/cobra"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/serin-dev/serin/api/v1alpha1"
+)
+
+// suspension is `serin suspend` or `serin resume`: both set spec.suspend.
+type suspension struct {
+	verb, doing, done string
+	suspend           bool
+	short, long       string
+}
+
+var (
+	suspendCanary = suspension{
+		verb: "suspend", doing: "suspending", done: "suspended", suspend: true,
+		short: "Freeze a Canary: the agent takes no step until it is resumed",
+		long:  "Set spec.suspend on a Canary: the agent takes no step of its rollout until it is resumed.",
+	}
+	resumeCanary = suspension{
+		verb: "resume", doing: "resuming", done: "resumed", suspend: false,
+		short: "Resume a suspended Canary",
+		long:  "Clear spec.suspend on a Canary: the agent goes on with its rollout.",
+	}
+)
+
+func newSuspensionCommand(env *environment, s suspension) *cobra.Command {
+	var noWait bool
+	cmd := &cobra.Command{
+		Use:   s.verb + " NAME",
+		Short: s.short,
+		Long: s.long + `
+
+Unless --no-wait is given, the command waits until the agent has observed the
+change (status.observedGeneration reaches the Canary's new generation).
+
+A Canary applied by Flux gets spec.suspend back from Git at the next
+reconciliation if its manifest sets it.`,
+		Example:           fmt.Sprintf("  serin %s podinfo -n apps", s.verb),
+		Args:              cobra.ExactArgs(1),
+		ValidArgsFunction: canaryNameCompletion(env),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return s.run(cmd, env, args[0], noWait)
+		},
+	}
+	cmd.Flags().BoolVar(&noWait, "no-wait", false, "do not wait for the agent to observe the change")
+	return cmd
+}
+
+func (s suspension) run(cmd *cobra.Command, env *environment, name string, noWait bool) error {
+	sess, err := env.open(cmd)
+	if err != nil {
+		return err
+	}
+	defer sess.cancel()
+	ctx, kube, namespace := sess.ctx, sess.kube, sess.namespace
+	log := statusLog{cmd.ErrOrStderr()}
+	key := types.NamespacedName{Namespace: namespace, Name: name}
+
+	canary, err := getCanary(ctx, kube, key)
+	if err != nil {
+		return err
+	}
+	log.actionf("%s %s %s in %s namespace", s.doing, v1alpha1.CanaryKind, name, namespace)
+	if err := patchSuspend(ctx, kube, canary, s.suspend); err != nil {
+		return err
+	}
+	log.successf("%s %s", v1alpha1.CanaryKind, s.done)
+	if noWait {
+		return nil
+	}
+
+	generation := canary.Generation
+	log.waitingf("waiting for serin to observe generation %d", generation)
+	observed, err := waitForCanary(ctx, kube, key, env.pollInterval, func(c *v1alpha1.Canary) bool {
+		return c.Status.ObservedGeneration >= generation
+	})
+	if err != nil {
+		return waitError(err, env.timeout, fmt.Sprintf("serin to observe generation %d", generation))
+	}
+	log.successf("serin observed generation %d: %s", observed.Status.ObservedGeneration, progressSummary(observed))
+	return nil
+}
+
+// patchSuspend sets spec.suspend with a JSON merge patch; canary is updated
+// with the patched object, so its generation is the new one.
+func patchSuspend(ctx context.Context, kube client.Client, canary *v1alpha1.Canary, suspend bool) error {
+	patch, err := json.Marshal(map[string]any{"spec": map[string]any{"suspend": suspend}})
+	if err != nil {
+		return err
+	}
+	return kube.Patch(ctx, canary, client.RawPatch(types.MergePatchType, patch), fieldOwner)
+}

@@ -1,0 +1,92 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+	appsv1 "k8s.io/api/apps/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/serin-dev/serin/internal/version"
+)
+
+const (
+	// agentDeploymentName is the agent's Deployment in config/manager.
+	agentDeploymentName = "serin-agent"
+	// agentContainerName is the agent's container in that Deployment.
+	agentContainerName = "agent"
+	// defaultAgentNamespace is where config/default installs the agent.
+	defaultAgentNamespace = "serin-system"
+	// agentVersionTimeout keeps `serin version` quick when no cluster answers.
+	agentVersionTimeout = 10 * time.Second
+)
+
+func newVersionCommand(env *environment) *cobra.Command {
+	var clientOnly bool
+	var agentNamespace string
+	cmd := &cobra.Command{
+		Use:   "version",
+		Short: "Print the versions of the CLI and of the agent",
+		Long: `Print the version of this CLI and the version of the serin agent, read from
+the image tag of the serin-agent Deployment. When the cluster cannot be
+reached, the agent's version is unknown and the command still succeeds.`,
+		Example: `  serin version
+  serin version --client`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			out := cmd.OutOrStdout()
+			fmt.Fprintf(out, "serin: %s\n", version.Version)
+			if clientOnly {
+				return nil
+			}
+			ctx, cancel := context.WithTimeout(cmd.Context(), min(env.timeout, agentVersionTimeout))
+			defer cancel()
+			fmt.Fprintf(out, "serin-agent: %s\n", agentVersion(ctx, env, agentNamespace))
+			return nil
+		},
+	}
+	cmd.Flags().BoolVar(&clientOnly, "client", false, "print the CLI's version only, without contacting the cluster")
+	cmd.Flags().StringVar(&agentNamespace, "agent-namespace", defaultAgentNamespace,
+		"namespace of the serin-agent Deployment")
+	return cmd
+}
+
+// agentVersion is the image tag of the agent's container, or "unknown" and
+// why.
+func agentVersion(ctx context.Context, env *environment, namespace string) string {
+	kube, err := env.newClient()
+	if err != nil {
+		return fmt.Sprintf("unknown (%v)", err)
+	}
+	deployment := &appsv1.Deployment{}
+	key := client.ObjectKey{Namespace: namespace, Name: agentDeploymentName}
+	if err := kube.Get(ctx, key, deployment); err != nil {
+		return fmt.Sprintf("unknown (%v)", err)
+	}
+	containers := deployment.Spec.Template.Spec.Containers
+	if len(containers) == 0 {
+		return "unknown (the serin-agent Deployment has no container)"
+	}
+	image := containers[0].Image
+	for _, container := range containers {
+		if container.Name == agentContainerName {
+			image = container.Image
+		}
+	}
+	return imageTag(image)
+}
+
+// imageTag returns the tag of an image reference
+// (ghcr.io/serin-dev/serin:v0.3.0@sha256:… → v0.3.0), or the whole reference
+// when it has no tag.
+func imageTag(image string) string {
+	name, _, _ := strings.Cut(image, "@")
+	lastSlash := strings.LastIndex(name, "/")
+	if colon := strings.LastIndex(name, ":"); colon > lastSlash {
+		return name[colon+1:]
+	}
+	return image
+}

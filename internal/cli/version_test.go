@@ -1,0 +1,128 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/serin-dev/serin/internal/version"
+)
+
+func agentDeployment(namespace string, containers ...corev1.Container) *appsv1.Deployment {
+	return &appsv1.Deployment{
+		ObjectMeta: metav1.ObjectMeta{Name: "serin-agent", Namespace: namespace},
+		Spec: appsv1.DeploymentSpec{Template: corev1.PodTemplateSpec{
+			Spec: corev1.PodSpec{Containers: containers},
+		}},
+	}
+}
+
+func TestVersion(t *testing.T) {
+	agent := corev1.Container{Name: "agent", Image: "ghcr.io/serin-dev/serin:v0.3.0"}
+	sidecar := corev1.Container{Name: "proxy", Image: "proxy:v9"}
+	tests := map[string]struct {
+		args      []string
+		objects   []client.Object
+		clientErr error
+		want      string
+	}{
+		"agent found": {
+			args:    []string{"version"},
+			objects: []client.Object{agentDeployment("serin-system", sidecar, agent)},
+			want:    "serin: dev\nserin-agent: v0.3.0\n",
+		},
+		"agent in another namespace": {
+			args:    []string{"version", "--agent-namespace", "delivery"},
+			objects: []client.Object{agentDeployment("delivery", agent)},
+			want:    "serin: dev\nserin-agent: v0.3.0\n",
+		},
+		"agent not installed": {
+			args: []string{"version"},
+			want: "serin: dev\nserin-agent: unknown (deployments.apps \"serin-agent\" not found)\n",
+		},
+		"cluster unreachable": {
+			args:      []string{"version"},
+			clientErr: errors.New("loading kubeconfig: no configuration has been provided"),
+			want:      "serin: dev\nserin-agent: unknown (loading kubeconfig: no configuration has been provided)\n",
+		},
+		"client only": {
+			args:      []string{"version", "--client"},
+			clientErr: errors.New("must not be called"),
+			want:      "serin: dev\n",
+		},
+	}
+	if version.Version != "dev" {
+		t.Skipf("built with version %s", version.Version)
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			env := newTestEnvironment(t, newFakeClient(tc.objects...))
+			if tc.clientErr != nil {
+				env.newClient = func() (client.WithWatch, error) { return nil, tc.clientErr }
+			}
+			run := runCommand(context.Background(), env, tc.args...)
+			if run.err != nil {
+				t.Fatal(run.err)
+			}
+			if diff := cmp.Diff(tc.want, run.stdout); diff != "" {
+				t.Errorf("output differs (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestImageTag(t *testing.T) {
+	tests := map[string]struct{ image, want string }{
+		"tag":                  {"ghcr.io/serin-dev/serin:v0.3.0", "v0.3.0"},
+		"tag and digest":       {"ghcr.io/serin-dev/serin:v0.3.0@sha256:abcd", "v0.3.0"},
+		"registry port no tag": {"localhost:5000/serin", "localhost:5000/serin"},
+		"registry port tag":    {"localhost:5000/serin:v1", "v1"},
+		"no tag":               {"serin-agent", "serin-agent"},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			if diff := cmp.Diff(tc.want, imageTag(tc.image)); diff != "" {
+				t.Errorf("(-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestCompletion(t *testing.T) {
+	tests := map[string]struct {
+		args []string
+		want string
+	}{
+		"canary names": {
+			args: []string{"__complete", "promote", "p"},
+			want: "podinfo\n:4\nCompletion ended with directive: ShellCompDirectiveNoFileComp\n",
+		},
+		"bash script": {args: []string{"completion", "bash"}},
+		"zsh script":  {args: []string{"completion", "zsh"}},
+		"fish script": {args: []string{"completion", "fish"}},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			env := newTestEnvironment(t, newFakeClient(listedCanaries()...))
+			run := runCommand(context.Background(), env, tc.args...)
+			if run.err != nil {
+				t.Fatal(run.err)
+			}
+			if tc.want == "" {
+				if len(run.stdout) < 100 {
+					t.Errorf("expected a completion script, got %q", run.stdout)
+				}
+				return
+			}
+			if diff := cmp.Diff(tc.want, run.stdout+run.stderr); diff != "" {
+				t.Errorf("(-want +got):\n%s", diff)
+			}
+		})
+	}
+}

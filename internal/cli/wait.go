@@ -1,0 +1,50 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/serin-dev/serin/api/v1alpha1"
+)
+
+// getCanary reads a Canary, with flux's wording when it does not exist.
+func getCanary(ctx context.Context, kube client.Client, key types.NamespacedName) (*v1alpha1.Canary, error) {
+	canary := &v1alpha1.Canary{}
+	if err := kube.Get(ctx, key, canary); err != nil {
+		if apierrors.IsNotFound(err) {
+			return nil, canaryScope{namespace: key.Namespace, name: key.Name}.notFoundError()
+		}
+		return nil, err
+	}
+	return canary, nil
+}
+
+// waitForCanary reads the Canary every interval until done is true, and
+// returns it then; it gives up when ctx ends.
+func waitForCanary(ctx context.Context, kube client.Client, key types.NamespacedName, interval time.Duration,
+	done func(*v1alpha1.Canary) bool) (*v1alpha1.Canary, error) {
+	var canary *v1alpha1.Canary
+	err := wait.PollUntilContextCancel(ctx, interval, true, func(ctx context.Context) (bool, error) {
+		var err error
+		canary, err = getCanary(ctx, kube, key)
+		if err != nil {
+			return false, err
+		}
+		return done(canary), nil
+	})
+	return canary, err
+}
+
+// waitError words a wait that ran into --timeout.
+func waitError(err error, timeout time.Duration, waitingFor string) error {
+	if wait.Interrupted(err) {
+		return fmt.Errorf("timed out after %s waiting for %s: is the serin agent running?", timeout, waitingFor)
+	}
+	return err
+}

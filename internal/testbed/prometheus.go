@@ -1,0 +1,86 @@
+package testbed
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// PrometheusBinary is Debian's prometheus package (apt-get install prometheus).
+const PrometheusBinary = "/usr/bin/prometheus"
+
+// Prometheus is a real Prometheus server on loopback, scraping targets the
+// test serves (kwok pods run no containers, so tests export the app's
+// request metrics themselves).
+type Prometheus struct {
+	// URL is the server's base URL, for MetricTemplates.
+	URL string
+}
+
+// StartPrometheus starts Prometheus scraping targets (host:port) every
+// scrapeInterval, and waits until it is ready.
+func (tb *Testbed) StartPrometheus(ctx context.Context, scrapeInterval time.Duration, targets ...string) (*Prometheus, error) {
+	bin := PrometheusBinary
+	if _, err := os.Stat(bin); err != nil {
+		if bin, err = exec.LookPath("prometheus"); err != nil {
+			return nil, errors.New("prometheus not installed: apt-get install prometheus (Debian), see CONTRIBUTING.md")
+		}
+	}
+	dir := filepath.Join(tb.Dir, "prometheus")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, err
+	}
+	quoted := make([]string, len(targets))
+	for i, t := range targets {
+		quoted[i] = strconv.Quote(t)
+	}
+	config := fmt.Sprintf(`global:
+  scrape_interval: %s
+  evaluation_interval: %s
+scrape_configs:
+- job_name: app
+  static_configs:
+  - targets: [%s]
+`, scrapeInterval, scrapeInterval, strings.Join(quoted, ", "))
+	configFile := filepath.Join(dir, "prometheus.yml")
+	if err := os.WriteFile(configFile, []byte(config), 0o644); err != nil {
+		return nil, err
+	}
+	ports, err := freePorts(1)
+	if err != nil {
+		return nil, err
+	}
+	addr := "127.0.0.1:" + strconv.Itoa(ports[0])
+	if err := tb.startProcess(bin, nil,
+		"--config.file="+configFile, "--storage.tsdb.path="+filepath.Join(dir, "data"),
+		"--web.listen-address="+addr, "--log.level=warn",
+	); err != nil {
+		return nil, err
+	}
+	p := &Prometheus{URL: "http://" + addr}
+	deadline := time.Now().Add(time.Minute)
+	for time.Now().Before(deadline) {
+		if resp, err := http.Get(p.URL + "/-/ready"); err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return p, nil
+			}
+		}
+		if err := tb.exited(); err != nil {
+			return nil, err
+		}
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+	return nil, errors.New("prometheus not ready after 1m")
+}
