@@ -3,11 +3,11 @@ package controllers
 import (
 	"context"
 
-	corev1 "k8s.io/api/core/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
 
 	"github.com/serin-dev/serin/api/v1alpha1"
 	"github.com/serin-dev/serin/internal/rollout"
+	"github.com/serin-dev/serin/notifier"
 )
 
 // completePromotion scales the canary down now that the primary serves all
@@ -21,7 +21,7 @@ func (r *CanaryReconciler) completePromotion(ctx context.Context, obj *v1alpha1.
 	st.LastPromotedRevision = st.LastAttemptedRevision
 	st.CanaryWeight, st.FailedChecks = 0, 0
 	transition(obj, v1alpha1.PhaseSucceeded, obs.Now, v1alpha1.SucceededReason, "revision %s promoted", st.LastAppliedSpec)
-	r.Eventf(obj, corev1.EventTypeNormal, "Promoted", "promotion of revision %s completed: canary scaled to zero", st.LastAppliedSpec)
+	r.emit(ctx, obj, notifier.SeverityInfo, "Promoted", "promotion of revision %s completed: canary scaled to zero", st.LastAppliedSpec)
 	r.metrics.endRollout(obj, obs.Now, true)
 	r.postRollout(ctx, obj)
 	return ctrl.Result{}, nil
@@ -31,6 +31,6 @@ func (r *CanaryReconciler) completePromotion(ctx context.Context, obj *v1alpha1.
 func (r *CanaryReconciler) postRollout(ctx context.Context, obj *v1alpha1.Canary) {
 	if err := r.Webhooks.Run(ctx, obj, v1alpha1.PostRolloutHook); err != nil {
 		ctrl.LoggerFrom(ctx).Error(err, "post-rollout hook failed")
-		r.Eventf(obj, corev1.EventTypeWarning, "PostRolloutFailed", "post-rollout hook failed: %v", err)
+		r.emit(ctx, obj, notifier.SeverityWarn, "PostRolloutFailed", "post-rollout hook failed: %v", err)
 	}
 }

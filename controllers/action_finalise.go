@@ -3,11 +3,11 @@ package controllers
 import (
 	"context"
 
-	corev1 "k8s.io/api/core/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
 
 	"github.com/serin-dev/serin/api/v1alpha1"
 	"github.com/serin-dev/serin/internal/rollout"
+	"github.com/serin-dev/serin/notifier"
 	"github.com/serin-dev/serin/routing"
 )
 
@@ -19,7 +19,7 @@ func (r *CanaryReconciler) finalise(ctx context.Context, obj *v1alpha1.Canary, o
 		return ctrl.Result{}, err
 	}
 	if obj.Status.Phase != v1alpha1.PhaseFinalising {
-		r.Eventf(obj, corev1.EventTypeNormal, "Finalising", "primary %s runs revision %s and is ready: routing traffic to it", obj.GetPrimaryName(), obj.Status.LastAppliedSpec)
+		r.emit(ctx, obj, notifier.SeverityInfo, "Finalising", "primary %s runs revision %s and is ready: routing traffic to it", obj.GetPrimaryName(), obj.Status.LastAppliedSpec)
 	}
 	transition(obj, v1alpha1.PhaseFinalising, obs.Now, v1alpha1.ProgressingReason, "routing traffic to the promoted primary (canary weight %d)", weight)
 	if weight > 0 {

@@ -3,20 +3,20 @@ package controllers
 import (
 	"context"
 
-	corev1 "k8s.io/api/core/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
 
 	"github.com/serin-dev/serin/api/v1alpha1"
 	"github.com/serin-dev/serin/internal/rollout"
+	"github.com/serin-dev/serin/notifier"
 )
 
 // halt freezes a promotion whose primary failed. Routing stays exactly as
 // it is and the canary keeps running: it is the only healthy copy of the
 // new revision. A person, a new Git revision, or the primary's recovery
 // moves the Canary on.
-func (r *CanaryReconciler) halt(_ context.Context, obj *v1alpha1.Canary, obs rollout.Observation, a rollout.Halt) (ctrl.Result, error) {
+func (r *CanaryReconciler) halt(ctx context.Context, obj *v1alpha1.Canary, obs rollout.Observation, a rollout.Halt) (ctrl.Result, error) {
 	transition(obj, v1alpha1.PhaseHalted, obs.Now, v1alpha1.HaltedReason, "promotion of revision %s halted, canary kept serving: %s", obj.Status.LastAppliedSpec, a.Reason)
-	r.Eventf(obj, corev1.EventTypeWarning, "Halted", "promotion halted, routing frozen and canary kept serving: %s", a.Reason)
+	r.emit(ctx, obj, notifier.SeverityError, "Halted", "promotion halted, routing frozen and canary kept serving: %s", a.Reason)
 	r.metrics.endRollout(obj, obs.Now, false)
 	return ctrl.Result{}, nil
 }

@@ -3,11 +3,11 @@ package controllers
 import (
 	"context"
 
-	corev1 "k8s.io/api/core/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
 
 	"github.com/serin-dev/serin/api/v1alpha1"
 	"github.com/serin-dev/serin/internal/rollout"
+	"github.com/serin-dev/serin/notifier"
 	"github.com/serin-dev/serin/routing"
 )
 
@@ -31,7 +31,7 @@ func (r *CanaryReconciler) promote(ctx context.Context, obj *v1alpha1.Canary, ob
 		return ctrl.Result{}, err
 	}
 	if obj.Status.Phase != v1alpha1.PhasePromoting {
-		r.Eventf(obj, corev1.EventTypeNormal, "Promoting", "%s: copying the canary spec %s to %s", a.Reason, obj.Status.LastAppliedSpec, obj.GetPrimaryName())
+		r.emit(ctx, obj, notifier.SeverityInfo, "Promoting", "%s: copying the canary spec %s to %s", a.Reason, obj.Status.LastAppliedSpec, obj.GetPrimaryName())
 	}
 	transition(obj, v1alpha1.PhasePromoting, obs.Now, v1alpha1.ProgressingReason, "%s: promoting revision %s to the primary", a.Reason, obj.Status.LastAppliedSpec)
 	return ctrl.Result{RequeueAfter: obj.GetProgressDeadline()}, nil

@@ -3,11 +3,11 @@ package controllers
 import (
 	"context"
 
-	corev1 "k8s.io/api/core/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
 
 	"github.com/serin-dev/serin/api/v1alpha1"
 	"github.com/serin-dev/serin/internal/rollout"
+	"github.com/serin-dev/serin/notifier"
 	"github.com/serin-dev/serin/routing"
 )
 
@@ -18,7 +18,7 @@ func (r *CanaryReconciler) restartAnalysis(ctx context.Context, obj *v1alpha1.Ca
 		return ctrl.Result{}, err
 	}
 	st := &obj.Status
-	r.Eventf(obj, corev1.EventTypeNormal, "AnalysisRestarted",
+	r.emit(ctx, obj, notifier.SeverityInfo, "AnalysisRestarted",
 		"new revision %s detected during the analysis of %s: traffic back to the primary, analysis restarted", obs.Target.SpecHash, st.LastAppliedSpec)
 	st.LastAppliedSpec = obs.Target.SpecHash
 	st.LastAttemptedRevision = obs.Target.Revision

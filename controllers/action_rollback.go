@@ -3,11 +3,11 @@ package controllers
 import (
 	"context"
 
-	corev1 "k8s.io/api/core/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
 
 	"github.com/serin-dev/serin/api/v1alpha1"
 	"github.com/serin-dev/serin/internal/rollout"
+	"github.com/serin-dev/serin/notifier"
 	"github.com/serin-dev/serin/routing"
 )
 
@@ -30,7 +30,7 @@ func (r *CanaryReconciler) rollback(ctx context.Context, obj *v1alpha1.Canary, o
 		return ctrl.Result{}, err
 	}
 	transition(obj, v1alpha1.PhaseFailed, obs.Now, v1alpha1.FailedReason, "rolled back revision %s: %s", obj.Status.LastAppliedSpec, a.Reason)
-	r.Eventf(obj, corev1.EventTypeWarning, "RolledBack", "canary %s rolled back: %s", obj.Name, a.Reason)
+	r.emit(ctx, obj, notifier.SeverityError, "RolledBack", "canary %s rolled back: %s", obj.Name, a.Reason)
 	r.metrics.endRollout(obj, obs.Now, false)
 	r.postRollout(ctx, obj)
 	return ctrl.Result{}, nil

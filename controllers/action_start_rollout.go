@@ -5,12 +5,12 @@ import (
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
-	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
 
 	"github.com/serin-dev/serin/api/v1alpha1"
 	"github.com/serin-dev/serin/internal/rollout"
+	"github.com/serin-dev/serin/notifier"
 )
 
 // startRollout begins the analysis of a new revision: it asks the
@@ -25,7 +25,7 @@ func (r *CanaryReconciler) startRollout(ctx context.Context, obj *v1alpha1.Canar
 	st.LastAppliedSpec = obs.Target.SpecHash
 	st.LastAttemptedRevision = obs.Target.Revision
 	if newRevision || a.Retry {
-		r.Eventf(obj, corev1.EventTypeNormal, "NewRevision", "new revision %s of %s detected, starting the analysis", obs.Target.SpecHash, obj.Spec.TargetRef.Name)
+		r.emit(ctx, obj, notifier.SeverityInfo, "NewRevision", "new revision %s of %s detected, starting the analysis", obs.Target.SpecHash, obj.Spec.TargetRef.Name)
 	}
 
 	if open, closed := r.Webhooks.Gate(ctx, obj, v1alpha1.ConfirmRolloutHook); !open {

@@ -4,11 +4,11 @@ import (
 	"context"
 	"fmt"
 
-	corev1 "k8s.io/api/core/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
 
 	"github.com/serin-dev/serin/api/v1alpha1"
 	"github.com/serin-dev/serin/internal/rollout"
+	"github.com/serin-dev/serin/notifier"
 	"github.com/serin-dev/serin/routing"
 )
 
@@ -20,21 +20,21 @@ func (r *CanaryReconciler) step(ctx context.Context, obj *v1alpha1.Canary, obs r
 	st := &obj.Status
 	if obs.CanaryWeight == 0 && st.Iterations == 0 {
 		if err := r.Webhooks.Run(ctx, obj, v1alpha1.PreRolloutHook); err != nil {
-			return r.failCheck(obj, obs, "pre-rollout check failed: "+err.Error())
+			return r.failCheck(ctx, obj, obs, "pre-rollout check failed: "+err.Error())
 		}
 	}
 	if requested, hook := r.Webhooks.RollbackRequested(ctx, obj); requested {
 		return r.rollback(ctx, obj, obs, rollout.Rollback{Reason: "rollback requested by webhook " + hook})
 	}
 	if err := r.Webhooks.Run(ctx, obj, v1alpha1.RolloutHook); err != nil {
-		return r.failCheck(obj, obs, "rollout check failed: "+err.Error())
+		return r.failCheck(ctx, obj, obs, "rollout check failed: "+err.Error())
 	}
 	var passed []string
 	if obj.Spec.Analysis != nil {
 		for _, m := range obj.Spec.Analysis.Metrics {
 			res := r.Checks.Check(ctx, obj, m)
 			if !res.Passed {
-				return r.failCheck(obj, obs, "halting advancement: "+res.Message)
+				return r.failCheck(ctx, obj, obs, "halting advancement: "+res.Message)
 			}
 			passed = append(passed, res.Message)
 		}
@@ -59,11 +59,11 @@ func (r *CanaryReconciler) advance(ctx context.Context, obj *v1alpha1.Canary, ob
 		if err := r.setRoutes(ctx, obj, routing.Canary(plan.Weight)); err != nil {
 			return ctrl.Result{}, err
 		}
-		r.Eventf(obj, corev1.EventTypeNormal, "WeightIncreased", "advance %s canary weight %d: %s", obj.Name, plan.Weight, checks)
+		r.emit(ctx, obj, notifier.SeverityInfo, "WeightIncreased", "advance %s canary weight %d: %s", obj.Name, plan.Weight, checks)
 		transition(obj, v1alpha1.PhaseProgressing, obs.Now, v1alpha1.ProgressingReason, "canary weight %d: %s", plan.Weight, checks)
 	case rollout.Iterate:
 		st.Iterations++
-		r.Eventf(obj, corev1.EventTypeNormal, "Iteration", "advance %s canary iteration %d/%d: %s", obj.Name, st.Iterations, obj.GetIterations(), checks)
+		r.emit(ctx, obj, notifier.SeverityInfo, "Iteration", "advance %s canary iteration %d/%d: %s", obj.Name, st.Iterations, obj.GetIterations(), checks)
 		transition(obj, v1alpha1.PhaseProgressing, obs.Now, v1alpha1.ProgressingReason, "iteration %d/%d: %s", st.Iterations, obj.GetIterations(), checks)
 	case rollout.ReadyToPromote:
 		if obj.GetRoutingProvider() == v1alpha1.KubernetesRouting {
@@ -71,7 +71,7 @@ func (r *CanaryReconciler) advance(ctx context.Context, obj *v1alpha1.Canary, ob
 		}
 		if open, closed := r.Webhooks.Gate(ctx, obj, v1alpha1.ConfirmPromotionHook); !open {
 			if st.Phase != v1alpha1.PhaseWaitingPromotion {
-				r.Eventf(obj, corev1.EventTypeNormal, "WaitingPromotion", "analysis passed; waiting for approval to promote: %s", closed)
+				r.emit(ctx, obj, notifier.SeverityInfo, "WaitingPromotion", "analysis passed; waiting for approval to promote: %s", closed)
 			}
 			transition(obj, v1alpha1.PhaseWaitingPromotion, obs.Now, string(v1alpha1.PhaseWaitingPromotion), "analysis passed; waiting for approval to promote: %s", closed)
 			return ctrl.Result{RequeueAfter: requeueAtNextStep(obj, obs.Now)}, nil
@@ -82,10 +82,10 @@ func (r *CanaryReconciler) advance(ctx context.Context, obj *v1alpha1.Canary, ob
 }
 
 // failCheck counts a failed check; decide rolls back at the threshold.
-func (r *CanaryReconciler) failCheck(obj *v1alpha1.Canary, obs rollout.Observation, msg string) (ctrl.Result, error) {
+func (r *CanaryReconciler) failCheck(ctx context.Context, obj *v1alpha1.Canary, obs rollout.Observation, msg string) (ctrl.Result, error) {
 	st := &obj.Status
 	st.FailedChecks++
-	r.Eventf(obj, corev1.EventTypeWarning, "CheckFailed", "%s (failed checks %d/%d)", msg, st.FailedChecks, obj.GetThreshold())
+	r.emit(ctx, obj, notifier.SeverityWarn, "CheckFailed", "%s (failed checks %d/%d)", msg, st.FailedChecks, obj.GetThreshold())
 	transition(obj, st.Phase, obs.Now, v1alpha1.ProgressingReason, "%s (failed checks %d/%d)", msg, st.FailedChecks, obj.GetThreshold())
 	if st.FailedChecks >= obj.GetThreshold() {
 		return ctrl.Result{RequeueAfter: 10e6}, nil

@@ -28,7 +28,9 @@ import (
 
 	"github.com/serin-dev/serin/analysis"
 	"github.com/serin-dev/serin/api/v1alpha1"
+	"github.com/serin-dev/serin/gitops"
 	"github.com/serin-dev/serin/internal/rollout"
+	"github.com/serin-dev/serin/notifier"
 )
 
 // +kubebuilder:rbac:groups=serin.dev,resources=canaries,verbs=get;list;watch;update;patch
@@ -42,6 +44,10 @@ import (
 // +kubebuilder:rbac:groups="",resources=events,verbs=create;patch
 // +kubebuilder:rbac:groups=autoscaling,resources=horizontalpodautoscalers,verbs=get;list;watch;create;update;patch;delete
 // +kubebuilder:rbac:groups=gateway.networking.k8s.io,resources=httproutes,verbs=get;list;watch;create;update;patch;delete
+// +kubebuilder:rbac:groups=kustomize.toolkit.fluxcd.io,resources=kustomizations,verbs=get;list;watch
+// +kubebuilder:rbac:groups=helm.toolkit.fluxcd.io,resources=helmreleases,verbs=get;list;watch
+// +kubebuilder:rbac:groups=source.toolkit.fluxcd.io,resources=gitrepositories,verbs=get;list;watch
+// +kubebuilder:rbac:groups=notification.toolkit.fluxcd.io,resources=providers,verbs=get;list;watch
 // +kubebuilder:rbac:groups=coordination.k8s.io,resources=leases,verbs=get;list;watch;create;update;patch;delete
 
 // ControllerName is the name serin reports events and field ownership with.
@@ -67,6 +73,13 @@ type CanaryReconciler struct {
 	Webhooks *analysis.Webhooks
 	// Checks runs the Canaries' metric checks.
 	Checks *analysis.Metrics
+	// APIReader reads what the cache does not hold (the Flux objects that
+	// applied a target), uncached; only when a new revision appears.
+	APIReader client.Reader
+	// Notifier sends events out through Flux; nil sends Kubernetes Events only.
+	Notifier notifier.Notifier
+	// Reverter reverts bad revisions in Git; nil disables GitOps revert.
+	Reverter gitops.Reverter
 
 	metrics      *canaryMetrics
 	expectations *writeExpectations
@@ -90,6 +103,12 @@ func (r *CanaryReconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manage
 	}
 	if r.Checks == nil {
 		r.Checks = &analysis.Metrics{Reader: mgr.GetClient()}
+	}
+	if r.APIReader == nil {
+		r.APIReader = mgr.GetAPIReader()
+	}
+	if r.Reverter == nil {
+		r.Reverter = gitops.Disabled{}
 	}
 	if err := mgr.GetFieldIndexer().IndexField(ctx, &v1alpha1.Canary{}, targetIndexKey, func(o client.Object) []string {
 		c := o.(*v1alpha1.Canary)
@@ -225,6 +244,8 @@ func (r *CanaryReconciler) act(ctx context.Context, obj *v1alpha1.Canary, obs ro
 		return r.rollback(ctx, obj, obs, a)
 	case rollout.Halt:
 		return r.halt(ctx, obj, obs, a)
+	case rollout.OpenRevert:
+		return r.openRevert(ctx, obj, obs)
 	case rollout.Idle:
 		return ctrl.Result{}, nil
 	}
@@ -237,7 +258,7 @@ func (r *CanaryReconciler) finalizeStatus(ctx context.Context, obj *v1alpha1.Can
 	before v1alpha1.CanaryPhase, result ctrl.Result, retErr error) (ctrl.Result, error) {
 	result, retErr = setConditions(obj, result, retErr)
 	if before != obj.Status.Phase {
-		r.recordPhase(obj)
+		r.recordPhase(ctx, obj)
 	}
 	r.metrics.setPhase(obj)
 	if !obj.DeletionTimestamp.IsZero() && !controllerutil.ContainsFinalizer(obj, v1alpha1.CanaryFinalizer) {
@@ -266,16 +287,19 @@ func (r *CanaryReconciler) finalizeStatus(ctx context.Context, obj *v1alpha1.Can
 }
 
 // recordPhase emits an event for a phase change, with the revision.
-func (r *CanaryReconciler) recordPhase(obj *v1alpha1.Canary) {
-	eventType := corev1.EventTypeNormal
-	if obj.Status.Phase == v1alpha1.PhaseFailed || obj.Status.Phase == v1alpha1.PhaseHalted || conditions.IsStalled(obj) {
-		eventType = corev1.EventTypeWarning
+func (r *CanaryReconciler) recordPhase(ctx context.Context, obj *v1alpha1.Canary) {
+	severity := notifier.SeverityInfo
+	switch {
+	case obj.Status.Phase == v1alpha1.PhaseFailed || obj.Status.Phase == v1alpha1.PhaseHalted:
+		severity = notifier.SeverityError
+	case conditions.IsStalled(obj) || obj.Status.Phase == v1alpha1.PhaseWaiting || obj.Status.Phase == v1alpha1.PhaseWaitingPromotion:
+		severity = notifier.SeverityWarn
 	}
 	msg := conditions.GetMessage(obj, meta.ReadyCondition)
 	if rev := obj.Status.LastAttemptedRevision; rev != "" {
 		msg = fmt.Sprintf("%s (revision %s)", msg, rev)
 	}
-	r.Event(obj, eventType, string(obj.Status.Phase), msg)
+	r.emit(ctx, obj, severity, string(obj.Status.Phase), "%s", msg)
 }
 
 // reconcileDelete removes the finalizer; the generated objects are owned by

@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/serin-dev/serin/api/v1alpha1"
+	"github.com/serin-dev/serin/internal/fluxowner"
 	"github.com/serin-dev/serin/internal/rollout"
 	"github.com/serin-dev/serin/internal/workload"
 	"github.com/serin-dev/serin/routing"
@@ -46,6 +47,14 @@ func (r *CanaryReconciler) observe(ctx context.Context, obj *v1alpha1.Canary) (r
 	}
 	obs.Target.SpecHash = workload.SpecHash(&target.Spec.Template, nil)
 	obs.Target.Health = workload.DeploymentHealth(target)
+	obs.Target.Revision = obj.Status.LastAttemptedRevision
+	if obs.Target.SpecHash != obj.Status.LastAppliedSpec {
+		// A new revision: ask the Flux object that applied it which source
+		// revision it is. Not cached, so only here, once per revision.
+		if owner, ok := fluxowner.Of(target); ok {
+			obs.Target.Revision = fluxowner.Revision(ctx, r.APIReader, owner)
+		}
+	}
 
 	primary := &appsv1.Deployment{}
 	switch err := r.Get(ctx, types.NamespacedName{Namespace: obj.Namespace, Name: obj.GetPrimaryName()}, primary); {
@@ -89,6 +98,7 @@ func pendingRequests(obj *v1alpha1.Canary) rollout.Requests {
 		Promote: pending(v1alpha1.PromoteRequestAnnotation, h.Promote),
 		Abort:   pending(v1alpha1.AbortRequestAnnotation, h.Abort),
 		Retry:   pending(v1alpha1.RetryRequestAnnotation, h.Retry),
+		Revert:  pending(v1alpha1.RevertRequestAnnotation, h.Revert),
 	}
 }
 

@@ -87,6 +87,10 @@ type Rollback struct{ Reason string }
 // the canary keeps serving.
 type Halt struct{ Reason string }
 
+// OpenRevert reverts the bad revision in Git (spec.gitops.revert, or a
+// revert request): a pull request, or a push with mode Push.
+type OpenRevert struct{}
+
 // Idle has nothing to do: no new revision and nothing drifted.
 type Idle struct{}
 
@@ -108,6 +112,7 @@ func (Finalise) isAction()               {}
 func (CompletePromotion) isAction()      {}
 func (Rollback) isAction()               {}
 func (Halt) isAction()                   {}
+func (OpenRevert) isAction()             {}
 func (Idle) isAction()                   {}
 
 func (a Stall) String() string                { return fmt.Sprintf("stall(%s: %s)", a.Reason, a.Message) }
@@ -133,4 +138,5 @@ func (Finalise) String() string           { return "finalise" }
 func (CompletePromotion) String() string  { return "complete-promotion" }
 func (a Rollback) String() string         { return "rollback(" + a.Reason + ")" }
 func (a Halt) String() string             { return "halt(" + a.Reason + ")" }
+func (OpenRevert) String() string         { return "open-revert" }
 func (Idle) String() string               { return "idle" }

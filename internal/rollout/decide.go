@@ -76,6 +76,8 @@ func decideIdle(c *v1alpha1.Canary, o Observation) Action {
 		return StartRollout{}
 	case st.Phase == v1alpha1.PhaseFailed && o.Requests.Retry != "":
 		return StartRollout{Retry: true}
+	case st.Phase == v1alpha1.PhaseFailed && wantsRevert(c, o):
+		return OpenRevert{}
 	case o.Target.Replicas > 0:
 		return ScaleDownCanary{}
 	}
@@ -168,7 +170,29 @@ func decideHalted(c *v1alpha1.Canary, o Observation) Action {
 	if o.Primary.SpecHash == c.Status.LastAppliedSpec && o.Primary.Health.Ready {
 		return Finalise{}
 	}
+	if wantsRevert(c, o) {
+		return OpenRevert{}
+	}
 	return Idle{}
+}
+
+// wantsRevert reports whether the bad revision should be reverted in Git
+// now: on request, or once per revision when spec.gitops.revert.on names
+// the phase.
+func wantsRevert(c *v1alpha1.Canary, o Observation) bool {
+	if o.Requests.Revert != "" {
+		return true
+	}
+	st := c.Status
+	if st.LastAttemptedRevision == "" || (st.Revert != nil && st.Revert.Revision == st.LastAttemptedRevision) {
+		return false
+	}
+	for _, on := range c.GetRevertTriggers() {
+		if string(on) == string(st.Phase) {
+			return true
+		}
+	}
+	return false
 }
 
 // transitionTime is when the phase or weight last changed.

@@ -58,5 +58,5 @@ type Primary struct {
 // Requests are the user's pending requests: the value of each request
 // annotation the agent has not handled yet, or "".
 type Requests struct {
-	Promote, Abort, Retry string
+	Promote, Abort, Retry, Revert string
 }

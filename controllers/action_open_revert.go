@@ -1,0 +1,64 @@
+package controllers
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/fluxcd/pkg/apis/meta"
+	"github.com/fluxcd/pkg/runtime/conditions"
+	ctrl "sigs.k8s.io/controller-runtime"
+
+	"github.com/serin-dev/serin/api/v1alpha1"
+	"github.com/serin-dev/serin/gitops"
+	"github.com/serin-dev/serin/internal/rollout"
+	"github.com/serin-dev/serin/notifier"
+)
+
+// revertTimeout bounds one revert: clone, render, commit, push, pull request.
+const revertTimeout = 2 * time.Minute
+
+// openRevert reverts the bad revision in its Git source and records the
+// branch, commit and pull request in status.revert. A revert that cannot be
+// made (not configured, nothing to revert, cannot be verified) is recorded
+// as Failed and alerted, and not retried for that revision; a new request
+// (serin revert) tries again.
+func (r *CanaryReconciler) openRevert(ctx context.Context, obj *v1alpha1.Canary, obs rollout.Observation) (ctrl.Result, error) {
+	st := &obj.Status
+	if v := obs.Requests.Revert; v != "" {
+		st.HandledRequests.Revert = v
+	}
+	reason := conditions.GetMessage(obj, meta.StalledCondition)
+	rctx, cancel := context.WithTimeout(ctx, revertTimeout)
+	defer cancel()
+	res, err := r.Reverter.Revert(rctx, gitops.RevertRequest{
+		Canary:       obj,
+		BadRevision:  st.LastAttemptedRevision,
+		GoodRevision: st.LastPromotedRevision,
+		Reason:       reason,
+	})
+	st.Revert = &v1alpha1.RevertStatus{
+		Revision:       st.LastAttemptedRevision,
+		Branch:         res.Branch,
+		Commit:         res.Commit,
+		PullRequestURL: res.PullRequestURL,
+		State:          res.State,
+		Message:        res.Message,
+	}
+	if err != nil {
+		st.Revert.State = gitops.StateFailed
+		st.Revert.Message = err.Error()
+		if errors.Is(err, gitops.ErrNotConfigured) {
+			st.Revert.Message = "spec.gitops.revert is set but this agent runs without GitOps revert (--gitops-revert): " + err.Error()
+		}
+		r.emit(ctx, obj, notifier.SeverityError, "RevertFailed", "revert of revision %s failed: %s", st.LastAttemptedRevision, st.Revert.Message)
+		return ctrl.Result{}, nil
+	}
+	switch res.State {
+	case gitops.StateOpened:
+		r.emit(ctx, obj, notifier.SeverityWarn, "RevertOpened", "revert of revision %s proposed: %s", st.LastAttemptedRevision, res.PullRequestURL)
+	default:
+		r.emit(ctx, obj, notifier.SeverityWarn, "RevertPushed", "revert of revision %s pushed to %s as %s", st.LastAttemptedRevision, res.Branch, res.Commit)
+	}
+	return ctrl.Result{}, nil
+}

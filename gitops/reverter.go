@@ -1,0 +1,62 @@
+// Package gitops closes the GitOps loop: when a revision halts a promotion
+// (or, if asked, fails its analysis), it finds the Flux Kustomization and
+// GitRepository behind the Canary's target, writes a commit that reverts the
+// target to its last promoted rendering, pushes a branch and opens a pull
+// request, so the fix flows back through the repository.
+package gitops
+
+import (
+	"context"
+	"errors"
+
+	"github.com/serin-dev/serin/api/v1alpha1"
+)
+
+// Revert states recorded in status.revert.state.
+const (
+	StateOpened  = "Opened"
+	StatePushed  = "Pushed"
+	StateFailed  = "Failed"
+	StateMerged  = "Merged"
+	StatePending = "Pending"
+)
+
+// RevertRequest asks for the revert of a Canary's bad revision.
+type RevertRequest struct {
+	// Canary whose target is reverted.
+	Canary *v1alpha1.Canary
+	// BadRevision is the Flux revision to revert (status.lastAttemptedRevision).
+	BadRevision string
+	// GoodRevision is the last promoted Flux revision (status.lastPromotedRevision).
+	GoodRevision string
+	// Reason is why the revision is bad, for the commit message and PR.
+	Reason string
+}
+
+// RevertResult is what the revert produced.
+type RevertResult struct {
+	Branch         string
+	Commit         string
+	PullRequestURL string
+	// State is one of the State constants.
+	State string
+	// Message explains the state.
+	Message string
+}
+
+// ErrNotConfigured means the agent runs without GitOps revert support.
+var ErrNotConfigured = errors.New("gitops revert is not configured on this agent")
+
+// Reverter reverts a bad revision in Git. Implementations are idempotent:
+// the same bad revision never yields a second branch or pull request.
+type Reverter interface {
+	Revert(ctx context.Context, req RevertRequest) (RevertResult, error)
+}
+
+// Disabled is the Reverter of an agent without GitOps revert support.
+type Disabled struct{}
+
+// Revert returns ErrNotConfigured.
+func (Disabled) Revert(context.Context, RevertRequest) (RevertResult, error) {
+	return RevertResult{}, ErrNotConfigured
+}
