@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/fluxcd/pkg/runtime/conditions"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -29,8 +28,7 @@ func (r *CanaryReconciler) initialize(ctx context.Context, obj *v1alpha1.Canary)
 	if err := r.applyPrimary(ctx, obj, target, true); err != nil {
 		return ctrl.Result{}, err
 	}
-	obj.Status.Phase = v1alpha1.PhaseInitializing
-	conditions.MarkReconciling(obj, v1alpha1.InitializingReason, "created the services and primary deployment %s", obj.GetPrimaryName())
+	transition(obj, v1alpha1.PhaseInitializing, r.now(), v1alpha1.InitializingReason, "created the services and primary deployment %s", obj.GetPrimaryName())
 	return ctrl.Result{}, nil
 }
 

@@ -11,6 +11,7 @@ import (
 	"github.com/serin-dev/serin/api/v1alpha1"
 	"github.com/serin-dev/serin/internal/rollout"
 	"github.com/serin-dev/serin/notifier"
+	"github.com/serin-dev/serin/routing"
 )
 
 // startRollout begins the analysis of a new revision: it asks the
@@ -43,6 +44,13 @@ func (r *CanaryReconciler) startRollout(ctx context.Context, obj *v1alpha1.Canar
 	}
 	if err := r.scaleTarget(ctx, obj, replicas); err != nil {
 		return ctrl.Result{}, err
+	}
+	if obs.CanaryWeight > 0 {
+		// After a halted promotion the canary may still carry traffic; decide
+		// starts a rollout only from a ready primary, so it can take it back.
+		if err := r.setRoutes(ctx, obj, routing.AllPrimary); err != nil {
+			return ctrl.Result{}, err
+		}
 	}
 	st.CanaryWeight, st.FailedChecks, st.Iterations = 0, 0, 0
 	r.metrics.startRollout(obj, obs.Now)

@@ -244,6 +244,10 @@ func (r *CanaryReconciler) act(ctx context.Context, obj *v1alpha1.Canary, obs ro
 		return r.rollback(ctx, obj, obs, a)
 	case rollout.Halt:
 		return r.halt(ctx, obj, obs, a)
+	case rollout.RestorePrimary:
+		return r.restorePrimary(ctx, obj, obs)
+	case rollout.CompleteRestore:
+		return r.completeRestore(ctx, obj, obs, a)
 	case rollout.OpenRevert:
 		return r.openRevert(ctx, obj, obs)
 	case rollout.Idle:

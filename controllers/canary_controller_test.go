@@ -21,8 +21,13 @@ import (
 
 var nsCounter int
 
+// newNamespace creates a namespace on the envtest API server; every envtest
+// test starts with it, and skips when envtest is not running (-short).
 func newNamespace(t *testing.T) string {
 	t.Helper()
+	if k8s == nil {
+		t.Skip("needs the envtest API server, which -short does not start")
+	}
 	nsCounter++
 	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("envtest-%d-%d", time.Now().UnixNano()%100000, nsCounter)}}
 	if err := k8s.Create(context.Background(), ns); err != nil {

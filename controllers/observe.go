@@ -19,7 +19,7 @@ import (
 )
 
 // specHashAnnotation records on the primary which target revision it runs.
-const specHashAnnotation = "serin.dev/spec-hash"
+const specHashAnnotation = workload.SpecHashAnnotation
 
 // observe reads the Canary's world from the informer cache into an
 // Observation. It makes no decision and writes nothing.

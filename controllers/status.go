@@ -46,40 +46,39 @@ func setConditions(obj *v1alpha1.Canary, result ctrl.Result, err error) (ctrl.Re
 	return result, nil
 }
 
-// setPhaseConditions sets the conditions of a reconcile that ended without
-// error, from the phase alone.
+// setPhaseConditions derives Reconciling, Stalled and Promoted from the
+// phase and the Ready condition's reason and message, which the last
+// transition (or wait) set.
 func setPhaseConditions(obj *v1alpha1.Canary) {
-	switch phase := obj.Status.Phase; phase {
+	phase := obj.Status.Phase
+	reason := conditions.GetReason(obj, meta.ReadyCondition)
+	msg := conditions.GetMessage(obj, meta.ReadyCondition)
+	switch phase {
 	case v1alpha1.PhaseInitialized, v1alpha1.PhaseSucceeded:
-		reason := v1alpha1.InitializedReason
-		msg := "canary initialized: the primary serves the target's spec"
-		if phase == v1alpha1.PhaseSucceeded {
-			reason, msg = v1alpha1.SucceededReason, "canary analysis succeeded: the primary serves the new revision"
+		if !conditions.IsTrue(obj, meta.ReadyCondition) || reason == "" {
+			reason, msg = v1alpha1.InitializedReason, "canary initialized: the primary serves the target's spec"
+			if phase == v1alpha1.PhaseSucceeded {
+				reason, msg = v1alpha1.SucceededReason, "canary analysis succeeded: the primary serves the new revision"
+			}
 		}
 		conditions.MarkTrue(obj, meta.ReadyCondition, reason, "%s", msg)
 		conditions.MarkTrue(obj, v1alpha1.PromotedCondition, reason, "%s", msg)
 		conditions.Delete(obj, meta.ReconcilingCondition)
 		conditions.Delete(obj, meta.StalledCondition)
 	case v1alpha1.PhaseFailed, v1alpha1.PhaseHalted:
-		reason := v1alpha1.FailedReason
-		if phase == v1alpha1.PhaseHalted {
-			reason = v1alpha1.HaltedReason
-		}
-		msg := conditions.GetMessage(obj, meta.StalledCondition)
-		if msg == "" {
-			msg = "canary " + string(phase)
+		if reason == "" || conditions.IsTrue(obj, meta.ReadyCondition) {
+			reason, msg = string(phase), "canary "+string(phase)
 		}
 		conditions.MarkStalled(obj, reason, "%s", msg)
 		conditions.MarkFalse(obj, meta.ReadyCondition, reason, "%s", msg)
 		conditions.MarkFalse(obj, v1alpha1.PromotedCondition, reason, "%s", msg)
 		conditions.Delete(obj, meta.ReconcilingCondition)
 	default:
-		msg := conditions.GetMessage(obj, meta.ReconcilingCondition)
-		if msg == "" {
-			msg = "canary " + string(phase)
+		if reason == "" || conditions.IsTrue(obj, meta.ReadyCondition) {
+			reason, msg = string(phase), "canary "+string(phase)
 		}
-		conditions.MarkReconciling(obj, string(phase), "%s", msg)
-		conditions.MarkFalse(obj, meta.ReadyCondition, string(phase), "%s", msg)
+		conditions.MarkReconciling(obj, reason, "%s", msg)
+		conditions.MarkFalse(obj, meta.ReadyCondition, reason, "%s", msg)
 		conditions.Delete(obj, meta.StalledCondition)
 		if phase != v1alpha1.PhaseInitializing && phase != "" {
 			conditions.MarkFalse(obj, v1alpha1.PromotedCondition, v1alpha1.ProgressingReason, "%s", msg)
@@ -89,9 +88,9 @@ func setPhaseConditions(obj *v1alpha1.Canary) {
 
 // setReconcilingMessage says what a rollout in progress waits for.
 func setReconcilingMessage(obj *v1alpha1.Canary, format string, args ...any) {
-	reason := conditions.GetReason(obj, meta.ReconcilingCondition)
-	if reason == "" {
+	reason := conditions.GetReason(obj, meta.ReadyCondition)
+	if reason == "" || conditions.IsTrue(obj, meta.ReadyCondition) {
 		reason = v1alpha1.ProgressingReason
 	}
-	conditions.MarkReconciling(obj, reason, format, args...)
+	conditions.MarkFalse(obj, meta.ReadyCondition, reason, format, args...)
 }

@@ -39,8 +39,8 @@ func TestMain(m *testing.M) {
 
 func run(m *testing.M) int {
 	if testing.Short() {
-		fmt.Println("controllers: envtest skipped in -short mode")
-		return 0
+		fmt.Println("controllers: -short: unit tests only, the envtest tests skip")
+		return m.Run()
 	}
 	_ = clientgoscheme.AddToScheme(scheme)
 	_ = v1alpha1.AddToScheme(scheme)

@@ -3,6 +3,7 @@ package controllers
 import (
 	"time"
 
+	"github.com/fluxcd/pkg/apis/meta"
 	"github.com/fluxcd/pkg/runtime/conditions"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -15,13 +16,11 @@ func transition(obj *v1alpha1.Canary, phase v1alpha1.CanaryPhase, now time.Time,
 	obj.Status.Phase = phase
 	t := metav1.NewTime(now)
 	obj.Status.LastTransitionTime = &t
-	switch phase {
-	case v1alpha1.PhaseFailed, v1alpha1.PhaseHalted:
-		conditions.MarkStalled(obj, reason, format, args...)
-	case v1alpha1.PhaseSucceeded, v1alpha1.PhaseInitialized:
-	default:
-		conditions.MarkReconciling(obj, reason, format, args...)
+	if phase == v1alpha1.PhaseSucceeded || phase == v1alpha1.PhaseInitialized {
+		conditions.MarkTrue(obj, meta.ReadyCondition, reason, format, args...)
+		return
 	}
+	conditions.MarkFalse(obj, meta.ReadyCondition, reason, format, args...)
 }
 
 // requeueAtNextStep schedules the reconcile of the next analysis step.

@@ -3,6 +3,8 @@ package rollout
 import (
 	"fmt"
 	"time"
+
+	"github.com/serin-dev/serin/api/v1alpha1"
 )
 
 // Action is the one thing the controller does in a reconcile. Every action
@@ -87,6 +89,17 @@ type Rollback struct{ Reason string }
 // the canary keeps serving.
 type Halt struct{ Reason string }
 
+// RestorePrimary rolls the primary back to the template of its last
+// promoted revision (from its ReplicaSet history), routing untouched.
+type RestorePrimary struct{}
+
+// CompleteRestore routes all traffic back to the restored, ready primary,
+// scales the canary down and ends in Phase for Reason.
+type CompleteRestore struct {
+	Phase  v1alpha1.CanaryPhase
+	Reason string
+}
+
 // OpenRevert reverts the bad revision in Git (spec.gitops.revert, or a
 // revert request): a pull request, or a push with mode Push.
 type OpenRevert struct{}
@@ -112,6 +125,8 @@ func (Finalise) isAction()               {}
 func (CompletePromotion) isAction()      {}
 func (Rollback) isAction()               {}
 func (Halt) isAction()                   {}
+func (RestorePrimary) isAction()         {}
+func (CompleteRestore) isAction()        {}
 func (OpenRevert) isAction()             {}
 func (Idle) isAction()                   {}
 
@@ -138,5 +153,9 @@ func (Finalise) String() string           { return "finalise" }
 func (CompletePromotion) String() string  { return "complete-promotion" }
 func (a Rollback) String() string         { return "rollback(" + a.Reason + ")" }
 func (a Halt) String() string             { return "halt(" + a.Reason + ")" }
-func (OpenRevert) String() string         { return "open-revert" }
-func (Idle) String() string               { return "idle" }
+func (RestorePrimary) String() string     { return "restore-primary" }
+func (a CompleteRestore) String() string {
+	return "complete-restore(" + string(a.Phase) + ", " + a.Reason + ")"
+}
+func (OpenRevert) String() string { return "open-revert" }
+func (Idle) String() string       { return "idle" }

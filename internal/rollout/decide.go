@@ -164,16 +164,44 @@ func decideFinalising(c *v1alpha1.Canary, o Observation) Action {
 	return CompletePromotion{}
 }
 
-// decideHalted finishes the promotion when the primary recovers; anything
-// else needs a person or a new Git revision.
+// decideHalted keeps a halted promotion safe until it can end safely:
+//   - the primary recovers by itself: finish the promotion;
+//   - Git returns the target to the last promoted spec (path a): restore the
+//     primary to it while the canary serves, then route back (Succeeded, Reverted);
+//   - Git brings a corrected new revision (path b): restore the primary
+//     first, then analyse the new revision from a ready primary;
+//   - failurePolicy RestorePrimary: restore the primary to its last good
+//     template, then route back (Failed, PromotionFailed);
+//   - otherwise open the GitOps revert once, and wait for a person.
 func decideHalted(c *v1alpha1.Canary, o Observation) Action {
-	if o.Primary.SpecHash == c.Status.LastAppliedSpec && o.Primary.Health.Ready {
+	st := c.Status
+	switch {
+	case o.Primary.SpecHash == st.LastAppliedSpec && o.Primary.Health.Ready:
 		return Finalise{}
-	}
-	if wantsRevert(c, o) {
+	case o.Target.SpecHash == st.LastPromotedSpec:
+		return restorePrimaryThen(o, st.LastPromotedSpec, CompleteRestore{Phase: v1alpha1.PhaseSucceeded, Reason: v1alpha1.RevertedReason})
+	case o.Target.SpecHash != st.LastAppliedSpec:
+		return restorePrimaryThen(o, st.LastPromotedSpec, StartRollout{})
+	case wantsRevert(c, o):
 		return OpenRevert{}
+	case c.GetFailurePolicy() == v1alpha1.RestorePrimaryPolicy:
+		return restorePrimaryThen(o, st.LastPromotedSpec, CompleteRestore{Phase: v1alpha1.PhaseFailed, Reason: v1alpha1.PromotionFailedReason})
 	}
 	return Idle{}
+}
+
+// restorePrimaryThen brings the primary back to the good spec and waits for
+// it to be ready before next, which may route traffic to it.
+func restorePrimaryThen(o Observation, good string, next Action) Action {
+	switch {
+	case o.Primary.SpecHash != good:
+		return RestorePrimary{}
+	case o.Primary.Health.Failed:
+		return Idle{}
+	case !o.Primary.Health.Ready:
+		return WaitForPromotion{Message: "restoring the primary: " + o.Primary.Health.Message}
+	}
+	return next
 }
 
 // wantsRevert reports whether the bad revision should be reverted in Git

@@ -45,6 +45,24 @@ func observed(now time.Time, spec string, targetHealth workload.Health, primaryS
 	}
 }
 
+func revertOn(phases ...v1alpha1.RevertTrigger) func(*v1alpha1.Canary) {
+	return func(c *v1alpha1.Canary) {
+		c.Spec.GitOps = &v1alpha1.GitOpsSpec{Revert: &v1alpha1.RevertSpec{On: phases}}
+	}
+}
+
+func attempted(rev string) func(*v1alpha1.Canary) {
+	return func(c *v1alpha1.Canary) { c.Status.LastAttemptedRevision = rev }
+}
+
+func reverted(rev string) func(*v1alpha1.Canary) {
+	return func(c *v1alpha1.Canary) { c.Status.Revert = &v1alpha1.RevertStatus{Revision: rev, State: "Opened"} }
+}
+
+func restorePolicy(c *v1alpha1.Canary) {
+	c.Spec.Promotion = &v1alpha1.PromotionPolicy{FailurePolicy: v1alpha1.RestorePrimaryPolicy}
+}
+
 func with(o Observation, mutate func(*Observation)) Observation {
 	mutate(&o)
 	return o

@@ -40,6 +40,11 @@ const (
 	// ever becoming Ready.
 	NeverReadyLabel = "testbed.serin.dev/never-ready"
 
+	// NeverReadyAsPrimaryAnnotation on a pod template makes kwok run the
+	// pods of serin's primary (not the canary's) without them ever becoming
+	// Ready: the revision passes its analysis, then breaks the promotion.
+	NeverReadyAsPrimaryAnnotation = "testbed.serin.dev/never-ready-as-primary"
+
 	// NodeName is the kwok node the testbed creates.
 	NodeName = "kwok-node-0"
 

@@ -32,8 +32,13 @@ func PrimarySelector(target *appsv1.Deployment) map[string]string {
 	return primarySelector(target.Spec.Selector.MatchLabels)
 }
 
+// SpecHashAnnotation records on the primary, and on its pod template (so on
+// each of its ReplicaSets), which target revision it was copied from: the
+// primary's ReplicaSet history is how serin finds the last good template.
+const SpecHashAnnotation = "serin.dev/spec-hash"
+
 // PrimaryPodTemplate returns the target's pod template with the primary's
-// selector labels, as the primary Deployment runs it.
+// selector labels and the revision's spec hash, as the primary runs it.
 func PrimaryPodTemplate(target *appsv1.Deployment) corev1.PodTemplateSpec {
 	tpl := *target.Spec.Template.DeepCopy()
 	labels := copyWithoutFlux(tpl.Labels)
@@ -45,7 +50,26 @@ func PrimaryPodTemplate(target *appsv1.Deployment) corev1.PodTemplateSpec {
 	}
 	tpl.Labels = labels
 	tpl.Annotations = copyWithoutFlux(tpl.Annotations)
+	if tpl.Annotations == nil {
+		tpl.Annotations = map[string]string{}
+	}
+	tpl.Annotations[SpecHashAnnotation] = SpecHash(&target.Spec.Template, nil)
 	return tpl
+}
+
+// LastGoodTemplate returns the pod template of the primary's ReplicaSet that
+// ran the revision with specHash, as `kubectl rollout undo` would restore it.
+func LastGoodTemplate(replicaSets []appsv1.ReplicaSet, specHash string) (*corev1.PodTemplateSpec, bool) {
+	for i := range replicaSets {
+		rs := &replicaSets[i]
+		if rs.Spec.Template.Annotations[SpecHashAnnotation] != specHash {
+			continue
+		}
+		tpl := rs.Spec.Template.DeepCopy()
+		delete(tpl.Labels, appsv1.DefaultDeploymentUniqueLabelKey)
+		return tpl, true
+	}
+	return nil, false
 }
 
 // MutatePrimary sets on primary everything serin owns of it: metadata, the

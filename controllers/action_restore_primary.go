@@ -1,0 +1,47 @@
+package controllers
+
+import (
+	"context"
+	"fmt"
+
+	appsv1 "k8s.io/api/apps/v1"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/serin-dev/serin/api/v1alpha1"
+	"github.com/serin-dev/serin/internal/rollout"
+	"github.com/serin-dev/serin/internal/workload"
+	"github.com/serin-dev/serin/notifier"
+)
+
+// restorePrimary rolls the primary back to the pod template of its last
+// promoted revision, taken from its own ReplicaSet history. Routing is not
+// touched: the canary keeps serving while the primary comes back.
+func (r *CanaryReconciler) restorePrimary(ctx context.Context, obj *v1alpha1.Canary, obs rollout.Observation) (ctrl.Result, error) {
+	good := obj.Status.LastPromotedSpec
+	primary := &appsv1.Deployment{}
+	if err := r.Get(ctx, client.ObjectKey{Namespace: obj.Namespace, Name: obj.GetPrimaryName()}, primary); err != nil {
+		return ctrl.Result{}, fmt.Errorf("failed to get primary: %w", err)
+	}
+	// ReplicaSets are not cached (a cluster-wide informer for a rare read);
+	// a restore reads them live.
+	var replicaSets appsv1.ReplicaSetList
+	if err := r.APIReader.List(ctx, &replicaSets, client.InNamespace(obj.Namespace), client.MatchingLabels(primary.Spec.Selector.MatchLabels)); err != nil {
+		return ctrl.Result{}, fmt.Errorf("failed to list the primary's replicasets: %w", err)
+	}
+	tpl, ok := workload.LastGoodTemplate(replicaSets.Items, good)
+	if !ok {
+		return ctrl.Result{}, &stallingError{Reason: v1alpha1.HaltedReason, Err: fmt.Errorf(
+			"cannot restore %s: no ReplicaSet of it ran the last promoted revision %s (revisionHistoryLimit too low?); fix the target in Git", primary.Name, good)}
+	}
+	patch := client.MergeFrom(primary.DeepCopy())
+	primary.Spec.Template = *tpl
+	primary.Annotations[specHashAnnotation] = good
+	if err := r.Patch(ctx, primary, patch, client.FieldOwner(r.ControllerName)); err != nil {
+		return ctrl.Result{}, fmt.Errorf("failed to restore primary %s: %w", primary.Name, err)
+	}
+	r.emit(ctx, obj, notifier.SeverityWarn, "RestoringPrimary",
+		"restoring %s to the last promoted revision %s while the canary keeps serving", primary.Name, good)
+	setReconcilingMessage(obj, "restoring %s to revision %s", primary.Name, good)
+	return ctrl.Result{RequeueAfter: obj.GetProgressDeadline()}, nil
+}

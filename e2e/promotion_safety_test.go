@@ -1,0 +1,286 @@
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/fluxcd/pkg/apis/meta"
+	"github.com/fluxcd/pkg/runtime/conditions"
+	. "github.com/onsi/gomega"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
+
+	"github.com/serin-dev/serin/api/v1alpha1"
+	"github.com/serin-dev/serin/internal/testbed"
+)
+
+// invariants samples, every 100 ms for the whole test, the two promises of
+// promotion safety and records every violation:
+//   - every backend with weight > 0 has ready endpoints;
+//   - the canary is never scaled to zero while it is the only ready copy.
+type invariants struct {
+	mu         sync.Mutex
+	violations []string
+	samples    int
+}
+
+func watchInvariants(t *testing.T, ns string) *invariants {
+	t.Helper()
+	inv := &invariants{}
+	stop, done := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(done)
+		for {
+			inv.check(ns)
+			select {
+			case <-stop:
+				return
+			case <-time.After(100 * time.Millisecond):
+			}
+		}
+	}()
+	t.Cleanup(func() {
+		close(stop)
+		<-done
+		inv.mu.Lock()
+		defer inv.mu.Unlock()
+		if len(inv.violations) > 0 {
+			t.Errorf("traffic invariants violated (%d of %d samples):\n%v", len(inv.violations), inv.samples, inv.violations)
+		}
+		t.Logf("traffic invariants held over %d samples", inv.samples)
+	})
+	return inv
+}
+
+// check takes one sample. A sample reads the route (or the target), then
+// the endpoints, then the route again: a violation counts only when the
+// route did not change in between, so that a legitimate step taken during
+// the sample is not mistaken for one.
+func (inv *invariants) check(ns string) {
+	ctx := context.Background()
+	var found []string
+	route, ok := getRoute(ns)
+	if ok {
+		for _, b := range route.Spec.Rules[0].BackendRefs {
+			if b.Weight != nil && *b.Weight > 0 && readyEndpoints(ns, string(b.Name)) == 0 {
+				if again, ok := getRoute(ns); ok && again.ResourceVersion == route.ResourceVersion {
+					found = append(found, fmt.Sprintf("%s has weight %d and no ready endpoint", b.Name, *b.Weight))
+				}
+			}
+		}
+	}
+	target := &appsv1.Deployment{}
+	if err := k8s.Get(ctx, types.NamespacedName{Namespace: ns, Name: "podinfo"}, target); err == nil &&
+		target.Spec.Replicas != nil && *target.Spec.Replicas == 0 && readyEndpoints(ns, "podinfo-primary") == 0 {
+		again := &appsv1.Deployment{}
+		if err := k8s.Get(ctx, client.ObjectKeyFromObject(target), again); err == nil && again.ResourceVersion == target.ResourceVersion {
+			found = append(found, "the canary was scaled to zero while the primary has no ready endpoint")
+		}
+	}
+	inv.mu.Lock()
+	defer inv.mu.Unlock()
+	inv.samples++
+	for _, f := range found {
+		inv.violations = append(inv.violations, time.Now().Format("15:04:05.000")+" "+f)
+	}
+}
+
+func getRoute(ns string) (*gatewayv1.HTTPRoute, bool) {
+	route := &gatewayv1.HTTPRoute{}
+	if err := k8s.Get(context.Background(), types.NamespacedName{Namespace: ns, Name: "podinfo"}, route); err != nil || len(route.Spec.Rules) == 0 {
+		return nil, false
+	}
+	return route, true
+}
+
+// readyEndpoints counts the ready endpoints of a Service, as the real
+// endpointslice controller publishes them.
+func readyEndpoints(ns, service string) int {
+	var slices discoveryv1.EndpointSliceList
+	if err := k8s.List(context.Background(), &slices, client.InNamespace(ns),
+		client.MatchingLabels{discoveryv1.LabelServiceName: service}); err != nil {
+		return 0
+	}
+	n := 0
+	for _, s := range slices.Items {
+		for _, e := range s.Endpoints {
+			if e.Conditions.Ready != nil && *e.Conditions.Ready {
+				n++
+			}
+		}
+	}
+	return n
+}
+
+// breakPromotion rolls a revision that passes its canary analysis but whose
+// pods never become ready once the primary runs them.
+func breakPromotion(g Gomega, ns, image string) {
+	d := &appsv1.Deployment{}
+	g.Expect(k8s.Get(context.Background(), types.NamespacedName{Namespace: ns, Name: "podinfo"}, d)).To(Succeed())
+	patch := client.MergeFrom(d.DeepCopy())
+	d.Spec.Template.Spec.Containers[0].Image = image
+	if d.Spec.Template.Annotations == nil {
+		d.Spec.Template.Annotations = map[string]string{}
+	}
+	d.Spec.Template.Annotations[testbed.NeverReadyAsPrimaryAnnotation] = "true"
+	g.Expect(k8s.Patch(context.Background(), d, patch)).To(Succeed())
+}
+
+// setTemplate sets the image and drops the marker: a Git commit with a fix.
+func fixTemplate(g Gomega, ns, image string) {
+	d := &appsv1.Deployment{}
+	g.Expect(k8s.Get(context.Background(), types.NamespacedName{Namespace: ns, Name: "podinfo"}, d)).To(Succeed())
+	patch := client.MergeFrom(d.DeepCopy())
+	d.Spec.Template.Spec.Containers[0].Image = image
+	delete(d.Spec.Template.Annotations, testbed.NeverReadyAsPrimaryAnnotation)
+	g.Expect(k8s.Patch(context.Background(), d, patch)).To(Succeed())
+}
+
+func safetyCanary(t *testing.T, g Gomega, ns string, mutate ...func(*v1alpha1.Canary)) *v1alpha1.Canary {
+	traffic.SetErrorRate(ns, "podinfo", 0)
+	return gatewayCanary(t, g, ns, append([]func(*v1alpha1.Canary){func(c *v1alpha1.Canary) {
+		c.Spec.ProgressDeadlineSeconds = ptrInt32(5)
+	}}, mutate...)...)
+}
+
+func ptrInt32(i int32) *int32 { return &i }
+
+// expectHaltedAndServing checks the halted state: Stalled with the reason,
+// routing frozen at the promotion's weights, the canary still running.
+func expectHaltedAndServing(g Gomega, c *v1alpha1.Canary, reason string) {
+	g.Expect(conditions.IsStalled(c)).To(BeTrue())
+	g.Expect(conditions.GetReason(c, meta.StalledCondition)).To(Equal(v1alpha1.HaltedReason))
+	g.Expect(conditions.GetMessage(c, meta.StalledCondition)).To(ContainSubstring(reason))
+	g.Expect(routeWeights(c.Namespace, "podinfo")()).To(Equal("40/60"), "routing frozen as it was when the promotion started")
+	target := &appsv1.Deployment{}
+	g.Expect(k8s.Get(context.Background(), types.NamespacedName{Namespace: c.Namespace, Name: "podinfo"}, target)).To(Succeed())
+	g.Expect(*target.Spec.Replicas).To(Equal(int32(2)), "the canary keeps running")
+	g.Expect(readyEndpoints(c.Namespace, "podinfo-canary")).To(Equal(2))
+}
+
+// A ResourceQuota refuses the primary's new pods during the promotion: the
+// canary halts, routing stays, the canary keeps serving.
+func TestPromotionSafety_QuotaRefusesPrimaryHalts(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	ns := newNamespace(t)
+	c := safetyCanary(t, g, ns)
+	watchInvariants(t, ns)
+
+	// 2 primary + 2 canary pods fit; the primary's surge pod does not.
+	quota := &corev1.ResourceQuota{
+		ObjectMeta: metav1.ObjectMeta{Name: "pods", Namespace: ns},
+		Spec:       corev1.ResourceQuotaSpec{Hard: corev1.ResourceList{corev1.ResourcePods: resource.MustParse("4")}},
+	}
+	g.Expect(k8s.Create(ctx, quota)).To(Succeed())
+	setImage(g, ns, "podinfo", "podinfo:v4")
+	waitForPhase(g, c, v1alpha1.PhaseHalted, 90*time.Second)
+	expectHaltedAndServing(g, c, "cannot create pods")
+
+	// The primary recovers by itself once the quota allows it: the
+	// promotion finishes.
+	g.Expect(k8s.Get(ctx, client.ObjectKeyFromObject(quota), quota)).To(Succeed())
+	quota.Spec.Hard[corev1.ResourcePods] = resource.MustParse("10")
+	g.Expect(k8s.Update(ctx, quota)).To(Succeed())
+	waitForPhase(g, c, v1alpha1.PhaseSucceeded, 90*time.Second)
+	g.Expect(routeWeights(ns, "podinfo")()).To(Equal("100/0"))
+}
+
+// Primary pods that never become ready halt the promotion at the progress
+// deadline; with the default policy nothing else moves.
+func TestPromotionSafety_PrimaryNeverReadyHalts(t *testing.T) {
+	g := NewWithT(t)
+	ns := newNamespace(t)
+	c := safetyCanary(t, g, ns)
+	watchInvariants(t, ns)
+
+	breakPromotion(g, ns, "podinfo:v4")
+	waitForPhase(g, c, v1alpha1.PhaseHalted, 90*time.Second)
+	expectHaltedAndServing(g, c, "progress deadline")
+
+	g.Consistently(func(g Gomega) {
+		g.Expect(k8s.Get(context.Background(), client.ObjectKeyFromObject(c), c)).To(Succeed())
+		g.Expect(c.Status.Phase).To(Equal(v1alpha1.PhaseHalted))
+		g.Expect(routeWeights(ns, "podinfo")()).To(Equal("40/60"))
+	}, 3*time.Second, 200*time.Millisecond).Should(Succeed())
+}
+
+// With failurePolicy RestorePrimary the primary goes back to its last good
+// template while the canary serves, then traffic returns to it and the
+// canary scales down: Failed, PromotionFailed.
+func TestPromotionSafety_RestorePrimaryPolicy(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	ns := newNamespace(t)
+	c := safetyCanary(t, g, ns, func(c *v1alpha1.Canary) {
+		c.Spec.Promotion = &v1alpha1.PromotionPolicy{FailurePolicy: v1alpha1.RestorePrimaryPolicy}
+	})
+	watchInvariants(t, ns)
+
+	breakPromotion(g, ns, "podinfo:v4")
+	waitForPhase(g, c, v1alpha1.PhaseFailed, 90*time.Second)
+	g.Expect(conditions.GetReason(c, meta.StalledCondition)).To(Equal(v1alpha1.PromotionFailedReason))
+
+	primary := &appsv1.Deployment{}
+	g.Expect(k8s.Get(ctx, types.NamespacedName{Namespace: ns, Name: "podinfo-primary"}, primary)).To(Succeed())
+	g.Expect(primary.Spec.Template.Spec.Containers[0].Image).To(Equal("podinfo:v1"))
+	g.Expect(primary.Status.AvailableReplicas).To(Equal(int32(2)))
+	g.Expect(routeWeights(ns, "podinfo")()).To(Equal("100/0"))
+	g.Eventually(func() int32 {
+		target := &appsv1.Deployment{}
+		_ = k8s.Get(ctx, types.NamespacedName{Namespace: ns, Name: "podinfo"}, target)
+		return *target.Spec.Replicas
+	}, 10*time.Second).Should(BeZero())
+}
+
+// Path (a): Git reverts the target to the last promoted spec. The primary is
+// restored while the canary serves, then traffic returns: Succeeded, Reverted.
+func TestPromotionSafety_GitRevertRestoresPrimary(t *testing.T) {
+	g := NewWithT(t)
+	ns := newNamespace(t)
+	c := safetyCanary(t, g, ns)
+	watchInvariants(t, ns)
+
+	breakPromotion(g, ns, "podinfo:v4")
+	waitForPhase(g, c, v1alpha1.PhaseHalted, 90*time.Second)
+
+	fixTemplate(g, ns, "podinfo:v1")
+	waitForPhase(g, c, v1alpha1.PhaseSucceeded, 90*time.Second)
+	g.Expect(conditions.GetReason(c, meta.ReadyCondition)).To(Equal(v1alpha1.RevertedReason))
+	g.Expect(c.Status.LastAppliedSpec).To(Equal(c.Status.LastPromotedSpec))
+	g.Expect(routeWeights(ns, "podinfo")()).To(Equal("100/0"))
+	primary := &appsv1.Deployment{}
+	g.Expect(k8s.Get(context.Background(), types.NamespacedName{Namespace: ns, Name: "podinfo-primary"}, primary)).To(Succeed())
+	g.Expect(primary.Spec.Template.Spec.Containers[0].Image).To(Equal("podinfo:v1"))
+}
+
+// Path (b): a corrected new revision. The primary is restored first, then
+// the new revision is analysed and promoted from a ready primary.
+func TestPromotionSafety_CorrectedRevisionIsAnalysed(t *testing.T) {
+	g := NewWithT(t)
+	ns := newNamespace(t)
+	c := safetyCanary(t, g, ns)
+	watchInvariants(t, ns)
+
+	breakPromotion(g, ns, "podinfo:v4")
+	waitForPhase(g, c, v1alpha1.PhaseHalted, 90*time.Second)
+	halted := c.Status.LastAppliedSpec
+
+	fixTemplate(g, ns, "podinfo:v5")
+	waitForPhase(g, c, v1alpha1.PhaseProgressing, 60*time.Second)
+	g.Expect(c.Status.LastAppliedSpec).NotTo(Equal(halted))
+	waitForPhase(g, c, v1alpha1.PhaseSucceeded, 90*time.Second)
+	primary := &appsv1.Deployment{}
+	g.Expect(k8s.Get(context.Background(), types.NamespacedName{Namespace: ns, Name: "podinfo-primary"}, primary)).To(Succeed())
+	g.Expect(primary.Spec.Template.Spec.Containers[0].Image).To(Equal("podinfo:v5"))
+	g.Expect(routeWeights(ns, "podinfo")()).To(Equal("100/0"))
+}
