@@ -121,18 +121,24 @@ func readyEndpoints(ns, service string) int {
 	return n
 }
 
-// breakPromotion rolls a revision that passes its canary analysis but whose
-// pods never become ready once the primary runs them.
+// breakPromotion rolls a revision of podinfo that passes its canary
+// analysis but whose pods never become ready once the primary runs them.
 func breakPromotion(g Gomega, ns, image string) {
+	g.Expect(rollBrokenPrimary(context.Background(), ns, "podinfo", image)).To(Succeed())
+}
+
+func rollBrokenPrimary(ctx context.Context, ns, name, image string) error {
 	d := &appsv1.Deployment{}
-	g.Expect(k8s.Get(context.Background(), types.NamespacedName{Namespace: ns, Name: "podinfo"}, d)).To(Succeed())
+	if err := k8s.Get(ctx, types.NamespacedName{Namespace: ns, Name: name}, d); err != nil {
+		return err
+	}
 	patch := client.MergeFrom(d.DeepCopy())
 	d.Spec.Template.Spec.Containers[0].Image = image
 	if d.Spec.Template.Annotations == nil {
 		d.Spec.Template.Annotations = map[string]string{}
 	}
 	d.Spec.Template.Annotations[testbed.NeverReadyAsPrimaryAnnotation] = "true"
-	g.Expect(k8s.Patch(context.Background(), d, patch)).To(Succeed())
+	return k8s.Patch(ctx, d, patch)
 }
 
 // setTemplate sets the image and drops the marker: a Git commit with a fix.

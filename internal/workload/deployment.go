@@ -91,7 +91,11 @@ func MutatePrimary(canary *v1alpha1.Canary, target, primary *appsv1.Deployment, 
 	primary.Spec.Strategy = target.Spec.Strategy
 	primary.Spec.MinReadySeconds = target.Spec.MinReadySeconds
 	primary.Spec.RevisionHistoryLimit = target.Spec.RevisionHistoryLimit
-	primary.Spec.ProgressDeadlineSeconds = ptr.To(int32(canary.GetProgressDeadline().Seconds()))
+	// The primary keeps the target's own deadline, so the deployment
+	// controller reports ProgressDeadlineExceeded as the user configured it;
+	// the Canary's progressDeadlineSeconds is serin's separate verification
+	// of the promoted state.
+	primary.Spec.ProgressDeadlineSeconds = target.Spec.ProgressDeadlineSeconds
 }
 
 // TargetReplicas is the number of replicas the target asks for (1 when unset),

@@ -15,7 +15,7 @@ import (
 
 func TestMutatePrimary(t *testing.T) {
 	canary := testobj.MakeCanary("podinfo", "apps").ProgressDeadlineSeconds(60).Obj()
-	target := testobj.MakeDeployment("podinfo", "apps").Replicas(3).
+	target := testobj.MakeDeployment("podinfo", "apps").Replicas(3).ProgressDeadlineSeconds(30).
 		Label("kustomize.toolkit.fluxcd.io/name", "apps").Label("team", "web").Obj()
 	target.Annotations = map[string]string{"kustomize.toolkit.fluxcd.io/checksum": "x", "owner": "web"}
 
@@ -31,14 +31,17 @@ func TestMutatePrimary(t *testing.T) {
 	if diff := cmp.Diff(map[string]string{"app": "podinfo-primary"}, primary.Spec.Selector.MatchLabels); diff != "" {
 		t.Errorf("selector (-want +got):\n%s", diff)
 	}
+	if got := primary.Spec.Template.Annotations[SpecHashAnnotation]; got != SpecHash(&target.Spec.Template, nil) {
+		t.Errorf("pod template spec hash = %q, want the target's revision", got)
+	}
 	if diff := cmp.Diff(map[string]string{"app": "podinfo-primary", "team": "web"}, primary.Spec.Template.Labels); diff != "" {
 		t.Errorf("pod labels (-want +got):\n%s", diff)
 	}
 	if got := *primary.Spec.Replicas; got != 3 {
 		t.Errorf("replicas = %d, want 3", got)
 	}
-	if got := *primary.Spec.ProgressDeadlineSeconds; got != 60 {
-		t.Errorf("progressDeadlineSeconds = %d, want the canary's 60", got)
+	if got := *primary.Spec.ProgressDeadlineSeconds; got != 30 {
+		t.Errorf("progressDeadlineSeconds = %d, want the target's 30", got)
 	}
 
 	// Once created, the template changes only on promotion.
@@ -166,5 +169,28 @@ func TestSpecHash(t *testing.T) {
 	}
 	if SpecHash(&a, map[string]string{"ConfigMap/x": "1"}) == SpecHash(&a, map[string]string{"ConfigMap/x": "2"}) {
 		t.Error("a tracked config change kept the hash")
+	}
+}
+
+func TestLastGoodTemplate(t *testing.T) {
+	rs := func(hash, image string) appsv1.ReplicaSet {
+		return appsv1.ReplicaSet{Spec: appsv1.ReplicaSetSpec{Template: corev1.PodTemplateSpec{
+			ObjectMeta: metav1.ObjectMeta{
+				Labels:      map[string]string{"app": "p-primary", appsv1.DefaultDeploymentUniqueLabelKey: "abc"},
+				Annotations: map[string]string{SpecHashAnnotation: hash},
+			},
+			Spec: corev1.PodSpec{Containers: []corev1.Container{{Image: image}}},
+		}}}
+	}
+	history := []appsv1.ReplicaSet{rs("bad", "v4"), rs("good", "v1")}
+	tpl, ok := LastGoodTemplate(history, "good")
+	if !ok || tpl.Spec.Containers[0].Image != "v1" {
+		t.Fatalf("LastGoodTemplate() = %v, %v; want the v1 template", tpl, ok)
+	}
+	if _, has := tpl.Labels[appsv1.DefaultDeploymentUniqueLabelKey]; has {
+		t.Error("the pod-template-hash label must be dropped, the deployment controller sets it")
+	}
+	if _, ok := LastGoodTemplate(history, "gone"); ok {
+		t.Error("found a template for a revision no ReplicaSet ran")
 	}
 }
