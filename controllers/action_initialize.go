@@ -11,13 +11,14 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
 	"github.com/serin-dev/serin/api/v1alpha1"
+	"github.com/serin-dev/serin/internal/rollout"
 	"github.com/serin-dev/serin/internal/workload"
 )
 
 // initialize creates or updates the generated Services first, then the
 // primary Deployment from the target's pod template. The target keeps its
 // replicas until the primary is ready (completeInitialization).
-func (r *CanaryReconciler) initialize(ctx context.Context, obj *v1alpha1.Canary) (ctrl.Result, error) {
+func (r *CanaryReconciler) initialize(ctx context.Context, obj *v1alpha1.Canary, obs rollout.Observation) (ctrl.Result, error) {
 	target, err := r.getTarget(ctx, obj)
 	if err != nil {
 		return ctrl.Result{}, err
@@ -25,7 +26,7 @@ func (r *CanaryReconciler) initialize(ctx context.Context, obj *v1alpha1.Canary)
 	if err := r.syncServices(ctx, obj, target); err != nil {
 		return ctrl.Result{}, err
 	}
-	if err := r.applyPrimary(ctx, obj, target, true); err != nil {
+	if err := r.applyPrimary(ctx, obj, target, obs.Target); err != nil {
 		return ctrl.Result{}, err
 	}
 	transition(obj, v1alpha1.PhaseInitializing, r.now(), v1alpha1.InitializingReason, "created the services and primary deployment %s", obj.GetPrimaryName())
@@ -68,17 +69,17 @@ func (r *CanaryReconciler) applyService(ctx context.Context, obj *v1alpha1.Canar
 	return nil
 }
 
-// applyPrimary creates or updates the primary Deployment; with promote it
-// also copies the target's pod template onto it.
-func (r *CanaryReconciler) applyPrimary(ctx context.Context, obj *v1alpha1.Canary, target *appsv1.Deployment, promote bool) error {
+// applyPrimary promotes the target's revision to the primary Deployment,
+// creating it if needed: the primary's copies of the tracked configs first,
+// then the pod template.
+func (r *CanaryReconciler) applyPrimary(ctx context.Context, obj *v1alpha1.Canary, target *appsv1.Deployment, revision rollout.Target) error {
+	if err := r.copyPrimaryConfigs(ctx, obj, revision.TrackedConfigs); err != nil {
+		return err
+	}
 	primary := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Namespace: obj.Namespace, Name: obj.GetPrimaryName()}}
 	op, err := controllerutil.CreateOrUpdate(ctx, r.Client, primary, func() error {
-		hash := primary.Annotations[specHashAnnotation]
-		workload.MutatePrimary(obj, target, primary, promote)
-		if promote || hash == "" {
-			hash = workload.SpecHash(&target.Spec.Template, nil)
-		}
-		primary.Annotations[specHashAnnotation] = hash
+		workload.MutatePrimary(obj, target, primary, true, revision.TrackedConfigs)
+		primary.Annotations[specHashAnnotation] = revision.SpecHash
 		return r.setOwner(obj, primary)
 	})
 	if err != nil {

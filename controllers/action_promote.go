@@ -27,7 +27,7 @@ func (r *CanaryReconciler) promote(ctx context.Context, obj *v1alpha1.Canary, ob
 			return ctrl.Result{}, err
 		}
 	}
-	if err := r.applyPrimary(ctx, obj, target, true); err != nil {
+	if err := r.applyPrimary(ctx, obj, target, obs.Target); err != nil {
 		return ctrl.Result{}, err
 	}
 	if obj.Status.Phase != v1alpha1.PhasePromoting {

@@ -40,7 +40,7 @@ import (
 // +kubebuilder:rbac:groups=apps,resources=deployments,verbs=get;list;watch;create;update;patch;delete
 // +kubebuilder:rbac:groups=apps,resources=replicasets,verbs=get;list;watch
 // +kubebuilder:rbac:groups="",resources=services,verbs=get;list;watch;create;update;patch;delete
-// +kubebuilder:rbac:groups="",resources=configmaps;secrets,verbs=get;list;watch
+// +kubebuilder:rbac:groups="",resources=configmaps;secrets,verbs=get;list;watch;create;update;patch
 // +kubebuilder:rbac:groups="",resources=events,verbs=create;patch
 // +kubebuilder:rbac:groups=autoscaling,resources=horizontalpodautoscalers,verbs=get;list;watch;create;update;patch;delete
 // +kubebuilder:rbac:groups=gateway.networking.k8s.io,resources=httproutes,verbs=get;list;watch;create;update;patch;delete
@@ -83,6 +83,7 @@ type CanaryReconciler struct {
 
 	metrics      *canaryMetrics
 	expectations *writeExpectations
+	configs      *configHashes
 }
 
 // CanaryReconcilerOptions tunes the controller.
@@ -98,6 +99,16 @@ type CanaryReconcilerOptions struct {
 func (r *CanaryReconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager, opts CanaryReconcilerOptions) error {
 	r.metrics = newCanaryMetrics()
 	r.expectations = newWriteExpectations()
+	r.configs = &configHashes{byName: map[string]configHash{}}
+	if err := mgr.GetFieldIndexer().IndexField(ctx, &v1alpha1.Canary{}, trackedConfigIndexKey, func(o client.Object) []string {
+		keys := make([]string, 0, len(o.(*v1alpha1.Canary).Status.TrackedConfigs))
+		for k := range o.(*v1alpha1.Canary).Status.TrackedConfigs {
+			keys = append(keys, k)
+		}
+		return keys
+	}); err != nil {
+		return fmt.Errorf("failed to index canaries by tracked configs: %w", err)
+	}
 	if r.Webhooks == nil {
 		r.Webhooks = &analysis.Webhooks{}
 	}
@@ -124,6 +135,8 @@ func (r *CanaryReconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manage
 		Owns(&corev1.Service{}).
 		Watches(&appsv1.Deployment{}, handler.EnqueueRequestsFromMapFunc(r.canariesForTarget("Deployment"))).
 		Watches(&corev1.Service{}, handler.EnqueueRequestsFromMapFunc(r.canariesForTarget("Service"))).
+		WatchesMetadata(&corev1.ConfigMap{}, handler.EnqueueRequestsFromMapFunc(r.canariesForConfig("ConfigMap"))).
+		WatchesMetadata(&corev1.Secret{}, handler.EnqueueRequestsFromMapFunc(r.canariesForConfig("Secret"))).
 		WithOptions(controller.Options{
 			MaxConcurrentReconciles: opts.MaxConcurrentReconciles,
 			RateLimiter:             helper.GetRateLimiter(opts.RateLimiter),
@@ -200,6 +213,9 @@ func (r *CanaryReconciler) Reconcile(ctx context.Context, req ctrl.Request) (res
 	if err != nil {
 		return ctrl.Result{}, err
 	}
+	if obs.Target.Found {
+		obj.Status.TrackedConfigs = obs.Target.TrackedConfigs
+	}
 	action := rollout.Decide(obj, obs)
 	log.V(1).Info("decided", "phase", obj.Status.Phase, "action", action.String())
 	return r.act(ctx, obj, obs, action)
@@ -211,7 +227,7 @@ func (r *CanaryReconciler) act(ctx context.Context, obj *v1alpha1.Canary, obs ro
 	case rollout.Stall:
 		return ctrl.Result{}, &stallingError{Reason: a.Reason, Err: errors.New(a.Message)}
 	case rollout.Initialize:
-		return r.initialize(ctx, obj)
+		return r.initialize(ctx, obj, obs)
 	case rollout.WaitForPrimary:
 		return r.waitForPrimary(ctx, obj, a)
 	case rollout.CompleteInitialization:

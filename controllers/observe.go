@@ -45,7 +45,12 @@ func (r *CanaryReconciler) observe(ctx context.Context, obj *v1alpha1.Canary) (r
 		obs.Target.Invalid = err.Error()
 		return obs, nil
 	}
-	obs.Target.SpecHash = workload.SpecHash(&target.Spec.Template, nil)
+	tracked, err := r.trackedConfigs(ctx, obj.Namespace, workload.ConfigRefs(&target.Spec.Template))
+	if err != nil {
+		return obs, err
+	}
+	obs.Target.TrackedConfigs = tracked
+	obs.Target.SpecHash = workload.SpecHash(&target.Spec.Template, tracked)
 	obs.Target.Health = workload.DeploymentHealth(target)
 	obs.Target.Revision = obj.Status.LastAttemptedRevision
 	if obs.Target.SpecHash != obj.Status.LastAppliedSpec {

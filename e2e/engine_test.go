@@ -211,3 +211,50 @@ func TestEngine_NewRevisionRestartsAnalysis(t *testing.T) {
 	g.Expect(k8s.Get(ctx, types.NamespacedName{Namespace: ns, Name: "podinfo-primary"}, primary)).To(Succeed())
 	g.Expect(primary.Spec.Template.Spec.Containers[0].Image).To(Equal("podinfo:v3"))
 }
+
+// A change to a ConfigMap the target mounts is a new revision: it is
+// analysed and promoted, and the primary keeps its own copy of the promoted
+// data until then.
+func TestEngine_ConfigMapChangeIsANewRevision(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	ns := newNamespace(t)
+	traffic.SetErrorRate(ns, "podinfo", 0)
+	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "app-config", Namespace: ns}, Data: map[string]string{"color": "blue"}}
+	g.Expect(k8s.Create(ctx, cm)).To(Succeed())
+	d := testobj.MakeDeployment("podinfo", ns).Replicas(1).Obj()
+	d.Spec.Template.Spec.Volumes = []corev1.Volume{{Name: "config", VolumeSource: corev1.VolumeSource{
+		ConfigMap: &corev1.ConfigMapVolumeSource{LocalObjectReference: corev1.LocalObjectReference{Name: "app-config"}}}}}
+	g.Expect(k8s.Create(ctx, d)).To(Succeed())
+	c := testobj.MakeCanary("podinfo", ns).Analysis(v1alpha1.CanaryAnalysis{
+		Interval: &metav1.Duration{Duration: interval}, Threshold: 2, Iterations: 1,
+	}).Obj()
+	g.Expect(k8s.Create(ctx, c)).To(Succeed())
+	waitForPhase(g, c, v1alpha1.PhaseInitialized, 30*time.Second)
+
+	primaryConfig := func() string {
+		copyCM := &corev1.ConfigMap{}
+		if err := k8s.Get(ctx, types.NamespacedName{Namespace: ns, Name: "app-config-primary"}, copyCM); err != nil {
+			return "none"
+		}
+		return copyCM.Data["color"]
+	}
+	g.Expect(primaryConfig()).To(Equal("blue"))
+	primary := &appsv1.Deployment{}
+	g.Expect(k8s.Get(ctx, types.NamespacedName{Namespace: ns, Name: "podinfo-primary"}, primary)).To(Succeed())
+	g.Expect(primary.Spec.Template.Spec.Volumes[0].ConfigMap.Name).To(Equal("app-config-primary"))
+	g.Expect(c.Status.TrackedConfigs).To(HaveKey("ConfigMap/app-config"))
+	before := c.Status.LastAppliedSpec
+
+	cm.Data["color"] = "green"
+	g.Expect(k8s.Update(ctx, cm)).To(Succeed())
+	g.Eventually(func(g Gomega) {
+		g.Expect(k8s.Get(ctx, client.ObjectKeyFromObject(c), c)).To(Succeed())
+		g.Expect(c.Status.LastAppliedSpec).NotTo(Equal(before))
+		g.Expect(c.Status.Phase).To(Equal(v1alpha1.PhaseProgressing))
+	}, 20*time.Second, 100*time.Millisecond).Should(Succeed())
+	g.Expect(primaryConfig()).To(Equal("blue"), "the primary keeps the promoted data during the analysis")
+
+	waitForPhase(g, c, v1alpha1.PhaseSucceeded, 60*time.Second)
+	g.Expect(primaryConfig()).To(Equal("green"))
+}

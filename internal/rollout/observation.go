@@ -41,6 +41,9 @@ type Target struct {
 	Revision string
 	// Replicas is the target's spec.replicas (0 once serin scaled it down).
 	Replicas int32
+	// TrackedConfigs maps the ConfigMaps and Secrets the target uses
+	// (Kind/name) to the hash of their data, part of SpecHash.
+	TrackedConfigs map[string]string
 	// Health is the target's rollout state, meaningful when scaled up.
 	Health workload.Health
 }

@@ -39,8 +39,9 @@ const SpecHashAnnotation = "serin.dev/spec-hash"
 
 // PrimaryPodTemplate returns the target's pod template with the primary's
 // selector labels and the revision's spec hash, as the primary runs it.
-func PrimaryPodTemplate(target *appsv1.Deployment) corev1.PodTemplateSpec {
+func PrimaryPodTemplate(target *appsv1.Deployment, tracked map[string]string) corev1.PodTemplateSpec {
 	tpl := *target.Spec.Template.DeepCopy()
+	UsePrimaryConfigs(&tpl.Spec, tracked)
 	labels := copyWithoutFlux(tpl.Labels)
 	if labels == nil {
 		labels = map[string]string{}
@@ -53,7 +54,7 @@ func PrimaryPodTemplate(target *appsv1.Deployment) corev1.PodTemplateSpec {
 	if tpl.Annotations == nil {
 		tpl.Annotations = map[string]string{}
 	}
-	tpl.Annotations[SpecHashAnnotation] = SpecHash(&target.Spec.Template, nil)
+	tpl.Annotations[SpecHashAnnotation] = SpecHash(&target.Spec.Template, tracked)
 	return tpl
 }
 
@@ -73,10 +74,11 @@ func LastGoodTemplate(replicaSets []appsv1.ReplicaSet, specHash string) (*corev1
 }
 
 // MutatePrimary sets on primary everything serin owns of it: metadata, the
-// selector, and, when promote is true, the target's pod template. The
+// selector, and, when promote is true, the target's pod template using the
+// primary's copies of the tracked configs. The
 // replicas are set only on creation (replicas == nil), after that they belong
 // to the rollout (and to the primary's autoscaler).
-func MutatePrimary(canary *v1alpha1.Canary, target, primary *appsv1.Deployment, promote bool) {
+func MutatePrimary(canary *v1alpha1.Canary, target, primary *appsv1.Deployment, promote bool, tracked map[string]string) {
 	primary.Labels, primary.Annotations = mergeGenerated(canary, primary, target.Labels, target.Annotations)
 	if primary.Spec.Selector == nil {
 		// The selector of a Deployment is immutable; set it once.
@@ -86,7 +88,7 @@ func MutatePrimary(canary *v1alpha1.Canary, target, primary *appsv1.Deployment, 
 		primary.Spec.Replicas = ptr.To(TargetReplicas(target))
 	}
 	if promote || primary.CreationTimestamp.IsZero() {
-		primary.Spec.Template = PrimaryPodTemplate(target)
+		primary.Spec.Template = PrimaryPodTemplate(target, tracked)
 	}
 	primary.Spec.Strategy = target.Spec.Strategy
 	primary.Spec.MinReadySeconds = target.Spec.MinReadySeconds

@@ -20,7 +20,7 @@ func TestMutatePrimary(t *testing.T) {
 	target.Annotations = map[string]string{"kustomize.toolkit.fluxcd.io/checksum": "x", "owner": "web"}
 
 	primary := &appsv1.Deployment{}
-	MutatePrimary(canary, target, primary, false)
+	MutatePrimary(canary, target, primary, false, nil)
 
 	if diff := cmp.Diff(map[string]string{"app": "podinfo", "team": "web", CanaryNameLabel: "podinfo"}, primary.Labels); diff != "" {
 		t.Errorf("labels (-want +got):\n%s", diff)
@@ -48,11 +48,11 @@ func TestMutatePrimary(t *testing.T) {
 	primary.CreationTimestamp = metav1.Now()
 	newer := target.DeepCopy()
 	newer.Spec.Template.Spec.Containers[0].Image = "podinfo:v2"
-	MutatePrimary(canary, newer, primary, false)
+	MutatePrimary(canary, newer, primary, false, nil)
 	if got := primary.Spec.Template.Spec.Containers[0].Image; got == "podinfo:v2" {
 		t.Error("template updated without promotion")
 	}
-	MutatePrimary(canary, newer, primary, true)
+	MutatePrimary(canary, newer, primary, true, nil)
 	if got := primary.Spec.Template.Spec.Containers[0].Image; got != "podinfo:v2" {
 		t.Errorf("promoted image = %s, want podinfo:v2", got)
 	}

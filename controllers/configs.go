@@ -1,0 +1,179 @@
+package controllers
+
+import (
+	"context"
+	"fmt"
+	"sync"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	"github.com/serin-dev/serin/api/v1alpha1"
+	"github.com/serin-dev/serin/internal/workload"
+)
+
+// trackedConfigIndexKey indexes Canaries by the ConfigMaps and Secrets their
+// target uses (status.trackedConfigs), so that a data change reconciles them.
+const trackedConfigIndexKey = ".status.trackedConfigs"
+
+// configHashes memoizes the data hash of each ConfigMap and Secret by
+// resourceVersion. serin watches configs by metadata only (no cluster-wide
+// cache of Secrets' data); their data is read live, once per change.
+type configHashes struct {
+	mu     sync.Mutex
+	byName map[string]configHash
+}
+
+type configHash struct {
+	resourceVersion string
+	hash            string
+}
+
+// trackedConfigs returns the data hash of each config the template uses.
+// A config that does not exist is left out: the pods will not start, which
+// the Deployment's readiness reports.
+func (r *CanaryReconciler) trackedConfigs(ctx context.Context, namespace string, refs []workload.ConfigRef) (map[string]string, error) {
+	if len(refs) == 0 {
+		return nil, nil
+	}
+	out := make(map[string]string, len(refs))
+	for _, ref := range refs {
+		meta := &metav1.PartialObjectMetadata{}
+		meta.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind(ref.Kind))
+		key := types.NamespacedName{Namespace: namespace, Name: ref.Name}
+		if err := r.Get(ctx, key, meta); err != nil {
+			if apierrors.IsNotFound(err) {
+				continue
+			}
+			return nil, fmt.Errorf("failed to get %s: %w", ref, err)
+		}
+		hash, err := r.configHash(ctx, key, ref.Kind, meta.ResourceVersion)
+		if err != nil {
+			return nil, err
+		}
+		out[ref.String()] = hash
+	}
+	return out, nil
+}
+
+// configHash returns the hash of a config's data at a resourceVersion,
+// reading the data live only when the version is new.
+func (r *CanaryReconciler) configHash(ctx context.Context, key types.NamespacedName, kind, resourceVersion string) (string, error) {
+	memoKey := kind + "/" + key.String()
+	r.configs.mu.Lock()
+	if h, ok := r.configs.byName[memoKey]; ok && h.resourceVersion == resourceVersion {
+		r.configs.mu.Unlock()
+		return h.hash, nil
+	}
+	r.configs.mu.Unlock()
+
+	data, rv, err := r.readConfig(ctx, key, kind)
+	if err != nil {
+		return "", err
+	}
+	hash := workload.ConfigDataHash(data)
+	r.configs.mu.Lock()
+	r.configs.byName[memoKey] = configHash{resourceVersion: rv, hash: hash}
+	r.configs.mu.Unlock()
+	return hash, nil
+}
+
+// readConfig reads a ConfigMap's or Secret's data live.
+func (r *CanaryReconciler) readConfig(ctx context.Context, key types.NamespacedName, kind string) (map[string][]byte, string, error) {
+	if kind == "Secret" {
+		s := &corev1.Secret{}
+		if err := r.APIReader.Get(ctx, key, s); err != nil {
+			return nil, "", fmt.Errorf("failed to read secret %s: %w", key, err)
+		}
+		return s.Data, s.ResourceVersion, nil
+	}
+	cm := &corev1.ConfigMap{}
+	if err := r.APIReader.Get(ctx, key, cm); err != nil {
+		return nil, "", fmt.Errorf("failed to read configmap %s: %w", key, err)
+	}
+	data := make(map[string][]byte, len(cm.Data)+len(cm.BinaryData))
+	for k, v := range cm.Data {
+		data[k] = []byte(v)
+	}
+	for k, v := range cm.BinaryData {
+		data["binary:"+k] = v
+	}
+	return data, cm.ResourceVersion, nil
+}
+
+// copyPrimaryConfigs writes the primary's copies of the tracked configs
+// with their current data (at promotion, the canary's data).
+func (r *CanaryReconciler) copyPrimaryConfigs(ctx context.Context, obj *v1alpha1.Canary, tracked map[string]string) error {
+	for key := range tracked {
+		var ref workload.ConfigRef
+		for i := range key {
+			if key[i] == '/' {
+				ref.Kind, ref.Name = key[:i], key[i+1:]
+				break
+			}
+		}
+		if err := r.copyPrimaryConfig(ctx, obj, ref); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (r *CanaryReconciler) copyPrimaryConfig(ctx context.Context, obj *v1alpha1.Canary, ref workload.ConfigRef) error {
+	src := types.NamespacedName{Namespace: obj.Namespace, Name: ref.Name}
+	dst := metav1.ObjectMeta{Namespace: obj.Namespace, Name: workload.PrimaryConfigName(ref.Name)}
+	var copyObj client.Object
+	var mutate func() error
+	if ref.Kind == "Secret" {
+		in := &corev1.Secret{}
+		if err := r.APIReader.Get(ctx, src, in); err != nil {
+			return fmt.Errorf("failed to read secret %s: %w", src, err)
+		}
+		out := &corev1.Secret{ObjectMeta: dst}
+		copyObj, mutate = out, func() error {
+			out.Type, out.Data = in.Type, in.Data
+			out.Labels = map[string]string{workload.CanaryNameLabel: obj.Name}
+			return r.setOwner(obj, out)
+		}
+	} else {
+		in := &corev1.ConfigMap{}
+		if err := r.APIReader.Get(ctx, src, in); err != nil {
+			return fmt.Errorf("failed to read configmap %s: %w", src, err)
+		}
+		out := &corev1.ConfigMap{ObjectMeta: dst}
+		copyObj, mutate = out, func() error {
+			out.Data, out.BinaryData = in.Data, in.BinaryData
+			out.Labels = map[string]string{workload.CanaryNameLabel: obj.Name}
+			return r.setOwner(obj, out)
+		}
+	}
+	if _, err := controllerutil.CreateOrUpdate(ctx, r.Client, copyObj, mutate); err != nil {
+		return fmt.Errorf("failed to copy %s for the primary: %w", ref, err)
+	}
+	return nil
+}
+
+// canariesForConfig maps a ConfigMap or Secret to the Canaries whose target
+// uses it.
+func (r *CanaryReconciler) canariesForConfig(kind string) handler.MapFunc {
+	return func(ctx context.Context, o client.Object) []reconcile.Request {
+		var list v1alpha1.CanaryList
+		if err := r.List(ctx, &list, client.InNamespace(o.GetNamespace()),
+			client.MatchingFields{trackedConfigIndexKey: kind + "/" + o.GetName()}); err != nil {
+			ctrl.LoggerFrom(ctx).Error(err, "failed to list canaries for config", "config", kind+"/"+o.GetName())
+			return nil
+		}
+		reqs := make([]reconcile.Request, 0, len(list.Items))
+		for i := range list.Items {
+			reqs = append(reqs, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&list.Items[i])})
+		}
+		return reqs
+	}
+}
