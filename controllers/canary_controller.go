@@ -321,12 +321,3 @@ func (r *CanaryReconciler) recordPhase(ctx context.Context, obj *v1alpha1.Canary
 	}
 	r.emit(ctx, obj, severity, string(obj.Status.Phase), "%s", msg)
 }
-
-// reconcileDelete removes the finalizer; the generated objects are owned by
-// the Canary and garbage collected with it.
-func (r *CanaryReconciler) reconcileDelete(ctx context.Context, obj *v1alpha1.Canary) (ctrl.Result, error) {
-	controllerutil.RemoveFinalizer(obj, v1alpha1.CanaryFinalizer)
-	r.Metrics.RecordSuspend(ctx, obj, false)
-	r.metrics.forget(obj)
-	return ctrl.Result{}, nil
-}

@@ -2,6 +2,10 @@ package controllers
 
 import (
 	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 )
 
 // stallingError means a person must act: the Canary or its target is wrong
@@ -26,3 +30,12 @@ type waitingError struct {
 
 func (e *waitingError) Error() string { return e.Err.Error() }
 func (e *waitingError) Unwrap() error { return e.Err }
+
+// ignoreNoMatch treats a kind the cluster does not serve (the Gateway API
+// not installed) as not found.
+func ignoreNoMatch(err error) error {
+	if meta.IsNoMatchError(err) {
+		return apierrors.NewNotFound(schema.GroupResource{}, "")
+	}
+	return err
+}

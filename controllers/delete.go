@@ -1,0 +1,169 @@
+package controllers
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
+
+	"github.com/serin-dev/serin/api/v1alpha1"
+	"github.com/serin-dev/serin/internal/workload"
+	"github.com/serin-dev/serin/notifier"
+)
+
+// reconcileDelete makes sure that deleting a Canary never takes traffic
+// down. With revertOnDeletion, the target is scaled back up, the apex
+// Service selects it once it is ready, and the generated objects go with the
+// Canary. Without it, the generated objects are orphaned and keep serving
+// (the primary and its Services), for the user to remove when they want.
+func (r *CanaryReconciler) reconcileDelete(ctx context.Context, obj *v1alpha1.Canary) (ctrl.Result, error) {
+	if obj.Spec.TargetRef.Kind == "Deployment" && obj.Status.Phase != "" {
+		var err error
+		var done bool
+		if obj.Spec.RevertOnDeletion {
+			done, err = r.revertTarget(ctx, obj)
+		} else {
+			done, err = true, r.orphanGenerated(ctx, obj)
+		}
+		if err != nil {
+			return ctrl.Result{}, err
+		}
+		if !done {
+			return ctrl.Result{RequeueAfter: time.Second}, nil
+		}
+	}
+	controllerutil.RemoveFinalizer(obj, v1alpha1.CanaryFinalizer)
+	r.Metrics.RecordSuspend(ctx, obj, false)
+	r.metrics.forget(obj)
+	return ctrl.Result{}, nil
+}
+
+// revertTarget scales the target back to the primary's replicas and, once
+// it is ready, points the apex Service (and HTTPRoute) at it and keeps them.
+func (r *CanaryReconciler) revertTarget(ctx context.Context, obj *v1alpha1.Canary) (bool, error) {
+	target, err := r.getTarget(ctx, obj)
+	if apierrors.IsNotFound(err) {
+		return true, nil
+	} else if err != nil {
+		return false, err
+	}
+	primary := &appsv1.Deployment{}
+	replicas := workload.TargetReplicas(target)
+	if err := r.Get(ctx, types.NamespacedName{Namespace: obj.Namespace, Name: obj.GetPrimaryName()}, primary); err == nil && primary.Spec.Replicas != nil && *primary.Spec.Replicas > 0 {
+		replicas = *primary.Spec.Replicas
+	}
+	if target.Spec.Replicas == nil || *target.Spec.Replicas == 0 {
+		return false, r.scaleTarget(ctx, obj, replicas)
+	}
+	if h := workload.DeploymentHealth(target); !h.Ready {
+		ctrl.LoggerFrom(ctx).Info("canary deleted: waiting for the target before removing the primary", "message", h.Message)
+		return false, nil
+	}
+	apex := &corev1.Service{}
+	if err := r.Get(ctx, types.NamespacedName{Namespace: obj.Namespace, Name: obj.GetServiceName()}, apex); err == nil {
+		patch := client.MergeFrom(apex.DeepCopy())
+		apex.Spec.Selector = maps.Clone(target.Spec.Selector.MatchLabels)
+		dropOwner(apex, obj)
+		if err := r.Patch(ctx, apex, patch); err != nil {
+			return false, fmt.Errorf("failed to point the apex service at the target: %w", err)
+		}
+	}
+	if err := r.keepRouteOnApex(ctx, obj); err != nil {
+		return false, err
+	}
+	r.emit(ctx, obj, notifier.SeverityInfo, "Reverted", "canary deleted: %s serves again through %s; generated objects removed", target.Name, obj.GetServiceName())
+	return true, nil
+}
+
+// keepRouteOnApex sends the HTTPRoute's traffic to the apex Service and
+// keeps the route, so that the Gateway keeps serving.
+func (r *CanaryReconciler) keepRouteOnApex(ctx context.Context, obj *v1alpha1.Canary) error {
+	route := &gatewayv1.HTTPRoute{}
+	if err := r.Get(ctx, types.NamespacedName{Namespace: obj.Namespace, Name: obj.GetServiceName()}, route); err != nil {
+		return client.IgnoreNotFound(ignoreNoMatch(err))
+	}
+	patch := client.MergeFrom(route.DeepCopy())
+	for i := range route.Spec.Rules {
+		refs := route.Spec.Rules[i].BackendRefs
+		if len(refs) == 0 {
+			continue
+		}
+		only := refs[0]
+		only.Name = gatewayv1.ObjectName(obj.GetServiceName())
+		weight := int32(100)
+		only.Weight = &weight
+		route.Spec.Rules[i].BackendRefs = []gatewayv1.HTTPBackendRef{only}
+	}
+	dropOwner(route, obj)
+	return r.Patch(ctx, route, patch)
+}
+
+// orphanGenerated removes the Canary's ownership of the objects it
+// generated, so that garbage collection does not delete what serves traffic.
+func (r *CanaryReconciler) orphanGenerated(ctx context.Context, obj *v1alpha1.Canary) error {
+	names := []struct {
+		obj  client.Object
+		name string
+	}{
+		{&appsv1.Deployment{}, obj.GetPrimaryName()},
+		{&corev1.Service{}, obj.GetServiceName()},
+		{&corev1.Service{}, obj.GetPrimaryServiceName()},
+		{&corev1.Service{}, obj.GetCanaryServiceName()},
+		{&gatewayv1.HTTPRoute{}, obj.GetServiceName()},
+	}
+	for key := range obj.Status.TrackedConfigs {
+		for i := range key {
+			if key[i] == '/' {
+				var o client.Object = &corev1.ConfigMap{}
+				if key[:i] == "Secret" {
+					o = &corev1.Secret{}
+				}
+				names = append(names, struct {
+					obj  client.Object
+					name string
+				}{o, workload.PrimaryConfigName(key[i+1:])})
+			}
+		}
+	}
+	for _, n := range names {
+		if err := r.Get(ctx, types.NamespacedName{Namespace: obj.Namespace, Name: n.name}, n.obj); err != nil {
+			if err = client.IgnoreNotFound(ignoreNoMatch(err)); err != nil {
+				return err
+			}
+			continue
+		}
+		if !metav1.IsControlledBy(n.obj, obj) {
+			continue
+		}
+		patch := client.MergeFrom(n.obj.DeepCopyObject().(client.Object))
+		dropOwner(n.obj, obj)
+		if err := r.Patch(ctx, n.obj, patch); err != nil {
+			return fmt.Errorf("failed to orphan %s: %w", n.name, err)
+		}
+	}
+	r.emit(ctx, obj, notifier.SeverityWarn, "Orphaned",
+		"canary deleted without revertOnDeletion: %s and its Services keep serving; delete them when the target serves again", obj.GetPrimaryName())
+	return nil
+}
+
+// dropOwner removes the Canary from an object's owner references.
+func dropOwner(o metav1.Object, obj *v1alpha1.Canary) {
+	refs := o.GetOwnerReferences()
+	kept := refs[:0]
+	for _, ref := range refs {
+		if ref.UID != obj.UID {
+			kept = append(kept, ref)
+		}
+	}
+	o.SetOwnerReferences(kept)
+}
