@@ -5,12 +5,15 @@ import (
 	"testing"
 	"time"
 
+	kstatus "github.com/fluxcd/cli-utils/pkg/kstatus/status"
 	"github.com/fluxcd/pkg/apis/meta"
 	"github.com/fluxcd/pkg/runtime/conditions"
 	. "github.com/onsi/gomega"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -19,6 +22,18 @@ import (
 )
 
 const interval = 2 * time.Second
+
+// kstatusOf computes the Canary's status as Flux's health checks do
+// (kstatus, github.com/fluxcd/cli-utils).
+func kstatusOf(g Gomega, c *v1alpha1.Canary) kstatus.Status {
+	m, err := runtime.DefaultUnstructuredConverter.ToUnstructured(c)
+	g.Expect(err).NotTo(HaveOccurred())
+	u := &unstructured.Unstructured{Object: m}
+	u.SetGroupVersionKind(v1alpha1.GroupVersion.WithKind(v1alpha1.CanaryKind))
+	res, err := kstatus.Compute(u)
+	g.Expect(err).NotTo(HaveOccurred())
+	return res.Status
+}
 
 // gatewayCanary sets up a Deployment podinfo with its Canary on Gateway API
 // weights 20, 40, 60, checking the error rate through Prometheus, and waits
@@ -57,7 +72,10 @@ func TestEngine_GatewayAPIGoodRevisionPromotes(t *testing.T) {
 	routes := sample(t, routeWeights(ns, "podinfo"))
 
 	setImage(g, ns, "podinfo", "podinfo:v2")
+	waitForPhase(g, c, v1alpha1.PhaseProgressing, 30*time.Second)
+	g.Expect(kstatusOf(g, c)).To(Equal(kstatus.InProgressStatus), "a Flux health check keeps waiting during the analysis")
 	waitForPhase(g, c, v1alpha1.PhaseSucceeded, 90*time.Second)
+	g.Expect(kstatusOf(g, c)).To(Equal(kstatus.CurrentStatus), "and passes once promoted")
 
 	compareGolden(t, "engine-gatewayapi-promote", tr.since("Progressing"))
 	g.Eventually(routes.seen).Should(Equal([]string{"100/0", "80/20", "60/40", "40/60", "100/0"}), "HTTPRoute weights, primary/canary")
@@ -91,6 +109,7 @@ func TestEngine_BadRevisionRollsBack(t *testing.T) {
 	waitForPhase(g, c, v1alpha1.PhaseFailed, 90*time.Second)
 
 	compareGolden(t, "engine-rollback", tr.since("Progressing"))
+	g.Expect(kstatusOf(g, c)).To(Equal(kstatus.FailedStatus), "a Flux health check fails on a rollback")
 	g.Expect(conditions.IsStalled(c)).To(BeTrue())
 	g.Expect(conditions.GetMessage(c, meta.StalledCondition)).To(ContainSubstring("2 failed checks reached the threshold of 2"))
 	g.Expect(c.Status.FailedChecks).To(Equal(2))
