@@ -34,6 +34,9 @@ func (r *CanaryReconciler) completeInitialization(ctx context.Context, obj *v1al
 
 // scaleTarget sets the target Deployment's replicas.
 func (r *CanaryReconciler) scaleTarget(ctx context.Context, obj *v1alpha1.Canary, replicas int32) error {
+	if isServiceTarget(obj) {
+		return nil // serin never touches the workloads behind a Service target
+	}
 	target := &appsv1.Deployment{}
 	if err := r.Get(ctx, types.NamespacedName{Namespace: obj.Namespace, Name: obj.Spec.TargetRef.Name}, target); err != nil {
 		return fmt.Errorf("failed to get target: %w", err)

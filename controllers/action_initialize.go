@@ -19,6 +19,13 @@ import (
 // primary Deployment from the target's pod template. The target keeps its
 // replicas until the primary is ready (completeInitialization).
 func (r *CanaryReconciler) initialize(ctx context.Context, obj *v1alpha1.Canary, obs rollout.Observation) (ctrl.Result, error) {
+	if isServiceTarget(obj) {
+		if err := r.syncServiceTarget(ctx, obj); err != nil {
+			return ctrl.Result{}, err
+		}
+		transition(obj, v1alpha1.PhaseInitializing, r.now(), v1alpha1.InitializingReason, "created %s, %s and the route", obj.GetPrimaryServiceName(), obj.GetCanaryServiceName())
+		return ctrl.Result{}, nil
+	}
 	target, err := r.getTarget(ctx, obj)
 	if err != nil {
 		return ctrl.Result{}, err

@@ -18,16 +18,12 @@ func (r *CanaryReconciler) promote(ctx context.Context, obj *v1alpha1.Canary, ob
 	if v := obs.Requests.Promote; v != "" {
 		obj.Status.HandledRequests.Promote = v
 	}
-	target, err := r.getTarget(ctx, obj)
-	if err != nil {
-		return ctrl.Result{}, err
-	}
 	if obj.GetRoutingProvider() == v1alpha1.KubernetesRouting {
 		if err := r.setRoutes(ctx, obj, routing.Canary(100)); err != nil {
 			return ctrl.Result{}, err
 		}
 	}
-	if err := r.applyPrimary(ctx, obj, target, obs.Target); err != nil {
+	if err := r.promoteTarget(ctx, obj, obs.Target); err != nil {
 		return ctrl.Result{}, err
 	}
 	if obj.Status.Phase != v1alpha1.PhasePromoting {
@@ -35,4 +31,16 @@ func (r *CanaryReconciler) promote(ctx context.Context, obj *v1alpha1.Canary, ob
 	}
 	transition(obj, v1alpha1.PhasePromoting, obs.Now, v1alpha1.ProgressingReason, "%s: promoting revision %s to the primary", a.Reason, obj.Status.LastAppliedSpec)
 	return ctrl.Result{RequeueAfter: obj.GetProgressDeadline()}, nil
+}
+
+// promoteTarget copies the analysed revision to the primary.
+func (r *CanaryReconciler) promoteTarget(ctx context.Context, obj *v1alpha1.Canary, revision rollout.Target) error {
+	if isServiceTarget(obj) {
+		return r.promoteServiceTarget(ctx, obj, revision)
+	}
+	target, err := r.getTarget(ctx, obj)
+	if err != nil {
+		return err
+	}
+	return r.applyPrimary(ctx, obj, target, revision)
 }

@@ -29,15 +29,11 @@ func (r *CanaryReconciler) restartAnalysis(ctx context.Context, obj *v1alpha1.Ca
 
 // setRoutes sets the weights with the Canary's router and records them.
 func (r *CanaryReconciler) setRoutes(ctx context.Context, obj *v1alpha1.Canary, w routing.Weights) error {
-	target, err := r.getTarget(ctx, obj)
+	router, rt, err := r.routing(ctx, obj)
 	if err != nil {
 		return err
 	}
-	router, err := r.router(obj)
-	if err != nil {
-		return err
-	}
-	if err := router.SetRoutes(ctx, obj, routingTarget(obj, target), w); err != nil {
+	if err := router.SetRoutes(ctx, obj, rt, w); err != nil {
 		return err
 	}
 	obj.Status.CanaryWeight = w.Canary

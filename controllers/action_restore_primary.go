@@ -19,6 +19,13 @@ import (
 // touched: the canary keeps serving while the primary comes back.
 func (r *CanaryReconciler) restorePrimary(ctx context.Context, obj *v1alpha1.Canary, obs rollout.Observation) (ctrl.Result, error) {
 	good := obj.Status.LastPromotedSpec
+	if isServiceTarget(obj) {
+		if err := r.restoreServicePrimary(ctx, obj); err != nil {
+			return ctrl.Result{}, err
+		}
+		r.emit(ctx, obj, notifier.SeverityWarn, "RestoringPrimary", "restored %s to the last promoted revision %s", obj.GetPrimaryServiceName(), good)
+		return ctrl.Result{RequeueAfter: obj.GetProgressDeadline()}, nil
+	}
 	primary := &appsv1.Deployment{}
 	if err := r.Get(ctx, client.ObjectKey{Namespace: obj.Namespace, Name: obj.GetPrimaryName()}, primary); err != nil {
 		return ctrl.Result{}, fmt.Errorf("failed to get primary: %w", err)

@@ -34,13 +34,9 @@ func (r *CanaryReconciler) startRollout(ctx context.Context, obj *v1alpha1.Canar
 		return ctrl.Result{RequeueAfter: obj.GetAnalysisInterval()}, nil
 	}
 
-	primary := &appsv1.Deployment{}
-	if err := r.Get(ctx, types.NamespacedName{Namespace: obj.Namespace, Name: obj.GetPrimaryName()}, primary); err != nil {
+	replicas, err := r.canaryReplicas(ctx, obj)
+	if err != nil {
 		return ctrl.Result{}, err
-	}
-	replicas := int32(1)
-	if primary.Spec.Replicas != nil && *primary.Spec.Replicas > 0 {
-		replicas = *primary.Spec.Replicas
 	}
 	if err := r.scaleTarget(ctx, obj, replicas); err != nil {
 		return ctrl.Result{}, err
@@ -55,6 +51,22 @@ func (r *CanaryReconciler) startRollout(ctx context.Context, obj *v1alpha1.Canar
 	st.CanaryWeight, st.FailedChecks, st.Iterations = 0, 0, 0
 	r.metrics.startRollout(obj, obs.Now)
 	transition(obj, v1alpha1.PhaseProgressing, obs.Now, v1alpha1.ProgressingReason,
-		"analysing revision %s: canary scaled to %d replicas", obs.Target.SpecHash, replicas)
+		"analysing revision %s", obs.Target.SpecHash)
 	return ctrl.Result{RequeueAfter: time.Second}, nil
+}
+
+// canaryReplicas is the size of the canary during the analysis: the
+// primary's replicas.
+func (r *CanaryReconciler) canaryReplicas(ctx context.Context, obj *v1alpha1.Canary) (int32, error) {
+	if isServiceTarget(obj) {
+		return 0, nil
+	}
+	primary := &appsv1.Deployment{}
+	if err := r.Get(ctx, types.NamespacedName{Namespace: obj.Namespace, Name: obj.GetPrimaryName()}, primary); err != nil {
+		return 0, err
+	}
+	if primary.Spec.Replicas != nil && *primary.Spec.Replicas > 0 {
+		return *primary.Spec.Replicas, nil
+	}
+	return 1, nil
 }

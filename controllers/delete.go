@@ -27,12 +27,15 @@ import (
 // Canary. Without it, the generated objects are orphaned and keep serving
 // (the primary and its Services), for the user to remove when they want.
 func (r *CanaryReconciler) reconcileDelete(ctx context.Context, obj *v1alpha1.Canary) (ctrl.Result, error) {
-	if obj.Spec.TargetRef.Kind == "Deployment" && obj.Status.Phase != "" {
+	if obj.Status.Phase != "" {
 		var err error
 		var done bool
-		if obj.Spec.RevertOnDeletion {
+		switch {
+		case obj.Spec.RevertOnDeletion && isServiceTarget(obj):
+			done, err = true, r.keepRouteOnApex(ctx, obj)
+		case obj.Spec.RevertOnDeletion:
 			done, err = r.revertTarget(ctx, obj)
-		} else {
+		default:
 			done, err = true, r.orphanGenerated(ctx, obj)
 		}
 		if err != nil {

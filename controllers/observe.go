@@ -25,10 +25,8 @@ const specHashAnnotation = workload.SpecHashAnnotation
 // Observation. It makes no decision and writes nothing.
 func (r *CanaryReconciler) observe(ctx context.Context, obj *v1alpha1.Canary) (rollout.Observation, error) {
 	obs := rollout.Observation{Now: r.now(), Requests: pendingRequests(obj)}
-	ref := obj.Spec.TargetRef
-	if ref.Kind != "Deployment" {
-		obs.Target = rollout.Target{Found: true, Invalid: fmt.Sprintf("targetRef.kind %s is not supported yet: use a Deployment", ref.Kind)}
-		return obs, nil
+	if isServiceTarget(obj) {
+		return obs, r.observeServiceTarget(ctx, obj, &obs)
 	}
 
 	target, err := r.getTarget(ctx, obj)
@@ -120,6 +118,22 @@ func (r *CanaryReconciler) getTarget(ctx context.Context, obj *v1alpha1.Canary) 
 // router returns the Canary's traffic router.
 func (r *CanaryReconciler) router(obj *v1alpha1.Canary) (routing.Router, error) {
 	return routing.New(r.Client, r.ControllerName, obj.GetRoutingProvider())
+}
+
+// routing returns the Canary's router and the backends it routes between.
+func (r *CanaryReconciler) routing(ctx context.Context, obj *v1alpha1.Canary) (routing.Router, routing.Target, error) {
+	router, err := r.router(obj)
+	if err != nil {
+		return nil, routing.Target{}, err
+	}
+	if isServiceTarget(obj) {
+		return router, serviceRoutingTarget(obj), nil
+	}
+	target, err := r.getTarget(ctx, obj)
+	if err != nil {
+		return nil, routing.Target{}, err
+	}
+	return router, routingTarget(obj, target), nil
 }
 
 // routingTarget describes the Services a router routes between.

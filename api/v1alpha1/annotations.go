@@ -34,3 +34,10 @@ type HandledRequests struct {
 	// +optional
 	Revert string `json:"revert,omitempty"`
 }
+
+// NotificationModeAnnotation on a Canary overrides the agent's
+// --notification-mode for its events: owner (Flux events attributed to the
+// Kustomization or HelmRelease that applied the target), canary (Flux events
+// about the Canary itself) or direct (posted straight to the Providers in
+// spec.alerts, without notification-controller).
+const NotificationModeAnnotation = "serin.dev/notification-mode"

@@ -35,6 +35,7 @@ const (
 )
 
 // CanarySpec defines how serin rolls out a new revision of a target.
+// +kubebuilder:validation:XValidation:rule="self.targetRef.kind != 'Service' || self.routing.provider == 'gatewayapi'",message="a Service target needs routing.provider gatewayapi: the kubernetes router switches the apex Service, which is the target itself"
 // +kubebuilder:validation:XValidation:rule="!has(self.analysis) || !has(self.analysis.iterations) || self.analysis.iterations == 0 || self.routing.provider == 'kubernetes'",message="analysis.iterations is for blue/green (routing.provider: kubernetes); with gatewayapi use analysis.stepWeight or analysis.stepWeights"
 // +kubebuilder:validation:XValidation:rule="self.routing.provider != 'kubernetes' || !has(self.analysis) || ((!has(self.analysis.stepWeight) || self.analysis.stepWeight == 0) && !has(self.analysis.stepWeights))",message="routing.provider kubernetes switches all traffic at once: use analysis.iterations instead of analysis.stepWeight or analysis.stepWeights"
 type CanarySpec struct {

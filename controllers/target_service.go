@@ -1,0 +1,208 @@
+package controllers
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	"github.com/serin-dev/serin/api/v1alpha1"
+	"github.com/serin-dev/serin/internal/fluxowner"
+	"github.com/serin-dev/serin/internal/rollout"
+	"github.com/serin-dev/serin/internal/workload"
+	"github.com/serin-dev/serin/routing"
+)
+
+// A Service target: serin keeps <name>-canary mirroring the latest <name>
+// and <name>-primary mirroring the last promoted one, and shifts weights
+// between them on an HTTPRoute. It never touches workloads: whatever the
+// selectors select is the canary and the primary.
+
+func isServiceTarget(obj *v1alpha1.Canary) bool { return obj.Spec.TargetRef.Kind == "Service" }
+
+// observeServiceTarget fills the observation of a Service target.
+func (r *CanaryReconciler) observeServiceTarget(ctx context.Context, obj *v1alpha1.Canary, obs *rollout.Observation) error {
+	target := &corev1.Service{}
+	if err := r.Get(ctx, types.NamespacedName{Namespace: obj.Namespace, Name: obj.Spec.TargetRef.Name}, target); err != nil {
+		return client.IgnoreNotFound(err)
+	}
+	obs.Target = rollout.Target{Found: true}
+	if err := workload.ValidateServiceTarget(target); err != nil {
+		obs.Target.Invalid = err.Error()
+		return nil
+	}
+	backend := workload.BackendOf(target)
+	obs.Target.SpecHash = backend.Hash()
+	obs.Target.Revision = obj.Status.LastAttemptedRevision
+	if obs.Target.SpecHash != obj.Status.LastAppliedSpec {
+		if owner, ok := fluxowner.Of(target); ok {
+			obs.Target.Revision = fluxowner.Revision(ctx, r.APIReader, owner)
+		}
+	}
+	canary, primary := &corev1.Service{}, &corev1.Service{}
+	canaryFound, err := r.getOptional(ctx, obj.Namespace, obj.GetCanaryServiceName(), canary)
+	if err != nil {
+		return err
+	}
+	primaryFound, err := r.getOptional(ctx, obj.Namespace, obj.GetPrimaryServiceName(), primary)
+	if err != nil {
+		return err
+	}
+	if obs.Target.Health, err = r.serviceHealth(ctx, obj.Namespace, obj.GetCanaryServiceName()); err != nil {
+		return err
+	}
+	if primaryFound {
+		obs.Primary = rollout.Primary{Exists: true, SpecHash: primary.Annotations[specHashAnnotation]}
+		if obs.Primary.Health, err = r.serviceHealth(ctx, obj.Namespace, primary.Name); err != nil {
+			return err
+		}
+	}
+	obs.ServicesInSync = canaryFound && workload.BackendOf(canary).Hash() == obs.Target.SpecHash && primaryFound
+	router, rt, err := r.routing(ctx, obj)
+	if err != nil {
+		return err
+	}
+	weights, found, err := router.GetRoutes(ctx, obj, rt)
+	if err != nil {
+		return fmt.Errorf("failed to read routes: %w", err)
+	}
+	obs.ServicesInSync = obs.ServicesInSync && found
+	obs.CanaryWeight = weights.Canary
+	return nil
+}
+
+// serviceHealth judges a generated Service by its ready endpoints.
+func (r *CanaryReconciler) serviceHealth(ctx context.Context, namespace, name string) (workload.Health, error) {
+	var slices discoveryv1.EndpointSliceList
+	if err := r.List(ctx, &slices, client.InNamespace(namespace), client.MatchingLabels{discoveryv1.LabelServiceName: name}); err != nil {
+		return workload.Health{}, fmt.Errorf("failed to list endpoints of %s: %w", name, err)
+	}
+	return workload.EndpointsHealth(name, slices.Items), nil
+}
+
+// syncServiceTarget keeps <name>-canary equal to the target, creates
+// <name>-primary from it once, and the HTTPRoute.
+func (r *CanaryReconciler) syncServiceTarget(ctx context.Context, obj *v1alpha1.Canary) error {
+	target := &corev1.Service{}
+	if err := r.Get(ctx, types.NamespacedName{Namespace: obj.Namespace, Name: obj.Spec.TargetRef.Name}, target); err != nil {
+		return fmt.Errorf("failed to get target: %w", err)
+	}
+	backend := workload.BackendOf(target)
+	canary := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: obj.Namespace, Name: obj.GetCanaryServiceName()}}
+	if _, err := controllerutil.CreateOrUpdate(ctx, r.Client, canary, func() error {
+		workload.MutateServiceCopy(obj, canary, backend)
+		return r.setOwner(obj, canary)
+	}); err != nil {
+		return fmt.Errorf("failed to apply %s: %w", canary.Name, err)
+	}
+	primary := &corev1.Service{}
+	if found, err := r.getOptional(ctx, obj.Namespace, obj.GetPrimaryServiceName(), primary); err != nil {
+		return err
+	} else if !found {
+		if err := r.applyServicePrimary(ctx, obj, backend, backend.Hash()); err != nil {
+			return err
+		}
+	}
+	router, rt, err := r.routing(ctx, obj)
+	if err != nil {
+		return err
+	}
+	return router.Reconcile(ctx, obj, rt)
+}
+
+// applyServicePrimary sets <name>-primary to a backend, keeping the one it
+// replaces in an annotation for a restore.
+func (r *CanaryReconciler) applyServicePrimary(ctx context.Context, obj *v1alpha1.Canary, b workload.ServiceBackend, hash string) error {
+	primary := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: obj.Namespace, Name: obj.GetPrimaryServiceName()}}
+	_, err := controllerutil.CreateOrUpdate(ctx, r.Client, primary, func() error {
+		previous := primary.Annotations[workload.PreviousSpecAnnotation]
+		if !primary.CreationTimestamp.IsZero() && primary.Annotations[specHashAnnotation] != hash {
+			data, _ := json.Marshal(struct {
+				Hash    string                  `json:"hash"`
+				Backend workload.ServiceBackend `json:"backend"`
+			}{primary.Annotations[specHashAnnotation], workload.BackendOf(primary)})
+			previous = string(data)
+		}
+		workload.MutateServiceCopy(obj, primary, b)
+		primary.Annotations[specHashAnnotation] = hash
+		if previous != "" {
+			primary.Annotations[workload.PreviousSpecAnnotation] = previous
+		}
+		return r.setOwner(obj, primary)
+	})
+	if err != nil {
+		return fmt.Errorf("failed to apply %s: %w", primary.Name, err)
+	}
+	return nil
+}
+
+// promoteServiceTarget copies the target's backend to <name>-primary.
+func (r *CanaryReconciler) promoteServiceTarget(ctx context.Context, obj *v1alpha1.Canary, revision rollout.Target) error {
+	target := &corev1.Service{}
+	if err := r.Get(ctx, types.NamespacedName{Namespace: obj.Namespace, Name: obj.Spec.TargetRef.Name}, target); err != nil {
+		return fmt.Errorf("failed to get target: %w", err)
+	}
+	return r.applyServicePrimary(ctx, obj, workload.BackendOf(target), revision.SpecHash)
+}
+
+// restoreServicePrimary sets <name>-primary back to the backend it served
+// before the promotion.
+func (r *CanaryReconciler) restoreServicePrimary(ctx context.Context, obj *v1alpha1.Canary) error {
+	primary := &corev1.Service{}
+	if err := r.Get(ctx, types.NamespacedName{Namespace: obj.Namespace, Name: obj.GetPrimaryServiceName()}, primary); err != nil {
+		return err
+	}
+	var previous struct {
+		Hash    string                  `json:"hash"`
+		Backend workload.ServiceBackend `json:"backend"`
+	}
+	if err := json.Unmarshal([]byte(primary.Annotations[workload.PreviousSpecAnnotation]), &previous); err != nil || previous.Hash != obj.Status.LastPromotedSpec {
+		return &stallingError{Reason: v1alpha1.HaltedReason, Err: fmt.Errorf(
+			"cannot restore %s: the spec of the last promoted revision %s is not recorded on it; fix the target in Git", primary.Name, obj.Status.LastPromotedSpec)}
+	}
+	return r.applyServicePrimary(ctx, obj, previous.Backend, previous.Hash)
+}
+
+// serviceRoutingTarget describes the Services the router routes between.
+func serviceRoutingTarget(obj *v1alpha1.Canary) routing.Target {
+	return routing.Target{
+		ApexService:    obj.GetServiceName(),
+		PrimaryService: obj.GetPrimaryServiceName(),
+		CanaryService:  obj.GetCanaryServiceName(),
+		Port:           obj.Spec.Service.Port,
+	}
+}
+
+// getOptional gets an object from the cache, reporting whether it exists.
+func (r *CanaryReconciler) getOptional(ctx context.Context, namespace, name string, o client.Object) (bool, error) {
+	err := r.Get(ctx, types.NamespacedName{Namespace: namespace, Name: name}, o)
+	if apierrors.IsNotFound(err) {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("failed to get %s: %w", name, err)
+	}
+	return true, nil
+}
+
+// canariesForEndpoints maps an EndpointSlice of <name>-primary or
+// <name>-canary to the Canaries whose Service target is <name>: their
+// readiness is their endpoints'.
+func (r *CanaryReconciler) canariesForEndpoints(ctx context.Context, o client.Object) []reconcile.Request {
+	svc := o.GetLabels()[discoveryv1.LabelServiceName]
+	for _, suffix := range []string{v1alpha1.PrimarySuffix, v1alpha1.CanarySuffix} {
+		if base, ok := strings.CutSuffix(svc, suffix); ok {
+			return r.canariesForTarget("Service")(ctx, &metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{Namespace: o.GetNamespace(), Name: base}})
+		}
+	}
+	return nil
+}

@@ -1,0 +1,80 @@
+package workload
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"maps"
+
+	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
+
+	"github.com/serin-dev/serin/api/v1alpha1"
+)
+
+// PreviousSpecAnnotation keeps, on a Service target's primary, the spec it
+// served before the last promotion: a Service has no ReplicaSet history to
+// restore from.
+const PreviousSpecAnnotation = "serin.dev/previous-spec"
+
+// ServiceBackend is the part of a Service target's spec that makes a
+// revision: where it sends traffic.
+type ServiceBackend struct {
+	Selector map[string]string    `json:"selector,omitempty"`
+	Ports    []corev1.ServicePort `json:"ports,omitempty"`
+}
+
+// BackendOf returns a Service's backend, without the API server's defaults
+// that differ between copies (nodePorts).
+func BackendOf(svc *corev1.Service) ServiceBackend {
+	ports := make([]corev1.ServicePort, len(svc.Spec.Ports))
+	for i, p := range svc.Spec.Ports {
+		p.NodePort = 0
+		ports[i] = p
+	}
+	return ServiceBackend{Selector: maps.Clone(svc.Spec.Selector), Ports: ports}
+}
+
+// Hash identifies a Service target's revision.
+func (b ServiceBackend) Hash() string {
+	data, _ := json.Marshal(b)
+	sum := sha256.Sum256(data)
+	return hex.EncodeToString(sum[:])[:16]
+}
+
+// ValidateServiceTarget says what to fix when a Service cannot be rolled out.
+func ValidateServiceTarget(svc *corev1.Service) error {
+	if len(svc.Spec.Selector) == 0 {
+		return fmt.Errorf("service %s has no selector: serin rolls out a Service by copying its selector and ports to %s%s and %s%s",
+			svc.Name, svc.Name, v1alpha1.PrimarySuffix, svc.Name, v1alpha1.CanarySuffix)
+	}
+	return nil
+}
+
+// MutateServiceCopy sets a generated copy of a Service target to a backend.
+func MutateServiceCopy(canary *v1alpha1.Canary, svc *corev1.Service, b ServiceBackend) {
+	svc.Labels, svc.Annotations = mergeGenerated(canary, svc, nil, nil)
+	svc.Spec.Selector = maps.Clone(b.Selector)
+	if svc.Spec.Type == "" {
+		svc.Spec.Type = corev1.ServiceTypeClusterIP
+	}
+	svc.Spec.Ports = append([]corev1.ServicePort(nil), b.Ports...)
+}
+
+// EndpointsHealth judges a Service by its ready endpoints, as the
+// endpointslice controller publishes them.
+func EndpointsHealth(name string, slices []discoveryv1.EndpointSlice) Health {
+	ready := 0
+	for _, s := range slices {
+		for _, e := range s.Endpoints {
+			if e.Conditions.Ready != nil && *e.Conditions.Ready {
+				ready++
+			}
+		}
+	}
+	if ready == 0 {
+		return Health{Message: fmt.Sprintf("service %s has no ready endpoint", name)}
+	}
+	return Health{Ready: true, Message: fmt.Sprintf("service %s has %d ready endpoints", name, ready)}
+}
