@@ -7,9 +7,9 @@ import (
 	"os"
 	"time"
 
+	notificationv1 "github.com/fluxcd/notification-controller/api/v1beta3"
 	"github.com/fluxcd/pkg/runtime/client"
 	helper "github.com/fluxcd/pkg/runtime/controller"
-	"github.com/fluxcd/pkg/runtime/events"
 	feathelper "github.com/fluxcd/pkg/runtime/features"
 	"github.com/fluxcd/pkg/runtime/leaderelection"
 	"github.com/fluxcd/pkg/runtime/logger"
@@ -30,8 +30,10 @@ import (
 
 	"github.com/serin-dev/serin/api/v1alpha1"
 	"github.com/serin-dev/serin/controllers"
+	"github.com/serin-dev/serin/gitops"
 	"github.com/serin-dev/serin/internal/features"
 	"github.com/serin-dev/serin/internal/version"
+	"github.com/serin-dev/serin/notifier"
 )
 
 var (
@@ -43,12 +45,14 @@ func init() {
 	utilruntime.Must(clientgoscheme.AddToScheme(scheme))
 	utilruntime.Must(v1alpha1.AddToScheme(scheme))
 	utilruntime.Must(gatewayv1.Install(scheme))
+	utilruntime.Must(notificationv1.AddToScheme(scheme))
 }
 
 func main() {
 	var (
 		metricsAddr           string
 		eventsAddr            string
+		notificationMode      string
 		healthAddr            string
 		concurrent            int
 		clientOptions         client.Options
@@ -62,6 +66,9 @@ func main() {
 
 	flag.StringVar(&metricsAddr, "metrics-addr", ":8080", "The address the metric endpoint binds to.")
 	flag.StringVar(&eventsAddr, "events-addr", "", "The address of the events receiver (notification-controller), e.g. http://notification-controller.flux-system.svc.")
+	flag.StringVar(&notificationMode, "notification-mode", string(notifier.ModeOwner),
+		"Where Canary events go besides Kubernetes Events: 'owner' (Flux events attributed to the Kustomization or HelmRelease that applied the target), "+
+			"'canary' (Flux events about the Canary) or 'direct' (only the Providers of spec.alerts); the serin.dev/notification-mode annotation overrides it per Canary.")
 	flag.StringVar(&healthAddr, "health-addr", ":9440", "The address the health endpoint binds to.")
 	flag.IntVar(&concurrent, "concurrent", 4, "The number of concurrent canary reconciles.")
 	flag.BoolVar(&showVersion, "version", false, "Print the version and exit.")
@@ -71,6 +78,8 @@ func main() {
 	rateLimiterOptions.BindFlags(flag.CommandLine)
 	watchOptions.BindFlags(flag.CommandLine)
 	featureGates.BindFlags(flag.CommandLine)
+	var revertOptions gitopsRevertOptions
+	revertOptions.BindFlags(flag.CommandLine)
 	flag.Parse()
 
 	if showVersion {
@@ -133,9 +142,24 @@ func main() {
 	}
 	probes.SetupChecks(mgr, setupLog)
 
-	eventRecorder, err := events.NewRecorder(mgr, ctrl.Log, eventsAddr, controllers.ControllerName)
+	mode, err := notifier.ParseMode(notificationMode)
 	if err != nil {
-		setupLog.Error(err, "unable to create event recorder")
+		setupLog.Error(err, "invalid --notification-mode")
+		os.Exit(1)
+	}
+	// Kubernetes Events only: the notifier sends the Flux events, so that
+	// notification-controller does not get each event twice.
+	eventRecorder := mgr.GetEventRecorderFor(controllers.ControllerName) //nolint:staticcheck // the reconciler uses the core/v1 events API
+	notifications := notifier.New(notifier.Options{
+		Mode:                mode,
+		EventsAddr:          eventsAddr,
+		Reader:              mgr.GetClient(),
+		APIReader:           mgr.GetAPIReader(),
+		ReportingController: controllers.ControllerName,
+		Logger:              ctrl.Log.WithName("notifier"),
+	})
+	if err := mgr.Add(notifications); err != nil {
+		setupLog.Error(err, "unable to add the notifier")
 		os.Exit(1)
 	}
 
@@ -145,6 +169,15 @@ func main() {
 		EventRecorder:  eventRecorder,
 		Metrics:        helper.NewMetrics(mgr, metrics.MustMakeRecorder(), v1alpha1.CanaryFinalizer),
 		ControllerName: controllers.ControllerName,
+		Notifier:       notifications,
+	}
+	if revertOptions.Enabled {
+		reverter, err := revertOptions.Reverter(mgr.GetAPIReader())
+		if err != nil {
+			setupLog.Error(err, "unable to configure GitOps revert")
+			os.Exit(1)
+		}
+		reconciler.Reverter = reverter
 	}
 	if err := reconciler.SetupWithManager(ctx, mgr, controllers.CanaryReconcilerOptions{
 		MaxConcurrentReconciles: concurrent,
@@ -159,4 +192,46 @@ func main() {
 		setupLog.Error(err, "problem running manager")
 		os.Exit(1)
 	}
+}
+
+// gitopsRevertOptions are the flags of GitOps revert (gitops.GitReverter).
+type gitopsRevertOptions struct {
+	Enabled         bool
+	AuthorName      string
+	AuthorEmail     string
+	MessageTemplate string
+	Provider        string
+	TokenFile       string
+}
+
+// BindFlags binds the GitOps revert flags.
+func (o *gitopsRevertOptions) BindFlags(fs *flag.FlagSet) {
+	fs.BoolVar(&o.Enabled, "gitops-revert", true,
+		"Revert bad revisions in Git (Canaries with spec.gitops.revert): a pull request, or a push with mode Push.")
+	fs.StringVar(&o.AuthorName, "git-author-name", "serin", "The author name of revert commits.")
+	fs.StringVar(&o.AuthorEmail, "git-author-email", "serin@noreply.serin.dev", "The author email of revert commits.")
+	fs.StringVar(&o.MessageTemplate, "git-commit-template-file", "",
+		"A Go text/template file for revert commit messages (see docs/gitops-revert.md); empty for the default.")
+	fs.StringVar(&o.Provider, "git-provider", "",
+		"The Git host API for pull requests: github, gitlab or gitea; inferred for github.com and gitlab.com URLs.")
+	fs.StringVar(&o.TokenFile, "git-provider-token-file", "",
+		"A file holding the Git host API token; by default the GitRepository secret's password or bearerToken.")
+}
+
+// Reverter builds the GitReverter the flags describe.
+func (o *gitopsRevertOptions) Reverter(reader ctrlclient.Reader) (*gitops.GitReverter, error) {
+	var template string
+	if o.MessageTemplate != "" {
+		b, err := os.ReadFile(o.MessageTemplate)
+		if err != nil {
+			return nil, err
+		}
+		template = string(b)
+	}
+	return gitops.NewGitReverter(reader,
+		gitops.WithAuthor(o.AuthorName, o.AuthorEmail),
+		gitops.WithMessageTemplate(template),
+		gitops.WithProvider(o.Provider),
+		gitops.WithProviderTokenFile(o.TokenFile),
+	)
 }

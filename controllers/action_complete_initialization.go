@@ -25,6 +25,8 @@ func (r *CanaryReconciler) completeInitialization(ctx context.Context, obj *v1al
 	obj.Status.Phase = v1alpha1.PhaseInitialized
 	obj.Status.LastAppliedSpec = obs.Target.SpecHash
 	obj.Status.LastPromotedSpec = obs.Target.SpecHash
+	obj.Status.LastAttemptedRevision = obs.Target.Revision
+	obj.Status.LastPromotedRevision = obs.Target.Revision
 	obj.Status.CanaryWeight = 0
 	obj.Status.FailedChecks = 0
 	obj.Status.Iterations = 0

@@ -2,6 +2,7 @@ package controllers
 
 import (
 	"context"
+	"time"
 
 	ctrl "sigs.k8s.io/controller-runtime"
 
@@ -18,5 +19,7 @@ func (r *CanaryReconciler) halt(ctx context.Context, obj *v1alpha1.Canary, obs r
 	transition(obj, v1alpha1.PhaseHalted, obs.Now, v1alpha1.HaltedReason, "promotion of revision %s halted, canary kept serving: %s", obj.Status.LastAppliedSpec, a.Reason)
 	r.emit(ctx, obj, notifier.SeverityError, "Halted", "promotion halted, routing frozen and canary kept serving: %s", a.Reason)
 	r.metrics.endRollout(obj, obs.Now, false)
-	return ctrl.Result{}, nil
+	// Decide again at once: the Halted phase has its own ways out (the
+	// failure policy, the GitOps revert), which must not wait for an event.
+	return ctrl.Result{RequeueAfter: 10 * time.Millisecond}, nil
 }

@@ -55,6 +55,8 @@ func (r *CanaryReconciler) openRevert(ctx context.Context, obj *v1alpha1.Canary,
 		return ctrl.Result{}, nil
 	}
 	switch res.State {
+	case gitops.StateMerged:
+		r.emit(ctx, obj, notifier.SeverityInfo, "RevertMerged", "revert of revision %s already in Git: %s", st.LastAttemptedRevision, res.Message)
 	case gitops.StateOpened:
 		r.emit(ctx, obj, notifier.SeverityWarn, "RevertOpened", "revert of revision %s proposed: %s", st.LastAttemptedRevision, res.PullRequestURL)
 	default:

@@ -14,6 +14,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
@@ -64,7 +65,9 @@ func run(m *testing.M) int {
 	_ = clientgoscheme.AddToScheme(scheme)
 	_ = v1alpha1.AddToScheme(scheme)
 	_ = gatewayv1.Install(scheme)
-	if k8s, err = client.NewWithWatch(env.Config, client.Options{Scheme: scheme}); err != nil {
+	cfg := rest.CopyConfig(env.Config)
+	cfg.QPS, cfg.Burst = 200, 400 // the tests' own reads must not be throttled
+	if k8s, err = client.NewWithWatch(cfg, client.Options{Scheme: scheme}); err != nil {
 		fmt.Fprintln(os.Stderr, "e2e: client:", err)
 		return 1
 	}
@@ -79,7 +82,17 @@ func run(m *testing.M) int {
 		return 1
 	}
 
-	agent, err = env.StartAgent(ctx, "..")
+	gitopsFlags, err := startGitOps(ctx)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "e2e:", err)
+		return 1
+	}
+	// Flux's notification-controller receives the agent's events (--events-addr).
+	if notificationController, err = env.StartNotificationController(ctx, ".."); err != nil {
+		fmt.Fprintln(os.Stderr, "e2e: notification-controller:", err)
+		return 1
+	}
+	agent, err = env.StartAgent(ctx, "..", append(gitopsFlags, "--events-addr="+notificationController.EventsURL)...)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "e2e: agent:", err)
 		return 1

@@ -7,6 +7,8 @@
 #   prints the cache directory of each component on stdout.
 #
 # Components: etcd kube-apiserver kube-controller-manager kube-scheduler kwok
+#             notification-controller
+#             gitea source-controller kustomize-controller
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -37,6 +39,49 @@ build() { # build NAME VERSION DIR -- go build args...
 	echo "$out"
 }
 
+# build_module NAME VERSION MODULE -- go build args...
+# Builds a command whose module has to be the main module: Flux's
+# source-controller and kustomize-controller (their ./api is not in the module
+# zip, so `go install` fails on the replace) and Gitea. The module is copied
+# out of the module cache and, when hack/testbed/modules/NAME/go.mod exists,
+# that go.mod and its go.sum (the replaces that make it build here, with
+# pinned checksums) replace the module's own. The directories of the module
+# named in $KEEP are copied next to the binary under NAME-static/ (Gitea's
+# templates, the controllers' CRDs), also when the binary is already cached.
+build_module() {
+	local name=$1 version=$2 module=$3; shift 4
+	local out="$cache/$name-$version" d
+	built() {
+		[[ -x "$out/$name" ]] || return 1
+		for d in ${KEEP:-}; do [[ -d "$out/$name-static/$(basename "$d")" ]] || return 1; done
+	}
+	if built; then echo "$out"; return; fi
+	flock 9
+	if built; then flock -u 9; echo "$out"; return; fi
+	local start=$SECONDS tmp src
+	tmp=$(mktemp -d "$cache/.tmp-$name.XXXX")
+	src=$(cd "$tmp" && go mod download -json "$module@$version" | sed -n 's/^\t"Dir": "\(.*\)",$/\1/p')
+	[[ -n "$src" ]] || { log "cannot download $module@$version"; exit 1; }
+	mkdir -p "$out"
+	for d in ${KEEP:-}; do
+		mkdir -p "$out/$name-static" && rm -rf "$out/$name-static/$(basename "$d")" && cp -r "$src/$d" "$out/$name-static/"
+		chmod -R u+w "$out/$name-static"
+	done
+	if [[ ! -x "$out/$name" ]]; then
+		log "building $name $version from $module (cached in $out afterwards)"
+		cp -r "$src" "$tmp/src" && chmod -R u+w "$tmp/src"
+		if [[ -f "$here/modules/$name/go.mod" ]]; then
+			cp "$here/modules/$name/go.mod" "$here/modules/$name/go.sum" "$tmp/src/"
+		fi
+		(cd "$tmp/src" && go build -trimpath -o "$tmp/$name" "$@")
+		mv "$tmp/$name" "$out/$name"
+		log "built $name in $((SECONDS - start))s"
+	fi
+	rm -rf "$tmp"
+	flock -u 9
+	echo "$out"
+}
+
 # Without the version, the binaries report v0.0.0 and clients refuse them.
 k8s_minor=$(cut -d. -f2 <<<"$KUBERNETES_VERSION")
 k8s_ldflags="-s -w -X k8s.io/component-base/version.gitVersion=$KUBERNETES_VERSION -X k8s.io/component-base/version.gitMajor=1 -X k8s.io/component-base/version.gitMinor=$k8s_minor"
@@ -47,10 +92,22 @@ component() {
 	kube-apiserver | kube-controller-manager | kube-scheduler)
 		build "$1" "$KUBERNETES_VERSION" "$here/modules/kubernetes" -- -ldflags "$k8s_ldflags" "k8s.io/kubernetes/cmd/$1" ;;
 	kwok) build kwok "$KWOK_VERSION" "$here/modules/kwok" -- -ldflags "-s -w" sigs.k8s.io/kwok/cmd/kwok ;;
+	notification-controller)
+		build notification-controller "$NOTIFICATION_CONTROLLER_VERSION" "$here/modules/notification-controller" -- \
+			-ldflags "-s -w" github.com/fluxcd/notification-controller ;;
+	source-controller | kustomize-controller) (
+		export KEEP=config/crd
+		build_module "$1" "$FLUX_CONTROLLERS_VERSION" "github.com/fluxcd/$1" -- -ldflags "-s -w" .
+	) ;;
+	gitea) (
+		export CGO_ENABLED=1 KEEP="templates options public"
+		build_module gitea "$GITEA_VERSION" code.gitea.io/gitea -- \
+			-tags "sqlite sqlite_unlock_notify" -ldflags "-s -w -X \"main.Version=${GITEA_VERSION#v}\"" .
+	) ;;
 	*) log "unknown component $1"; exit 2 ;;
 	esac
 }
 
 components=("$@")
-[[ ${#components[@]} -gt 0 ]] || components=(etcd kube-apiserver kwok kube-controller-manager kube-scheduler)
+[[ ${#components[@]} -gt 0 ]] || components=(etcd kube-apiserver kwok kube-controller-manager kube-scheduler notification-controller source-controller kustomize-controller gitea)
 for c in "${components[@]}"; do component "$c"; done

@@ -47,14 +47,21 @@ func Of(obj client.Object) (Owner, bool) {
 	return Owner{}, false
 }
 
-// Revision returns the source revision the owner last applied
-// (status.lastAppliedRevision, e.g. main@sha1:…), or "" when the owner or
-// its CRD cannot be read: a revision is information, never a requirement.
+// Revision returns the source revision the owner is applying, e.g.
+// main@sha1:…, or "" when the owner or its CRD cannot be read: a revision is
+// information, never a requirement. kustomize-controller writes
+// status.lastAttemptedRevision before it applies and lastAppliedRevision
+// only after, so a change to an applied object is seen while
+// lastAppliedRevision still names the previous commit: the attempted
+// revision is the one that made the change.
 func Revision(ctx context.Context, reader client.Reader, o Owner) string {
 	u := &unstructured.Unstructured{}
 	u.SetGroupVersionKind(o.GroupVersionKind())
 	if err := reader.Get(ctx, types.NamespacedName{Namespace: o.Namespace, Name: o.Name}, u); err != nil {
 		return ""
+	}
+	if rev, _, _ := unstructured.NestedString(u.Object, "status", "lastAttemptedRevision"); rev != "" {
+		return rev
 	}
 	rev, _, _ := unstructured.NestedString(u.Object, "status", "lastAppliedRevision")
 	return rev

@@ -45,10 +45,17 @@ func TestRevision(t *testing.T) {
 		"metadata": map[string]any{"name": "apps", "namespace": "flux-system"},
 		"status":   map[string]any{"lastAppliedRevision": "main@sha1:0123456789abcdef0123456789abcdef01234567"},
 	}}
-	c := fake.NewClientBuilder().WithScheme(runtime.NewScheme()).WithObjects(ks).Build()
+	applying := ks.DeepCopy()
+	applying.SetName("applying")
+	_ = unstructured.SetNestedField(applying.Object, "main@sha1:fedcba9876543210fedcba9876543210fedcba98", "status", "lastAttemptedRevision")
+	c := fake.NewClientBuilder().WithScheme(runtime.NewScheme()).WithObjects(ks, applying).Build()
 	owner := Owner{Group: KustomizeGroup, Version: "v1", Kind: "Kustomization", Name: "apps", Namespace: "flux-system"}
 	if got := Revision(context.Background(), c, owner); got != "main@sha1:0123456789abcdef0123456789abcdef01234567" {
 		t.Errorf("Revision() = %q", got)
+	}
+	owner.Name = "applying"
+	if got := Revision(context.Background(), c, owner); got != "main@sha1:fedcba9876543210fedcba9876543210fedcba98" {
+		t.Errorf("Revision() while applying = %q, want the attempted revision", got)
 	}
 	owner.Name = "missing"
 	if got := Revision(context.Background(), c, owner); got != "" {

@@ -1,0 +1,412 @@
+package gitops
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+	"text/template"
+	"time"
+
+	"github.com/go-git/go-git/v5/plumbing/object"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/serin-dev/serin/api/v1alpha1"
+)
+
+// pushAttempts bounds the re-plans of mode Push when the branch moves.
+const pushAttempts = 3
+
+// GitReverter reverts bad revisions in the Git repository of the Flux
+// Kustomization that applied a Canary's target: it plans and verifies the
+// change (PlanRevert), commits it, and pushes a branch with a pull request,
+// or, with mode Push, fast-forwards the tracked branch.
+type GitReverter struct {
+	client    client.Reader
+	author    Signature
+	message   *template.Template
+	provider  string
+	tokenFile string
+	hosts     HostFactory
+	now       func() time.Time
+}
+
+// ReverterOption configures a GitReverter.
+type ReverterOption func(*GitReverter) error
+
+// WithAuthor sets the author and committer of revert commits.
+func WithAuthor(name, email string) ReverterOption {
+	return func(g *GitReverter) error {
+		if name == "" || email == "" {
+			return errors.New("the commit author needs a name and an email")
+		}
+		g.author = Signature{Name: name, Email: email}
+		return nil
+	}
+}
+
+// WithMessageTemplate sets the commit message template (see MessageData).
+func WithMessageTemplate(text string) ReverterOption {
+	return func(g *GitReverter) error {
+		t, err := ParseMessageTemplate(text)
+		g.message = t
+		return err
+	}
+}
+
+// WithProvider sets the Git host provider (github, gitlab, gitea); without
+// it the provider is inferred from github.com and gitlab.com URLs.
+func WithProvider(p string) ReverterOption {
+	return func(g *GitReverter) error {
+		if _, err := ProviderFor(p, RepositoryURL{}); err != nil && p != "" {
+			return err
+		}
+		g.provider = p
+		return nil
+	}
+}
+
+// WithProviderTokenFile reads the Git host API token from a file at each
+// revert, instead of the GitRepository secret's password or bearerToken.
+func WithProviderTokenFile(path string) ReverterOption {
+	return func(g *GitReverter) error {
+		g.tokenFile = path
+		return nil
+	}
+}
+
+// WithHostFactory replaces the Git host API (tests use an in-memory one).
+func WithHostFactory(f HostFactory) ReverterOption {
+	return func(g *GitReverter) error {
+		g.hosts = f
+		return nil
+	}
+}
+
+// WithClock sets the commit time source.
+func WithClock(now func() time.Time) ReverterOption {
+	return func(g *GitReverter) error {
+		g.now = now
+		return nil
+	}
+}
+
+// NewGitReverter returns a Reverter that reads Kubernetes objects with c
+// (an uncached reader: reverts are rare).
+func NewGitReverter(c client.Reader, opts ...ReverterOption) (*GitReverter, error) {
+	g := &GitReverter{client: c, author: Signature{Name: "serin", Email: "serin@users.noreply.serin.dev"}, hosts: NewGitProviderHost, now: time.Now}
+	var err error
+	if g.message, err = ParseMessageTemplate(""); err != nil {
+		return nil, err
+	}
+	for _, o := range opts {
+		if err := o(g); err != nil {
+			return nil, err
+		}
+	}
+	return g, nil
+}
+
+// RevertBranch is the branch of the revert of a Canary's bad commit.
+func RevertBranch(c *v1alpha1.Canary, badCommit string) string {
+	return fmt.Sprintf("serin/revert/%s/%s/%s", c.Namespace, c.Name, shortSHA(badCommit))
+}
+
+// Revert implements Reverter. It is idempotent: with mode PullRequest the
+// branch name is derived from the bad commit and an existing branch or
+// pull request is returned as is; with mode Push a commit carrying the
+// Serin-Reverts trailer of the bad commit is looked for first.
+func (g *GitReverter) Revert(ctx context.Context, req RevertRequest) (RevertResult, error) {
+	if req.Canary == nil {
+		return RevertResult{}, errors.New("no canary")
+	}
+	bad, err := CommitOf(req.BadRevision)
+	if err != nil {
+		return RevertResult{}, fmt.Errorf("cannot revert: %w", err)
+	}
+	src, err := DiscoverSource(ctx, g.client, req.Canary)
+	if err != nil {
+		return RevertResult{}, err
+	}
+	repo, err := OpenRepository(src.URL, src.Branch, WithAuth(src.Auth))
+	if err != nil {
+		return RevertResult{}, fmt.Errorf("GitRepository %s: %w", src.GitRepository, err)
+	}
+	job := &revertJob{GitReverter: g, req: req, src: src, repo: repo, bad: bad}
+	ctx = ctrl.LoggerInto(ctx, ctrl.LoggerFrom(ctx).WithValues("repository", src.URL, "branch", src.Branch, "badCommit", shortSHA(bad)))
+	if m := req.Canary.Spec.GitOps; m != nil && m.Revert != nil && m.Revert.Mode == v1alpha1.PushRevert {
+		return job.push(ctx)
+	}
+	return job.pullRequest(ctx)
+}
+
+// revertJob is one revert.
+type revertJob struct {
+	*GitReverter
+	req  RevertRequest
+	src  *Source
+	repo *Repository
+	bad  string
+}
+
+// pullRequest pushes the revert to its own branch and opens a pull request,
+// or returns the branch and pull request an earlier call made.
+func (j *revertJob) pullRequest(ctx context.Context) (RevertResult, error) {
+	log := ctrl.LoggerFrom(ctx)
+	host, err := j.host(ctx)
+	if err != nil {
+		return RevertResult{}, err
+	}
+	branch := RevertBranch(j.req.Canary, j.bad)
+	res := RevertResult{Branch: branch}
+	existing, err := j.repo.RemoteBranch(ctx, branch)
+	if err != nil {
+		return res, err
+	}
+	if !existing.IsZero() {
+		res.Commit = existing.String()
+		pr, err := host.Find(ctx, branch)
+		if err != nil {
+			return res, err
+		}
+		if pr != nil {
+			res.PullRequestURL, res.State = pr.URL, StateOpened
+			res.Message = fmt.Sprintf("pull request #%d from %s is already open", pr.Number, branch)
+			return res, nil
+		}
+		return j.reopen(ctx, host, res)
+	}
+
+	if err := j.repo.Clone(ctx); err != nil {
+		return res, err
+	}
+	head, err := j.repo.Head(j.src.Branch)
+	if err != nil {
+		return res, err
+	}
+	plan, msg, err := j.plan(head)
+	if err != nil {
+		return res, err
+	}
+	if plan.UpToDate {
+		return j.upToDate(head), nil
+	}
+	commit, err := j.repo.CommitFiles(head, plan.Files, j.author, j.now(), msg)
+	if err != nil {
+		return res, err
+	}
+	res.Commit = commit.Hash.String()
+	if err := j.repo.Push(ctx, commit.Hash, branch); err != nil {
+		return res, err
+	}
+	log.Info("revert branch pushed", "revertBranch", branch, "commit", shortSHA(res.Commit), "strategy", plan.Strategy)
+	title, body := splitMessage(msg)
+	pr, err := host.Open(ctx, branch, j.src.Branch, title, body)
+	if err != nil {
+		return res, err
+	}
+	log.Info("revert pull request opened", "url", pr.URL)
+	res.PullRequestURL, res.State = pr.URL, StateOpened
+	res.Message = fmt.Sprintf("pull request #%d opened from %s (%s of %s)", pr.Number, branch, strings.ToLower(string(plan.Strategy)), strings.Join(plan.Paths(), ", "))
+	return res, nil
+}
+
+// reopen handles a revert branch without an open pull request: pushed
+// before a restart, or its pull request merged or closed. A branch already
+// in the tracked branch is reported as merged; otherwise its pull request
+// is opened again.
+func (j *revertJob) reopen(ctx context.Context, host PullRequestHost, res RevertResult) (RevertResult, error) {
+	if err := j.repo.Clone(ctx); err != nil {
+		return res, err
+	}
+	if err := j.repo.Fetch(ctx, res.Branch); err != nil {
+		return res, err
+	}
+	tip, err := j.repo.Head(res.Branch)
+	if err != nil {
+		return res, err
+	}
+	head, err := j.repo.Head(j.src.Branch)
+	if err != nil {
+		return res, err
+	}
+	if merged, err := tip.IsAncestor(head); err == nil && (merged || tip.Hash == head.Hash) {
+		res.State = StateMerged
+		res.Message = fmt.Sprintf("%s is already merged into %s", res.Branch, j.src.Branch)
+		return res, nil
+	}
+	title, body := splitMessage(tip.Message)
+	pr, err := host.Open(ctx, res.Branch, j.src.Branch, title, body)
+	if err != nil {
+		return res, err
+	}
+	res.PullRequestURL, res.State = pr.URL, StateOpened
+	res.Message = fmt.Sprintf("pull request #%d opened from the existing branch %s", pr.Number, res.Branch)
+	return res, nil
+}
+
+// push commits the revert onto the tracked branch and fast-forwards it,
+// re-planning on the new head when the branch moved; it never forces.
+func (j *revertJob) push(ctx context.Context) (RevertResult, error) {
+	res := RevertResult{Branch: j.src.Branch}
+	if err := j.repo.Clone(ctx); err != nil {
+		return res, err
+	}
+	marker := trailers(j.req.Canary.Namespace, j.req.Canary.Name, j.bad)
+	for attempt := 1; ; attempt++ {
+		head, err := j.repo.Head(j.src.Branch)
+		if err != nil {
+			return res, err
+		}
+		bad, err := j.repo.Commit(j.bad)
+		if err != nil {
+			return res, err
+		}
+		if done, err := j.repo.FindCommit(head, bad, marker); err != nil {
+			return res, err
+		} else if done != nil {
+			res.Commit, res.State = done.Hash.String(), StatePushed
+			res.Message = fmt.Sprintf("already reverted on %s by %s", j.src.Branch, shortSHA(res.Commit))
+			return res, nil
+		}
+		plan, msg, err := j.plan(head)
+		if err != nil {
+			return res, err
+		}
+		if plan.UpToDate {
+			return j.upToDate(head), nil
+		}
+		commit, err := j.repo.CommitFiles(head, plan.Files, j.author, j.now(), msg)
+		if err != nil {
+			return res, err
+		}
+		err = j.repo.Push(ctx, commit.Hash, j.src.Branch)
+		if errors.Is(err, ErrNonFastForward) && attempt < pushAttempts {
+			ctrl.LoggerFrom(ctx).Info("tracked branch moved, planning again on its new head", "attempt", attempt)
+			if err := j.repo.Fetch(ctx, j.src.Branch); err != nil {
+				return res, err
+			}
+			continue
+		}
+		if err != nil {
+			return res, err
+		}
+		res.Commit, res.State = commit.Hash.String(), StatePushed
+		res.Message = fmt.Sprintf("pushed to %s (%s of %s)", j.src.Branch, strings.ToLower(string(plan.Strategy)), strings.Join(plan.Paths(), ", "))
+		return res, nil
+	}
+}
+
+// plan computes and verifies the revert on head, and its commit message.
+func (j *revertJob) plan(head *object.Commit) (*Plan, string, error) {
+	bad, err := j.repo.Commit(j.bad)
+	if err != nil {
+		return nil, "", fmt.Errorf("the bad revision is not in the history of %s (was the branch rewritten?): %w", j.src.Branch, err)
+	}
+	target := targetOf(j.req.Canary)
+	var good *object.Commit
+	var notes []string
+	goodRevision := j.req.GoodRevision
+	if goodRevision != "" {
+		hash, err := CommitOf(goodRevision)
+		if err != nil {
+			return nil, "", fmt.Errorf("cannot revert: last promoted %w", err)
+		}
+		if good, err = j.repo.Commit(hash); err != nil {
+			return nil, "", err
+		}
+	} else {
+		if good, err = PreviousDefinition(bad, j.src.Path, target); err != nil {
+			return nil, "", err
+		}
+		goodRevision = fmt.Sprintf("%s@sha1:%s", j.src.Branch, good.Hash)
+		notes = append(notes, fmt.Sprintf("No promoted revision is recorded: %s, the last commit before %s that rendered the target differently, is taken as good.",
+			shortSHA(good.Hash.String()), shortSHA(j.bad)))
+	}
+	plan, err := PlanRevert(PlanInput{Path: j.src.Path, Target: target, Good: good, Bad: bad, Head: head})
+	if errors.Is(err, ErrSameRendering) {
+		// The revision may have been read before kustomize-controller
+		// recorded the one it applied: take the one it applied since.
+		if applied, ok := j.appliedAfter(bad); ok {
+			notes = append(notes, fmt.Sprintf("Commit %s, recorded as bad, renders the target as the good one; %s, which the Kustomization applied after it, is reverted.",
+				shortSHA(j.bad), shortSHA(applied.Hash.String())))
+			bad = applied
+			plan, err = PlanRevert(PlanInput{Path: j.src.Path, Target: target, Good: good, Bad: bad, Head: head})
+		}
+	}
+	if err != nil {
+		return nil, "", err
+	}
+	if plan.UpToDate {
+		return plan, "", nil
+	}
+	phase := string(j.req.Canary.Status.Phase)
+	if phase == "" {
+		phase = string(v1alpha1.PhaseHalted)
+	}
+	msg, err := renderMessage(j.message, MessageData{
+		Canary:          j.req.Canary.Name,
+		Namespace:       j.req.Canary.Namespace,
+		Phase:           phase,
+		Target:          target.Kind + "/" + target.Name,
+		BadRevision:     j.req.BadRevision,
+		GoodRevision:    goodRevision,
+		BadCommit:       bad.Hash.String(),
+		GoodCommit:      good.Hash.String(),
+		Reason:          j.req.Reason,
+		Strategy:        string(plan.Strategy),
+		RevertedCommits: plan.RevertedCommits,
+		Files:           plan.Paths(),
+		Notes:           append(notes, plan.Notes...),
+	}, j.bad)
+	return plan, msg, err
+}
+
+// appliedAfter returns the Kustomization's last applied commit when it is a
+// descendant of bad.
+func (j *revertJob) appliedAfter(bad *object.Commit) (*object.Commit, bool) {
+	hash, err := CommitOf(j.src.LastAppliedRevision)
+	if err != nil || hash == bad.Hash.String() {
+		return nil, false
+	}
+	applied, err := j.repo.Commit(hash)
+	if err != nil {
+		return nil, false
+	}
+	if ok, err := bad.IsAncestor(applied); err != nil || !ok {
+		return nil, false
+	}
+	return applied, true
+}
+
+// upToDate is the result when the tracked branch already renders the
+// target as promoted: nothing to commit.
+func (j *revertJob) upToDate(head *object.Commit) RevertResult {
+	return RevertResult{
+		Branch: j.src.Branch, Commit: head.Hash.String(), State: StateMerged,
+		Message: fmt.Sprintf("%s at %s already renders the target as promoted: nothing to revert", j.src.Branch, shortSHA(head.Hash.String())),
+	}
+}
+
+// host returns the pull request API of the source's repository.
+func (j *revertJob) host(ctx context.Context) (PullRequestHost, error) {
+	u, err := ParseRepositoryURL(j.src.URL)
+	if err != nil {
+		return nil, err
+	}
+	provider, err := ProviderFor(j.provider, u)
+	if err != nil {
+		return nil, err
+	}
+	token := j.src.HostToken
+	if j.tokenFile != "" {
+		b, err := os.ReadFile(j.tokenFile)
+		if err != nil {
+			return nil, fmt.Errorf("failed to read the Git provider token: %w", err)
+		}
+		token = strings.TrimSpace(string(b))
+	}
+	return j.hosts(ctx, u, provider, token)
+}

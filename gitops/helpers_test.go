@@ -1,0 +1,176 @@
+package gitops
+
+import (
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/go-git/go-billy/v5/memfs"
+	"github.com/go-git/go-billy/v5/util"
+	"github.com/go-git/go-git/v5"
+	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/object"
+	"github.com/go-git/go-git/v5/storage/memory"
+)
+
+var update = os.Getenv("UPDATE_GOLDEN") == "true"
+
+// testEpoch is the time of test commits, so that their hashes are stable.
+var testEpoch = time.Date(2026, 1, 5, 9, 0, 0, 0, time.UTC)
+
+// testRepo is an in-memory repository whose commits replace the whole tree
+// with a directory of testdata.
+type testRepo struct {
+	t    *testing.T
+	repo *git.Repository
+	wt   *git.Worktree
+	n    int
+}
+
+func newTestRepo(t *testing.T) *testRepo {
+	t.Helper()
+	repo, err := git.Init(memory.NewStorage(), memfs.New())
+	if err != nil {
+		t.Fatal(err)
+	}
+	wt, err := repo.Worktree()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &testRepo{t: t, repo: repo, wt: wt}
+}
+
+// commitDir makes the tree equal to dir's files and commits it.
+func (r *testRepo) commitDir(dir, message string) *object.Commit {
+	r.t.Helper()
+	files := readTree(r.t, dir)
+	entries, _ := r.wt.Filesystem.ReadDir("/")
+	for _, e := range entries {
+		if e.Name() != ".git" {
+			if err := util.RemoveAll(r.wt.Filesystem, e.Name()); err != nil {
+				r.t.Fatal(err)
+			}
+		}
+	}
+	for p, b := range files {
+		if err := util.WriteFile(r.wt.Filesystem, p, b, 0o644); err != nil {
+			r.t.Fatal(err)
+		}
+	}
+	return r.commit(message)
+}
+
+// commitFiles writes (or, with nil content, deletes) files and commits.
+func (r *testRepo) commitFiles(files map[string]string, message string) *object.Commit {
+	r.t.Helper()
+	for p, content := range files {
+		if content == "" {
+			_ = r.wt.Filesystem.Remove(p)
+			continue
+		}
+		if err := util.WriteFile(r.wt.Filesystem, p, []byte(content), 0o644); err != nil {
+			r.t.Fatal(err)
+		}
+	}
+	return r.commit(message)
+}
+
+func (r *testRepo) commit(message string) *object.Commit {
+	r.t.Helper()
+	if err := r.wt.AddWithOptions(&git.AddOptions{All: true}); err != nil {
+		r.t.Fatal(err)
+	}
+	r.n++
+	sig := &object.Signature{Name: "Dev", Email: "dev@example.com", When: testEpoch.Add(time.Duration(r.n) * time.Minute)}
+	h, err := r.wt.Commit(message, &git.CommitOptions{All: true, Author: sig, Committer: sig, AllowEmptyCommits: true})
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	return r.object(h)
+}
+
+func (r *testRepo) object(h plumbing.Hash) *object.Commit {
+	r.t.Helper()
+	c, err := r.repo.CommitObject(h)
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	return c
+}
+
+// readTree reads the files under dir as slash-separated relative paths.
+func readTree(t *testing.T, dir string) map[string][]byte {
+	t.Helper()
+	files := map[string][]byte{}
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(dir, p)
+		files[filepath.ToSlash(rel)] = b
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return files
+}
+
+// writeTree replaces dir with files (UPDATE_GOLDEN).
+func writeTree(t *testing.T, dir string, files map[string][]byte) {
+	t.Helper()
+	if err := os.RemoveAll(dir); err != nil {
+		t.Fatal(err)
+	}
+	for p, b := range files {
+		full := filepath.Join(dir, filepath.FromSlash(p))
+		if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(full, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// compareGolden compares text with a golden file (UPDATE_GOLDEN=true writes it).
+func compareGolden(t *testing.T, file, got string) {
+	t.Helper()
+	if update {
+		if err := os.WriteFile(file, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatalf("%v (run with UPDATE_GOLDEN=true to create it)", err)
+	}
+	if string(want) != got {
+		t.Errorf("%s differs:\n--- want\n%s\n--- got\n%s", file, want, got)
+	}
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+func indent(lines []string) string {
+	if len(lines) == 0 {
+		return "  (none)\n"
+	}
+	return "  " + strings.Join(lines, "\n  ") + "\n"
+}

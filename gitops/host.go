@@ -1,0 +1,109 @@
+package gitops
+
+import (
+	"context"
+	"fmt"
+	"net/url"
+	"strings"
+)
+
+// Git host providers serin opens pull requests on.
+const (
+	ProviderGitHub = "github"
+	ProviderGitLab = "gitlab"
+	ProviderGitea  = "gitea"
+)
+
+// PullRequest is a pull (or merge) request on a Git host.
+type PullRequest struct {
+	Number int
+	URL    string
+	Merged bool
+}
+
+// PullRequestHost finds and opens pull requests in one repository.
+type PullRequestHost interface {
+	// Find returns the open pull request whose head is branch, or nil.
+	Find(ctx context.Context, branch string) (*PullRequest, error)
+	// Open opens a pull request from branch into base.
+	Open(ctx context.Context, branch, base, title, body string) (*PullRequest, error)
+}
+
+// HostFactory returns the PullRequestHost of a repository, authenticated
+// with token.
+type HostFactory func(ctx context.Context, repo RepositoryURL, provider, token string) (PullRequestHost, error)
+
+// RepositoryURL is a Git repository URL split into what a Git host API
+// needs.
+type RepositoryURL struct {
+	// Scheme is http or https (ssh URLs map to https).
+	Scheme string
+	// Host is the host name, with a port for http(s) URLs.
+	Host string
+	// Owner is the user, organization or group path ("group/subgroup").
+	Owner string
+	// Name is the repository name, without .git.
+	Name string
+}
+
+// BaseURL is the web address of the host, e.g. https://github.com.
+func (u RepositoryURL) BaseURL() string { return u.Scheme + "://" + u.Host }
+
+// ParseRepositoryURL splits an http(s), ssh:// or scp-like Git URL.
+func ParseRepositoryURL(raw string) (RepositoryURL, error) {
+	var out RepositoryURL
+	var p string
+	if !strings.Contains(raw, "://") {
+		// scp-like: git@host:owner/name.git
+		hostPart, rest, ok := strings.Cut(raw, ":")
+		if !ok {
+			return out, fmt.Errorf("cannot parse Git URL %q", raw)
+		}
+		_, out.Host, _ = strings.Cut(hostPart, "@")
+		if out.Host == "" {
+			out.Host = hostPart
+		}
+		out.Scheme, p = "https", rest
+	} else {
+		u, err := url.Parse(raw)
+		if err != nil {
+			return out, fmt.Errorf("cannot parse Git URL %q: %w", raw, err)
+		}
+		switch u.Scheme {
+		case "http", "https":
+			out.Scheme, out.Host = u.Scheme, u.Host
+		case "ssh":
+			out.Scheme, out.Host = "https", u.Hostname()
+		default:
+			return out, fmt.Errorf("unsupported Git URL scheme %q", u.Scheme)
+		}
+		p = u.Path
+	}
+	p = strings.TrimSuffix(strings.Trim(p, "/"), ".git")
+	i := strings.LastIndex(p, "/")
+	if i <= 0 || i == len(p)-1 {
+		return out, fmt.Errorf("Git URL %q does not name an owner and a repository", raw)
+	}
+	out.Owner, out.Name = p[:i], p[i+1:]
+	return out, nil
+}
+
+// ProviderFor returns the configured provider, or the one the host name
+// tells (github.com, gitlab.com).
+func ProviderFor(configured string, repo RepositoryURL) (string, error) {
+	switch configured {
+	case ProviderGitHub, ProviderGitLab, ProviderGitea:
+		return configured, nil
+	case "":
+	default:
+		return "", fmt.Errorf("unknown Git provider %q: want github, gitlab or gitea", configured)
+	}
+	host := strings.ToLower(repo.Host)
+	switch {
+	case host == "github.com" || strings.HasSuffix(host, ".github.com"):
+		return ProviderGitHub, nil
+	case host == "gitlab.com" || strings.HasSuffix(host, ".gitlab.com"):
+		return ProviderGitLab, nil
+	}
+	return "", fmt.Errorf("cannot tell which Git host serves %s: start the agent with --git-provider=github|gitlab|gitea", repo.Host)
+}

@@ -1,0 +1,97 @@
+package gitops
+
+import (
+	"fmt"
+	"strings"
+	"text/template"
+)
+
+// DefaultMessageTemplate is the commit message of a revert. The first line
+// is also the pull request's title, the rest its description.
+const DefaultMessageTemplate = `Revert {{ .Target }} in {{ .Namespace }} to {{ short .GoodCommit }}
+
+Canary {{ .Namespace }}/{{ .Canary }} {{ lower .Phase }} the promotion of revision
+{{ .BadRevision }}{{ with .Reason }}:
+{{ . }}{{ end }}
+
+This makes {{ .Target }} render as it did at {{ .GoodRevision }},
+its last promoted revision, and changes nothing else.
+{{- if .RevertedCommits }}
+
+This reverts commit{{ if gt (len .RevertedCommits) 1 }}s{{ end }} {{ join .RevertedCommits ", " }}.
+{{- end }}
+{{- range .Notes }}
+{{ . }}
+{{- end }}
+`
+
+// MessageData is what a commit message template can use. Templates are
+// hermetic: they see this data and a few pure functions (short, lower,
+// upper, join, trim), nothing of the environment.
+type MessageData struct {
+	// Canary and Namespace name the Canary.
+	Canary, Namespace string
+	// Phase is the phase that triggered the revert (Halted, Failed).
+	Phase string
+	// Target is the reverted object, Kind/name.
+	Target string
+	// BadRevision and GoodRevision are Flux revisions (main@sha1:…).
+	BadRevision, GoodRevision string
+	// BadCommit and GoodCommit are their commit hashes.
+	BadCommit, GoodCommit string
+	// Reason is why the revision is bad.
+	Reason string
+	// Strategy is Revert or Edit.
+	Strategy string
+	// RevertedCommits are the commits undone by a Revert.
+	RevertedCommits []string
+	// Files are the changed files.
+	Files []string
+	// Notes explain the change.
+	Notes []string
+}
+
+var messageFuncs = template.FuncMap{
+	"short": shortSHA,
+	"lower": strings.ToLower,
+	"upper": strings.ToUpper,
+	"join":  strings.Join,
+	"trim":  strings.TrimSpace,
+}
+
+// ParseMessageTemplate parses a commit message template ("" is the default).
+func ParseMessageTemplate(text string) (*template.Template, error) {
+	if strings.TrimSpace(text) == "" {
+		text = DefaultMessageTemplate
+	}
+	t, err := template.New("commit").Funcs(messageFuncs).Option("missingkey=error").Parse(text)
+	if err != nil {
+		return nil, fmt.Errorf("invalid commit message template: %w", err)
+	}
+	return t, nil
+}
+
+// trailers identify serin's revert commits, whatever the template says.
+func trailers(namespace, canary, badCommit string) string {
+	return fmt.Sprintf("Serin-Canary: %s/%s\nSerin-Reverts: %s\n", namespace, canary, badCommit)
+}
+
+// renderMessage runs the template and appends serin's trailers, which name
+// the bad commit the revert was asked for.
+func renderMessage(t *template.Template, d MessageData, revertOf string) (string, error) {
+	var sb strings.Builder
+	if err := t.Execute(&sb, d); err != nil {
+		return "", fmt.Errorf("commit message template: %w", err)
+	}
+	msg := strings.TrimRight(sb.String(), "\n") + "\n"
+	if strings.TrimSpace(msg) == "" {
+		return "", fmt.Errorf("commit message template rendered an empty message")
+	}
+	return msg + "\n" + trailers(d.Namespace, d.Canary, revertOf), nil
+}
+
+// splitMessage returns a commit message's title and body.
+func splitMessage(msg string) (title, body string) {
+	title, body, _ = strings.Cut(strings.TrimSpace(msg), "\n")
+	return strings.TrimSpace(title), strings.TrimSpace(body)
+}

@@ -1,0 +1,540 @@
+package gitops
+
+import (
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/object"
+)
+
+// Strategy is how a plan reverts the target.
+type Strategy string
+
+const (
+	// StrategyRevert restores the files of the commits that changed the
+	// target, as `git revert` of those commits would: every one of them
+	// touched only files that define the target.
+	StrategyRevert Strategy = "Revert"
+	// StrategyEdit edits only the target's definition: the changed fields
+	// of its manifest, or the changed entries of a kustomization (images:),
+	// leaving the rest of each file as it is.
+	StrategyEdit Strategy = "Edit"
+)
+
+// ErrUnverifiable means no change could be found that makes the target
+// render as it did at the good revision while leaving everything else as
+// it is: nothing is pushed.
+var ErrUnverifiable = errors.New("cannot revert the target alone")
+
+// ErrSameRendering means the bad commit renders the target exactly as the
+// good one: the failure does not come from that commit.
+var ErrSameRendering = errors.New("the bad commit renders the target as the good one")
+
+// maxInfluenceRenders bounds the renders spent finding which changed files
+// define the target; beyond it the origin annotations decide.
+const maxInfluenceRenders = 64
+
+// PlanInput is what the planner works on: a repository's history and the
+// object to restore.
+type PlanInput struct {
+	// Path is the Kustomization's spec.path.
+	Path string
+	// Target is the object to restore.
+	Target Target
+	// Good is the last promoted commit; Bad the commit to revert; Head the
+	// tip of the branch the change is made on (Bad or a descendant).
+	Good, Bad, Head *object.Commit
+}
+
+// FileChange is one file of a plan.
+type FileChange struct {
+	// Path is relative to the repository root.
+	Path string
+	// Content is the new content; nil deletes the file.
+	Content []byte
+}
+
+// Plan is a verified change that makes the target render as at the good
+// commit and changes no other rendered object.
+type Plan struct {
+	// UpToDate is set when the head already renders the target as at the
+	// good commit: there is nothing to commit.
+	UpToDate bool
+	// Strategy says how the files were changed.
+	Strategy Strategy
+	// Files are the changes, sorted by path.
+	Files []FileChange
+	// RevertedCommits are the commits a Revert plan undoes, newest first.
+	RevertedCommits []string
+	// Notes explain the choice of strategy, for commit messages.
+	Notes []string
+}
+
+// Paths returns the paths of the changed files.
+func (p *Plan) Paths() []string {
+	out := make([]string, len(p.Files))
+	for i, f := range p.Files {
+		out[i] = f.Path
+	}
+	return out
+}
+
+// planner holds the renderings a plan is computed and verified against.
+type planner struct {
+	in               PlanInput
+	dir              string
+	good, bad, head  snapshot
+	goodR, badR, hdR *rendering
+	goodObj, badObj  renderedObject
+	headKey          objectKey
+}
+
+// PlanRevert computes the smallest change to the head that makes the
+// target render as at the good commit and changes nothing else, and
+// verifies it by rendering the result. A `git revert` of the commits that
+// changed the target is preferred when they touched nothing else; otherwise
+// the target's definition is edited. When neither verifies, the error wraps
+// ErrUnverifiable and says why.
+func PlanRevert(in PlanInput) (*Plan, error) {
+	p := &planner{in: in}
+	if err := p.load(); err != nil {
+		return nil, err
+	}
+	headObj := p.hdR.objects[p.headKey]
+	switch {
+	case p.goodObj.data == p.badObj.data:
+		return nil, fmt.Errorf("%w: %w: commit %s renders %s exactly as the last promoted commit %s",
+			ErrUnverifiable, ErrSameRendering, shortSHA(in.Bad.Hash.String()), in.Target, shortSHA(in.Good.Hash.String()))
+	case headObj.data == p.goodObj.data:
+		return &Plan{UpToDate: true}, nil
+	case headObj.data != p.badObj.data:
+		return nil, fmt.Errorf("%w: the target changed again after commit %s (the branch head %s renders it differently): not reverting over a newer change",
+			ErrUnverifiable, shortSHA(in.Bad.Hash.String()), shortSHA(in.Head.Hash.String()))
+	}
+
+	changed, err := changedPaths(in.Good, in.Bad)
+	if err != nil {
+		return nil, err
+	}
+	defining := p.definingFiles(changed)
+	if len(defining) == 0 {
+		return nil, fmt.Errorf("%w: none of the files changed between %s and %s defines the target",
+			ErrUnverifiable, shortSHA(in.Good.Hash.String()), shortSHA(in.Bad.Hash.String()))
+	}
+
+	plan, why, err := p.tryRevert(defining)
+	if err != nil {
+		return nil, err
+	}
+	if plan != nil {
+		return plan, nil
+	}
+	plan, err = p.tryEdit(defining)
+	if err != nil {
+		return nil, err
+	}
+	plan.Notes = append([]string{why}, plan.Notes...)
+	return plan, nil
+}
+
+// load reads and renders the three commits.
+func (p *planner) load() error {
+	var err error
+	if p.dir, err = cleanPath(p.in.Path); err != nil {
+		return err
+	}
+	load := func(c *object.Commit) (snapshot, *rendering, error) {
+		files, err := snapshotOf(c)
+		if err != nil {
+			return nil, nil, err
+		}
+		r, err := render(files, p.dir)
+		if err != nil {
+			return nil, nil, fmt.Errorf("at commit %s: %w", shortSHA(c.Hash.String()), err)
+		}
+		return files, r, nil
+	}
+	if p.good, p.goodR, err = load(p.in.Good); err != nil {
+		return err
+	}
+	if p.bad, p.badR, err = load(p.in.Bad); err != nil {
+		return err
+	}
+	if p.in.Head.Hash == p.in.Bad.Hash {
+		p.head, p.hdR = p.bad, p.badR
+	} else if p.head, p.hdR, err = load(p.in.Head); err != nil {
+		return err
+	}
+	var goodKey, badKey objectKey
+	for _, r := range []struct {
+		rendering *rendering
+		commit    *object.Commit
+		key       *objectKey
+	}{{p.goodR, p.in.Good, &goodKey}, {p.badR, p.in.Bad, &badKey}, {p.hdR, p.in.Head, &p.headKey}} {
+		k, err := r.rendering.find(p.in.Target)
+		if err != nil {
+			return fmt.Errorf("%s at commit %s: %w", p.in.Target, shortSHA(r.commit.Hash.String()), err)
+		}
+		*r.key = k
+	}
+	p.goodObj, p.badObj = p.goodR.objects[goodKey], p.badR.objects[badKey]
+	return nil
+}
+
+// definingFiles returns the changed files that define the target: those
+// whose change, undone alone, changes the target's rendering at the bad
+// commit (a file that breaks the build when undone alone counts too).
+func (p *planner) definingFiles(changed []string) []string {
+	if len(changed) > maxInfluenceRenders {
+		return p.annotatedFiles(changed)
+	}
+	var out []string
+	for _, f := range changed {
+		r, err := render(p.bad.with(map[string][]byte{f: p.good[f]}), p.dir)
+		if err != nil {
+			out = append(out, f)
+			continue
+		}
+		k, err := r.find(p.in.Target)
+		if err != nil || r.objects[k].data != p.badObj.data {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+// annotatedFiles approximates definingFiles for large changes: the
+// target's origin files and the changed kustomization files.
+func (p *planner) annotatedFiles(changed []string) []string {
+	var out []string
+	for _, f := range changed {
+		if f == p.goodObj.origin || f == p.badObj.origin || isKustomizationPath(f) {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+// tryRevert plans the revert of the commits between good and head that
+// touched the defining files, when each of them touched nothing else and
+// none came after the bad commit. It returns nil and why not otherwise.
+func (p *planner) tryRevert(defining []string) (*Plan, string, error) {
+	good, bad, head := p.in.Good, p.in.Bad, p.in.Head
+	if ok, err := good.IsAncestor(bad); err != nil {
+		return nil, "", fmt.Errorf("failed to walk the history from %s: %w", shortSHA(bad.Hash.String()), err)
+	} else if !ok {
+		return nil, fmt.Sprintf("Not a revert: %s is not a descendant of %s.", shortSHA(bad.Hash.String()), shortSHA(good.Hash.String())), nil
+	}
+	goodAncestors, err := ancestors(good)
+	if err != nil {
+		return nil, "", err
+	}
+	inBad, err := commitsSince(bad, goodAncestors)
+	if err != nil {
+		return nil, "", err
+	}
+	inHead, err := commitsSince(head, goodAncestors)
+	if err != nil {
+		return nil, "", err
+	}
+	isDefining := map[string]bool{}
+	for _, f := range defining {
+		isDefining[f] = true
+	}
+	var reverted []string
+	for _, c := range inHead {
+		files, err := commitPaths(c)
+		if err != nil {
+			return nil, "", err
+		}
+		var touches bool
+		var others []string
+		for _, f := range files {
+			if isDefining[f] {
+				touches = true
+			} else {
+				others = append(others, f)
+			}
+		}
+		if !touches {
+			continue
+		}
+		if !inBad.has(c.Hash) {
+			return nil, fmt.Sprintf("Not a revert: commit %s, after %s, also changed %s.", shortSHA(c.Hash.String()), shortSHA(bad.Hash.String()), strings.Join(defining, ", ")), nil
+		}
+		if len(others) > 0 {
+			return nil, fmt.Sprintf("Not a revert: commit %s also changed %s.", shortSHA(c.Hash.String()), strings.Join(others, ", ")), nil
+		}
+		reverted = append(reverted, c.Hash.String())
+	}
+	changes := map[string][]byte{}
+	for _, f := range defining {
+		changes[f] = p.good[f]
+	}
+	if err := p.verify(changes); err != nil {
+		return nil, fmt.Sprintf("Not a revert: %v.", err), nil
+	}
+	return &Plan{Strategy: StrategyRevert, Files: fileChanges(changes), RevertedCommits: reverted}, "", nil
+}
+
+// tryEdit plans a surgical edit of the defining files: of what the bad
+// commit changed in each (the target's documents, each field or named
+// entry of a kustomization), it undoes the parts that change the target's
+// rendering, and leaves the rest of the file as the head has it. A defining
+// file without such parts is restored as a whole. The result must verify.
+func (p *planner) tryEdit(defining []string) (*Plan, error) {
+	changes := map[string][]byte{}
+	var notes []string
+	for _, f := range defining {
+		all := fileEdits(f, p.good[f], p.bad[f], p.in.Target)
+		var kept []edit
+		for _, e := range all {
+			out, ok, err := applyEdits(p.head[f], []edit{e})
+			if err != nil || !ok {
+				continue
+			}
+			if p.changesTarget(map[string][]byte{f: out}) {
+				kept = append(kept, e)
+			}
+		}
+		if len(kept) == 0 {
+			kept = all
+		}
+		out, ok, err := applyEdits(p.head[f], kept)
+		if err != nil {
+			return nil, fmt.Errorf("editing %s: %w", f, err)
+		}
+		if !ok {
+			changes[f] = p.good[f]
+			notes = append(notes, fmt.Sprintf("%s restored as it was at %s.", f, shortSHA(p.in.Good.Hash.String())))
+			continue
+		}
+		changes[f] = out
+		for _, e := range kept {
+			notes = append(notes, fmt.Sprintf("%s: %s restored.", f, e.what))
+		}
+	}
+	if err := p.verify(changes); err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrUnverifiable, err)
+	}
+	return &Plan{Strategy: StrategyEdit, Files: fileChanges(changes), Notes: notes}, nil
+}
+
+// changesTarget reports whether the head with the changes renders the
+// target differently from the head (or does not build).
+func (p *planner) changesTarget(changes map[string][]byte) bool {
+	r, err := render(p.head.with(changes), p.dir)
+	if err != nil {
+		return false
+	}
+	k, err := r.find(p.in.Target)
+	return err != nil || r.objects[k].data != p.hdR.objects[p.headKey].data
+}
+
+// verify renders the head with the changes and checks that the target is
+// back to its good rendering and that no other object changed.
+func (p *planner) verify(changes map[string][]byte) error {
+	r, err := render(p.head.with(changes), p.dir)
+	if err != nil {
+		return fmt.Errorf("the result does not build: %w", err)
+	}
+	k, err := r.find(p.in.Target)
+	if err != nil {
+		return fmt.Errorf("the result does not render %s: %w", p.in.Target, err)
+	}
+	if got := r.objects[k].data; got != p.goodObj.data {
+		return fmt.Errorf("the target would still differ from its last promoted rendering at %s", strings.Join(jsonDiff(got, p.goodObj.data, 3), ", "))
+	}
+	var others []string
+	for key, obj := range r.objects {
+		if key == k {
+			continue
+		}
+		if h, ok := p.hdR.objects[key]; !ok || h.data != obj.data {
+			others = append(others, key.String())
+		}
+	}
+	for key := range p.hdR.objects {
+		if _, ok := r.objects[key]; !ok && key != p.headKey {
+			others = append(others, key.String())
+		}
+	}
+	if len(others) > 0 {
+		sort.Strings(others)
+		return fmt.Errorf("undoing the change of %s would also change %s", p.in.Target, strings.Join(others, ", "))
+	}
+	return nil
+}
+
+// fileChanges sorts a change set by path.
+func fileChanges(m map[string][]byte) []FileChange {
+	out := make([]FileChange, 0, len(m))
+	for p, b := range m {
+		out = append(out, FileChange{Path: p, Content: b})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Path < out[j].Path })
+	return out
+}
+
+// changedPaths lists the files that differ between two commits.
+func changedPaths(from, to *object.Commit) ([]string, error) {
+	a, err := from.Tree()
+	if err != nil {
+		return nil, err
+	}
+	b, err := to.Tree()
+	if err != nil {
+		return nil, err
+	}
+	return treePaths(a, b)
+}
+
+// commitPaths lists the files a commit changed against its first parent.
+func commitPaths(c *object.Commit) ([]string, error) {
+	tree, err := c.Tree()
+	if err != nil {
+		return nil, err
+	}
+	var parentTree *object.Tree
+	if c.NumParents() > 0 {
+		parent, err := c.Parent(0)
+		if err != nil {
+			return nil, err
+		}
+		if parentTree, err = parent.Tree(); err != nil {
+			return nil, err
+		}
+	}
+	return treePaths(parentTree, tree)
+}
+
+func treePaths(a, b *object.Tree) ([]string, error) {
+	changes, err := object.DiffTree(a, b)
+	if err != nil {
+		return nil, err
+	}
+	seen := map[string]bool{}
+	var out []string
+	for _, ch := range changes {
+		for _, name := range []string{ch.From.Name, ch.To.Name} {
+			if name != "" && !seen[name] {
+				seen[name] = true
+				out = append(out, name)
+			}
+		}
+	}
+	sort.Strings(out)
+	return out, nil
+}
+
+// maxHistory bounds the commits walked.
+const maxHistory = 100000
+
+// ancestors returns c and every commit reachable from it.
+func ancestors(c *object.Commit) (map[plumbing.Hash]bool, error) {
+	seen := map[plumbing.Hash]bool{}
+	_, err := walk(c, seen, func(*object.Commit) {})
+	return seen, err
+}
+
+// commitsSince returns the commits reachable from c and not in stop,
+// newest first (breadth first), keyed for lookup.
+func commitsSince(c *object.Commit, stop map[plumbing.Hash]bool) (orderedCommits, error) {
+	seen := make(map[plumbing.Hash]bool, len(stop))
+	for h := range stop {
+		seen[h] = true
+	}
+	out := orderedCommits{}
+	_, err := walk(c, seen, func(c *object.Commit) { out = append(out, c) })
+	return out, err
+}
+
+type orderedCommits []*object.Commit
+
+func (o orderedCommits) has(h plumbing.Hash) bool {
+	for _, c := range o {
+		if c.Hash == h {
+			return true
+		}
+	}
+	return false
+}
+
+// walk visits the commits reachable from c that are not in seen, breadth
+// first, adding them to seen.
+func walk(c *object.Commit, seen map[plumbing.Hash]bool, visit func(*object.Commit)) (int, error) {
+	if seen[c.Hash] {
+		return 0, nil
+	}
+	queue := []*object.Commit{c}
+	seen[c.Hash] = true
+	n := 0
+	for len(queue) > 0 {
+		cur := queue[0]
+		queue = queue[1:]
+		visit(cur)
+		if n++; n > maxHistory {
+			return n, fmt.Errorf("history longer than %d commits", maxHistory)
+		}
+		err := cur.Parents().ForEach(func(parent *object.Commit) error {
+			if !seen[parent.Hash] {
+				seen[parent.Hash] = true
+				queue = append(queue, parent)
+			}
+			return nil
+		})
+		if err != nil {
+			return n, fmt.Errorf("failed to read the parents of %s (a shallow clone?): %w", shortSHA(cur.Hash.String()), err)
+		}
+	}
+	return n, nil
+}
+
+// maxPreviousDefinition bounds the first-parent walk of PreviousDefinition.
+const maxPreviousDefinition = 200
+
+// PreviousDefinition returns the last commit before bad, following first
+// parents, that renders the target differently from bad: the target's
+// previous definition, used as the good commit when none was promoted.
+func PreviousDefinition(bad *object.Commit, path string, t Target) (*object.Commit, error) {
+	dir, err := cleanPath(path)
+	if err != nil {
+		return nil, err
+	}
+	target := func(c *object.Commit) (string, error) {
+		files, err := snapshotOf(c)
+		if err != nil {
+			return "", err
+		}
+		r, err := render(files, dir)
+		if err != nil {
+			return "", err
+		}
+		k, err := r.find(t)
+		if err != nil {
+			return "", err
+		}
+		return r.objects[k].data, nil
+	}
+	badData, err := target(bad)
+	if err != nil {
+		return nil, fmt.Errorf("%s at commit %s: %w", t, shortSHA(bad.Hash.String()), err)
+	}
+	c := bad
+	for range maxPreviousDefinition {
+		if c.NumParents() == 0 {
+			break
+		}
+		if c, err = c.Parent(0); err != nil {
+			return nil, fmt.Errorf("failed to walk back from %s: %w", shortSHA(bad.Hash.String()), err)
+		}
+		if data, err := target(c); err == nil && data != badData {
+			return c, nil
+		}
+	}
+	return nil, fmt.Errorf("%w: no promoted revision is recorded and no earlier commit renders %s differently from %s",
+		ErrUnverifiable, t, shortSHA(bad.Hash.String()))
+}

@@ -1,0 +1,310 @@
+package gitops
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/fluxcd/pkg/git"
+	gogit "github.com/go-git/go-git/v5"
+	"github.com/go-git/go-git/v5/config"
+	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/filemode"
+	"github.com/go-git/go-git/v5/plumbing/object"
+	"github.com/go-git/go-git/v5/plumbing/transport"
+	"github.com/go-git/go-git/v5/storage/memory"
+)
+
+// ErrNonFastForward means the remote branch moved since it was fetched.
+var ErrNonFastForward = errors.New("the remote branch moved (non-fast-forward)")
+
+const remoteName = "origin"
+
+// Repository is one branch of a remote Git repository, cloned into memory,
+// with what serin does to it: read history, commit file changes, push
+// without ever forcing. It hides go-git from the rest of the package.
+type Repository struct {
+	url       string
+	branch    string
+	transport transportOptions
+	repo      *gogit.Repository
+}
+
+// RepositoryOption configures a Repository.
+type RepositoryOption func(*Repository) error
+
+// WithAuth authenticates with Flux's auth options (a GitRepository secret).
+func WithAuth(opts *git.AuthOptions) RepositoryOption {
+	return func(r *Repository) error {
+		t, err := transportFor(opts)
+		if err != nil {
+			return err
+		}
+		r.transport = t
+		return nil
+	}
+}
+
+// OpenRepository prepares access to branch of the repository at url;
+// nothing is fetched yet.
+func OpenRepository(url, branch string, opts ...RepositoryOption) (*Repository, error) {
+	r := &Repository{url: url, branch: branch}
+	for _, o := range opts {
+		if err := o(r); err != nil {
+			return nil, err
+		}
+	}
+	return r, nil
+}
+
+// RemoteBranch returns the commit a branch of the remote points at, or
+// the zero hash when there is no such branch. It fetches nothing.
+func (r *Repository) RemoteBranch(ctx context.Context, branch string) (plumbing.Hash, error) {
+	remote := gogit.NewRemote(memory.NewStorage(), &config.RemoteConfig{Name: remoteName, URLs: []string{r.url}})
+	refs, err := remote.ListContext(ctx, &gogit.ListOptions{
+		Auth: r.transport.auth, CABundle: r.transport.caBundle, ClientCert: r.transport.clientCert, ClientKey: r.transport.clientKey,
+	})
+	if err != nil {
+		if errors.Is(err, transport.ErrEmptyRemoteRepository) {
+			return plumbing.ZeroHash, nil
+		}
+		return plumbing.ZeroHash, fmt.Errorf("failed to list the branches of %s: %w", r.url, err)
+	}
+	want := plumbing.NewBranchReferenceName(branch)
+	for _, ref := range refs {
+		if ref.Name() == want {
+			return ref.Hash(), nil
+		}
+	}
+	return plumbing.ZeroHash, nil
+}
+
+// Clone fetches the tracked branch with its history (single branch, no
+// tags, no working tree: the planner reads trees from the object store).
+func (r *Repository) Clone(ctx context.Context) error {
+	repo, err := gogit.CloneContext(ctx, memory.NewStorage(), nil, &gogit.CloneOptions{
+		URL:           r.url,
+		RemoteName:    remoteName,
+		ReferenceName: plumbing.NewBranchReferenceName(r.branch),
+		SingleBranch:  true,
+		NoCheckout:    true,
+		Tags:          gogit.NoTags,
+		Auth:          r.transport.auth,
+		CABundle:      r.transport.caBundle,
+		ClientCert:    r.transport.clientCert,
+		ClientKey:     r.transport.clientKey,
+	})
+	if err != nil {
+		return fmt.Errorf("failed to clone branch %s of %s: %w", r.branch, r.url, err)
+	}
+	r.repo = repo
+	return nil
+}
+
+// Fetch updates the remote-tracking ref of branch (the tracked branch, or
+// another one such as an existing revert branch).
+func (r *Repository) Fetch(ctx context.Context, branch string) error {
+	spec := config.RefSpec(fmt.Sprintf("+%s:%s", plumbing.NewBranchReferenceName(branch), plumbing.NewRemoteReferenceName(remoteName, branch)))
+	err := r.repo.FetchContext(ctx, &gogit.FetchOptions{
+		RemoteName: remoteName,
+		RefSpecs:   []config.RefSpec{spec},
+		Tags:       gogit.NoTags,
+		Auth:       r.transport.auth,
+		CABundle:   r.transport.caBundle,
+		ClientCert: r.transport.clientCert,
+		ClientKey:  r.transport.clientKey,
+	})
+	if err != nil && !errors.Is(err, gogit.NoErrAlreadyUpToDate) {
+		return fmt.Errorf("failed to fetch branch %s of %s: %w", branch, r.url, err)
+	}
+	return nil
+}
+
+// Head returns the last fetched commit of a branch.
+func (r *Repository) Head(branch string) (*object.Commit, error) {
+	for _, name := range []plumbing.ReferenceName{plumbing.NewRemoteReferenceName(remoteName, branch), plumbing.NewBranchReferenceName(branch)} {
+		ref, err := r.repo.Reference(name, true)
+		if err == nil {
+			return r.repo.CommitObject(ref.Hash())
+		}
+	}
+	return nil, fmt.Errorf("branch %s not fetched from %s", branch, r.url)
+}
+
+// Commit returns a commit of the fetched history.
+func (r *Repository) Commit(hash string) (*object.Commit, error) {
+	c, err := r.repo.CommitObject(plumbing.NewHash(hash))
+	if err != nil {
+		return nil, fmt.Errorf("commit %s not found in branch %s of %s: %w", shortSHA(hash), r.branch, r.url, err)
+	}
+	return c, nil
+}
+
+// Signature is a commit author.
+type Signature struct {
+	Name, Email string
+}
+
+// CommitFiles writes a commit on top of parent with the files changed
+// (nil content deletes) and returns it.
+func (r *Repository) CommitFiles(parent *object.Commit, files []FileChange, author Signature, when time.Time, message string) (*object.Commit, error) {
+	tree, err := parent.Tree()
+	if err != nil {
+		return nil, err
+	}
+	changes := map[string][]byte{}
+	for _, f := range files {
+		changes[f.Path] = f.Content
+	}
+	treeHash, err := r.writeTree(tree, changes)
+	if err != nil {
+		return nil, fmt.Errorf("failed to write the tree: %w", err)
+	}
+	sig := object.Signature{Name: author.Name, Email: author.Email, When: when}
+	c := &object.Commit{Author: sig, Committer: sig, Message: message, TreeHash: treeHash, ParentHashes: []plumbing.Hash{parent.Hash}}
+	obj := r.repo.Storer.NewEncodedObject()
+	if err := c.Encode(obj); err != nil {
+		return nil, err
+	}
+	h, err := r.repo.Storer.SetEncodedObject(obj)
+	if err != nil {
+		return nil, err
+	}
+	return r.repo.CommitObject(h)
+}
+
+// writeTree stores base with changes applied (paths relative to base) and
+// returns its hash; an empty result is the zero hash.
+func (r *Repository) writeTree(base *object.Tree, changes map[string][]byte) (plumbing.Hash, error) {
+	entries := map[string]object.TreeEntry{}
+	if base != nil {
+		for _, e := range base.Entries {
+			entries[e.Name] = e
+		}
+	}
+	sub := map[string]map[string][]byte{}
+	for p, content := range changes {
+		dir, rest, nested := strings.Cut(p, "/")
+		if nested {
+			if sub[dir] == nil {
+				sub[dir] = map[string][]byte{}
+			}
+			sub[dir][rest] = content
+			continue
+		}
+		if content == nil {
+			delete(entries, p)
+			continue
+		}
+		mode := filemode.Regular
+		if e, ok := entries[p]; ok && e.Mode == filemode.Executable {
+			mode = filemode.Executable
+		}
+		h, err := r.writeBlob(content)
+		if err != nil {
+			return plumbing.ZeroHash, err
+		}
+		entries[p] = object.TreeEntry{Name: p, Mode: mode, Hash: h}
+	}
+	for dir, c := range sub {
+		var subtree *object.Tree
+		if e, ok := entries[dir]; ok && e.Mode == filemode.Dir {
+			t, err := object.GetTree(r.repo.Storer, e.Hash)
+			if err != nil {
+				return plumbing.ZeroHash, err
+			}
+			subtree = t
+		}
+		h, err := r.writeTree(subtree, c)
+		if err != nil {
+			return plumbing.ZeroHash, err
+		}
+		if h.IsZero() {
+			delete(entries, dir)
+		} else {
+			entries[dir] = object.TreeEntry{Name: dir, Mode: filemode.Dir, Hash: h}
+		}
+	}
+	if len(entries) == 0 && base != nil {
+		return plumbing.ZeroHash, nil
+	}
+	tree := &object.Tree{}
+	for _, e := range entries {
+		tree.Entries = append(tree.Entries, e)
+	}
+	// Git orders entries by name, directories as if they ended with "/".
+	key := func(e object.TreeEntry) string {
+		if e.Mode == filemode.Dir {
+			return e.Name + "/"
+		}
+		return e.Name
+	}
+	sort.Slice(tree.Entries, func(i, j int) bool { return key(tree.Entries[i]) < key(tree.Entries[j]) })
+	obj := r.repo.Storer.NewEncodedObject()
+	if err := tree.Encode(obj); err != nil {
+		return plumbing.ZeroHash, err
+	}
+	return r.repo.Storer.SetEncodedObject(obj)
+}
+
+func (r *Repository) writeBlob(content []byte) (plumbing.Hash, error) {
+	obj := r.repo.Storer.NewEncodedObject()
+	obj.SetType(plumbing.BlobObject)
+	w, err := obj.Writer()
+	if err != nil {
+		return plumbing.ZeroHash, err
+	}
+	if _, err := w.Write(content); err != nil {
+		return plumbing.ZeroHash, err
+	}
+	if err := w.Close(); err != nil {
+		return plumbing.ZeroHash, err
+	}
+	return r.repo.Storer.SetEncodedObject(obj)
+}
+
+// Push makes branch of the remote point at commit: it creates the branch,
+// or fast-forwards it. It never forces; ErrNonFastForward says the branch
+// moved.
+func (r *Repository) Push(ctx context.Context, commit plumbing.Hash, branch string) error {
+	local := plumbing.ReferenceName(path.Join("refs/serin", branch))
+	if err := r.repo.Storer.SetReference(plumbing.NewHashReference(local, commit)); err != nil {
+		return err
+	}
+	spec := config.RefSpec(fmt.Sprintf("%s:%s", local, plumbing.NewBranchReferenceName(branch)))
+	err := r.repo.PushContext(ctx, &gogit.PushOptions{
+		RemoteName: remoteName,
+		RefSpecs:   []config.RefSpec{spec},
+		Auth:       r.transport.auth,
+		CABundle:   r.transport.caBundle,
+		ClientCert: r.transport.clientCert,
+		ClientKey:  r.transport.clientKey,
+	})
+	switch {
+	case err == nil, errors.Is(err, gogit.NoErrAlreadyUpToDate):
+		return nil
+	case errors.Is(err, gogit.ErrForceNeeded), strings.Contains(err.Error(), "non-fast-forward"):
+		return fmt.Errorf("%w: %s of %s", ErrNonFastForward, branch, r.url)
+	}
+	return fmt.Errorf("failed to push %s to %s: %w", branch, r.url, err)
+}
+
+// FindCommit returns the first commit from head back to (not including)
+// stop whose message contains text, or nil.
+func (r *Repository) FindCommit(head, stop *object.Commit, text string) (*object.Commit, error) {
+	seen := map[plumbing.Hash]bool{}
+	if stop != nil {
+		seen[stop.Hash] = true
+	}
+	var found *object.Commit
+	_, err := walk(head, seen, func(c *object.Commit) {
+		if found == nil && strings.Contains(c.Message, text) {
+			found = c
+		}
+	})
+	return found, err
+}

@@ -1,0 +1,115 @@
+package gitops
+
+import (
+	"context"
+	"crypto/ed25519"
+	"crypto/rand"
+	"encoding/pem"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/fluxcd/pkg/git"
+	"golang.org/x/crypto/ssh"
+)
+
+// Clone and push over SSH with a Flux identity/known_hosts secret; a host
+// key that known_hosts does not list is refused.
+func TestRepository_SSH(t *testing.T) {
+	f := newGitFixture(t)
+	keyDir := t.TempDir()
+	f.server.KeyDir(keyDir)
+	if err := f.server.ListenSSH(); err != nil {
+		t.Fatal(err)
+	}
+	go func() { _ = f.server.StartSSH() }()
+	t.Cleanup(func() { _ = f.server.StopSSH() })
+
+	_, private, err := ed25519.GenerateKey(rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	block, err := ssh.MarshalPrivateKey(private, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	identity := pem.EncodeToMemory(block)
+	u, err := url.Parse(f.server.SSHAddress() + "/" + repoPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var hostKey []byte
+	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline) && len(hostKey) == 0; time.Sleep(50 * time.Millisecond) {
+		hostKey, _ = os.ReadFile(filepath.Join(keyDir, "gitkit.rsa.pub"))
+	}
+	knownHosts := "[" + u.Hostname() + "]:" + u.Port() + " " + string(hostKey)
+
+	open := func(knownHosts string) *Repository {
+		t.Helper()
+		auth, err := git.NewAuthOptions(*u, map[string][]byte{"identity": identity, "known_hosts": []byte(knownHosts)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		r, err := OpenRepository(u.String(), "main", WithAuth(auth))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r
+	}
+	ctx := context.Background()
+	r := open(knownHosts)
+	if err := r.Clone(ctx); err != nil {
+		t.Fatal(err)
+	}
+	head, err := r.Head("main")
+	if err != nil || head.Hash != f.bad.Hash {
+		t.Fatalf("head over SSH = %v, %v; want %s", head, err, f.bad.Hash)
+	}
+	c, err := r.CommitFiles(head, []FileChange{{Path: "NOTES.md", Content: []byte("over ssh\n")}}, Signature{Name: "serin", Email: "serin@example.com"}, testEpoch, "Notes")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := r.Push(ctx, c.Hash, "ssh-branch"); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := f.file("ssh-branch", "NOTES.md"); got != "over ssh\n" {
+		t.Errorf("NOTES.md on ssh-branch = %q", got)
+	}
+
+	_, other, _ := ed25519.GenerateKey(rand.Reader)
+	otherPub, _ := ssh.NewPublicKey(other.Public())
+	wrong := "[" + u.Hostname() + "]:" + u.Port() + " " + string(ssh.MarshalAuthorizedKey(otherPub))
+	if err := open(wrong).Clone(ctx); err == nil || !strings.Contains(err.Error(), "key") {
+		t.Errorf("clone with a wrong known_hosts: err = %v, want a host key error", err)
+	}
+}
+
+// A push that is not a fast-forward is refused with ErrNonFastForward.
+func TestRepository_PushNeverForces(t *testing.T) {
+	f := newGitFixture(t)
+	u, _ := url.Parse(f.url)
+	auth, _ := git.NewAuthOptions(*u, map[string][]byte{"username": []byte(gitUser), "password": []byte(gitPassword)})
+	r, err := OpenRepository(f.url, "main", WithAuth(auth))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	if err := r.Clone(ctx); err != nil {
+		t.Fatal(err)
+	}
+	head, _ := r.Head("main")
+	c, err := r.CommitFiles(head, []FileChange{{Path: "a.txt", Content: []byte("a\n")}}, Signature{Name: "serin", Email: "serin@example.com"}, testEpoch, "A")
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.pushToMain("b.txt", "b\n", "B")
+	if err := r.Push(ctx, c.Hash, "main"); err == nil || !strings.Contains(err.Error(), ErrNonFastForward.Error()) {
+		t.Fatalf("push over a moved branch: err = %v", err)
+	}
+	if _, tip := f.file("main", "b.txt"); tip.Message != "B" {
+		t.Errorf("main moved to %q", tip.Message)
+	}
+}

@@ -1,0 +1,170 @@
+package gitops
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/url"
+	"strings"
+
+	kustomizev1 "github.com/fluxcd/kustomize-controller/api/v1"
+	"github.com/fluxcd/pkg/git"
+	sourcev1 "github.com/fluxcd/source-controller/api/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/serin-dev/serin/api/v1alpha1"
+	"github.com/serin-dev/serin/internal/fluxowner"
+)
+
+// ErrUnsupportedSource means the target does not come from a Git branch
+// serin can write to (a HelmRelease, an OCI or bucket source, a tag).
+var ErrUnsupportedSource = errors.New("unsupported source")
+
+// Source is where a Canary's target is defined: the Flux Kustomization
+// that applies it, and the Git repository and branch that Kustomization
+// builds.
+type Source struct {
+	// Kustomization applies the target.
+	Kustomization types.NamespacedName
+	// GitRepository is the Kustomization's source.
+	GitRepository types.NamespacedName
+	// URL of the Git repository.
+	URL string
+	// Branch the GitRepository tracks.
+	Branch string
+	// Path is the Kustomization's spec.path.
+	Path string
+	// Auth is the GitRepository's secret, read as source-controller reads
+	// it: username/password, bearerToken, SSH identity and known_hosts,
+	// ca.crt and client certificates.
+	Auth *git.AuthOptions
+	// HostToken is the secret's password or bearerToken: the Git host API
+	// token, unless the agent is given one.
+	HostToken string
+	// LastAppliedRevision is the revision the Kustomization last applied.
+	LastAppliedRevision string
+}
+
+// Target returns the object a revert restores.
+func targetOf(c *v1alpha1.Canary) Target {
+	return Target{Kind: c.Spec.TargetRef.Kind, Namespace: c.Namespace, Name: c.Spec.TargetRef.Name}
+}
+
+// DiscoverSource finds the Kustomization that applied the Canary's target
+// (from the labels kustomize-controller sets) and its GitRepository, with
+// the credentials of the GitRepository's secret.
+func DiscoverSource(ctx context.Context, c client.Reader, canary *v1alpha1.Canary) (*Source, error) {
+	ref := canary.Spec.TargetRef
+	apiVersion := ref.APIVersion
+	if apiVersion == "" {
+		apiVersion = "apps/v1"
+	}
+	target := &metav1.PartialObjectMetadata{}
+	target.SetGroupVersionKind(schema.FromAPIVersionAndKind(apiVersion, ref.Kind))
+	if err := c.Get(ctx, types.NamespacedName{Namespace: canary.Namespace, Name: ref.Name}, target); err != nil {
+		return nil, fmt.Errorf("failed to get target %s/%s: %w", ref.Kind, ref.Name, err)
+	}
+	owner, ok := fluxowner.Of(target)
+	if !ok {
+		return nil, fmt.Errorf("%w: %s %s/%s was not applied by a Flux Kustomization (no %s/name label)",
+			ErrUnsupportedSource, ref.Kind, canary.Namespace, ref.Name, fluxowner.KustomizeGroup)
+	}
+	if owner.Group != fluxowner.KustomizeGroup {
+		return nil, fmt.Errorf("%w: %s %s/%s is applied by %s %s/%s; only Kustomizations can be reverted in Git",
+			ErrUnsupportedSource, ref.Kind, canary.Namespace, ref.Name, owner.Kind, owner.Namespace, owner.Name)
+	}
+
+	ks := &kustomizev1.Kustomization{}
+	if err := getTyped(ctx, c, owner.GroupVersionKind(), types.NamespacedName{Namespace: owner.Namespace, Name: owner.Name}, ks); err != nil {
+		return nil, fmt.Errorf("failed to get Kustomization %s/%s: %w", owner.Namespace, owner.Name, err)
+	}
+	src := ks.Spec.SourceRef
+	if src.Kind != sourcev1.GitRepositoryKind {
+		return nil, fmt.Errorf("%w: Kustomization %s/%s builds a %s; only GitRepository sources can be reverted",
+			ErrUnsupportedSource, ks.Namespace, ks.Name, src.Kind)
+	}
+	repoKey := types.NamespacedName{Namespace: src.Namespace, Name: src.Name}
+	if repoKey.Namespace == "" {
+		repoKey.Namespace = ks.Namespace
+	}
+	repo := &sourcev1.GitRepository{}
+	gvk := sourcev1.GroupVersion.WithKind(sourcev1.GitRepositoryKind)
+	if err := getTyped(ctx, c, gvk, repoKey, repo); err != nil {
+		return nil, fmt.Errorf("failed to get GitRepository %s: %w", repoKey, err)
+	}
+	branch, err := trackedBranch(repo)
+	if err != nil {
+		return nil, err
+	}
+	if p := repo.Spec.Provider; p != "" && p != sourcev1.GitProviderGeneric {
+		return nil, fmt.Errorf("%w: GitRepository %s authenticates with provider %q; serin supports secretRef credentials only",
+			ErrUnsupportedSource, repoKey, p)
+	}
+
+	out := &Source{
+		Kustomization:       types.NamespacedName{Namespace: ks.Namespace, Name: ks.Name},
+		GitRepository:       repoKey,
+		URL:                 repo.Spec.URL,
+		Branch:              branch,
+		Path:                ks.Spec.Path,
+		LastAppliedRevision: ks.Status.LastAppliedRevision,
+	}
+	var data map[string][]byte
+	if sr := repo.Spec.SecretRef; sr != nil {
+		secret := &corev1.Secret{}
+		if err := c.Get(ctx, types.NamespacedName{Namespace: repoKey.Namespace, Name: sr.Name}, secret); err != nil {
+			return nil, fmt.Errorf("failed to get the secret %s/%s of GitRepository %s: %w", repoKey.Namespace, sr.Name, repoKey, err)
+		}
+		data = secret.Data
+		out.HostToken = string(data["bearerToken"])
+		if out.HostToken == "" {
+			out.HostToken = string(data["password"])
+		}
+	}
+	u, err := url.Parse(repo.Spec.URL)
+	if err != nil {
+		return nil, fmt.Errorf("GitRepository %s: invalid url %q: %w", repoKey, repo.Spec.URL, err)
+	}
+	if out.Auth, err = git.NewAuthOptions(*u, data); err != nil {
+		return nil, fmt.Errorf("GitRepository %s: %w", repoKey, err)
+	}
+	return out, nil
+}
+
+// trackedBranch returns the branch a GitRepository follows, which is where
+// a revert goes; tags, semver ranges and pinned commits cannot be reverted.
+func trackedBranch(repo *sourcev1.GitRepository) (string, error) {
+	ref := repo.Spec.Reference
+	switch {
+	case ref == nil:
+		return git.DefaultBranch, nil
+	case ref.Commit != "" || ref.Tag != "" || ref.SemVer != "":
+		return "", fmt.Errorf("%w: GitRepository %s/%s follows a tag, semver range or commit, not a branch: revert the change where that reference is set",
+			ErrUnsupportedSource, repo.Namespace, repo.Name)
+	case ref.Name != "":
+		if b, ok := strings.CutPrefix(ref.Name, "refs/heads/"); ok {
+			return b, nil
+		}
+		return "", fmt.Errorf("%w: GitRepository %s/%s follows %s, not a branch", ErrUnsupportedSource, repo.Namespace, repo.Name, ref.Name)
+	case ref.Branch != "":
+		return ref.Branch, nil
+	}
+	return git.DefaultBranch, nil
+}
+
+// getTyped reads a Flux object through the unstructured client, so that
+// the manager's scheme needs no Flux types.
+func getTyped(ctx context.Context, c client.Reader, gvk schema.GroupVersionKind, key types.NamespacedName, into runtime.Object) error {
+	u := &unstructured.Unstructured{}
+	u.SetGroupVersionKind(gvk)
+	if err := c.Get(ctx, key, u); err != nil {
+		return err
+	}
+	return runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, into)
+}

@@ -1,0 +1,196 @@
+package notifier
+
+import (
+	"context"
+	"hash/fnv"
+	"os"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/go-logr/logr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/serin-dev/serin/api/v1alpha1"
+)
+
+// Options configure a Bridge.
+type Options struct {
+	// Mode is the default mode; a Canary overrides it with the
+	// serin.dev/notification-mode annotation. Empty means ModeOwner.
+	Mode Mode
+	// EventsAddr is notification-controller's event receiver
+	// (http://notification-controller.flux-system.svc.cluster.local./);
+	// empty sends nothing to it.
+	EventsAddr string
+	// Reader reads the Canaries' targets; the manager's cached client.
+	// Without it, owner mode cannot find owners and falls back to canary.
+	Reader client.Reader
+	// APIReader reads what the cache does not hold: the Flux objects that
+	// applied targets, Providers and their Secrets. Defaults to Reader.
+	APIReader client.Reader
+	// ReportingController names the sender in events (gotk-component,
+	// Slack username); defaults to "serin".
+	ReportingController string
+	// ReportingInstance identifies this replica; defaults to the hostname.
+	ReportingInstance string
+	// Workers is the number of delivery goroutines; defaults to 2. The
+	// events of one Canary always go through the same worker, in order.
+	Workers int
+	// QueueSize bounds each worker's queue; defaults to 100. When a queue
+	// is full, new events are dropped with a log line.
+	QueueSize int
+	// Retry is the retry policy of each delivery; zero means DefaultRetryPolicy.
+	Retry RetryPolicy
+	// EventsTimeout bounds each attempt to post to notification-controller;
+	// defaults to 5 s, as Flux's own event recorder.
+	EventsTimeout time.Duration
+	// Logger logs deliveries and failures.
+	Logger logr.Logger
+	// Now returns the current time; nil means time.Now.
+	Now func() time.Time
+}
+
+// Bridge is the Notifier of the agent: Notify queues the event and returns
+// at once; workers deliver it to notification-controller (owner or canary
+// mode) and to the Providers of spec.alerts, with retries. It is a
+// manager.Runnable: add it to the manager, whose context stops it.
+type Bridge struct {
+	opts   Options
+	queues []chan job
+
+	dropped   atomic.Int64
+	delivered atomic.Int64
+	failed    atomic.Int64
+	started   sync.Once
+}
+
+// job is one event of one Canary, waiting for a worker.
+type job struct {
+	canary *v1alpha1.Canary
+	event  Event
+	at     time.Time
+}
+
+var _ Notifier = (*Bridge)(nil)
+
+// New returns a Bridge; call Start (or add it to a manager) to deliver.
+func New(opts Options) *Bridge {
+	if opts.Mode == "" {
+		opts.Mode = ModeOwner
+	}
+	if opts.APIReader == nil {
+		opts.APIReader = opts.Reader
+	}
+	if opts.ReportingController == "" {
+		opts.ReportingController = "serin"
+	}
+	if opts.ReportingInstance == "" {
+		opts.ReportingInstance, _ = os.Hostname()
+	}
+	if opts.Workers <= 0 {
+		opts.Workers = 2
+	}
+	if opts.QueueSize <= 0 {
+		opts.QueueSize = 100
+	}
+	if opts.Retry == (RetryPolicy{}) {
+		opts.Retry = DefaultRetryPolicy
+	}
+	if opts.EventsTimeout <= 0 {
+		opts.EventsTimeout = 5 * time.Second
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	b := &Bridge{opts: opts, queues: make([]chan job, opts.Workers)}
+	for i := range b.queues {
+		b.queues[i] = make(chan job, opts.QueueSize)
+	}
+	return b
+}
+
+// Notify queues the event; it never blocks. A full queue drops the event
+// with a log line: the Kubernetes Event the reconciler records stays.
+func (b *Bridge) Notify(_ context.Context, canary *v1alpha1.Canary, e Event) {
+	j := job{canary: canary.DeepCopy(), event: e, at: b.opts.Now()}
+	select {
+	case b.queues[b.shard(canary)] <- j:
+	default:
+		b.dropped.Add(1)
+		b.opts.Logger.Info("notification queue full: dropping event",
+			"canary", client.ObjectKeyFromObject(canary).String(), "reason", e.Reason, "message", e.Message)
+	}
+}
+
+// shard picks the worker of a Canary, so that its events stay in order.
+func (b *Bridge) shard(c *v1alpha1.Canary) int {
+	h := fnv.New32a()
+	h.Write([]byte(c.Namespace + "/" + c.Name))
+	return int(h.Sum32() % uint32(len(b.queues)))
+}
+
+// Start runs the workers until ctx ends; events still queued then are dropped.
+func (b *Bridge) Start(ctx context.Context) error {
+	var wg sync.WaitGroup
+	b.started.Do(func() {
+		for _, q := range b.queues {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				b.work(ctx, q)
+			}()
+		}
+	})
+	<-ctx.Done()
+	wg.Wait()
+	return nil
+}
+
+// NeedLeaderElection is false: workers only deliver what the reconciler,
+// which runs on the leader, queues.
+func (b *Bridge) NeedLeaderElection() bool { return false }
+
+// Stats counts events delivered to every destination, events with at least
+// one failed destination, and events dropped because a queue was full.
+func (b *Bridge) Stats() (delivered, failed, dropped int64) {
+	return b.delivered.Load(), b.failed.Load(), b.dropped.Load()
+}
+
+func (b *Bridge) work(ctx context.Context, q <-chan job) {
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case j := <-q:
+			if b.deliver(ctx, j) {
+				b.delivered.Add(1)
+			} else {
+				b.failed.Add(1)
+			}
+		}
+	}
+}
+
+// deliver sends one event everywhere it goes and reports whether every
+// destination took it; failures are logged, never retried beyond the
+// policy: a notification must not hold up the next ones.
+func (b *Bridge) deliver(ctx context.Context, j job) bool {
+	log := b.opts.Logger.WithValues("canary", client.ObjectKeyFromObject(j.canary).String(), "reason", j.event.Reason)
+	ctx = logr.NewContext(ctx, log)
+	mode, err := modeOf(j.canary, b.opts.Mode)
+	if err != nil {
+		log.Error(err, "using the default notification mode", "mode", mode)
+	}
+	ok := true
+	if mode != ModeDirect && b.opts.EventsAddr != "" {
+		if err := b.sendToNotificationController(ctx, j, mode); err != nil {
+			log.Error(err, "failed to send event to notification-controller", "mode", mode)
+			ok = false
+		}
+	}
+	if !b.sendToProviders(ctx, j) {
+		ok = false
+	}
+	return ok
+}

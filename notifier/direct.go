@@ -1,0 +1,68 @@
+package notifier
+
+import (
+	"context"
+	"fmt"
+
+	notificationv1 "github.com/fluxcd/notification-controller/api/v1beta3"
+	eventv1 "github.com/fluxcd/pkg/apis/event/v1beta1"
+	"github.com/go-logr/logr"
+	"k8s.io/apimachinery/pkg/types"
+)
+
+// sendToProviders posts the event to each Provider of spec.alerts whose
+// severity admits it, and reports whether all took it.
+func (b *Bridge) sendToProviders(ctx context.Context, j job) bool {
+	if len(j.canary.Spec.Alerts) == 0 {
+		return true
+	}
+	log := logr.FromContextOrDiscard(ctx)
+	f := eventFields{canary: j.canary, event: j.event, revision: j.event.Revision, at: j.at}
+	ev := f.providerEvent(b.opts.ReportingController, b.opts.ReportingInstance)
+	ok := true
+	for _, a := range j.canary.Spec.Alerts {
+		if !Allows(a.Severity, j.event.Severity) {
+			continue
+		}
+		key := types.NamespacedName{Namespace: a.ProviderRef.Namespace, Name: a.ProviderRef.Name}
+		if key.Namespace == "" {
+			key.Namespace = j.canary.Namespace
+		}
+		if err := b.sendToProvider(ctx, key, ev); err != nil {
+			log.Error(err, "failed to send notification", "provider", key.String())
+			ok = false
+		}
+	}
+	return ok
+}
+
+// sendToProvider posts one event to one Provider, unless it is suspended,
+// within the Provider's timeout.
+func (b *Bridge) sendToProvider(ctx context.Context, key types.NamespacedName, ev eventv1.Event) error {
+	if b.opts.APIReader == nil {
+		return fmt.Errorf("cannot read provider %s: the notifier has no API reader", key)
+	}
+	p := &notificationv1.Provider{}
+	if err := b.opts.APIReader.Get(ctx, key, p); err != nil {
+		return fmt.Errorf("failed to get provider: %w", err)
+	}
+	if p.Spec.Suspend {
+		logr.FromContextOrDiscard(ctx).V(1).Info("provider suspended: not sending", "provider", key.String())
+		return nil
+	}
+	format, ok := formatters[p.Spec.Type]
+	if !ok {
+		return fmt.Errorf("provider type %q is not supported by serin's direct mode (supported: %v)", p.Spec.Type, SupportedProviderTypes())
+	}
+	ctx, cancel := context.WithTimeout(ctx, p.GetTimeout())
+	defer cancel()
+	cfg, err := resolveProvider(ctx, b.opts.APIReader, p)
+	if err != nil {
+		return err
+	}
+	req, err := format(cfg, ev)
+	if err != nil {
+		return redact(err, cfg.address, cfg.token)
+	}
+	return redact(post(ctx, b.opts.Retry, cfg.endpoint, req), cfg.address, cfg.token)
+}

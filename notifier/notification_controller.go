@@ -1,0 +1,109 @@
+package notifier
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"time"
+
+	"github.com/go-logr/logr"
+	"github.com/hashicorp/go-retryablehttp"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/serin-dev/serin/api/v1alpha1"
+	"github.com/serin-dev/serin/internal/fluxowner"
+)
+
+// notificationControllerDeadline bounds one event's delivery, retries included.
+const notificationControllerDeadline = time.Minute
+
+// sendToNotificationController posts the event to notification-controller
+// as a Flux event: about the Flux object that applied the target (owner
+// mode, when there is one) or about the Canary.
+func (b *Bridge) sendToNotificationController(ctx context.Context, j job, mode Mode) error {
+	log := logr.FromContextOrDiscard(ctx)
+	f := eventFields{canary: j.canary, event: j.event, revision: j.event.Revision, at: j.at}
+	obj, group := canaryReference(j.canary), v1alpha1.GroupVersion.Group
+	if mode == ModeOwner {
+		if owner, ok := b.ownerOf(ctx, j.canary); ok {
+			obj = corev1.ObjectReference{
+				APIVersion: schema.GroupVersion{Group: owner.Group, Version: owner.Version}.String(),
+				Kind:       owner.Kind,
+				Namespace:  owner.Namespace,
+				Name:       owner.Name,
+			}
+			group = owner.Group
+			if f.revision == "" {
+				f.revision = fluxowner.Revision(ctx, b.opts.APIReader, owner)
+			}
+		} else {
+			log.V(1).Info("target not applied by a Flux Kustomization or HelmRelease: sending the event about the Canary")
+		}
+	}
+
+	ctx, cancel := context.WithTimeout(ctx, notificationControllerDeadline)
+	defer cancel()
+	ep := endpoint{attemptTimeout: b.opts.EventsTimeout, checkRetry: retryUnlessDuplicate}
+	for _, ev := range f.fluxEvents(obj, group, b.opts.ReportingController, b.opts.ReportingInstance) {
+		body, err := json.Marshal(ev)
+		if err != nil {
+			return fmt.Errorf("failed to marshal the event: %w", err)
+		}
+		req := request{url: b.opts.EventsAddr, body: body, validate: acceptDuplicate}
+		if err := post(ctx, b.opts.Retry, ep, req); err != nil {
+			return err
+		}
+		log.V(1).Info("sent event to notification-controller", "involvedObject", obj.Kind+"/"+obj.Namespace+"/"+obj.Name,
+			"commitStatus", ev.Metadata[group+"/"+MetaCommitStatus] != "")
+	}
+	return nil
+}
+
+// ownerOf returns the Flux object that applied the Canary's target.
+func (b *Bridge) ownerOf(ctx context.Context, c *v1alpha1.Canary) (fluxowner.Owner, bool) {
+	if b.opts.Reader == nil {
+		return fluxowner.Owner{}, false
+	}
+	ref := c.Spec.TargetRef
+	key := types.NamespacedName{Namespace: c.Namespace, Name: ref.Name}
+	var target client.Object
+	switch ref.Kind {
+	case "Deployment":
+		target = &appsv1.Deployment{}
+	case "Service":
+		target = &corev1.Service{}
+	default:
+		m := &metav1.PartialObjectMetadata{}
+		m.SetGroupVersionKind(schema.FromAPIVersionAndKind(ref.APIVersion, ref.Kind))
+		target = m
+	}
+	if err := b.opts.Reader.Get(ctx, key, target); err != nil {
+		logr.FromContextOrDiscard(ctx).V(1).Info("cannot read the target to find its Flux owner", "error", err.Error())
+		return fluxowner.Owner{}, false
+	}
+	return fluxowner.Of(target)
+}
+
+// retryUnlessDuplicate retries connection errors and 5xx answers, not 429:
+// notification-controller answers 429 to an event it already has.
+func retryUnlessDuplicate(ctx context.Context, resp *http.Response, err error) (bool, error) {
+	if resp != nil && resp.StatusCode == http.StatusTooManyRequests {
+		return false, nil
+	}
+	return retryablehttp.DefaultRetryPolicy(ctx, resp, err)
+}
+
+// acceptDuplicate takes 2xx, and 429 (a duplicate within
+// notification-controller's rate-limit window), as delivered.
+func acceptDuplicate(resp *http.Response) error {
+	if resp.StatusCode == http.StatusTooManyRequests {
+		return nil
+	}
+	return expect2xx(resp)
+}

@@ -1,0 +1,79 @@
+package notifier
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"slices"
+	"strings"
+
+	notificationv1 "github.com/fluxcd/notification-controller/api/v1beta3"
+	eventv1 "github.com/fluxcd/pkg/apis/event/v1beta1"
+)
+
+// providerConfig is a Flux Provider resolved with its Secrets: what
+// notification-controller builds a notifier from.
+type providerConfig struct {
+	typ      string
+	address  string
+	channel  string
+	username string
+	token    string
+	headers  map[string]string
+	endpoint endpoint
+}
+
+// formatter turns an event into the request a Provider type expects, the
+// same request notification-controller v1.9 sends.
+type formatter func(cfg providerConfig, e eventv1.Event) (request, error)
+
+// formatters are the Provider types serin posts to directly.
+var formatters = map[string]formatter{
+	notificationv1.SlackProvider:       slackRequest,
+	notificationv1.MSTeamsProvider:     msteamsRequest,
+	notificationv1.DiscordProvider:     discordRequest,
+	notificationv1.GoogleChatProvider:  googleChatRequest,
+	notificationv1.RocketProvider:      rocketRequest,
+	notificationv1.GenericProvider:     genericRequest,
+	notificationv1.GenericHMACProvider: genericHMACRequest,
+}
+
+// SupportedProviderTypes lists the Provider types of direct mode.
+func SupportedProviderTypes() []string {
+	types := make([]string, 0, len(formatters))
+	for t := range formatters {
+		types = append(types, t)
+	}
+	slices.Sort(types)
+	return types
+}
+
+// objectName is how notification-controller names the involved object in
+// messages: kind/name.namespace, kind in lower case.
+func objectName(e eventv1.Event) string {
+	return fmt.Sprintf("%s/%s.%s", strings.ToLower(e.InvolvedObject.Kind), e.InvolvedObject.Name, e.InvolvedObject.Namespace)
+}
+
+// sortedKeys returns the metadata keys in order, so that payloads are
+// stable (notification-controller walks the map in random order).
+func sortedKeys(m map[string]string) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
+}
+
+// jsonRequest marshals payload into a JSON POST to url.
+func jsonRequest(url string, payload any, header http.Header) (request, error) {
+	body, err := json.Marshal(payload)
+	if err != nil {
+		return request{}, fmt.Errorf("failed to marshal the payload: %w", err)
+	}
+	if header == nil {
+		header = http.Header{}
+	}
+	header.Set("Content-Type", "application/json")
+	return request{url: url, body: body, header: header}, nil
+}
