@@ -21,7 +21,7 @@ func (r *CanaryReconciler) completeInitialization(ctx context.Context, obj *v1al
 	if err := r.scaleTarget(ctx, obj, 0); err != nil {
 		return ctrl.Result{}, err
 	}
-	now := metav1.NewTime(obs.Now)
+	now := metav1.NewMicroTime(obs.Now)
 	obj.Status.Phase = v1alpha1.PhaseInitialized
 	obj.Status.LastAppliedSpec = obs.Target.SpecHash
 	obj.Status.LastPromotedSpec = obs.Target.SpecHash

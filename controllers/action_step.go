@@ -18,6 +18,7 @@ import (
 // iteration, or, at the end, asks the confirm-promotion gate and promotes.
 func (r *CanaryReconciler) step(ctx context.Context, obj *v1alpha1.Canary, obs rollout.Observation) (ctrl.Result, error) {
 	st := &obj.Status
+	r.metrics.observeStep(obj, obs.Now)
 	if obs.CanaryWeight == 0 && st.Iterations == 0 {
 		if err := r.Webhooks.Run(ctx, obj, v1alpha1.PreRolloutHook); err != nil {
 			return r.failCheck(ctx, obj, obs, "pre-rollout check failed: "+err.Error())

@@ -322,5 +322,7 @@ func (r *CanaryReconciler) recordPhase(ctx context.Context, obj *v1alpha1.Canary
 	if rev := obj.Status.LastAttemptedRevision; rev != "" {
 		msg = fmt.Sprintf("%s (revision %s)", msg, rev)
 	}
-	r.emit(ctx, obj, severity, string(obj.Status.Phase), "%s", msg)
+	phase := obj.Status.Phase
+	final := phase == v1alpha1.PhaseSucceeded || phase == v1alpha1.PhaseFailed || phase == v1alpha1.PhaseHalted
+	r.send(ctx, obj, severity, string(phase), final, msg)
 }

@@ -14,7 +14,12 @@ import (
 // through the notifier (Flux events, Providers). Messages name the canary's
 // revision so that a person reading Slack knows which commit it is about.
 func (r *CanaryReconciler) emit(ctx context.Context, obj *v1alpha1.Canary, severity notifier.Severity, reason, format string, args ...any) {
-	msg := fmt.Sprintf(format, args...)
+	r.send(ctx, obj, severity, reason, false, fmt.Sprintf(format, args...))
+}
+
+// send records and notifies one event; final marks the phase change that
+// ends a rollout, on which commit-status Providers mark the commit.
+func (r *CanaryReconciler) send(ctx context.Context, obj *v1alpha1.Canary, severity notifier.Severity, reason string, final bool, msg string) {
 	eventType := corev1.EventTypeNormal
 	if severity != notifier.SeverityInfo {
 		eventType = corev1.EventTypeWarning
@@ -31,6 +36,6 @@ func (r *CanaryReconciler) emit(ctx context.Context, obj *v1alpha1.Canary, sever
 		Phase:    phase,
 		Revision: obj.Status.LastAttemptedRevision,
 		Weight:   obj.Status.CanaryWeight,
-		Final:    phase == v1alpha1.PhaseSucceeded || phase == v1alpha1.PhaseFailed || phase == v1alpha1.PhaseHalted,
+		Final:    final,
 	})
 }

@@ -14,12 +14,12 @@ func TestWriteExpectations(t *testing.T) {
 	key := types.NamespacedName{Namespace: "apps", Name: "podinfo"}
 	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	written := &v1alpha1.CanaryStatus{Phase: v1alpha1.PhaseProgressing, CanaryWeight: 20,
-		LastTransitionTime: &metav1.Time{Time: t0.Add(123 * time.Millisecond)}}
+		LastTransitionTime: &metav1.MicroTime{Time: t0.Add(123*time.Millisecond + 456*time.Nanosecond)}}
 	cachedOld := &v1alpha1.CanaryStatus{Phase: v1alpha1.PhaseProgressing, CanaryWeight: 0,
-		LastTransitionTime: &metav1.Time{Time: t0.Add(-time.Minute)}}
-	// The API keeps seconds: the cached copy of what was written.
+		LastTransitionTime: &metav1.MicroTime{Time: t0.Add(-time.Minute)}}
+	// The API keeps microseconds: the cached copy of what was written.
 	cachedNew := written.DeepCopy()
-	cachedNew.LastTransitionTime = &metav1.Time{Time: t0}
+	cachedNew.LastTransitionTime = &metav1.MicroTime{Time: t0.Add(123 * time.Millisecond)}
 
 	e := newWriteExpectations()
 	if e.stale(key, cachedOld, t0) {

@@ -17,6 +17,7 @@ type canaryMetrics struct {
 	weight   *prometheus.GaugeVec
 	duration *prometheus.HistogramVec
 	total    *prometheus.CounterVec
+	stepLag  prometheus.Histogram
 
 	mu      sync.Mutex
 	started map[string]time.Time
@@ -49,9 +50,14 @@ func newCanaryMetrics() *canaryMetrics {
 				Name: "serin_canary_total",
 				Help: "Rollouts that ended, by result (succeeded, failed).",
 			}, append(labels, "result")),
+			stepLag: prometheus.NewHistogram(prometheus.HistogramOpts{
+				Name:    "serin_canary_step_lag_seconds",
+				Help:    "Delay between when an analysis step was due (last transition + interval) and when it ran.",
+				Buckets: []float64{0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10},
+			}),
 			started: map[string]time.Time{},
 		}
-		ctrlmetrics.Registry.MustRegister(m.status, m.weight, m.duration, m.total)
+		ctrlmetrics.Registry.MustRegister(m.status, m.weight, m.duration, m.total, m.stepLag)
 		sharedMetrics = m
 	})
 	return sharedMetrics
@@ -104,4 +110,11 @@ func (m *canaryMetrics) forget(obj *v1alpha1.Canary) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	delete(m.started, key(obj))
+}
+
+// observeStep records how late an analysis step ran.
+func (m *canaryMetrics) observeStep(obj *v1alpha1.Canary, now time.Time) {
+	if t := obj.Status.LastTransitionTime; t != nil {
+		m.stepLag.Observe(max(now.Sub(t.Add(obj.GetAnalysisInterval())).Seconds(), 0))
+	}
 }

@@ -74,6 +74,9 @@ func setPhaseConditions(obj *v1alpha1.Canary) {
 		conditions.MarkFalse(obj, v1alpha1.PromotedCondition, reason, "%s", msg)
 		conditions.Delete(obj, meta.ReconcilingCondition)
 	default:
+		if phase == "" {
+			phase = v1alpha1.PhaseInitializing
+		}
 		if reason == "" || conditions.IsTrue(obj, meta.ReadyCondition) {
 			reason, msg = string(phase), "canary "+string(phase)
 		}

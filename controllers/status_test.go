@@ -57,3 +57,18 @@ func TestSetConditions_FromTransitions(t *testing.T) {
 		})
 	}
 }
+
+// A new Canary (no phase yet, the reconcile that adds the finalizer) gets
+// conditions the API server accepts: a reason is required.
+func TestSetConditions_NewCanaryHasReasons(t *testing.T) {
+	c := testobj.MakeCanary("p", "apps").Obj()
+	_, _ = setConditions(c, ctrl.Result{}, nil)
+	for _, cond := range c.Status.Conditions {
+		if cond.Reason == "" {
+			t.Errorf("condition %s has no reason", cond.Type)
+		}
+	}
+	if !conditions.IsReconciling(c) {
+		t.Error("a new canary is reconciling")
+	}
+}

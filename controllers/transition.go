@@ -14,7 +14,7 @@ import (
 // the transition time the next analysis step is scheduled from.
 func transition(obj *v1alpha1.Canary, phase v1alpha1.CanaryPhase, now time.Time, reason, format string, args ...any) {
 	obj.Status.Phase = phase
-	t := metav1.NewTime(now)
+	t := metav1.NewMicroTime(now)
 	obj.Status.LastTransitionTime = &t
 	if phase == v1alpha1.PhaseSucceeded || phase == v1alpha1.PhaseInitialized {
 		conditions.MarkTrue(obj, meta.ReadyCondition, reason, format, args...)

@@ -306,7 +306,7 @@ func TestTokenIdentifiesTransitions(t *testing.T) {
 	other := promoted()
 	other.Weight = 10
 	moved := c.DeepCopy()
-	moved.Status.LastTransitionTime = &metav1.Time{Time: testTime.Add(time.Minute)}
+	moved.Status.LastTransitionTime = &metav1.MicroTime{Time: testTime.Add(time.Minute)}
 	for name, tok := range map[string]string{"weight": f(c, other), "transition time": f(moved, promoted())} {
 		if tok == base {
 			t.Errorf("a different %s gave the same token", name)

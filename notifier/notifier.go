@@ -37,7 +37,9 @@ type Event struct {
 	// Weight is the canary's traffic percentage.
 	Weight int
 	// Final marks the last event of a rollout (promoted, rolled back,
-	// halted): commit-status Providers mark the commit on it.
+	// halted): commit-status Providers mark the commit on it. Only the
+	// phase-change event (Reason equal to Phase) of a successful rollout
+	// gets a commit-status companion; see docs/notifications.md.
 	Final bool
 }
 

@@ -537,9 +537,10 @@ type CanaryStatus struct {
 	Revert *RevertStatus `json:"revert,omitempty"`
 
 	// LastTransitionTime is when the phase or the weight last changed; the
-	// next analysis step is due one interval after it.
+	// next analysis step is due one interval after it (microseconds, so
+	// that sub-second schedules hold across restarts).
 	// +optional
-	LastTransitionTime *metav1.Time `json:"lastTransitionTime,omitempty"`
+	LastTransitionTime *metav1.MicroTime `json:"lastTransitionTime,omitempty"`
 
 	// HandledRequests records the promote, abort, retry and revert requests
 	// (annotations) the agent acted on.

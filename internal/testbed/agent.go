@@ -56,3 +56,6 @@ func (tb *Testbed) StartAgent(ctx context.Context, root string, flags ...string)
 	}
 	return nil, fmt.Errorf("serin agent not ready after 1m; see %s", filepath.Join(tb.Dir, "serin-agent.log"))
 }
+
+// PID is the agent process's id, to read its RSS and CPU from /proc.
+func (a *Agent) PID() int { return a.cmd.Process.Pid }
