@@ -72,7 +72,8 @@ bench: testbed-binaries ## Benchmarks on the local testbed, printed as tables.
 ##@ Testbed
 
 .PHONY: testbed-binaries
-testbed-binaries: ## Build (once, cached) etcd, the Kubernetes control plane and kwok.
+testbed-binaries: ## Build (once, cached) etcd, the Kubernetes control plane, kwok, Flux's controllers and Gitea; install Prometheus.
+	hack/testbed/packages.sh
 	hack/testbed/build.sh >/dev/null
 
 .PHONY: testbed-up
@@ -90,8 +91,13 @@ run: ## Run the agent from this tree against the testbed of `make testbed-up`.
 	KUBECONFIG=.testbed/kubeconfig go run . --metrics-addr=127.0.0.1:18080 --health-addr=127.0.0.1:19440 --log-encoding=console
 
 .PHONY: demo
-demo: testbed-binaries ## Run serin on the local testbed and roll out a sample canary.
-	KUBEBUILDER_ASSETS=$$(hack/testbed/assets.sh) go run ./e2e/demo
+demo: ## serin's main job on the local testbed: four releases, each a Git commit (see README).
+	@echo "► compiling the demo (the first time: a few minutes)"
+	@go build -o bin/serin-demo ./e2e/demo & pid=$$!; s=0; \
+		while kill -0 $$pid 2>/dev/null; do sleep 1; s=$$((s + 1)); \
+			[ $$((s % 15)) -ne 0 ] || echo "  … still compiling ($${s}s)"; done; \
+		wait $$pid
+	@bin/serin-demo
 
 ##@ Build
 

@@ -110,6 +110,9 @@ func Start(ctx context.Context, opts Options) (_ *Testbed, err error) {
 		ControlPlaneStartTimeout: time.Minute,
 		ControlPlaneStopTimeout:  time.Minute,
 	}
+	// envtest's default service range is a /24: too small for a few hundred
+	// canaries (three Services each).
+	tb.env.ControlPlane.GetAPIServer().Configure().Set("service-cluster-ip-range", "10.96.0.0/12")
 	if tb.Config, err = tb.env.Start(); err != nil {
 		return nil, fmt.Errorf("failed to start etcd and kube-apiserver: %w", err)
 	}
