@@ -73,6 +73,11 @@ func main() {
 	flag.IntVar(&concurrent, "concurrent", 4, "The number of concurrent canary reconciles.")
 	flag.BoolVar(&showVersion, "version", false, "Print the version and exit.")
 	clientOptions.BindFlags(flag.CommandLine)
+	// One agent runs thousands of canaries, whose steps come in bursts: a
+	// step writes the status and an event. Flux's defaults (50/300) would
+	// spread a burst of 2,000 steps over many seconds.
+	setFlagDefault("kube-api-qps", "500")
+	setFlagDefault("kube-api-burst", "1000")
 	logOptions.BindFlags(flag.CommandLine)
 	leaderElectionOptions.BindFlags(flag.CommandLine)
 	rateLimiterOptions.BindFlags(flag.CommandLine)
@@ -234,4 +239,14 @@ func (o *gitopsRevertOptions) Reverter(reader ctrlclient.Reader) (*gitops.GitRev
 		gitops.WithProvider(o.Provider),
 		gitops.WithProviderTokenFile(o.TokenFile),
 	)
+}
+
+// setFlagDefault changes the default of a flag bound by a library.
+func setFlagDefault(name, value string) {
+	f := flag.CommandLine.Lookup(name)
+	if f == nil {
+		return
+	}
+	_ = f.Value.Set(value)
+	f.DefValue = value
 }

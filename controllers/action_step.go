@@ -61,11 +61,11 @@ func (r *CanaryReconciler) advance(ctx context.Context, obj *v1alpha1.Canary, ob
 			return ctrl.Result{}, err
 		}
 		r.emit(ctx, obj, notifier.SeverityInfo, "WeightIncreased", "advance %s canary weight %d: %s", obj.Name, plan.Weight, checks)
-		transition(obj, v1alpha1.PhaseProgressing, obs.Now, v1alpha1.ProgressingReason, "canary weight %d: %s", plan.Weight, checks)
+		transition(obj, v1alpha1.PhaseProgressing, obs.Now, v1alpha1.ProgressingReason, analysingMessage(obj))
 	case rollout.Iterate:
 		st.Iterations++
 		r.emit(ctx, obj, notifier.SeverityInfo, "Iteration", "advance %s canary iteration %d/%d: %s", obj.Name, st.Iterations, obj.GetIterations(), checks)
-		transition(obj, v1alpha1.PhaseProgressing, obs.Now, v1alpha1.ProgressingReason, "iteration %d/%d: %s", st.Iterations, obj.GetIterations(), checks)
+		transition(obj, v1alpha1.PhaseProgressing, obs.Now, v1alpha1.ProgressingReason, analysingMessage(obj))
 	case rollout.ReadyToPromote:
 		if obj.GetRoutingProvider() == v1alpha1.KubernetesRouting {
 			st.Iterations = obj.GetIterations()
@@ -103,4 +103,13 @@ func joinMessages(msgs []string) string {
 		out += m
 	}
 	return out
+}
+
+// analysingMessage is the Ready message while an analysis advances. It
+// stays the same from step to step (the weight and iterations are status
+// fields, each step is an event), so that a step writes the status once
+// rather than the status and its conditions: at thousands of canaries the
+// writes per step are what the API server feels.
+func analysingMessage(obj *v1alpha1.Canary) string {
+	return "analysing revision " + obj.Status.LastAppliedSpec
 }
