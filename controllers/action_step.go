@@ -18,7 +18,10 @@ import (
 // iteration, or, at the end, asks the confirm-promotion gate and promotes.
 func (r *CanaryReconciler) step(ctx context.Context, obj *v1alpha1.Canary, obs rollout.Observation) (ctrl.Result, error) {
 	st := &obj.Status
-	r.metrics.observeStep(obj, obs.Now)
+	if obs.CanaryWeight > 0 || st.Iterations > 0 {
+		// The first step waits for the canary to be ready, not for the clock.
+		r.metrics.observeStep(obj, obs.Now)
+	}
 	if obs.CanaryWeight == 0 && st.Iterations == 0 {
 		if err := r.Webhooks.Run(ctx, obj, v1alpha1.PreRolloutHook); err != nil {
 			return r.failCheck(ctx, obj, obs, "pre-rollout check failed: "+err.Error())
@@ -61,11 +64,11 @@ func (r *CanaryReconciler) advance(ctx context.Context, obj *v1alpha1.Canary, ob
 			return ctrl.Result{}, err
 		}
 		r.emit(ctx, obj, notifier.SeverityInfo, "WeightIncreased", "advance %s canary weight %d: %s", obj.Name, plan.Weight, checks)
-		transition(obj, v1alpha1.PhaseProgressing, obs.Now, v1alpha1.ProgressingReason, analysingMessage(obj))
+		transition(obj, v1alpha1.PhaseProgressing, obs.Now, v1alpha1.ProgressingReason, "%s", analysingMessage(obj))
 	case rollout.Iterate:
 		st.Iterations++
 		r.emit(ctx, obj, notifier.SeverityInfo, "Iteration", "advance %s canary iteration %d/%d: %s", obj.Name, st.Iterations, obj.GetIterations(), checks)
-		transition(obj, v1alpha1.PhaseProgressing, obs.Now, v1alpha1.ProgressingReason, analysingMessage(obj))
+		transition(obj, v1alpha1.PhaseProgressing, obs.Now, v1alpha1.ProgressingReason, "%s", analysingMessage(obj))
 	case rollout.ReadyToPromote:
 		if obj.GetRoutingProvider() == v1alpha1.KubernetesRouting {
 			st.Iterations = obj.GetIterations()

@@ -85,10 +85,9 @@ func scaleRun(b *testing.B, n int) (string, error) {
 	if err := forEach(n, func(i int) error { return setImageErr(ctx, ns, fmt.Sprintf("app-%04d", i), "podinfo:v2") }); err != nil {
 		return "", err
 	}
-	if err := waitAll(ctx, ns, n, v1alpha1.PhaseProgressing, 10*time.Minute); err != nil {
+	if err := waitAllIterated(ctx, ns, n, 10*time.Minute); err != nil {
 		return "", err
 	}
-	time.Sleep(12 * time.Second) // every canary past its first step
 
 	const window = 40 * time.Second
 	before, err := scrape(agent.MetricsURL)
@@ -283,4 +282,27 @@ func procCPU(pid int) float64 {
 	utime, _ := strconv.ParseFloat(f[11], 64)
 	stime, _ := strconv.ParseFloat(f[12], 64)
 	return (utime + stime) / 100 // clock ticks (USER_HZ = 100)
+}
+
+// waitAllIterated waits until every canary of the namespace took its first
+// analysis step: from then on, steps wait only for the clock.
+func waitAllIterated(ctx context.Context, ns string, n int, timeout time.Duration) error {
+	deadline := time.Now().Add(timeout)
+	for time.Now().Before(deadline) {
+		var list v1alpha1.CanaryList
+		if err := k8s.List(ctx, &list, client.InNamespace(ns)); err != nil {
+			return err
+		}
+		count := 0
+		for _, c := range list.Items {
+			if c.Status.Phase == v1alpha1.PhaseProgressing && c.Status.Iterations >= 1 {
+				count++
+			}
+		}
+		if count == n {
+			return nil
+		}
+		time.Sleep(time.Second)
+	}
+	return fmt.Errorf("not all %d canaries took a first step in %s", n, timeout)
 }
