@@ -96,12 +96,14 @@ func (r *CanaryReconciler) applyPrimary(ctx context.Context, obj *v1alpha1.Canar
 	return nil
 }
 
-// setOwner makes the Canary the controller of a generated object, unless
-// another controller owns it already (an apex Service applied by Flux keeps
-// its owner; serin only takes over its selector).
+// setOwner makes the Canary the controller of a generated object. An object
+// another controller owns (e.g. Flagger's Canary during a migration) is not
+// taken over: the reconcile stalls and says whose it is.
 func (r *CanaryReconciler) setOwner(obj *v1alpha1.Canary, o metav1.Object) error {
 	if owner := metav1.GetControllerOf(o); owner != nil && owner.UID != obj.UID {
-		return nil
+		return &stallingError{Reason: v1alpha1.InvalidTargetReason, Err: fmt.Errorf(
+			"%s is controlled by %s %s/%s: remove it (or that %s) so that serin can generate it",
+			o.GetName(), owner.Kind, owner.APIVersion, owner.Name, owner.Kind)}
 	}
 	return controllerutil.SetControllerReference(obj, o, r.Client.Scheme())
 }

@@ -190,6 +190,9 @@ func (r *CanaryReconciler) Reconcile(ctx context.Context, req ctrl.Request) (res
 		return ctrl.Result{RequeueAfter: 50 * time.Millisecond}, nil
 	}
 	patcher := patch.NewSerialPatcher(obj, r.Client)
+	if v, ok := meta.ReconcileAnnotationValue(obj.GetAnnotations()); ok {
+		obj.Status.SetLastHandledReconcileRequest(v)
+	}
 	before := obj.Status.Phase
 
 	defer func() {
@@ -284,6 +287,7 @@ func (r *CanaryReconciler) finalizeStatus(ctx context.Context, obj *v1alpha1.Can
 		r.recordPhase(ctx, obj)
 	}
 	r.metrics.setPhase(obj)
+	r.metrics.setWeight(obj)
 	if !obj.DeletionTimestamp.IsZero() && !controllerutil.ContainsFinalizer(obj, v1alpha1.CanaryFinalizer) {
 		// Only the finalizer removal is left to write; the status goes with the object.
 		if err := patcher.Patch(ctx, obj, patch.WithFieldOwner(r.ControllerName)); err != nil && !apierrors.IsNotFound(err) {

@@ -3,9 +3,14 @@ package controllers
 import (
 	"context"
 	"fmt"
+	"time"
+
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	corev1 "k8s.io/api/core/v1"
 
+	"github.com/serin-dev/serin/analysis"
 	"github.com/serin-dev/serin/api/v1alpha1"
 	"github.com/serin-dev/serin/notifier"
 )
@@ -25,6 +30,7 @@ func (r *CanaryReconciler) send(ctx context.Context, obj *v1alpha1.Canary, sever
 		eventType = corev1.EventTypeWarning
 	}
 	r.Event(obj, eventType, reason, msg)
+	r.callEventHooks(obj, msg)
 	if r.Notifier == nil {
 		return
 	}
@@ -38,4 +44,36 @@ func (r *CanaryReconciler) send(ctx context.Context, obj *v1alpha1.Canary, sever
 		Weight:   obj.Status.CanaryWeight,
 		Final:    final,
 	})
+}
+
+// callEventHooks sends an event to the Canary's `event` webhooks, fire and
+// forget: they must never slow the rollout down. Each call is bounded by the
+// webhook's timeout.
+func (r *CanaryReconciler) callEventHooks(obj *v1alpha1.Canary, msg string) {
+	hooks := analysis.Hooks(obj, v1alpha1.EventHook)
+	if len(hooks) == 0 {
+		return
+	}
+	snapshot := obj.DeepCopy()
+	for _, h := range hooks {
+		h.Metadata = withEventMessage(h.Metadata, msg)
+		go func() {
+			ctx, cancel := context.WithTimeout(context.Background(), analysis.DefaultWebhookTimeout+time.Second)
+			defer cancel()
+			if err := r.Webhooks.Call(ctx, snapshot, h, snapshot.Status.Phase); err != nil {
+				ctrl.Log.WithName("event-webhook").Info("event webhook failed", "canary", client.ObjectKeyFromObject(snapshot), "webhook", h.Name, "error", err.Error())
+			}
+		}()
+	}
+}
+
+// withEventMessage adds the event's message to a webhook's metadata, as
+// Flagger's event webhooks carry it.
+func withEventMessage(md map[string]string, msg string) map[string]string {
+	out := make(map[string]string, len(md)+1)
+	for k, v := range md {
+		out[k] = v
+	}
+	out["eventMessage"] = msg
+	return out
 }

@@ -178,6 +178,7 @@ func TestEngine_BlueGreenIterations(t *testing.T) {
 		Webhooks: []v1alpha1.CanaryWebhook{
 			{Name: "load-test", Type: v1alpha1.RolloutHook, URL: hook.URL + "/rollout"},
 			{Name: "smoke", Type: v1alpha1.PreRolloutHook, URL: hook.URL + "/pre"},
+			{Name: "events", Type: v1alpha1.EventHook, URL: hook.URL + "/events"},
 		},
 	}).Obj()
 	g.Expect(k8s.Create(ctx, c)).To(Succeed())
@@ -199,6 +200,15 @@ func TestEngine_BlueGreenIterations(t *testing.T) {
 	g.Expect(c.Status.Iterations).To(Equal(3))
 	g.Expect(apex()).To(Equal("podinfo-primary"))
 	g.Expect(len(hook.received())).To(BeNumerically(">=", 4), "pre-rollout once, then rollout at each iteration")
+	g.Eventually(func() []string {
+		var events []string
+		for _, p := range hook.received() {
+			if p.Type == string(v1alpha1.EventHook) {
+				events = append(events, p.Metadata["eventMessage"])
+			}
+		}
+		return events
+	}, 5*time.Second).Should(ContainElement(ContainSubstring("promotion of revision")), "event webhooks receive every event")
 }
 
 // A new revision during the analysis sends all traffic back to the primary

@@ -54,7 +54,7 @@ func describedCanaries() []client.Object {
 			},
 		}).obj()
 	progressing.Status.FailedChecks = 1
-	progressing.Status.LastTransitionTime = &metav1.Time{Time: testNow.Add(-42 * time.Second)}
+	progressing.Status.LastTransitionTime = &metav1.MicroTime{Time: testNow.Add(-42 * time.Second)}
 	progressing.Spec.GitOps = &v1alpha1.GitOpsSpec{Revert: &v1alpha1.RevertSpec{}}
 	progressing.Status.Revert = &v1alpha1.RevertStatus{
 		Revision:       "main@sha1:0badc0de",

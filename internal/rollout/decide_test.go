@@ -27,7 +27,7 @@ func canary(phase v1alpha1.CanaryPhase, mutate ...func(*v1alpha1.Canary)) *v1alp
 		Analysis(v1alpha1.CanaryAnalysis{Interval: &metav1.Duration{Duration: time.Minute}, Threshold: 2, Iterations: 3}).Obj()
 	c.Status.LastAppliedSpec = "v2"
 	c.Status.LastPromotedSpec = "v1"
-	c.Status.LastTransitionTime = &metav1.Time{Time: t0}
+	c.Status.LastTransitionTime = &metav1.MicroTime{Time: t0}
 	for _, m := range mutate {
 		m(c)
 	}

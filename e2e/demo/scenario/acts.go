@@ -1,0 +1,252 @@
+package scenario
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/fluxcd/pkg/apis/meta"
+	"github.com/fluxcd/pkg/runtime/conditions"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/serin-dev/serin/api/v1alpha1"
+)
+
+// play is the state of one play: the repository, the sink, the release
+// Git is at, and the revert pull request once opened.
+type play struct {
+	*settings
+	sink  *sink
+	fleet *fleet
+	// tag is the image tag main is at.
+	tag string
+	// good is the commit of the last promoted release.
+	good string
+	// pr is the revert pull request serin opened (act 3).
+	pr *pullRequest
+	// actMessages is the sink's count when the current act started.
+	actMessages int
+}
+
+// act is one Git commit and what serin must make of it.
+type act struct {
+	title  string
+	expect v1alpha1.CanaryPhase
+	run    func(p *play, ctx context.Context) error
+}
+
+var acts = []act{
+	{"v2, healthy: analysed step by step, then promoted", v1alpha1.PhaseSucceeded, (*play).releaseHealthy},
+	{"v3, erroring: its checks fail, it is rolled back", v1alpha1.PhaseFailed, (*play).releaseErroring},
+	{"v4, healthy, but its primary cannot start: halted, revert PR", v1alpha1.PhaseHalted, (*play).releaseUnpromotable},
+	{"the revert PR is merged: Flux applies it, primary restored", v1alpha1.PhaseSucceeded, (*play).mergeRevert},
+}
+
+// seed creates the namespace, the repository with podinfo v1, the Flux
+// objects that apply it and notify the sink, and waits until serin has
+// initialized the Canary.
+func (p *play) seed(ctx context.Context) error {
+	p.screen.Header("Prologue · an app in Git, applied by Flux, rolled out by serin")
+	if err := p.ensureNamespace(ctx); err != nil {
+		return err
+	}
+	p.env.Traffic.SetErrorRate(p.namespace, appName, 0)
+	var err error
+	if p.fleet, err = newFleet(ctx, p.settings); err != nil {
+		return err
+	}
+	files := appFiles(p.settings, "v1")
+	commit, err := p.fleet.commit(ctx, files, "Add podinfo v1 with its Canary")
+	if err != nil {
+		return err
+	}
+	p.tag, p.good = "v1", commit
+	p.screen.Line("git", "created %s", p.fleet.url())
+	p.screen.Line("git", "pushed %s \"Add podinfo v1 with its Canary\": %s/{%s}", short(commit), appPath, changedFiles(files))
+	if err := p.fleet.applyFluxObjects(ctx); err != nil {
+		return err
+	}
+	for _, o := range p.sink.notificationObjects(p.namespace) {
+		if err := p.kube.Create(ctx, o); err != nil {
+			return fmt.Errorf("create %s %s: %w", o.GetKind(), o.GetName(), err)
+		}
+	}
+	p.screen.Line("flux", "GitRepository %s → Kustomization %s (path ./%s, prune)", gitRepositoryName, kustomizationName, appPath)
+	p.screen.Line("flux", "Alert %s (Kustomization %s, severity info) → Provider %s (generic) → the sink at %s",
+		alertName, kustomizationName, providerName, p.sink.URL)
+	if err := p.syncAndShow(ctx, commit); err != nil {
+		return err
+	}
+	if _, err := p.waitForPhase(ctx, v1alpha1.PhaseInitialized, ""); err != nil {
+		return err
+	}
+	p.screen.Line("kube", "%s", p.workloads(ctx))
+	p.screen.Done("podinfo v1 runs as podinfo-primary; the Canary is Initialized and waits for a release")
+	return nil
+}
+
+// releaseHealthy: v2 passes every check, step by step, and is promoted.
+func (p *play) releaseHealthy(ctx context.Context) error {
+	p.screen.Note("serin runs v2 as the canary next to podinfo-primary (v1), then sends it 20, 40, 60%% of the")
+	p.screen.Note("traffic, checking the error rate in Prometheus before each step (0%% of requests fail),")
+	p.screen.Note("then copies v2 to the primary, routes all traffic back to it and scales the canary to zero")
+	commit, err := p.release(ctx, "v2")
+	if err != nil {
+		return err
+	}
+	c, err := p.waitForPhase(ctx, v1alpha1.PhaseSucceeded, commit)
+	if err != nil {
+		return err
+	}
+	if c.Status.LastPromotedRevision != revision(commit) {
+		return fmt.Errorf("the last promoted revision is %q, expected %q", c.Status.LastPromotedRevision, revision(commit))
+	}
+	if err := p.expectPrimary(ctx, "v2"); err != nil {
+		return err
+	}
+	if err := p.expectCanaryScaledDown(ctx); err != nil {
+		return err
+	}
+	p.good = commit
+	p.screen.Line("kube", "%s", p.workloads(ctx))
+	return p.waitForMessage(ctx, string(v1alpha1.PhaseSucceeded))
+}
+
+// releaseErroring: v3 answers half of its requests with 500; its checks
+// fail twice (the threshold) and it is rolled back.
+func (p *play) releaseErroring(ctx context.Context) error {
+	p.env.Traffic.SetErrorRate(p.namespace, appName, 50)
+	defer p.env.Traffic.SetErrorRate(p.namespace, appName, 0)
+	p.screen.Note("v3 has a bug: the app's metrics now show 50%% of requests failing with 500. Each failed")
+	p.screen.Note("check holds the weight; the second one (threshold: 2) rolls v3 back to the primary, still v2")
+	commit, err := p.release(ctx, "v3")
+	if err != nil {
+		return err
+	}
+	c, err := p.waitForPhase(ctx, v1alpha1.PhaseFailed, commit)
+	if err != nil {
+		return err
+	}
+	p.env.Traffic.SetErrorRate(p.namespace, appName, 0)
+	p.screen.Line("serin", "%s", conditions.GetMessage(c, meta.ReadyCondition))
+	if err := p.expectPrimary(ctx, "v2"); err != nil {
+		return err
+	}
+	if err := p.expectCanaryScaledDown(ctx); err != nil {
+		return err
+	}
+	p.screen.Line("kube", "%s", p.workloads(ctx))
+	p.screen.Note("Git still says v3: Flux keeps applying it, serin keeps the primary on v2 until a new release")
+	return p.waitForMessage(ctx, string(v1alpha1.PhaseFailed))
+}
+
+// releaseUnpromotable: a ResourceQuota lets the canary run v4 but refuses
+// the primary's new pod during the promotion; serin halts with the canary
+// serving, and opens a pull request that reverts v4 in Git.
+func (p *play) releaseUnpromotable(ctx context.Context) error {
+	if err := p.limitPods(ctx, 2); err != nil {
+		return err
+	}
+	p.screen.Note("a ResourceQuota now allows 2 pods in namespace %s: the primary's and the canary's fit,", p.namespace)
+	p.screen.Note("but not the new pod the primary needs to roll to v4. v4 itself is healthy and passes its")
+	p.screen.Note("analysis; its promotion cannot complete. serin halts instead of routing to a primary that")
+	p.screen.Note("is not ready: the canary keeps serving at 60%%, and serin proposes the way back in Git")
+	commit, err := p.release(ctx, "v4")
+	if err != nil {
+		return err
+	}
+	c, err := p.waitForPhase(ctx, v1alpha1.PhaseHalted, commit)
+	if err != nil {
+		return err
+	}
+	p.screen.Line("serin", "%s", conditions.GetMessage(c, meta.StalledCondition))
+	if err := p.expectCanaryServing(ctx); err != nil {
+		return err
+	}
+	p.screen.Line("kube", "%s", p.workloads(ctx))
+	if err := p.waitForMessage(ctx, string(v1alpha1.PhaseHalted)); err != nil {
+		return err
+	}
+	if err := p.waitForPullRequest(ctx); err != nil {
+		return err
+	}
+	return p.waitForMessage(ctx, "RevertOpened")
+}
+
+// mergeRevert: a person merges the pull request, Flux applies main, and
+// serin restores the primary to v2 while the canary serves, then routes
+// back to it.
+func (p *play) mergeRevert(ctx context.Context) error {
+	if p.pr == nil {
+		return fmt.Errorf("no revert pull request to merge")
+	}
+	p.screen.Note("a reviewer merges the pull request. Flux applies v2 again, the last promoted revision, so")
+	p.screen.Note("serin rolls podinfo-primary back to its v2 ReplicaSet, whose pod never stopped (the quota")
+	p.screen.Note("needs no change), then routes all traffic to it and scales the v4 canary down")
+	if err := p.fleet.merge(ctx, p.pr.Number); err != nil {
+		return err
+	}
+	head, err := p.fleet.pull(ctx)
+	if err != nil {
+		return err
+	}
+	p.tag = "v2"
+	p.screen.Line("gitea", "merged pull request #%d: main is at %s", p.pr.Number, short(head))
+	if err := p.syncAndShow(ctx, head); err != nil {
+		return err
+	}
+	c, err := p.waitForPhase(ctx, v1alpha1.PhaseSucceeded, head)
+	if err != nil {
+		return err
+	}
+	if reason := conditions.GetReason(c, meta.ReadyCondition); reason != v1alpha1.RevertedReason {
+		return fmt.Errorf("the canary succeeded with reason %s, expected %s", reason, v1alpha1.RevertedReason)
+	}
+	p.screen.Line("serin", "%s (reason %s)", conditions.GetMessage(c, meta.ReadyCondition), v1alpha1.RevertedReason)
+	if err := p.expectPrimary(ctx, "v2"); err != nil {
+		return err
+	}
+	if err := p.expectCanaryScaledDown(ctx); err != nil {
+		return err
+	}
+	p.screen.Line("kube", "%s", p.workloads(ctx))
+	return p.waitForMessage(ctx, string(v1alpha1.PhaseSucceeded))
+}
+
+// release commits a new image tag, as a developer would, and has Flux
+// apply it.
+func (p *play) release(ctx context.Context, tag string) (string, error) {
+	message := "Release podinfo " + tag
+	commit, err := p.fleet.commit(ctx, kustomizationFile(p.settings, tag), message)
+	if err != nil {
+		return "", err
+	}
+	p.screen.Line("git", "pushed %s %q: newTag %s → %s in %s/kustomization.yaml", short(commit), message, p.tag, tag, appPath)
+	p.tag = tag
+	return commit, p.syncAndShow(ctx, commit)
+}
+
+// syncAndShow has Flux apply commit and says how long it took.
+func (p *play) syncAndShow(ctx context.Context, commit string) error {
+	start := time.Now()
+	if err := p.fleet.sync(ctx, commit); err != nil {
+		return err
+	}
+	p.screen.Line("flux", "Kustomization %s applied %s in %s", kustomizationName, revision(commit)[:len("main@sha1:")+8], round(time.Since(start)))
+	return nil
+}
+
+// ensureNamespace creates the namespace unless it exists.
+func (p *play) ensureNamespace(ctx context.Context) error {
+	err := p.kube.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: p.namespace}})
+	if apierrors.IsAlreadyExists(err) {
+		return nil
+	}
+	return err
+}
+
+func revision(commit string) string { return "main@sha1:" + commit }
+
+func short(commit string) string { return commit[:min(8, len(commit))] }

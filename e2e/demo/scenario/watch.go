@@ -1,0 +1,95 @@
+package scenario
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"strings"
+	"sync"
+
+	"github.com/serin-dev/serin/internal/cli"
+)
+
+// watchCanaries runs `serin get canaries podinfo -n NS --watch` in-process,
+// as a person would in a second terminal, with its rows printed as sub-lines
+// tagged "watch", until ctx ends. The returned channel yields the command's
+// error (nil when it was stopped by ctx) once it has returned.
+func watchCanaries(ctx context.Context, s *settings) <-chan error {
+	done := make(chan error, 1)
+	cmd := cli.NewRootCommand()
+	w := &columns{out: s.screen.Writer("watch")}
+	cmd.SetOut(w)
+	cmd.SetErr(w)
+	cmd.SetArgs([]string{"get", "canaries", appName, "--namespace", s.namespace, "--watch",
+		"--kubeconfig", s.env.Kubeconfig, "--timeout", "24h"})
+	go func() {
+		err := cmd.ExecuteContext(ctx)
+		if ctx.Err() != nil {
+			err = nil // stopped by the demo, not by a failure
+		}
+		done <- err
+	}()
+	return done
+}
+
+// columnWidths are the widths the watch's columns are padded to: NAME,
+// REVISION (main@sha1: and 8 hex digits), PHASE (WaitingPromotion),
+// WEIGHT, SUSPENDED, READY; MESSAGE is last.
+var columnWidths = []int{7, 18, 16, 6, 9, 7}
+
+// columns lays out the rows of `serin get canaries --watch` at fixed
+// widths. The command lays out each new row on its own, as `flux get
+// --watch` does, so that its rows do not line up under each other once
+// other lines are printed between them; the cells are the command's.
+type columns struct {
+	mu  sync.Mutex
+	out io.Writer
+	buf string
+}
+
+func (c *columns) Write(p []byte) (int, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.buf += string(p)
+	for {
+		line, rest, ok := strings.Cut(c.buf, "\n")
+		if !ok {
+			return len(p), nil
+		}
+		c.buf = rest
+		if _, err := fmt.Fprintln(c.out, realign(line)); err != nil {
+			return 0, err
+		}
+	}
+}
+
+// maxMessage is where the MESSAGE cell is cut: the full message of a
+// failure is printed on its own line by the act.
+const maxMessage = 90
+
+// truncate cuts s to n runes, marking the cut.
+func truncate(s string, n int) string {
+	r := []rune(s)
+	if len(r) <= n {
+		return s
+	}
+	return string(r[:n-1]) + "…"
+}
+
+// realign pads the tab-separated cells of a row to columnWidths.
+func realign(row string) string {
+	cells := strings.Split(strings.TrimRight(row, "\t "), "\t")
+	if len(cells) < 2 {
+		return row
+	}
+	var b strings.Builder
+	for i, cell := range cells {
+		cell = strings.TrimSpace(cell)
+		if i < len(columnWidths) && i < len(cells)-1 {
+			fmt.Fprintf(&b, "%-*s  ", columnWidths[i], cell)
+			continue
+		}
+		b.WriteString(truncate(cell, maxMessage) + "  ")
+	}
+	return strings.TrimRight(b.String(), " ")
+}

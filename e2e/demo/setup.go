@@ -1,0 +1,186 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/serin-dev/serin/e2e/demo/scenario"
+	"github.com/serin-dev/serin/internal/testbed"
+)
+
+// testbedBinaries returns the directory of the testbed binaries: the one
+// $KUBEBUILDER_ASSETS names when it holds them all, or else the output of
+// hack/testbed/assets.sh, which builds the missing ones (about 30 minutes
+// on 2 cores the first time, cached in ~/.cache/serin-testbed after).
+func testbedBinaries(ctx context.Context, screen *scenario.Screen) (string, error) {
+	needed := []string{"etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler", "kwok",
+		"notification-controller", "source-controller", "kustomize-controller", "gitea"}
+	static := []string{"source-controller-static", "kustomize-controller-static", "gitea-static"}
+	if dir := os.Getenv("KUBEBUILDER_ASSETS"); dir != "" && hasAll(dir, append(needed, static...)) {
+		return dir, nil
+	}
+	screen.Step("building the testbed binaries that are not cached yet (hack/testbed/assets.sh)")
+	start := time.Now()
+	cmd := exec.CommandContext(ctx, "hack/testbed/assets.sh")
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		return "", err
+	}
+	var out strings.Builder
+	cmd.Stdout = &out
+	if err := cmd.Start(); err != nil {
+		return "", err
+	}
+	logged := make(chan struct{})
+	go func() {
+		defer close(logged)
+		lines := bufio.NewScanner(stderr)
+		for lines.Scan() {
+			screen.Line("build", "%s", lines.Text())
+		}
+	}()
+	err = withHeartbeat(screen, "building", func() error {
+		<-logged
+		return cmd.Wait()
+	})
+	if err != nil {
+		return "", fmt.Errorf("hack/testbed/assets.sh: %w", err)
+	}
+	dir := strings.TrimSpace(out.String())
+	screen.Done("%d testbed binaries ready in %s (%s)", len(needed), dir, time.Since(start).Round(time.Second))
+	return dir, nil
+}
+
+func hasAll(dir string, names []string) bool {
+	for _, n := range names {
+		if _, err := os.Stat(filepath.Join(dir, n)); err != nil {
+			return false
+		}
+	}
+	return true
+}
+
+// withHeartbeat runs f and says every 15 seconds that it is still running,
+// so that a long build or start is never a silent minute.
+func withHeartbeat(screen *scenario.Screen, what string, f func() error) error {
+	done := make(chan struct{})
+	defer close(done)
+	start := time.Now()
+	go func() {
+		tick := time.NewTicker(15 * time.Second)
+		defer tick.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-tick.C:
+				screen.Note("… still %s (%s)", what, time.Since(start).Round(time.Second))
+			}
+		}
+	}()
+	return f()
+}
+
+// bed is the running testbed of the demo.
+type bed struct {
+	env      scenario.Env
+	tb       *testbed.Testbed
+	traffic  *testbed.TrafficExporter
+	keepLogs bool
+}
+
+// startTestbed starts every component the scenario needs, one line each.
+// On error the returned bed (if any) holds what was started.
+func startTestbed(ctx context.Context, screen *scenario.Screen, assets string) (*bed, error) {
+	screen.Step("starting the testbed on 127.0.0.1")
+	gatewayCRDs, err := testbed.GatewayAPICRDs()
+	if err != nil {
+		return nil, err
+	}
+	start := time.Now()
+	tb, err := testbed.Start(ctx, testbed.Options{Full: true, AssetsDir: assets,
+		CRDDirs: []string{"config/crd/bases", gatewayCRDs}})
+	if err != nil {
+		return nil, err
+	}
+	b := &bed{tb: tb, env: scenario.Env{Config: tb.Config, Kubeconfig: tb.Kubeconfig, Screen: screen}}
+	screen.Note("✔ control plane: etcd, kube-apiserver, kube-controller-manager, kube-scheduler, a kwok node (%s)", since(start))
+	for _, c := range b.components(assets) {
+		start := time.Now()
+		if err := withHeartbeat(screen, c.doing, func() error { return c.start(ctx) }); err != nil {
+			b.keepLogs = true
+			return b, fmt.Errorf("%s: %w", c.name, err)
+		}
+		screen.Note("✔ %s (%s)", c.name, since(start))
+	}
+	screen.Done("testbed up in %s; kubeconfig %s", since(start), tb.Kubeconfig)
+	return b, nil
+}
+
+// component is a part of the testbed started after the control plane.
+type component struct {
+	name, doing string
+	start       func(ctx context.Context) error
+}
+
+func (b *bed) components(assets string) []component {
+	var prom *testbed.Prometheus
+	var nc *testbed.NotificationController
+	return []component{
+		{"Prometheus, scraping the app's request metrics every 500ms", "starting Prometheus", func(ctx context.Context) (err error) {
+			if b.traffic, err = testbed.StartTrafficExporter(); err != nil {
+				return err
+			}
+			b.env.Traffic = b.traffic
+			prom, err = b.tb.StartPrometheus(ctx, 500*time.Millisecond, b.traffic.Addr)
+			if err == nil {
+				b.env.PrometheusURL = prom.URL
+			}
+			return err
+		}},
+		{"Gitea, the Git host with pull requests", "starting Gitea", func(ctx context.Context) (err error) {
+			b.env.Gitea, err = b.tb.StartGitea(ctx, testbed.GiteaOptions{AssetsDir: assets})
+			return err
+		}},
+		{"Flux source-controller and kustomize-controller", "starting Flux", func(ctx context.Context) error {
+			_, err := b.tb.StartFlux(ctx, testbed.FluxOptions{AssetsDir: assets})
+			return err
+		}},
+		{"Flux notification-controller", "starting notification-controller", func(ctx context.Context) (err error) {
+			nc, err = b.tb.StartNotificationController(ctx, ".")
+			return err
+		}},
+		{"serin agent, built from this tree (GitOps revert to Gitea, events to notification-controller)",
+			"building the serin agent (the first time takes a few minutes)", func(ctx context.Context) error {
+				_, err := b.tb.StartAgent(ctx, ".", "--git-provider=gitea", "--git-author-name=serin",
+					"--git-author-email=serin@demo.serin.dev", "--events-addr="+nc.EventsURL)
+				return err
+			}},
+	}
+}
+
+// stop tears everything down; the logs are removed too unless something
+// failed, in which case the directory is kept and named.
+func (b *bed) stop(screen *scenario.Screen) {
+	screen.Step("tearing everything down")
+	if b.traffic != nil {
+		b.traffic.Stop()
+	}
+	if err := b.tb.Stop(); err != nil {
+		screen.Fail("stopping the testbed: %v", err)
+	}
+	if b.keepLogs {
+		screen.Done("every process stopped; logs kept in %s", b.tb.Dir)
+		return
+	}
+	_ = os.RemoveAll(b.tb.Dir)
+	screen.Done("every process stopped, %s removed", b.tb.Dir)
+}
+
+func since(t time.Time) time.Duration { return time.Since(t).Round(100 * time.Millisecond) }

@@ -1,0 +1,80 @@
+package e2e
+
+import (
+	"bytes"
+	"context"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+
+	. "github.com/onsi/gomega"
+
+	"github.com/serin-dev/serin/api/v1alpha1"
+	"github.com/serin-dev/serin/e2e/demo/scenario"
+)
+
+// `make demo`'s scenario, played on this package's testbed (the agent of
+// TestMain reverts to Gitea and sends its events to notification-controller)
+// in a namespace and Gitea repository of its own: v2 promoted, v3 rolled
+// back, v4 halted with a revert pull request, the revert merged and the
+// primary restored. The screen must show each end in the rows of the live
+// `serin get canaries --watch`, the notifications the sink received, and
+// the pull request.
+func TestDemo_FourActs(t *testing.T) {
+	g := NewWithT(t)
+	ns := newNamespace(t)
+	var out lockedBuffer
+	report, err := scenario.Play(context.Background(), scenario.Env{
+		Config: env.Config, Kubeconfig: env.Kubeconfig,
+		Gitea: gitea, Traffic: traffic, PrometheusURL: prom.URL,
+		Namespace: ns, Repository: ns, Screen: scenario.NewScreen(&out),
+	})
+	if report != nil {
+		report.Print(&out)
+	}
+	t.Logf("the demo's screen:\n%s", out.String())
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(report.OK()).To(BeTrue(), "every act must end as expected")
+
+	var ended []v1alpha1.CanaryPhase
+	for _, a := range report.Acts {
+		ended = append(ended, a.Got)
+		g.Expect(a.Messages).To(BeNumerically(">", 0), "act %d: no notification reached the sink", a.Number)
+	}
+	g.Expect(ended).To(Equal([]v1alpha1.CanaryPhase{
+		v1alpha1.PhaseSucceeded, v1alpha1.PhaseFailed, v1alpha1.PhaseHalted, v1alpha1.PhaseSucceeded,
+	}))
+	g.Expect(report.PullRequestURL).To(Equal(gitea.URL + "/" + gitea.User + "/" + ns + "/pulls/1"))
+
+	screen := out.String()
+	for _, phase := range []string{"Progressing  ", "Succeeded  ", "Failed  ", "Halted  "} {
+		g.Expect(screen).To(MatchRegexp(`(?m)^\s+\d\d:\d\d\s+watch\s+podinfo\s+main@sha1:[0-9a-f]{8}\s+`+regexp.QuoteMeta(phase)),
+			"the watch shows a %s row", strings.TrimSpace(phase))
+	}
+	g.Expect(screen).To(MatchRegexp(`watch\s+podinfo\s+main@sha1:[0-9a-f]{8}\s+Progressing\s+40\s`), "the watch shows the weight steps")
+	for _, reason := range []string{"WeightIncreased", "CheckFailed", "RolledBack", "Halted", "RevertOpened", "Succeeded"} {
+		g.Expect(screen).To(MatchRegexp(`sink\s+✉ \w+\s+`+reason+`\s`), "the sink shows a %s notification", reason)
+	}
+	g.Expect(screen).To(ContainSubstring("serin opened pull request #1"))
+	g.Expect(screen).To(ContainSubstring("+    newTag: v2"))
+}
+
+// lockedBuffer is a bytes.Buffer for concurrent writers: the scenario's
+// watch and sink print while its acts run.
+type lockedBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *lockedBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *lockedBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
