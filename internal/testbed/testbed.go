@@ -159,10 +159,14 @@ func (tb *Testbed) startCluster(ctx context.Context, assets string) error {
 			"--controllers=*", "--leader-elect=false", "--use-service-account-credentials=false",
 			"--bind-address=127.0.0.1", "--secure-port=" + strconv.Itoa(ports[0]),
 			"--concurrent-deployment-syncs=10", "--concurrent-replicaset-syncs=10",
+			// As kwokctl does for large fake clusters: the default 20 QPS
+			// would make a thousand Deployments take minutes to roll.
+			"--kube-api-qps=1000", "--kube-api-burst=2000",
 		}},
 		{"kube-scheduler", []string{
 			"--kubeconfig=" + kc, "--authentication-kubeconfig=" + kc, "--authorization-kubeconfig=" + kc,
 			"--leader-elect=false", "--bind-address=127.0.0.1", "--secure-port=" + strconv.Itoa(ports[1]),
+			"--kube-api-qps=1000", "--kube-api-burst=2000",
 		}},
 		{"kwok", []string{
 			"--kubeconfig=" + kc, "--config=" + stagesFile,
