@@ -3,11 +3,9 @@ package testbed
 import (
 	"context"
 	"fmt"
-	"net/http"
 	"os/exec"
 	"path/filepath"
 	"strconv"
-	"time"
 )
 
 // Agent is a serin agent built from the source tree and running against the
@@ -41,20 +39,10 @@ func (tb *Testbed) StartAgent(ctx context.Context, root string, flags ...string)
 		return nil, err
 	}
 	a := &Agent{MetricsURL: "http://" + metrics + "/metrics", cmd: tb.procs[len(tb.procs)-1]}
-	deadline := time.Now().Add(time.Minute)
-	for time.Now().Before(deadline) {
-		if resp, err := http.Get("http://" + health + "/readyz"); err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				return a, nil
-			}
-		}
-		if err := tb.exited(); err != nil {
-			return nil, err
-		}
-		time.Sleep(100 * time.Millisecond)
+	if err := tb.waitReady(ctx, "http://"+health+"/readyz"); err != nil {
+		return nil, fmt.Errorf("serin agent: %w", err)
 	}
-	return nil, fmt.Errorf("serin agent not ready after 1m; see %s", filepath.Join(tb.Dir, "serin-agent.log"))
+	return a, nil
 }
 
 // PID is the agent process's id, to read its RSS and CPU from /proc.

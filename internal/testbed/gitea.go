@@ -173,24 +173,10 @@ ROOT_PATH = %[2]s/log
 	if err := tb.startProcess(bin, env, "web", "--config", config); err != nil {
 		return nil, err
 	}
-	deadline := time.Now().Add(time.Minute)
-	for time.Now().Before(deadline) {
-		if resp, err := http.Get(url + "/api/healthz"); err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				return g, nil
-			}
-		}
-		if err := tb.exited(); err != nil {
-			return nil, err
-		}
-		select {
-		case <-ctx.Done():
-			return nil, ctx.Err()
-		case <-time.After(100 * time.Millisecond):
-		}
+	if err := tb.waitReady(ctx, url+"/api/healthz"); err != nil {
+		return nil, err
 	}
-	return nil, fmt.Errorf("gitea not ready after 1m; see %s", filepath.Join(tb.Dir, "gitea.log"))
+	return g, nil
 }
 
 // RepositoryURL is the Git URL of a repository of the admin user.

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -65,22 +64,8 @@ scrape_configs:
 		return nil, err
 	}
 	p := &Prometheus{URL: "http://" + addr}
-	deadline := time.Now().Add(time.Minute)
-	for time.Now().Before(deadline) {
-		if resp, err := http.Get(p.URL + "/-/ready"); err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				return p, nil
-			}
-		}
-		if err := tb.exited(); err != nil {
-			return nil, err
-		}
-		select {
-		case <-ctx.Done():
-			return nil, ctx.Err()
-		case <-time.After(100 * time.Millisecond):
-		}
+	if err := tb.waitReady(ctx, p.URL+"/-/ready"); err != nil {
+		return nil, err
 	}
-	return nil, errors.New("prometheus not ready after 1m")
+	return p, nil
 }
