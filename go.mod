@@ -6,6 +6,7 @@ replace github.com/serin-dev/serin/api => ./api
 
 require (
 	code.gitea.io/sdk/gitea v0.25.1
+	github.com/ProtonMail/go-crypto v1.4.1
 	github.com/fluxcd/cli-utils v1.2.3
 	github.com/fluxcd/go-git-providers v0.27.0
 	github.com/fluxcd/kustomize-controller/api v1.9.5
@@ -50,7 +51,6 @@ require (
 	github.com/Azure/go-ansiterm v0.0.0-20230124172434-306776ec8161 // indirect
 	github.com/MakeNowJust/heredoc v1.0.0 // indirect
 	github.com/Microsoft/go-winio v0.6.2 // indirect
-	github.com/ProtonMail/go-crypto v1.4.1 // indirect
 	github.com/beorn7/perks v1.0.1 // indirect
 	github.com/blang/semver/v4 v4.0.0 // indirect
 	github.com/cespare/xxhash/v2 v2.3.0 // indirect

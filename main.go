@@ -207,6 +207,8 @@ type gitopsRevertOptions struct {
 	MessageTemplate string
 	Provider        string
 	TokenFile       string
+	SigningKey      string
+	SigningPass     string
 }
 
 // BindFlags binds the GitOps revert flags.
@@ -221,6 +223,10 @@ func (o *gitopsRevertOptions) BindFlags(fs *flag.FlagSet) {
 		"The Git host API for pull requests: github, gitlab or gitea; inferred for github.com and gitlab.com URLs.")
 	fs.StringVar(&o.TokenFile, "git-provider-token-file", "",
 		"A file holding the Git host API token; by default the GitRepository secret's password or bearerToken.")
+	fs.StringVar(&o.SigningKey, "git-signing-key-file", "",
+		"An ASCII-armored OpenPGP private key file: revert commits are signed with it.")
+	fs.StringVar(&o.SigningPass, "git-signing-passphrase-file", "",
+		"A file holding the passphrase of an encrypted --git-signing-key-file.")
 }
 
 // Reverter builds the GitReverter the flags describe.
@@ -233,12 +239,27 @@ func (o *gitopsRevertOptions) Reverter(reader ctrlclient.Reader) (*gitops.GitRev
 		}
 		template = string(b)
 	}
-	return gitops.NewGitReverter(reader,
+	opts := []gitops.ReverterOption{
 		gitops.WithAuthor(o.AuthorName, o.AuthorEmail),
 		gitops.WithMessageTemplate(template),
 		gitops.WithProvider(o.Provider),
 		gitops.WithProviderTokenFile(o.TokenFile),
-	)
+	}
+	if o.SigningKey != "" {
+		var pass []byte
+		if o.SigningPass != "" {
+			var err error
+			if pass, err = os.ReadFile(o.SigningPass); err != nil {
+				return nil, err
+			}
+		}
+		key, err := gitops.LoadSigningKey(o.SigningKey, string(pass))
+		if err != nil {
+			return nil, err
+		}
+		opts = append(opts, gitops.WithSigningKey(key))
+	}
+	return gitops.NewGitReverter(reader, opts...)
 }
 
 // setFlagDefault changes the default of a flag bound by a library.

@@ -42,7 +42,7 @@ func WithAuthor(name, email string) ReverterOption {
 		if name == "" || email == "" {
 			return errors.New("the commit author needs a name and an email")
 		}
-		g.author = Signature{Name: name, Email: email}
+		g.author.Name, g.author.Email = name, email
 		return nil
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/ProtonMail/go-crypto/openpgp"
 	"path"
 	"sort"
 	"strings"
@@ -147,6 +148,8 @@ func (r *Repository) Commit(hash string) (*object.Commit, error) {
 // Signature is a commit author.
 type Signature struct {
 	Name, Email string
+	// SignKey, when set, signs the commit (OpenPGP).
+	SignKey *openpgp.Entity
 }
 
 // CommitFiles writes a commit on top of parent with the files changed
@@ -166,6 +169,11 @@ func (r *Repository) CommitFiles(parent *object.Commit, files []FileChange, auth
 	}
 	sig := object.Signature{Name: author.Name, Email: author.Email, When: when}
 	c := &object.Commit{Author: sig, Committer: sig, Message: message, TreeHash: treeHash, ParentHashes: []plumbing.Hash{parent.Hash}}
+	if author.SignKey != nil {
+		if err := sign(c, author.SignKey); err != nil {
+			return nil, err
+		}
+	}
 	obj := r.repo.Storer.NewEncodedObject()
 	if err := c.Encode(obj); err != nil {
 		return nil, err

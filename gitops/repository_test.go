@@ -1,10 +1,14 @@
 package gitops
 
 import (
+	"bytes"
+
 	"context"
 	"crypto/ed25519"
 	"crypto/rand"
 	"encoding/pem"
+	"github.com/ProtonMail/go-crypto/openpgp"
+	"github.com/ProtonMail/go-crypto/openpgp/armor"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -111,5 +115,53 @@ func TestRepository_PushNeverForces(t *testing.T) {
 	}
 	if _, tip := f.file("main", "b.txt"); tip.Message != "B" {
 		t.Errorf("main moved to %q", tip.Message)
+	}
+}
+
+// With a signing key, revert commits carry an OpenPGP signature that
+// verifies against the key's public half, and the signature survives the
+// push (Flux's GitRepository spec.verify and branch protections read it).
+func TestRepository_SignedCommit(t *testing.T) {
+	key, err := openpgp.NewEntity("serin", "", "serin@example.com", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var pub bytes.Buffer
+	w, _ := armor.Encode(&pub, openpgp.PublicKeyType, nil)
+	if err := key.Serialize(w); err != nil {
+		t.Fatal(err)
+	}
+	w.Close()
+
+	f := newGitFixture(t)
+	u, _ := url.Parse(f.url)
+	auth, _ := git.NewAuthOptions(*u, map[string][]byte{"username": []byte(gitUser), "password": []byte(gitPassword)})
+	r, err := OpenRepository(f.url, "main", WithAuth(auth))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	if err := r.Clone(ctx); err != nil {
+		t.Fatal(err)
+	}
+	head, _ := r.Head("main")
+	c, err := r.CommitFiles(head, []FileChange{{Path: "a.txt", Content: []byte("a\n")}},
+		Signature{Name: "serin", Email: "serin@example.com", SignKey: key}, testEpoch, "Signed")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.PGPSignature == "" {
+		t.Fatal("the commit is not signed")
+	}
+	if err := r.Push(ctx, c.Hash, "main"); err != nil {
+		t.Fatal(err)
+	}
+	_, tip := f.file("main", "a.txt")
+	signer, err := tip.Verify(pub.String())
+	if err != nil {
+		t.Fatalf("the pushed commit's signature does not verify: %v", err)
+	}
+	if _, ok := signer.Identities["serin <serin@example.com>"]; !ok {
+		t.Errorf("signed by %v", signer.Identities)
 	}
 }
