@@ -59,7 +59,7 @@ func NewGitProviderHost(ctx context.Context, repo RepositoryURL, provider, token
 }
 
 // getRepository reads a repository as a user's, then as an organization's
-// (GitLab subgroups are organizations).
+// (a GitLab subgroup path, "group/subgroup", is the organization).
 func getRepository(ctx context.Context, c gitprovider.Client, domain string, repo RepositoryURL) (interface {
 	PullRequests() gitprovider.PullRequestClient
 }, error) {
@@ -75,9 +75,11 @@ func getRepository(ctx context.Context, c gitprovider.Client, domain string, rep
 			return nil, err
 		}
 	}
-	parts := strings.Split(repo.Owner, "/")
+	// A GitLab subgroup goes whole in Organization: go-git-providers' GitLab
+	// client rejects SubOrganizations, and addresses the project by
+	// "<Organization>/<name>".
 	return c.OrgRepositories().Get(ctx, gitprovider.OrgRepositoryRef{
-		OrganizationRef: gitprovider.OrganizationRef{Domain: domain, Organization: parts[0], SubOrganizations: parts[1:]},
+		OrganizationRef: gitprovider.OrganizationRef{Domain: domain, Organization: repo.Owner},
 		RepositoryName:  repo.Name,
 	})
 }
