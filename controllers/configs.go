@@ -112,12 +112,9 @@ func (r *CanaryReconciler) readConfig(ctx context.Context, key types.NamespacedN
 // with their current data (at promotion, the canary's data).
 func (r *CanaryReconciler) copyPrimaryConfigs(ctx context.Context, obj *v1alpha1.Canary, tracked map[string]string) error {
 	for key := range tracked {
-		var ref workload.ConfigRef
-		for i := range key {
-			if key[i] == '/' {
-				ref.Kind, ref.Name = key[:i], key[i+1:]
-				break
-			}
+		ref, ok := workload.ParseConfigRef(key)
+		if !ok {
+			continue
 		}
 		if err := r.copyPrimaryConfig(ctx, obj, ref); err != nil {
 			return err

@@ -125,18 +125,18 @@ func (r *CanaryReconciler) orphanGenerated(ctx context.Context, obj *v1alpha1.Ca
 		{&gatewayv1.HTTPRoute{}, obj.GetServiceName()},
 	}
 	for key := range obj.Status.TrackedConfigs {
-		for i := range key {
-			if key[i] == '/' {
-				var o client.Object = &corev1.ConfigMap{}
-				if key[:i] == "Secret" {
-					o = &corev1.Secret{}
-				}
-				names = append(names, struct {
-					obj  client.Object
-					name string
-				}{o, workload.PrimaryConfigName(key[i+1:])})
-			}
+		ref, ok := workload.ParseConfigRef(key)
+		if !ok {
+			continue
 		}
+		var o client.Object = &corev1.ConfigMap{}
+		if ref.Kind == "Secret" {
+			o = &corev1.Secret{}
+		}
+		names = append(names, struct {
+			obj  client.Object
+			name string
+		}{o, workload.PrimaryConfigName(ref.Name)})
 	}
 	for _, n := range names {
 		if err := r.Get(ctx, types.NamespacedName{Namespace: obj.Namespace, Name: n.name}, n.obj); err != nil {

@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"sort"
+	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 
@@ -18,6 +19,12 @@ type ConfigRef struct {
 
 // String is the key of status.trackedConfigs: Kind/name.
 func (r ConfigRef) String() string { return r.Kind + "/" + r.Name }
+
+// ParseConfigRef reads a status.trackedConfigs key.
+func ParseConfigRef(key string) (ConfigRef, bool) {
+	kind, name, ok := strings.Cut(key, "/")
+	return ConfigRef{Kind: kind, Name: name}, ok && (kind == "ConfigMap" || kind == "Secret") && name != ""
+}
 
 // ConfigRefs returns the ConfigMaps and Secrets a pod template mounts or
 // reads into its environment, sorted and without repeats. A change to their

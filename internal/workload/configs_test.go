@@ -46,3 +46,12 @@ func TestConfigDataHash(t *testing.T) {
 		t.Error("keys and values must not run together")
 	}
 }
+
+func TestParseConfigRef(t *testing.T) {
+	for key, want := range map[string]bool{"ConfigMap/app": true, "Secret/tls": true, "Pod/x": false, "ConfigMap/": false, "nokind": false} {
+		ref, ok := ParseConfigRef(key)
+		if ok != want || (ok && ref.String() != key) {
+			t.Errorf("ParseConfigRef(%q) = %v, %v", key, ref, ok)
+		}
+	}
+}
