@@ -66,8 +66,9 @@ test-unit: ## Unit tests only (no cluster).
 	go test -count=1 -short ./...
 
 .PHONY: bench
-bench: testbed-binaries ## Benchmarks on the local testbed, printed as tables.
-	KUBEBUILDER_ASSETS=$$(hack/testbed/assets.sh) go test -run '^$$' -bench . -benchtime 1x ./e2e/...
+bench: testbed-binaries ## Benchmarks on the local testbed, side by side with Flagger, printed as tables (docs/performance.md).
+	hack/testbed/build.sh flagger >/dev/null
+	KUBEBUILDER_ASSETS=$$(hack/testbed/assets.sh) go test -run '^$$' -bench . -benchtime 1x -timeout 180m ./e2e/...
 
 ##@ Testbed
 

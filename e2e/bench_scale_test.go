@@ -18,17 +18,26 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/serin-dev/serin/api/v1alpha1"
+	"github.com/serin-dev/serin/internal/testbed"
 	"github.com/serin-dev/serin/internal/testobj"
 )
 
-// BenchmarkScale runs N canaries all progressing with a 10 s interval on
-// one agent and measures, over a window of ticks: the step lag (when a step
-// ran minus when it was due, from the agent's histogram), the agent's API
-// requests per step by verb (from its client metrics: any GET or LIST is a
-// read outside the cache), its writes per step, and its RSS and CPU.
+// BenchmarkScale runs N canaries all progressing with a 10 s interval, first
+// on serin, then on Flagger (the same scenario on the same testbed, one after
+// the other), and measures over a one-minute window:
+//   - serin's tick lag: when a step ran minus when it was due, from the
+//     agent's histogram;
+//   - for both, the step excess: the time between two steps of a Canary, seen
+//     by a watch, minus the interval;
+//   - API requests per step by verb: serin's from its client metrics, where
+//     any GET is a read outside the cache; Flagger's (which exports no client
+//     metrics) from a counting proxy in front of the API server;
+//   - writes per step, and the controller's RSS and CPU.
+//
+// The sizes and whether Flagger runs are set from the environment:
 //
 //	SERIN_BENCH_CANARIES=100,500,2000 make bench
+//	SERIN_BENCH_FLAGGER=false make bench   # serin only
 func BenchmarkScale(b *testing.B) {
 	sizes := []int{100, 500}
 	if v := os.Getenv("SERIN_BENCH_CANARIES"); v != "" {
@@ -41,29 +50,81 @@ func BenchmarkScale(b *testing.B) {
 			sizes = append(sizes, n)
 		}
 	}
-	var rows []string
+	withFlagger := os.Getenv("SERIN_BENCH_FLAGGER") != "false"
+	ctx := context.Background()
+	var serin, flagger []scaleResult
 	for _, n := range sizes {
-		row, err := scaleRun(b, n)
+		r, err := scaleRun(ctx, serinContender(), n)
 		if err != nil {
-			b.Fatalf("%d canaries: %v", n, err)
+			b.Fatalf("serin, %d canaries: %v", n, err)
 		}
-		rows = append(rows, row)
+		serin = append(serin, r)
+		if !withFlagger {
+			continue
+		}
+		f, err := env.StartFlagger(ctx, "..", testbed.FlaggerOptions{QPS: 500, Burst: 1000})
+		if err != nil {
+			b.Fatal(err)
+		}
+		r, err = scaleRun(ctx, flaggerContender(f), n)
+		f.Stop()
+		if err != nil {
+			b.Fatalf("Flagger, %d canaries: %v", n, err)
+		}
+		flagger = append(flagger, r)
 	}
-	fmt.Printf("\n%-9s %10s %10s %9s %9s %9s %8s %8s\n", "CANARIES", "LAG p50", "LAG p99", "READS/TK", "WRITES/TK", "STEPS", "RSS", "CPU")
-	for _, r := range rows {
-		fmt.Println(r)
+
+	fmt.Printf("\nSCALE (serin)\n%-9s %10s %10s %9s %9s %9s %8s %8s\n", "CANARIES", "LAG p50", "LAG p99", "READS/TK", "WRITES/TK", "STEPS", "RSS", "CPU")
+	for _, r := range serin {
+		fmt.Printf("%-9d %8.0fms %8.0fms %9.3f %9.2f %9.0f %6.0fMi %8.2f\n", r.n, r.lagP50, r.lagP99, r.readsPerStep, r.writesPerStep, r.steps, r.rss, r.cpu)
+	}
+	if len(flagger) == 0 {
+		return
+	}
+	fmt.Printf("\nSIDE BY SIDE (same testbed, same client limits: 500 QPS, burst 1000; step excess seen by a watch)\n")
+	fmt.Printf("%-9s %-8s %10s %10s %10s %10s %9s %8s %8s\n", "CANARIES", "", "EXCESS p50", "EXCESS p99", "READS/STEP", "WRITES/ST", "STEPS", "RSS", "CPU")
+	for i := range flagger {
+		s, f := serin[i], flagger[i]
+		for _, r := range []scaleResult{s, f} {
+			fmt.Printf("%-9d %-8s %8.0fms %8.0fms %10.2f %10.2f %9.0f %6.0fMi %8.2f\n", r.n, r.contender, r.excessP50, r.excessP99, r.readsPerStep, r.writesPerStep, r.steps, r.rss, r.cpu)
+		}
+		fmt.Printf("%-9d %-8s %10s %10s %10s %10s %9s %8s %8s\n", s.n, "ratio", ratio(s.excessP50, f.excessP50), ratio(s.excessP99, f.excessP99),
+			ratio(s.readsPerStep+s.writesPerStep, f.readsPerStep+f.writesPerStep), "", "", ratio(s.rss, f.rss), ratio(s.cpu, f.cpu))
+		fmt.Printf("side_by_side canaries=%d serin_step_excess_p99_ms=%.0f flagger_step_excess_p99_ms=%.0f serin_requests_per_step=%.2f flagger_requests_per_step=%.2f serin_rss_mib=%.0f flagger_rss_mib=%.0f ratio_step_excess_p99=%s ratio_requests=%s ratio_rss=%s\n",
+			s.n, s.excessP99, f.excessP99, s.readsPerStep+s.writesPerStep, f.readsPerStep+f.writesPerStep, s.rss, f.rss,
+			ratio(s.excessP99, f.excessP99), ratio(s.readsPerStep+s.writesPerStep, f.readsPerStep+f.writesPerStep), ratio(s.rss, f.rss))
 	}
 }
 
-// scaleRun measures one size and returns its table row; it prints the
+// scaleResult is one contender's figures at one size.
+type scaleResult struct {
+	contender string
+	n         int
+	// lagP50, lagP99: serin's own tick lag (ms), from its histogram.
+	lagP50, lagP99 float64
+	// excessP50, excessP99: step excess (ms) seen by a watch.
+	excessP50, excessP99 float64
+	steps                float64
+	readsPerStep         float64
+	writesPerStep        float64
+	byVerb               map[string]float64
+	rss, cpu             float64
+}
+
+// scaleRun measures one contender at one size; it prints the
 // machine-readable line.
-func scaleRun(b *testing.B, n int) (string, error) {
-	ctx := context.Background()
-	ns := fmt.Sprintf("bench-scale-%d", n)
+func scaleRun(ctx context.Context, c contender, n int) (scaleResult, error) {
+	const interval, window = 10 * time.Second, time.Minute
+	res := scaleResult{contender: c.name, n: n}
+	ns := fmt.Sprintf("bench-scale-%s-%d", strings.ToLower(c.name), n)
 	if err := k8s.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil {
-		return "", err
+		return res, err
 	}
-	defer k8s.Delete(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}})
+	defer func() {
+		if err := deleteNamespace(ctx, ns, 10*time.Minute); err != nil {
+			fmt.Println("  warning:", err)
+		}
+	}()
 
 	start := time.Now()
 	if err := forEach(n, func(i int) error {
@@ -71,53 +132,75 @@ func scaleRun(b *testing.B, n int) (string, error) {
 		if err := k8s.Create(ctx, testobj.MakeDeployment(name, ns).Replicas(1).Obj()); err != nil {
 			return err
 		}
-		c := testobj.MakeCanary(name, ns).Analysis(v1alpha1.CanaryAnalysis{
-			Interval: &metav1.Duration{Duration: 10 * time.Second}, Iterations: 1000,
-		}).Obj()
-		return k8s.Create(ctx, c)
+		return c.canary(ctx, ns, name, interval, 1000)
 	}); err != nil {
-		return "", err
+		return res, err
 	}
-	if err := waitAll(ctx, ns, n, v1alpha1.PhaseInitialized, 10*time.Minute); err != nil {
-		return "", err
+	if err := waitCount(ctx, c.gvk, ns, n, 15*time.Minute, "Initialized", func(s canaryState) bool { return s.phase == "Initialized" }); err != nil {
+		return res, err
 	}
-	fmt.Printf("  %d canaries Initialized in %s\n", n, time.Since(start).Round(time.Second))
+	fmt.Printf("  %s: %d canaries Initialized in %s\n", c.name, n, time.Since(start).Round(time.Second))
+	start = time.Now()
 	if err := forEach(n, func(i int) error { return setImageErr(ctx, ns, fmt.Sprintf("app-%04d", i), "podinfo:v2") }); err != nil {
-		return "", err
+		return res, err
 	}
-	if err := waitAllIterated(ctx, ns, n, 10*time.Minute); err != nil {
-		return "", err
+	if err := waitCount(ctx, c.gvk, ns, n, 15*time.Minute, "took a first step", func(s canaryState) bool {
+		return s.phase == "Progressing" && s.iterations >= 1
+	}); err != nil {
+		return res, err
 	}
+	fmt.Printf("  %s: %d canaries took their first step in %s\n", c.name, n, time.Since(start).Round(time.Second))
 
-	const window = 40 * time.Second
-	before, err := scrape(agent.MetricsURL)
+	obs, err := observeSteps(ctx, c.gvk, ns, interval)
 	if err != nil {
-		return "", err
+		return res, err
 	}
-	cpuBefore := procCPU(agent.PID())
+	reqBefore, err := c.requests()
+	if err != nil {
+		return res, err
+	}
+	var before metricsText
+	if c.name == "serin" {
+		if before, err = scrape(agent.MetricsURL); err != nil {
+			return res, err
+		}
+	}
+	cpuBefore := procCPU(c.pid())
 	time.Sleep(window)
-	after, err := scrape(agent.MetricsURL)
+	reqAfter, err := c.requests()
 	if err != nil {
-		return "", err
+		return res, err
 	}
-	cpu := (procCPU(agent.PID()) - cpuBefore) / window.Seconds()
-	rss := procRSSMiB(agent.PID())
+	res.cpu = (procCPU(c.pid()) - cpuBefore) / window.Seconds()
+	res.rss = procRSSMiB(c.pid())
+	excess := obs.stop()
+	res.excessP50, res.excessP99 = quantileMs(excess, 0.5), quantileMs(excess, 0.99)
+	res.steps = float64(obs.steps)
+	if res.steps == 0 {
+		return res, fmt.Errorf("no step seen in the window")
+	}
+	res.byVerb = map[string]float64{}
+	for verb := range reqAfter {
+		res.byVerb[verb] = (reqAfter[verb] - reqBefore[verb]) / res.steps
+	}
+	res.readsPerStep = res.byVerb["read"]
+	res.writesPerStep = res.byVerb["create"] + res.byVerb["update"] + res.byVerb["patch"] + res.byVerb["delete"]
 
-	steps := after.sum("serin_canary_step_lag_seconds_count") - before.sum("serin_canary_step_lag_seconds_count")
-	if steps == 0 {
-		return "", fmt.Errorf("no step ran in the window")
+	if c.name == "serin" {
+		after, err := scrape(agent.MetricsURL)
+		if err != nil {
+			return res, err
+		}
+		res.lagP50 = 1000 * histogramQuantile(0.5, before, after, "serin_canary_step_lag_seconds")
+		res.lagP99 = 1000 * histogramQuantile(0.99, before, after, "serin_canary_step_lag_seconds")
+		fmt.Printf("canaries=%d tick_lag_p50_ms=%.0f tick_lag_p99_ms=%.0f rss_mib=%.0f cpu_cores=%.2f api_reads_per_tick=%.3f writes_per_transition=%.2f steps=%.0f step_excess_p50_ms=%.0f step_excess_p99_ms=%.0f\n",
+			n, res.lagP50, res.lagP99, res.rss, res.cpu, res.readsPerStep, res.writesPerStep, res.steps, res.excessP50, res.excessP99)
+	} else {
+		fmt.Printf("contender=%s canaries=%d step_excess_p50_ms=%.0f step_excess_p99_ms=%.0f rss_mib=%.0f cpu_cores=%.2f api_reads_per_step=%.3f writes_per_step=%.2f steps=%.0f %s\n",
+			strings.ToLower(c.name), n, res.excessP50, res.excessP99, res.rss, res.cpu, res.readsPerStep, res.writesPerStep, res.steps,
+			testbed.FormatCounts(res.byVerb, 1))
 	}
-	reads := after.sumLabel("rest_client_requests_total", `method="GET"`) + after.sumLabel("rest_client_requests_total", `method="LIST"`) -
-		before.sumLabel("rest_client_requests_total", `method="GET"`) - before.sumLabel("rest_client_requests_total", `method="LIST"`)
-	writes := 0.0
-	for _, m := range []string{"PATCH", "PUT", "POST"} {
-		writes += after.sumLabel("rest_client_requests_total", `method="`+m+`"`) - before.sumLabel("rest_client_requests_total", `method="`+m+`"`)
-	}
-	p50 := histogramQuantile(0.5, before, after, "serin_canary_step_lag_seconds")
-	p99 := histogramQuantile(0.99, before, after, "serin_canary_step_lag_seconds")
-	fmt.Printf("canaries=%d tick_lag_p50_ms=%.0f tick_lag_p99_ms=%.0f rss_mib=%.0f cpu_cores=%.2f api_reads_per_tick=%.3f writes_per_transition=%.2f steps=%.0f\n",
-		n, p50*1000, p99*1000, rss, cpu, reads/steps, writes/steps, steps)
-	return fmt.Sprintf("%-9d %8.0fms %8.0fms %9.3f %9.2f %9.0f %6.0fMi %8.2f", n, p50*1000, p99*1000, reads/steps, writes/steps, steps, rss, cpu), nil
+	return res, nil
 }
 
 // forEach runs fn for 0..n-1 on 16 workers.
@@ -153,28 +236,6 @@ func setImageErr(ctx context.Context, ns, name, image string) error {
 	patch := client.MergeFrom(d.DeepCopy())
 	d.Spec.Template.Spec.Containers[0].Image = image
 	return k8s.Patch(ctx, d, patch)
-}
-
-// waitAll waits until n canaries of the namespace are in phase.
-func waitAll(ctx context.Context, ns string, n int, phase v1alpha1.CanaryPhase, timeout time.Duration) error {
-	deadline := time.Now().Add(timeout)
-	for time.Now().Before(deadline) {
-		var list v1alpha1.CanaryList
-		if err := k8s.List(ctx, &list, client.InNamespace(ns)); err != nil {
-			return err
-		}
-		count := 0
-		for _, c := range list.Items {
-			if c.Status.Phase == phase {
-				count++
-			}
-		}
-		if count == n {
-			return nil
-		}
-		time.Sleep(time.Second)
-	}
-	return fmt.Errorf("not all %d canaries reached %s in %s", n, phase, timeout)
 }
 
 // metricsText is a scrape of a Prometheus text endpoint: series → value.
@@ -282,27 +343,4 @@ func procCPU(pid int) float64 {
 	utime, _ := strconv.ParseFloat(f[11], 64)
 	stime, _ := strconv.ParseFloat(f[12], 64)
 	return (utime + stime) / 100 // clock ticks (USER_HZ = 100)
-}
-
-// waitAllIterated waits until every canary of the namespace took its first
-// analysis step: from then on, steps wait only for the clock.
-func waitAllIterated(ctx context.Context, ns string, n int, timeout time.Duration) error {
-	deadline := time.Now().Add(timeout)
-	for time.Now().Before(deadline) {
-		var list v1alpha1.CanaryList
-		if err := k8s.List(ctx, &list, client.InNamespace(ns)); err != nil {
-			return err
-		}
-		count := 0
-		for _, c := range list.Items {
-			if c.Status.Phase == v1alpha1.PhaseProgressing && c.Status.Iterations >= 1 {
-				count++
-			}
-		}
-		if count == n {
-			return nil
-		}
-		time.Sleep(time.Second)
-	}
-	return fmt.Errorf("not all %d canaries took a first step in %s", n, timeout)
 }

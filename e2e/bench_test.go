@@ -3,7 +3,9 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"os"
 	"sort"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -11,77 +13,143 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/serin-dev/serin/api/v1alpha1"
+	"github.com/serin-dev/serin/internal/testbed"
 	"github.com/serin-dev/serin/internal/testobj"
 )
 
 // BenchmarkHaltLatency measures how fast serin halts a promotion whose
 // primary fails: from the moment the deployment controller declares the
 // primary's ProgressDeadlineExceeded to the moment the Canary is Halted, both
-// seen by the same watcher. The Canary's own deadline (60 s) is far longer
+// seen by the same watcher. The Canary's own deadline (600 s) is far longer
 // than the primary Deployment's (3 s), so the halt is the event-driven
 // reaction to the Deployment's status, not serin's backstop timer.
 //
 //	make bench   (go test -run '^$' -bench . -benchtime 1x ./e2e/...)
 func BenchmarkHaltLatency(b *testing.B) {
-	const runs = 20
-	ctx := context.Background()
-	ns := fmt.Sprintf("bench-halt-%d", time.Now().UnixNano()%100000)
-	if err := k8s.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil {
+	reactions, err := failureRuns(context.Background(), serinContender(), 20, time.Second)
+	if err != nil {
 		b.Fatal(err)
+	}
+	lat := latencies(reactions)
+	fmt.Printf("\n%-28s %8s %8s %8s %6s\n", "HALT LATENCY", "p50", "p99", "max", "runs")
+	fmt.Printf("%-28s %6.0fms %6.0fms %6.0fms %6d\n", "deadline exceeded → Halted", quantileMs(lat, 0.5), quantileMs(lat, 0.99), quantileMs(lat, 1), len(lat))
+	fmt.Printf("halt_latency_p50_ms=%.0f halt_latency_p99_ms=%.0f halt_latency_max_ms=%.0f runs=%d\n", quantileMs(lat, 0.5), quantileMs(lat, 0.99), quantileMs(lat, 1), len(lat))
+	b.ReportMetric(quantileMs(lat, 0.99), "p99-ms")
+}
+
+// BenchmarkFailureDetection runs the same broken promotion with serin and
+// with Flagger, both with a 10 s analysis interval (Flagger's minimum): the
+// new revision passes its analysis, then the primary's pods never become
+// ready. It prints how long each took to react after the primary's
+// ProgressDeadlineExceeded, what it did (serin: Halted; Flagger: Failed,
+// after scaling the canary to zero) and how many ready endpoints were left
+// behind the Service users call, five seconds later.
+//
+//	SERIN_BENCH_FLAGGER=false skips it.
+func BenchmarkFailureDetection(b *testing.B) {
+	if os.Getenv("SERIN_BENCH_FLAGGER") == "false" {
+		b.Skip("SERIN_BENCH_FLAGGER=false: the side-by-side runs are off")
+	}
+	const runs, interval = 5, 10 * time.Second
+	ctx := context.Background()
+	serin, err := failureRuns(ctx, serinContender(), runs, interval)
+	if err != nil {
+		b.Fatal(err)
+	}
+	f, err := env.StartFlagger(ctx, "..", testbed.FlaggerOptions{QPS: 500, Burst: 1000})
+	if err != nil {
+		b.Fatal(err)
+	}
+	flagger, err := failureRuns(ctx, flaggerContender(f), runs, interval)
+	f.Stop()
+	if err != nil {
+		b.Fatal(err)
+	}
+	fmt.Printf("\nFAILURE DETECTION (primary fails during promotion; interval 10 s; %d runs each)\n", runs)
+	fmt.Printf("%-8s %-8s %10s %10s %16s %16s\n", "", "ENDS", "p50", "max", "APEX ENDPOINTS", "CANARY PODS")
+	for _, r := range []struct {
+		name      string
+		reactions []reaction
+	}{{"serin", serin}, {"Flagger", flagger}} {
+		lat := latencies(r.reactions)
+		fmt.Printf("%-8s %-8s %8.0fms %8.0fms %16s %16s\n", r.name, r.reactions[0].phase, quantileMs(lat, 0.5), quantileMs(lat, 1),
+			span(r.reactions, func(r reaction) int { return r.endpoints }), span(r.reactions, func(r reaction) int { return r.canaryReady }))
+	}
+	sl, fl := latencies(serin), latencies(flagger)
+	fmt.Printf("%-8s %-8s %10s %10s\n", "ratio", "", ratio(quantileMs(sl, 0.5), quantileMs(fl, 0.5)), ratio(quantileMs(sl, 1), quantileMs(fl, 1)))
+	canary := func(r reaction) int { return r.canaryReady }
+	apex := func(r reaction) int { return r.endpoints }
+	fmt.Printf("failure_detection serin_p50_ms=%.0f serin_max_ms=%.0f serin_apex_endpoints_min=%d serin_canary_pods_min=%d flagger_p50_ms=%.0f flagger_max_ms=%.0f flagger_apex_endpoints_min=%d flagger_canary_pods_min=%d ratio_p50=%s\n",
+		quantileMs(sl, 0.5), quantileMs(sl, 1), minOf(serin, apex), minOf(serin, canary),
+		quantileMs(fl, 0.5), quantileMs(fl, 1), minOf(flagger, apex), minOf(flagger, canary),
+		ratio(quantileMs(sl, 0.5), quantileMs(fl, 0.5)))
+}
+
+// reaction is how a contender reacted to one broken promotion.
+type reaction struct {
+	latency time.Duration
+	phase   string
+	// endpoints are the ready endpoints behind the apex Service, and
+	// canaryReady the ready pods of the canary (the target Deployment),
+	// five seconds after the reaction.
+	endpoints, canaryReady int
+}
+
+// failureRuns runs broken promotions at once, each in its own Deployment.
+func failureRuns(ctx context.Context, c contender, runs int, interval time.Duration) ([]reaction, error) {
+	ns := fmt.Sprintf("bench-fail-%s-%d", strings.ToLower(c.name), time.Now().UnixNano()%100000)
+	if err := k8s.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil {
+		return nil, err
 	}
 	defer k8s.Delete(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}})
 
-	latencies := make([]time.Duration, 0, runs)
-	var mu sync.Mutex
-	var wg sync.WaitGroup
+	var (
+		mu   sync.Mutex
+		out  []reaction
+		errs []error
+		wg   sync.WaitGroup
+	)
 	for i := range runs {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			d, err := haltOnce(ctx, ns, fmt.Sprintf("app%02d", i))
+			r, err := breakOnce(ctx, c, ns, fmt.Sprintf("app%02d", i), interval)
+			mu.Lock()
+			defer mu.Unlock()
 			if err != nil {
-				b.Error(err)
+				errs = append(errs, err)
 				return
 			}
-			mu.Lock()
-			latencies = append(latencies, d)
-			mu.Unlock()
+			out = append(out, r)
 		}()
 	}
 	wg.Wait()
-	if len(latencies) == 0 {
-		b.Fatal("no run halted")
+	if len(errs) > 0 {
+		return nil, fmt.Errorf("%s: %d of %d runs failed, first: %w", c.name, len(errs), runs, errs[0])
 	}
-	sort.Slice(latencies, func(i, j int) bool { return latencies[i] < latencies[j] })
-	p := func(q float64) int64 { return latencies[int(q*float64(len(latencies)-1))].Milliseconds() }
-	fmt.Printf("\n%-28s %8s %8s %8s %6s\n", "HALT LATENCY", "p50", "p99", "max", "runs")
-	fmt.Printf("%-28s %6dms %6dms %6dms %6d\n", "deadline exceeded → Halted", p(0.5), p(0.99), p(1), len(latencies))
-	fmt.Printf("halt_latency_p50_ms=%d halt_latency_p99_ms=%d halt_latency_max_ms=%d runs=%d\n", p(0.5), p(0.99), p(1), len(latencies))
-	b.ReportMetric(float64(p(0.99)), "p99-ms")
+	return out, nil
 }
 
-// haltOnce rolls one canary to a promotion that breaks and returns the time
-// from the primary's ProgressDeadlineExceeded to the Canary's Halted.
-func haltOnce(ctx context.Context, ns, name string) (time.Duration, error) {
+// breakOnce rolls one canary to a promotion that breaks and returns the time
+// from the primary's ProgressDeadlineExceeded to the contender's reaction.
+func breakOnce(ctx context.Context, c contender, ns, name string, interval time.Duration) (reaction, error) {
 	target := testobj.MakeDeployment(name, ns).Replicas(1).ProgressDeadlineSeconds(3).Obj()
 	if err := k8s.Create(ctx, target); err != nil {
-		return 0, err
+		return reaction{}, err
 	}
-	c := testobj.MakeCanary(name, ns).ProgressDeadlineSeconds(60).
-		Analysis(v1alpha1.CanaryAnalysis{Interval: &metav1.Duration{Duration: time.Second}, Iterations: 1}).Obj()
-	if err := k8s.Create(ctx, c); err != nil {
-		return 0, err
+	if err := c.canary(ctx, ns, name, interval, 1); err != nil {
+		return reaction{}, err
 	}
-	if err := pollCanary(ctx, c, 60*time.Second, func(c *v1alpha1.Canary) bool { return c.Status.Phase == v1alpha1.PhaseInitialized }); err != nil {
-		return 0, err
+	if _, err := waitPhase(ctx, c, ns, name, 2*time.Minute, "Initialized"); err != nil {
+		return reaction{}, err
 	}
 
 	w, err := k8s.(client.WithWatch).Watch(ctx, &appsv1.DeploymentList{}, client.InNamespace(ns))
 	if err != nil {
-		return 0, err
+		return reaction{}, err
 	}
 	defer w.Stop()
 	exceeded := make(chan time.Time, 1)
@@ -100,44 +168,77 @@ func haltOnce(ctx context.Context, ns, name string) (time.Duration, error) {
 		}
 	}()
 	if err := rollBrokenPrimary(ctx, ns, name, "podinfo:broken"); err != nil {
-		return 0, err
+		return reaction{}, err
 	}
-	var haltedAt time.Time
-	if err := pollCanary(ctx, c, 90*time.Second, func(c *v1alpha1.Canary) bool {
-		if c.Status.Phase == v1alpha1.PhaseHalted {
-			haltedAt = time.Now()
-			return true
-		}
-		return false
-	}); err != nil {
-		return 0, err
+	reactedAt, err := waitPhase(ctx, c, ns, name, 3*time.Minute, c.haltedPhase)
+	if err != nil {
+		return reaction{}, err
 	}
+	var at time.Time
 	select {
-	case at := <-exceeded:
-		return haltedAt.Sub(at), nil
+	case at = <-exceeded:
 	case <-time.After(5 * time.Second):
-		return 0, fmt.Errorf("%s halted without the deployment controller declaring ProgressDeadlineExceeded", name)
+		return reaction{}, fmt.Errorf("%s reached %s without the deployment controller declaring ProgressDeadlineExceeded on %s-primary", c.name, c.haltedPhase, name)
 	}
+	time.Sleep(5 * time.Second)
+	if err := k8s.Get(ctx, client.ObjectKeyFromObject(target), target); err != nil {
+		return reaction{}, err
+	}
+	return reaction{latency: reactedAt.Sub(at), phase: c.haltedPhase, endpoints: readyEndpoints(ns, name),
+		canaryReady: int(target.Status.ReadyReplicas)}, nil
 }
 
-// pollCanary watches the Canary until done returns true.
-func pollCanary(ctx context.Context, c *v1alpha1.Canary, timeout time.Duration, done func(*v1alpha1.Canary) bool) error {
+// waitPhase watches a contender's Canary until it is in phase and returns
+// when the watch saw it get there.
+func waitPhase(ctx context.Context, c contender, ns, name string, timeout time.Duration, phase string) (time.Time, error) {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	if err := k8s.Get(ctx, client.ObjectKeyFromObject(c), c); err == nil && done(c) {
-		return nil
-	}
-	w, err := k8s.(client.WithWatch).Watch(ctx, &v1alpha1.CanaryList{}, client.InNamespace(c.Namespace),
-		client.MatchingFields{"metadata.name": c.Name})
+	list := &unstructured.UnstructuredList{}
+	list.SetGroupVersionKind(c.gvk.GroupVersion().WithKind(c.gvk.Kind + "List"))
+	w, err := k8s.(client.WithWatch).Watch(ctx, list, client.InNamespace(ns), client.MatchingFields{"metadata.name": name})
 	if err != nil {
-		return err
+		return time.Time{}, err
 	}
 	defer w.Stop()
+	last := ""
 	for ev := range w.ResultChan() {
-		if obj, ok := ev.Object.(*v1alpha1.Canary); ok && done(obj) {
-			obj.DeepCopyInto(c)
-			return nil
+		if u, ok := ev.Object.(*unstructured.Unstructured); ok {
+			if last = readState(u).phase; last == phase {
+				return time.Now(), nil
+			}
 		}
 	}
-	return fmt.Errorf("canary %s: timed out in phase %q", c.Name, c.Status.Phase)
+	return time.Time{}, fmt.Errorf("%s canary %s/%s: not %s after %s (phase %q)", c.name, ns, name, phase, timeout, last)
+}
+
+func latencies(rs []reaction) []time.Duration {
+	out := make([]time.Duration, 0, len(rs))
+	for _, r := range rs {
+		out = append(out, r.latency)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i] < out[j] })
+	return out
+}
+
+// minOf is the least of a figure over the runs.
+func minOf(rs []reaction, f func(reaction) int) int {
+	m := -1
+	for _, r := range rs {
+		if v := f(r); m < 0 || v < m {
+			m = v
+		}
+	}
+	return m
+}
+
+// span formats the range of a figure over the runs.
+func span(rs []reaction, f func(reaction) int) string {
+	lo, hi := minOf(rs, f), 0
+	for _, r := range rs {
+		hi = max(hi, f(r))
+	}
+	if lo == hi {
+		return fmt.Sprint(lo)
+	}
+	return fmt.Sprintf("%d–%d", lo, hi)
 }

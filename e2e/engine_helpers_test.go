@@ -30,7 +30,7 @@ var update = os.Getenv("UPDATE_GOLDEN") == "true"
 
 // errorRateTemplate creates a MetricTemplate whose query is the target's
 // 5xx percentage, served by the test's traffic through the real Prometheus.
-func errorRateTemplate(t *testing.T, ns string) v1alpha1.CanaryMetric {
+func errorRateTemplate(t testing.TB, ns string) v1alpha1.CanaryMetric {
 	t.Helper()
 	tpl := &v1alpha1.MetricTemplate{
 		ObjectMeta: metav1.ObjectMeta{Name: "error-rate", Namespace: ns},
@@ -77,7 +77,7 @@ type transcript struct {
 	lines []string
 }
 
-func recordTranscript(t *testing.T, c *v1alpha1.Canary) *transcript {
+func recordTranscript(t testing.TB, c *v1alpha1.Canary) *transcript {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
@@ -118,7 +118,7 @@ func (tr *transcript) since(prefix string) []string {
 
 // compareGolden compares a transcript with testdata/NAME.golden
 // (UPDATE_GOLDEN=true rewrites it).
-func compareGolden(t *testing.T, name string, lines []string) {
+func compareGolden(t testing.TB, name string, lines []string) {
 	t.Helper()
 	path := filepath.Join("testdata", name+".golden")
 	got := strings.Join(lines, "\n") + "\n"
@@ -144,7 +144,7 @@ type sampler struct {
 	values []string
 }
 
-func sample(t *testing.T, probe func() string) *sampler {
+func sample(t testing.TB, probe func() string) *sampler {
 	t.Helper()
 	s := &sampler{}
 	stop := make(chan struct{})
@@ -199,7 +199,7 @@ type webhook struct {
 	payloads []analysis.Payload
 }
 
-func newWebhook(t *testing.T, status int) *webhook {
+func newWebhook(t testing.TB, status int) *webhook {
 	t.Helper()
 	w := &webhook{}
 	w.status.Store(int32(status))

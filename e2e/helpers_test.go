@@ -11,7 +11,7 @@ import (
 )
 
 // newNamespace creates a namespace for one test and deletes it afterwards.
-func newNamespace(t *testing.T) string {
+func newNamespace(t testing.TB) string {
 	t.Helper()
 	name := fmt.Sprintf("e2e-%s-%d", strings.ToLower(strings.ReplaceAll(t.Name(), "_", "-")), metav1.Now().UnixNano()%100000)
 	if len(name) > 63 {

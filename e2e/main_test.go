@@ -16,7 +16,10 @@ import (
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
+
+	"github.com/go-logr/logr"
 
 	"github.com/serin-dev/serin/api/v1alpha1"
 	"github.com/serin-dev/serin/internal/testbed"
@@ -37,6 +40,9 @@ var (
 
 func TestMain(m *testing.M) {
 	flag.Parse()
+	// envtest.InstallCRDs (notification-controller's, Flagger's) logs
+	// through controller-runtime's logger.
+	ctrllog.SetLogger(logr.Discard())
 	os.Exit(run(m))
 }
 
@@ -92,7 +98,12 @@ func run(m *testing.M) int {
 		fmt.Fprintln(os.Stderr, "e2e: notification-controller:", err)
 		return 1
 	}
-	agent, err = env.StartAgent(ctx, "..", append(gitopsFlags, "--events-addr="+notificationController.EventsURL)...)
+	agentFlags := append(gitopsFlags, "--events-addr="+notificationController.EventsURL)
+	if f := flag.Lookup("test.bench"); f != nil && f.Value.String() != "" {
+		// Benchmarks measure the agent as users run it: at info level.
+		agentFlags = append(agentFlags, "--log-level=info")
+	}
+	agent, err = env.StartAgent(ctx, "..", agentFlags...)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "e2e: agent:", err)
 		return 1

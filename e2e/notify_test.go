@@ -194,7 +194,7 @@ func TestNotify_DirectModeToProviders(t *testing.T) {
 // notifyCanary creates the Deployment podinfo, applied by the
 // Kustomization ks, and its blue/green Canary (two 1 s iterations, checking
 // the error rate through Prometheus), and waits until it is Initialized.
-func notifyCanary(t *testing.T, g Gomega, ns string, ks *unstructured.Unstructured, mutate func(*v1alpha1.Canary)) *v1alpha1.Canary {
+func notifyCanary(t testing.TB, g Gomega, ns string, ks *unstructured.Unstructured, mutate func(*v1alpha1.Canary)) *v1alpha1.Canary {
 	ctx := context.Background()
 	traffic.SetErrorRate(ns, "podinfo", 0)
 	d := testobj.MakeDeployment("podinfo", ns).Replicas(1).Image("podinfo:v1").
@@ -217,7 +217,7 @@ func notifyCanary(t *testing.T, g Gomega, ns string, ks *unstructured.Unstructur
 
 // notifyAlert creates a generic Provider posting to url and an Alert of
 // the given severity on the Kustomizations of ns.
-func notifyAlert(t *testing.T, g Gomega, c client.Client, ns, name, url, severity string) {
+func notifyAlert(t testing.TB, g Gomega, c client.Client, ns, name, url, severity string) {
 	t.Helper()
 	ctx := context.Background()
 	g.Expect(c.Create(ctx, &notificationv1beta3.Provider{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns},
@@ -232,7 +232,7 @@ func notifyAlert(t *testing.T, g Gomega, c client.Client, ns, name, url, severit
 
 // notifyKustomization creates a suspended Kustomization whose status says
 // it applied revision, standing for the Flux object that applied the target.
-func notifyKustomization(t *testing.T, g Gomega, ns, name, revision string) *unstructured.Unstructured {
+func notifyKustomization(t testing.TB, g Gomega, ns, name, revision string) *unstructured.Unstructured {
 	t.Helper()
 	installKustomizationCRD(t)
 	ks := &unstructured.Unstructured{Object: map[string]any{
@@ -261,7 +261,7 @@ var installKustomizationCRDOnce sync.Once
 
 // installKustomizationCRD installs kustomize-controller's Kustomization CRD
 // unless the testbed already serves it.
-func installKustomizationCRD(t *testing.T) {
+func installKustomizationCRD(t testing.TB) {
 	t.Helper()
 	installKustomizationCRDOnce.Do(func() {
 		crd := &apiextensionsv1.CustomResourceDefinition{}
@@ -295,7 +295,7 @@ func installKustomizationCRD(t *testing.T) {
 }
 
 // notifyClient is an admin client that also knows notification-controller's types.
-func notifyClient(t *testing.T) client.Client {
+func notifyClient(t testing.TB) client.Client {
 	t.Helper()
 	scheme := runtime.NewScheme()
 	_ = clientgoscheme.AddToScheme(scheme)
@@ -319,7 +319,7 @@ func rolloutEvents(evs []eventv1.Event, revision string) []eventv1.Event {
 }
 
 // logEvents lists events one a line, for -v runs and failures.
-func logEvents(t *testing.T, receiver string, evs []eventv1.Event) {
+func logEvents(t testing.TB, receiver string, evs []eventv1.Event) {
 	t.Helper()
 	var b strings.Builder
 	for _, ev := range evs {
@@ -342,15 +342,18 @@ type sinkRequest struct {
 	path   string
 	header http.Header
 	body   []byte
+	// at is when the request arrived.
+	at time.Time
 }
 
-func newEventSink(t *testing.T) *eventSink {
+func newEventSink(t testing.TB) *eventSink {
 	t.Helper()
 	s := &eventSink{}
 	s.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		at := time.Now()
 		body, _ := io.ReadAll(r.Body)
 		s.mu.Lock()
-		s.reqs = append(s.reqs, sinkRequest{path: r.URL.Path, header: r.Header.Clone(), body: body})
+		s.reqs = append(s.reqs, sinkRequest{path: r.URL.Path, header: r.Header.Clone(), body: body, at: at})
 		s.mu.Unlock()
 		w.WriteHeader(http.StatusOK)
 	}))
@@ -365,7 +368,7 @@ func (s *eventSink) requests() []sinkRequest {
 }
 
 // events decodes the Flux events a generic Provider received.
-func (s *eventSink) events(t *testing.T) []eventv1.Event {
+func (s *eventSink) events(t testing.TB) []eventv1.Event {
 	var evs []eventv1.Event
 	for _, r := range s.requests() {
 		var ev eventv1.Event

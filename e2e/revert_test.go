@@ -49,7 +49,7 @@ func startGitOps(ctx context.Context) ([]string, error) {
 // fleet is a Gitea repository applied by a GitRepository and a
 // Kustomization in the test's namespace, and a clone to commit to it.
 type fleet struct {
-	t    *testing.T
+	t    testing.TB
 	ns   string
 	name string
 	repo *gogit.Repository
@@ -59,7 +59,7 @@ func giteaAuth() *http.BasicAuth { return &http.BasicAuth{Username: gitea.User, 
 
 // newFleet creates the repository, commits files as its first commit, and
 // has Flux apply ./apps/podinfo from it.
-func newFleet(t *testing.T, g Gomega, ns string, files map[string]string) *fleet {
+func newFleet(t testing.TB, g Gomega, ns string, files map[string]string) *fleet {
 	t.Helper()
 	ctx := context.Background()
 	f := &fleet{t: t, ns: ns, name: ns}
@@ -331,10 +331,15 @@ func TestRevert_HaltedPromotionOpensPullRequest(t *testing.T) {
 // haltBadRevision seeds a fleet, promotes v2, then pushes v3 with a
 // template whose primary never becomes ready, and waits for Halted. It
 // returns the fleet, the Canary, and the good and bad commits.
-func haltBadRevision(t *testing.T, g Gomega, ns string, mode v1alpha1.RevertMode) (*fleet, *v1alpha1.Canary, string, string) {
+func haltBadRevision(t testing.TB, g Gomega, ns string, mode v1alpha1.RevertMode) (*fleet, *v1alpha1.Canary, string, string) {
+	t.Helper()
+	return haltBadRevisionOf(t, g, newFleet(t, g, ns, podinfoApp(ns, "v1", mode)), ns, mode)
+}
+
+// haltBadRevisionOf is haltBadRevision on a fleet seeded with podinfo v1.
+func haltBadRevisionOf(t testing.TB, g Gomega, f *fleet, ns string, mode v1alpha1.RevertMode) (*fleet, *v1alpha1.Canary, string, string) {
 	t.Helper()
 	ctx := context.Background()
-	f := newFleet(t, g, ns, podinfoApp(ns, "v1", mode))
 	first, err := f.repo.Reference("refs/heads/main", true)
 	g.Expect(err).NotTo(HaveOccurred())
 	f.sync(g, first.Hash().String())

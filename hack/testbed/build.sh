@@ -9,6 +9,7 @@
 # Components: etcd kube-apiserver kube-controller-manager kube-scheduler kwok
 #             notification-controller
 #             gitea source-controller kustomize-controller
+#             flagger (only for `make bench`: the side-by-side comparison)
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -103,6 +104,10 @@ component() {
 		export CGO_ENABLED=1 KEEP="templates options public"
 		build_module gitea "$GITEA_VERSION" code.gitea.io/gitea -- \
 			-tags "sqlite sqlite_unlock_notify" -ldflags "-s -w -X \"main.Version=${GITEA_VERSION#v}\"" .
+	) ;;
+	flagger) (
+		export KEEP=artifacts/flagger
+		build_module flagger "$FLAGGER_VERSION" github.com/fluxcd/flagger -- -ldflags "-s -w" ./cmd/flagger
 	) ;;
 	*) log "unknown component $1"; exit 2 ;;
 	esac

@@ -265,22 +265,38 @@ func (tb *Testbed) exited() error {
 // Stop stops every process and the control plane.
 func (tb *Testbed) Stop() error {
 	for i := len(tb.procs) - 1; i >= 0; i-- {
-		p := tb.procs[i]
-		_ = syscall.Kill(-p.Process.Pid, syscall.SIGTERM)
-		done := make(chan struct{})
-		go func() { _ = p.Wait(); close(done) }()
-		select {
-		case <-done:
-		case <-time.After(10 * time.Second):
-			_ = syscall.Kill(-p.Process.Pid, syscall.SIGKILL)
-			<-done
-		}
+		stopProcess(tb.procs[i])
 	}
 	tb.procs = nil
 	if tb.env != nil {
 		return tb.env.Stop()
 	}
 	return nil
+}
+
+// stopProcess stops a process started by startProcess: SIGTERM to its
+// group, SIGKILL after 10 s.
+func stopProcess(p *exec.Cmd) {
+	_ = syscall.Kill(-p.Process.Pid, syscall.SIGTERM)
+	done := make(chan struct{})
+	go func() { _ = p.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		_ = syscall.Kill(-p.Process.Pid, syscall.SIGKILL)
+		<-done
+	}
+}
+
+// stop stops one process of the testbed before the others.
+func (tb *Testbed) stop(p *exec.Cmd) {
+	for i, q := range tb.procs {
+		if q == p {
+			tb.procs = append(tb.procs[:i], tb.procs[i+1:]...)
+			stopProcess(p)
+			return
+		}
+	}
 }
 
 // freePorts returns n distinct loopback ports that are free now.

@@ -1,0 +1,258 @@
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"sync"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/serin-dev/serin/api/v1alpha1"
+	"github.com/serin-dev/serin/internal/testbed"
+	"github.com/serin-dev/serin/internal/testobj"
+)
+
+// The side-by-side benchmarks run one scenario with serin and with Flagger
+// on the same testbed, one after the other: a contender is what differs.
+// Both read their Canaries the same way (phase, status.iterations), so the
+// observer that times their steps from the outside is the same for both.
+type contender struct {
+	name string
+	gvk  schema.GroupVersionKind
+	// canary creates the contender's Canary for the Deployment name, a
+	// blue/green analysis of iterations steps every interval.
+	canary func(ctx context.Context, ns, name string, interval time.Duration, iterations int) error
+	// pid is the controller's process, for RSS and CPU.
+	pid func() int
+	// requests returns the controller's API requests so far by verb: read,
+	// create, update, patch, delete, and where known get, list and watch.
+	requests func() (map[string]float64, error)
+	// haltedPhase is the phase in which the contender ends a promotion
+	// whose primary never becomes ready.
+	haltedPhase string
+}
+
+// serinContender is the agent the e2e suite runs.
+func serinContender() contender {
+	return contender{
+		name: "serin",
+		gvk:  v1alpha1.GroupVersion.WithKind("Canary"),
+		canary: func(ctx context.Context, ns, name string, interval time.Duration, iterations int) error {
+			return k8s.Create(ctx, testobj.MakeCanary(name, ns).ProgressDeadlineSeconds(600).Analysis(v1alpha1.CanaryAnalysis{
+				Interval: &metav1.Duration{Duration: interval}, Iterations: iterations,
+			}).Obj())
+		},
+		pid: agent.PID,
+		requests: func() (map[string]float64, error) {
+			m, err := scrape(agent.MetricsURL)
+			if err != nil {
+				return nil, err
+			}
+			out := map[string]float64{}
+			for method, verb := range map[string]string{"GET": "read", "POST": "create", "PUT": "update", "PATCH": "patch", "DELETE": "delete"} {
+				out[verb] = m.sumLabel("rest_client_requests_total", `method="`+method+`"`)
+			}
+			return out, nil
+		},
+		haltedPhase: string(v1alpha1.PhaseHalted),
+	}
+}
+
+// flaggerGVK is Flagger's Canary.
+var flaggerGVK = schema.GroupVersionKind{Group: "flagger.app", Version: "v1beta1", Kind: "Canary"}
+
+// flaggerContender is Flagger v1.36.1 (hack/testbed/versions.env) with the
+// kubernetes provider, with serin's client limits so that neither is held
+// back by its own rate limiter more than the other.
+func flaggerContender(f *testbed.Flagger) contender {
+	return contender{
+		name: "Flagger",
+		gvk:  flaggerGVK,
+		canary: func(ctx context.Context, ns, name string, interval time.Duration, iterations int) error {
+			c := &unstructured.Unstructured{Object: map[string]any{
+				"metadata": map[string]any{"name": name, "namespace": ns},
+				"spec": map[string]any{
+					"provider":                "kubernetes",
+					"progressDeadlineSeconds": int64(600),
+					"targetRef":               map[string]any{"apiVersion": "apps/v1", "kind": "Deployment", "name": name},
+					"service":                 map[string]any{"port": int64(9898)},
+					"analysis": map[string]any{
+						"interval":   fmt.Sprintf("%ds", int(interval.Seconds())),
+						"iterations": int64(iterations),
+						"threshold":  int64(5),
+					},
+				},
+			}}
+			c.SetGroupVersionKind(flaggerGVK)
+			return k8s.Create(ctx, c)
+		},
+		pid: f.PID,
+		requests: func() (map[string]float64, error) {
+			c := f.API.Counts()
+			c["read"] = c["get"] + c["list"] + c["watch"]
+			return c, nil
+		},
+		haltedPhase: "Failed",
+	}
+}
+
+// canaryState is what the benchmarks read of either contender's Canary.
+type canaryState struct {
+	name       string
+	phase      string
+	iterations int64
+}
+
+func readState(u *unstructured.Unstructured) canaryState {
+	phase, _, _ := unstructured.NestedString(u.Object, "status", "phase")
+	it, _, _ := unstructured.NestedInt64(u.Object, "status", "iterations")
+	return canaryState{name: u.GetName(), phase: phase, iterations: it}
+}
+
+// listStates reads every Canary of a contender in a namespace.
+func listStates(ctx context.Context, gvk schema.GroupVersionKind, ns string) ([]canaryState, error) {
+	list := &unstructured.UnstructuredList{}
+	list.SetGroupVersionKind(gvk.GroupVersion().WithKind(gvk.Kind + "List"))
+	if err := k8s.List(ctx, list, client.InNamespace(ns)); err != nil {
+		return nil, err
+	}
+	out := make([]canaryState, 0, len(list.Items))
+	for i := range list.Items {
+		out = append(out, readState(&list.Items[i]))
+	}
+	return out, nil
+}
+
+// waitCount waits until n Canaries of the namespace satisfy ok.
+func waitCount(ctx context.Context, gvk schema.GroupVersionKind, ns string, n int, timeout time.Duration, what string, ok func(canaryState) bool) error {
+	deadline := time.Now().Add(timeout)
+	count := 0
+	for time.Now().Before(deadline) {
+		states, err := listStates(ctx, gvk, ns)
+		if err != nil {
+			return err
+		}
+		count = 0
+		for _, s := range states {
+			if ok(s) {
+				count++
+			}
+		}
+		if count == n {
+			return nil
+		}
+		time.Sleep(time.Second)
+	}
+	return fmt.Errorf("%d of %d canaries %s after %s", count, n, what, timeout)
+}
+
+// stepObserver times every step of every Canary of a namespace from the
+// outside: a watch sees status.iterations go up by one. The excess of a step
+// is the time since the previous step minus the analysis interval: how much
+// later than the configured cadence the analysis moved on. It is measured
+// the same way for every contender, whatever it exports.
+type stepObserver struct {
+	cancel context.CancelFunc
+	done   chan struct{}
+
+	mu      sync.Mutex
+	last    map[string]canaryState
+	lastAt  map[string]time.Time
+	excess  []time.Duration
+	steps   int
+	skipped int
+}
+
+func observeSteps(ctx context.Context, gvk schema.GroupVersionKind, ns string, interval time.Duration) (*stepObserver, error) {
+	ctx, cancel := context.WithCancel(ctx)
+	list := &unstructured.UnstructuredList{}
+	list.SetGroupVersionKind(gvk.GroupVersion().WithKind(gvk.Kind + "List"))
+	w, err := k8s.(client.WithWatch).Watch(ctx, list, client.InNamespace(ns))
+	if err != nil {
+		cancel()
+		return nil, err
+	}
+	o := &stepObserver{cancel: cancel, done: make(chan struct{}), last: map[string]canaryState{}, lastAt: map[string]time.Time{}}
+	go func() {
+		defer close(o.done)
+		defer w.Stop()
+		for ev := range w.ResultChan() {
+			u, ok := ev.Object.(*unstructured.Unstructured)
+			if !ok {
+				continue
+			}
+			now, s := time.Now(), readState(u)
+			o.mu.Lock()
+			prev, seen := o.last[s.name]
+			if seen && s.iterations != prev.iterations {
+				// The first change seen only starts the clock: the watch
+				// began at an arbitrary point of the interval.
+				switch {
+				case s.iterations != prev.iterations+1:
+					o.skipped++
+				case o.lastAt[s.name].IsZero():
+					o.steps++
+				default:
+					o.steps++
+					o.excess = append(o.excess, now.Sub(o.lastAt[s.name])-interval)
+				}
+				o.lastAt[s.name] = now
+			}
+			o.last[s.name] = s
+			o.mu.Unlock()
+		}
+	}()
+	return o, nil
+}
+
+// stop ends the observation and returns the step excesses, sorted.
+func (o *stepObserver) stop() []time.Duration {
+	o.cancel()
+	<-o.done
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	sort.Slice(o.excess, func(i, j int) bool { return o.excess[i] < o.excess[j] })
+	return o.excess
+}
+
+// quantile of sorted durations, in milliseconds.
+func quantileMs(sorted []time.Duration, q float64) float64 {
+	if len(sorted) == 0 {
+		return 0
+	}
+	return float64(sorted[int(q*float64(len(sorted)-1))].Microseconds()) / 1000
+}
+
+// deleteNamespace deletes a namespace and waits until it is gone, so that
+// the next run starts on a quiet control plane.
+func deleteNamespace(ctx context.Context, ns string, timeout time.Duration) error {
+	obj := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}
+	if err := k8s.Delete(ctx, obj); err != nil && !apierrors.IsNotFound(err) {
+		return err
+	}
+	deadline := time.Now().Add(timeout)
+	for time.Now().Before(deadline) {
+		if err := k8s.Get(ctx, client.ObjectKeyFromObject(obj), obj); apierrors.IsNotFound(err) {
+			return nil
+		}
+		time.Sleep(time.Second)
+	}
+	return fmt.Errorf("namespace %s not gone after %s", ns, timeout)
+}
+
+// ratio formats a/b to three significant digits, or "—" when it means
+// nothing: b zero, or either negative (a step excess can be below zero when
+// a ticker fires early to catch up).
+func ratio(a, b float64) string {
+	if b <= 0 || a < 0 {
+		return "—"
+	}
+	return fmt.Sprintf("%.3g", a/b)
+}
