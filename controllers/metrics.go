@@ -53,7 +53,7 @@ func newCanaryMetrics() *canaryMetrics {
 			stepLag: prometheus.NewHistogram(prometheus.HistogramOpts{
 				Name:    "serin_canary_step_lag_seconds",
 				Help:    "Delay between when an analysis step was due (last transition + interval) and when it ran; the first step of an analysis, which waits for the canary to be ready, is not counted.",
-				Buckets: []float64{0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10},
+				Buckets: []float64{0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 0.75, 1, 1.5, 2, 2.5, 5, 10},
 			}),
 			started: map[string]time.Time{},
 		}

@@ -9,9 +9,9 @@ import (
 	"testing"
 	"time"
 
+	notificationv1beta3 "github.com/fluxcd/notification-controller/api/v1beta3"
 	eventv1 "github.com/fluxcd/pkg/apis/event/v1beta1"
 	"github.com/fluxcd/pkg/apis/meta"
-	notificationv1beta3 "github.com/fluxcd/notification-controller/api/v1beta3"
 	. "github.com/onsi/gomega"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"

@@ -36,10 +36,11 @@ import (
 //
 // The sizes and whether Flagger runs are set from the environment:
 //
-//	SERIN_BENCH_CANARIES=100,500,2000 make bench
-//	SERIN_BENCH_FLAGGER=false make bench   # serin only
+//	make bench                              # 100, 500 and 2,000 canaries
+//	SERIN_BENCH_CANARIES=100,500 make bench # a quicker table
+//	SERIN_BENCH_FLAGGER=false make bench    # serin only
 func BenchmarkScale(b *testing.B) {
-	sizes := []int{100, 500}
+	sizes := []int{100, 500, 2000}
 	if v := os.Getenv("SERIN_BENCH_CANARIES"); v != "" {
 		sizes = nil
 		for _, f := range strings.Split(v, ",") {
@@ -69,7 +70,10 @@ func BenchmarkScale(b *testing.B) {
 		r, err = scaleRun(ctx, flaggerContender(f), n)
 		f.Stop()
 		if err != nil {
-			b.Fatalf("Flagger, %d canaries: %v", n, err)
+			// What Flagger could not reach is a result too: the row says
+			// so, and the other sizes still run.
+			fmt.Printf("contender=flagger canaries=%d not_reached=%q\n", n, err.Error())
+			r = scaleResult{contender: "Flagger", n: n, err: err}
 		}
 		flagger = append(flagger, r)
 	}
@@ -85,6 +89,11 @@ func BenchmarkScale(b *testing.B) {
 	fmt.Printf("%-9s %-8s %10s %10s %10s %10s %9s %8s %8s\n", "CANARIES", "", "EXCESS p50", "EXCESS p99", "READS/STEP", "WRITES/ST", "STEPS", "RSS", "CPU")
 	for i := range flagger {
 		s, f := serin[i], flagger[i]
+		if f.err != nil {
+			fmt.Printf("%-9d %-8s %8.0fms %8.0fms %10.2f %10.2f %9.0f %6.0fMi %8.2f\n", s.n, s.contender, s.excessP50, s.excessP99, s.readsPerStep, s.writesPerStep, s.steps, s.rss, s.cpu)
+			fmt.Printf("%-9d %-8s not reached: %v\n", f.n, f.contender, f.err)
+			continue
+		}
 		for _, r := range []scaleResult{s, f} {
 			fmt.Printf("%-9d %-8s %8.0fms %8.0fms %10.2f %10.2f %9.0f %6.0fMi %8.2f\n", r.n, r.contender, r.excessP50, r.excessP99, r.readsPerStep, r.writesPerStep, r.steps, r.rss, r.cpu)
 		}
@@ -109,6 +118,11 @@ type scaleResult struct {
 	writesPerStep        float64
 	byVerb               map[string]float64
 	rss, cpu             float64
+	// machineBusy is the share of the machine's CPU time in use during the
+	// window, by everything: the control plane, kwok and the contender.
+	machineBusy float64
+	// err says why a size was not reached.
+	err error
 }
 
 // scaleRun measures one contender at one size; it prints the
@@ -166,12 +180,15 @@ func scaleRun(ctx context.Context, c contender, n int) (scaleResult, error) {
 		}
 	}
 	cpuBefore := procCPU(c.pid())
+	busyBefore, totalBefore := machineCPU()
 	time.Sleep(window)
 	reqAfter, err := c.requests()
 	if err != nil {
 		return res, err
 	}
 	res.cpu = (procCPU(c.pid()) - cpuBefore) / window.Seconds()
+	busy, total := machineCPU()
+	res.machineBusy = (busy - busyBefore) / max(total-totalBefore, 1)
 	res.rss = procRSSMiB(c.pid())
 	excess := obs.stop()
 	res.excessP50, res.excessP99 = quantileMs(excess, 0.5), quantileMs(excess, 0.99)
@@ -193,11 +210,19 @@ func scaleRun(ctx context.Context, c contender, n int) (scaleResult, error) {
 		}
 		res.lagP50 = 1000 * histogramQuantile(0.5, before, after, "serin_canary_step_lag_seconds")
 		res.lagP99 = 1000 * histogramQuantile(0.99, before, after, "serin_canary_step_lag_seconds")
-		fmt.Printf("canaries=%d tick_lag_p50_ms=%.0f tick_lag_p99_ms=%.0f rss_mib=%.0f cpu_cores=%.2f api_reads_per_tick=%.3f writes_per_transition=%.2f steps=%.0f step_excess_p50_ms=%.0f step_excess_p99_ms=%.0f\n",
-			n, res.lagP50, res.lagP99, res.rss, res.cpu, res.readsPerStep, res.writesPerStep, res.steps, res.excessP50, res.excessP99)
+		// Where the lag goes: waiting in the work queue for a worker, or
+		// in the reconcile (mostly the API server's answer to a write).
+		avg := func(name string) float64 {
+			sel := `controller="canary"`
+			n := after.sumLabel(name+"_count", sel) - before.sumLabel(name+"_count", sel)
+			return 1000 * (after.sumLabel(name+"_sum", sel) - before.sumLabel(name+"_sum", sel)) / max(n, 1)
+		}
+		fmt.Printf("canaries=%d tick_lag_p50_ms=%.0f tick_lag_p99_ms=%.0f rss_mib=%.0f cpu_cores=%.2f api_reads_per_tick=%.3f writes_per_transition=%.2f steps=%.0f step_excess_p50_ms=%.0f step_excess_p99_ms=%.0f queue_wait_avg_ms=%.0f reconcile_avg_ms=%.0f machine_cpu_busy=%.2f\n",
+			n, res.lagP50, res.lagP99, res.rss, res.cpu, res.readsPerStep, res.writesPerStep, res.steps, res.excessP50, res.excessP99,
+			avg("workqueue_queue_duration_seconds"), avg("workqueue_work_duration_seconds"), res.machineBusy)
 	} else {
-		fmt.Printf("contender=%s canaries=%d step_excess_p50_ms=%.0f step_excess_p99_ms=%.0f rss_mib=%.0f cpu_cores=%.2f api_reads_per_step=%.3f writes_per_step=%.2f steps=%.0f %s\n",
-			strings.ToLower(c.name), n, res.excessP50, res.excessP99, res.rss, res.cpu, res.readsPerStep, res.writesPerStep, res.steps,
+		fmt.Printf("contender=%s canaries=%d step_excess_p50_ms=%.0f step_excess_p99_ms=%.0f rss_mib=%.0f cpu_cores=%.2f api_reads_per_step=%.3f writes_per_step=%.2f steps=%.0f machine_cpu_busy=%.2f %s\n",
+			strings.ToLower(c.name), n, res.excessP50, res.excessP99, res.rss, res.cpu, res.readsPerStep, res.writesPerStep, res.steps, res.machineBusy,
 			testbed.FormatCounts(res.byVerb, 1))
 	}
 	return res, nil
@@ -343,4 +368,19 @@ func procCPU(pid int) float64 {
 	utime, _ := strconv.ParseFloat(f[11], 64)
 	stime, _ := strconv.ParseFloat(f[12], 64)
 	return (utime + stime) / 100 // clock ticks (USER_HZ = 100)
+}
+
+// machineCPU reads the machine's busy and total CPU time (all cores, clock
+// ticks) from /proc/stat.
+func machineCPU() (busy, total float64) {
+	data, _ := os.ReadFile("/proc/stat")
+	line, _, _ := strings.Cut(string(data), "\n")
+	for i, f := range strings.Fields(line)[1:] {
+		v, _ := strconv.ParseFloat(f, 64)
+		total += v
+		if i != 3 && i != 4 { // idle, iowait
+			busy += v
+		}
+	}
+	return busy, total
 }
