@@ -12,6 +12,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/watch"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/serin-dev/serin/api/v1alpha1"
@@ -171,13 +172,20 @@ type stepObserver struct {
 	excess  []time.Duration
 	steps   int
 	skipped int
+	// restarts counts the watches the API server ended, errors what it
+	// said when it did.
+	restarts int
+	errors   []string
 }
 
 func observeSteps(ctx context.Context, gvk schema.GroupVersionKind, ns string, interval time.Duration) (*stepObserver, error) {
 	ctx, cancel := context.WithCancel(ctx)
-	list := &unstructured.UnstructuredList{}
-	list.SetGroupVersionKind(gvk.GroupVersion().WithKind(gvk.Kind + "List"))
-	w, err := k8s.(client.WithWatch).Watch(ctx, list, client.InNamespace(ns))
+	start := func(rv string) (watch.Interface, error) {
+		list := &unstructured.UnstructuredList{}
+		list.SetGroupVersionKind(gvk.GroupVersion().WithKind(gvk.Kind + "List"))
+		return k8s.(client.WithWatch).Watch(ctx, list, client.InNamespace(ns), &client.ListOptions{Raw: &metav1.ListOptions{ResourceVersion: rv}})
+	}
+	w, err := start("")
 	if err != nil {
 		cancel()
 		return nil, err
@@ -185,34 +193,62 @@ func observeSteps(ctx context.Context, gvk schema.GroupVersionKind, ns string, i
 	o := &stepObserver{cancel: cancel, done: make(chan struct{}), last: map[string]canaryState{}, lastAt: map[string]time.Time{}}
 	go func() {
 		defer close(o.done)
-		defer w.Stop()
-		for ev := range w.ResultChan() {
-			u, ok := ev.Object.(*unstructured.Unstructured)
-			if !ok {
-				continue
-			}
-			now, s := time.Now(), readState(u)
-			o.mu.Lock()
-			prev, seen := o.last[s.name]
-			if seen && s.iterations != prev.iterations {
-				// The first change seen only starts the clock: the watch
-				// began at an arbitrary point of the interval.
-				switch {
-				case s.iterations != prev.iterations+1:
-					o.skipped++
-				case o.lastAt[s.name].IsZero():
-					o.steps++
-				default:
-					o.steps++
-					o.excess = append(o.excess, now.Sub(o.lastAt[s.name])-interval)
+		rv := ""
+		for {
+			for ev := range w.ResultChan() {
+				u, ok := ev.Object.(*unstructured.Unstructured)
+				if !ok {
+					o.mu.Lock()
+					o.errors = append(o.errors, fmt.Sprintf("%s %v", ev.Type, ev.Object))
+					o.mu.Unlock()
+					continue
 				}
-				o.lastAt[s.name] = now
+				rv = u.GetResourceVersion()
+				o.record(time.Now(), readState(u), interval)
 			}
-			o.last[s.name] = s
+			w.Stop()
+			if ctx.Err() != nil {
+				return
+			}
+			// The API server ended the watch: go on from the last object
+			// seen, as an informer would.
+			o.mu.Lock()
+			o.restarts++
 			o.mu.Unlock()
+			for w, err = start(rv); err != nil && ctx.Err() == nil; w, err = start(rv) {
+				rv = "" // too old: start over; the next change of each canary restarts its clock
+				time.Sleep(100 * time.Millisecond)
+			}
+			if ctx.Err() != nil {
+				return
+			}
 		}
 	}()
 	return o, nil
+}
+
+// record takes one observed state of a Canary.
+func (o *stepObserver) record(now time.Time, s canaryState, interval time.Duration) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	prev, seen := o.last[s.name]
+	if seen && s.iterations != prev.iterations {
+		// The first change seen only starts the clock: the watch began at
+		// an arbitrary point of the interval.
+		switch {
+		case s.iterations != prev.iterations+1:
+			o.skipped++
+			o.lastAt[s.name] = time.Time{}
+		case o.lastAt[s.name].IsZero():
+			o.steps++
+			o.lastAt[s.name] = now
+		default:
+			o.steps++
+			o.excess = append(o.excess, now.Sub(o.lastAt[s.name])-interval)
+			o.lastAt[s.name] = now
+		}
+	}
+	o.last[s.name] = s
 }
 
 // stop ends the observation and returns the step excesses, sorted.

@@ -191,6 +191,10 @@ func scaleRun(ctx context.Context, c contender, n int) (scaleResult, error) {
 	res.machineBusy = (busy - busyBefore) / max(total-totalBefore, 1)
 	res.rss = procRSSMiB(c.pid())
 	excess := obs.stop()
+	if obs.restarts > 0 || obs.skipped > 0 {
+		fmt.Printf("  %s: the step watch was restarted %d times (%v); %d changes of more than one step not timed\n",
+			c.name, obs.restarts, obs.errors, obs.skipped)
+	}
 	res.excessP50, res.excessP99 = quantileMs(excess, 0.5), quantileMs(excess, 0.99)
 	res.steps = float64(obs.steps)
 	if res.steps == 0 {
