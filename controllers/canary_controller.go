@@ -195,8 +195,10 @@ func (r *CanaryReconciler) Reconcile(ctx context.Context, req ctrl.Request) (res
 	}
 	before := obj.Status.Phase
 
+	begun := r.now()
 	defer func() {
 		result, retErr = r.finalizeStatus(ctx, obj, patcher, before, result, retErr)
+		result.RequeueAfter = fromReturn(result.RequeueAfter, r.now().Sub(begun))
 		r.Metrics.RecordDuration(ctx, obj, start)
 	}()
 
@@ -311,6 +313,18 @@ func (r *CanaryReconciler) finalizeStatus(ctx context.Context, obj *v1alpha1.Can
 	r.Metrics.RecordStalled(ctx, obj)
 	r.Metrics.RecordReconciling(ctx, obj)
 	return result, retErr
+}
+
+// fromReturn turns a delay the actions count from the start of the
+// reconcile (a step is due one interval after the last transition, which is
+// obs.Now) into the delay the work queue counts from the return, after the
+// status patch: without it every step ran late by the time its predecessor's
+// reconcile took. A requeue stays a requeue.
+func fromReturn(after, elapsed time.Duration) time.Duration {
+	if after <= 0 {
+		return after
+	}
+	return max(after-elapsed, time.Millisecond)
 }
 
 // recordPhase emits an event for a phase change, with the revision.

@@ -32,5 +32,7 @@ func requeueAtNextStep(obj *v1alpha1.Canary, now time.Time) time.Duration {
 	if next < 0 {
 		next = 0
 	}
-	return next + 10*time.Millisecond
+	// A timer never fires early; the millisecond only keeps the delay
+	// positive, since zero would mean no requeue.
+	return next + time.Millisecond
 }

@@ -165,6 +165,9 @@ func scaleRun(ctx context.Context, c contender, n int) (scaleResult, error) {
 	}
 	fmt.Printf("  %s: %d canaries took their first step in %s\n", c.name, n, time.Since(start).Round(time.Second))
 
+	// One interval more, so that the window holds no step taken while the
+	// last canaries of the batch were still starting theirs.
+	time.Sleep(interval)
 	obs, err := observeSteps(ctx, c.gvk, ns, interval)
 	if err != nil {
 		return res, err
