@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -100,8 +101,11 @@ func run(m *testing.M) int {
 	}
 	agentFlags := append(gitopsFlags, "--events-addr="+notificationController.EventsURL)
 	if f := flag.Lookup("test.bench"); f != nil && f.Value.String() != "" {
-		// Benchmarks measure the agent as users run it: at info level.
+		// Benchmarks measure the agent as users run it: at info level, with
+		// its defaults unless SERIN_BENCH_AGENT_FLAGS says otherwise
+		// (SERIN_BENCH_AGENT_FLAGS="--concurrent=64" make bench).
 		agentFlags = append(agentFlags, "--log-level=info")
+		agentFlags = append(agentFlags, strings.Fields(os.Getenv("SERIN_BENCH_AGENT_FLAGS"))...)
 	}
 	agent, err = env.StartAgent(ctx, "..", agentFlags...)
 	if err != nil {
