@@ -224,9 +224,10 @@ func scaleRun(ctx context.Context, c contender, n int) (scaleResult, error) {
 			n := after.sumLabel(name+"_count", sel) - before.sumLabel(name+"_count", sel)
 			return 1000 * (after.sumLabel(name+"_sum", sel) - before.sumLabel(name+"_sum", sel)) / max(n, 1)
 		}
-		fmt.Printf("canaries=%d tick_lag_p50_ms=%.0f tick_lag_p99_ms=%.0f rss_mib=%.0f cpu_cores=%.2f api_reads_per_tick=%.3f writes_per_transition=%.2f steps=%.0f step_excess_p50_ms=%.0f step_excess_p99_ms=%.0f queue_wait_avg_ms=%.0f reconcile_avg_ms=%.0f machine_cpu_busy=%.2f\n",
+		fmt.Printf("canaries=%d tick_lag_p50_ms=%.0f tick_lag_p99_ms=%.0f rss_mib=%.0f cpu_cores=%.2f api_reads_per_tick=%.3f writes_per_transition=%.2f steps=%.0f step_excess_p50_ms=%.0f step_excess_p99_ms=%.0f queue_wait_avg_ms=%.0f reconcile_avg_ms=%.0f machine_cpu_busy=%.2f get=%.3f create=%.2f update=%.2f patch=%.2f delete=%.2f\n",
 			n, res.lagP50, res.lagP99, res.rss, res.cpu, res.readsPerStep, res.writesPerStep, res.steps, res.excessP50, res.excessP99,
-			avg("workqueue_queue_duration_seconds"), avg("workqueue_work_duration_seconds"), res.machineBusy)
+			avg("workqueue_queue_duration_seconds"), avg("workqueue_work_duration_seconds"), res.machineBusy,
+			res.byVerb["read"], res.byVerb["create"], res.byVerb["update"], res.byVerb["patch"], res.byVerb["delete"])
 	} else {
 		fmt.Printf("contender=%s canaries=%d step_excess_p50_ms=%.0f step_excess_p99_ms=%.0f rss_mib=%.0f cpu_cores=%.2f api_reads_per_step=%.3f writes_per_step=%.2f steps=%.0f machine_cpu_busy=%.2f %s\n",
 			strings.ToLower(c.name), n, res.excessP50, res.excessP99, res.rss, res.cpu, res.readsPerStep, res.writesPerStep, res.steps, res.machineBusy,
