@@ -130,12 +130,11 @@ func collection(path string) bool {
 	return len(parts) == 1
 }
 
-// FormatCounts formats counts divided by per as verb=N pairs, in a fixed
-// order.
-func FormatCounts(c map[string]float64, per float64) string {
+// FormatCounts formats counts as verb=N pairs, in a fixed order.
+func FormatCounts(c map[string]float64) string {
 	var b strings.Builder
 	for _, v := range []string{"get", "list", "watch", "create", "update", "patch", "delete"} {
-		fmt.Fprintf(&b, " %s=%.2f", v, c[v]/per)
+		fmt.Fprintf(&b, " %s=%.2f", v, c[v])
 	}
 	return strings.TrimSpace(b.String())
 }
