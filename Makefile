@@ -72,9 +72,12 @@ bench: testbed-binaries ## Benchmarks on the local testbed, side by side with Fl
 
 ##@ Testbed
 
-.PHONY: testbed-binaries
-testbed-binaries: ## Build (once, cached) etcd, the Kubernetes control plane, kwok, Flux's controllers and Gitea; install Prometheus.
+.PHONY: testbed-packages
+testbed-packages: ## Install the Debian packages the testbed runs (Prometheus, git) when missing.
 	hack/testbed/packages.sh
+
+.PHONY: testbed-binaries
+testbed-binaries: testbed-packages ## Build (once, cached) etcd, the Kubernetes control plane, kwok, Flux's controllers, Gitea and Traefik.
 	hack/testbed/build.sh >/dev/null
 
 .PHONY: testbed-up
@@ -92,7 +95,7 @@ run: ## Run the agent from this tree against the testbed of `make testbed-up`.
 	KUBECONFIG=.testbed/kubeconfig go run . --metrics-addr=127.0.0.1:18080 --health-addr=127.0.0.1:19440 --log-encoding=console
 
 .PHONY: demo
-demo: ## serin's main job on the local testbed: four releases, each a Git commit (see README).
+demo: testbed-packages ## serin's main job on the local testbed: four releases, each a Git commit (see README).
 	@echo "► compiling the demo (the first time: a few minutes)"
 	@go build -o bin/serin-demo ./e2e/demo & pid=$$!; s=0; \
 		while kill -0 $$pid 2>/dev/null; do sleep 1; s=$$((s + 1)); \

@@ -49,7 +49,7 @@ func run(m *testing.M) int {
 
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	gatewayCRDs, err := testbed.GatewayAPICRDs()
+	gatewayCRDs, err := testbed.GatewayAPICRDs(ctx, "..")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "envtest:", err)
 		return 1

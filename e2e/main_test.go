@@ -53,7 +53,7 @@ func run(m *testing.M) int {
 		return 0
 	}
 	ctx := context.Background()
-	gatewayCRDs, err := testbed.GatewayAPICRDs()
+	gatewayCRDs, err := testbed.GatewayAPICRDs(ctx, "..")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "e2e:", err)
 		return 1

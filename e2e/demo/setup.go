@@ -99,7 +99,7 @@ type bed struct {
 // On error the returned bed (if any) holds what was started.
 func startTestbed(ctx context.Context, screen *scenario.Screen, assets string) (*bed, error) {
 	screen.Step("starting the testbed on 127.0.0.1")
-	gatewayCRDs, err := testbed.GatewayAPICRDs()
+	gatewayCRDs, err := testbed.GatewayAPICRDs(ctx, ".")
 	if err != nil {
 		return nil, err
 	}

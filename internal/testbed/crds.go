@@ -1,18 +1,17 @@
 package testbed
 
 import (
-	"fmt"
-	"os/exec"
+	"context"
 	"path/filepath"
-	"strings"
 )
 
 // GatewayAPICRDs returns the directory of the Gateway API standard-channel
-// CRDs in the sigs.k8s.io/gateway-api module serin builds with.
-func GatewayAPICRDs() (string, error) {
-	out, err := exec.Command("go", "list", "-m", "-f", "{{.Dir}}", "sigs.k8s.io/gateway-api").Output()
+// CRDs in the sigs.k8s.io/gateway-api module serin builds with, downloading
+// the module when the cache lacks it. root is the serin module's directory.
+func GatewayAPICRDs(ctx context.Context, root string) (string, error) {
+	dir, err := moduleDir(ctx, root, "sigs.k8s.io/gateway-api")
 	if err != nil {
-		return "", fmt.Errorf("failed to locate the sigs.k8s.io/gateway-api module: %w", err)
+		return "", err
 	}
-	return filepath.Join(strings.TrimSpace(string(out)), "config", "crd", "standard"), nil
+	return filepath.Join(dir, "config", "crd", "standard"), nil
 }

@@ -2,10 +2,8 @@ package testbed
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 
@@ -66,16 +64,9 @@ func (tb *Testbed) StartNotificationController(ctx context.Context, root string)
 // notification-controller module the wrapper module pins, downloading the
 // module when the cache lacks it.
 func notificationControllerCRDs(ctx context.Context, root string) (string, error) {
-	cmd := exec.CommandContext(ctx, "go", "mod", "download", "-json", "github.com/fluxcd/notification-controller")
-	cmd.Dir = filepath.Join(root, notificationControllerModule)
-	cmd.Env = append(os.Environ(), "GOFLAGS=-mod=mod")
-	out, err := cmd.Output()
+	dir, err := moduleDir(ctx, filepath.Join(root, notificationControllerModule), "github.com/fluxcd/notification-controller")
 	if err != nil {
-		return "", fmt.Errorf("failed to locate the notification-controller module from %s: %w", cmd.Dir, err)
+		return "", err
 	}
-	var mod struct{ Dir string }
-	if err := json.Unmarshal(out, &mod); err != nil || mod.Dir == "" {
-		return "", fmt.Errorf("failed to locate the notification-controller module: go mod download said %s", out)
-	}
-	return filepath.Join(mod.Dir, "config", "crd", "bases"), nil
+	return filepath.Join(dir, "config", "crd", "bases"), nil
 }

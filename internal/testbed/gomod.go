@@ -1,0 +1,32 @@
+package testbed
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+)
+
+// moduleDir returns the directory of module in the module cache, as the Go
+// module in dir requires it, downloading it when the cache lacks it. Unlike
+// `go list -m -f {{.Dir}}`, which prints nothing for a module that is in the
+// build list but not yet extracted (a fresh machine), `go mod download -json`
+// always yields the directory.
+func moduleDir(ctx context.Context, dir, module string) (string, error) {
+	cmd := exec.CommandContext(ctx, "go", "mod", "download", "-json", module)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "GOFLAGS=-mod=mod")
+	out, err := cmd.Output()
+	var mod struct{ Dir, Error string }
+	if jerr := json.Unmarshal(out, &mod); jerr == nil && mod.Error != "" {
+		return "", fmt.Errorf("failed to download %s: %s", module, mod.Error)
+	}
+	if err != nil {
+		return "", fmt.Errorf("failed to download %s (go mod download in %s): %w", module, dir, err)
+	}
+	if mod.Dir == "" {
+		return "", fmt.Errorf("failed to locate %s: go mod download said %s", module, out)
+	}
+	return mod.Dir, nil
+}
