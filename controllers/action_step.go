@@ -20,7 +20,7 @@ func (r *CanaryReconciler) step(ctx context.Context, obj *v1alpha1.Canary, obs r
 	st := &obj.Status
 	if obs.CanaryWeight > 0 || st.Iterations > 0 {
 		// The first step waits for the canary to be ready, not for the clock.
-		r.metrics.observeStep(obj, obs.Now)
+		r.metrics.observeStep(obj, obs)
 	}
 	if obs.CanaryWeight == 0 && st.Iterations == 0 {
 		if err := r.Webhooks.Run(ctx, obj, v1alpha1.PreRolloutHook); err != nil {

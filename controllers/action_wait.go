@@ -4,10 +4,13 @@ import (
 	"context"
 	"errors"
 
+	"github.com/fluxcd/pkg/apis/meta"
+	"github.com/fluxcd/pkg/runtime/conditions"
 	ctrl "sigs.k8s.io/controller-runtime"
 
 	"github.com/serin-dev/serin/api/v1alpha1"
 	"github.com/serin-dev/serin/internal/rollout"
+	"github.com/serin-dev/serin/notifier"
 )
 
 // The waits do nothing: a watch on the Deployments brings the next reconcile
@@ -39,4 +42,20 @@ func (r *CanaryReconciler) waitForCanary(obj *v1alpha1.Canary, obs rollout.Obser
 func (r *CanaryReconciler) waitForPromotion(obj *v1alpha1.Canary, a rollout.WaitForPromotion) (ctrl.Result, error) {
 	setReconcilingMessage(obj, "waiting for the promoted primary: %s", a.Message)
 	return ctrl.Result{RequeueAfter: max(a.RequeueAfter, 0) + 100e6}, nil
+}
+
+// waitForRoutes waits for the gateway to apply the weights, Ready saying
+// what it reported, parent by parent (an event and an alert when the wait
+// begins). The HTTPRoute's status change brings the next reconcile; decide
+// stalls once the progress deadline has passed.
+func (r *CanaryReconciler) waitForRoutes(ctx context.Context, obj *v1alpha1.Canary, obs rollout.Observation, a rollout.WaitForRoutes) (ctrl.Result, error) {
+	if conditions.GetReason(obj, meta.ReadyCondition) != v1alpha1.RouteNotProgrammedReason {
+		r.emit(ctx, obj, notifier.SeverityWarn, v1alpha1.RouteNotProgrammedReason, "canary weight %d not applied by the gateway: %s", obs.CanaryWeight, a.Message)
+	}
+	conditions.MarkFalse(obj, meta.ReadyCondition, v1alpha1.RouteNotProgrammedReason, "waiting for the gateway to accept canary weight %d: %s", obs.CanaryWeight, a.Message)
+	deadline := obj.GetProgressDeadline()
+	if t := obj.Status.LastTransitionTime; t != nil {
+		deadline = t.Add(deadline).Sub(obs.Now)
+	}
+	return ctrl.Result{RequeueAfter: max(deadline, 0) + 100e6}, nil
 }

@@ -85,6 +85,7 @@ type CanaryReconciler struct {
 
 	metrics      *canaryMetrics
 	expectations *writeExpectations
+	routeClocks  *routeClocks
 	configs      *configHashes
 }
 
@@ -101,6 +102,7 @@ type CanaryReconcilerOptions struct {
 func (r *CanaryReconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager, opts CanaryReconcilerOptions) error {
 	r.metrics = newCanaryMetrics()
 	r.expectations = newWriteExpectations()
+	r.routeClocks = newRouteClocks()
 	r.configs = &configHashes{byName: map[string]configHash{}}
 	if err := mgr.GetFieldIndexer().IndexField(ctx, &v1alpha1.Canary{}, trackedConfigIndexKey, func(o client.Object) []string {
 		keys := make([]string, 0, len(o.(*v1alpha1.Canary).Status.TrackedConfigs))
@@ -144,7 +146,10 @@ func (r *CanaryReconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manage
 			MaxConcurrentReconciles: opts.MaxConcurrentReconciles,
 			RateLimiter:             helper.GetRateLimiter(opts.RateLimiter),
 		})
-	// Watch HTTPRoutes only where the Gateway API is installed.
+	// Watch HTTPRoutes only where the Gateway API is installed. Without a
+	// predicate: a change of status alone (a gateway accepting or rejecting
+	// the weights, status.parents) must reconcile, since the rollout waits
+	// for it.
 	if _, err := mgr.GetRESTMapper().RESTMapping(schema.GroupKind{Group: gatewayv1.GroupName, Kind: "HTTPRoute"}, gatewayv1.GroupVersion.Version); err == nil {
 		b = b.Owns(&gatewayv1.HTTPRoute{})
 	} else {
@@ -182,6 +187,7 @@ func (r *CanaryReconciler) Reconcile(ctx context.Context, req ctrl.Request) (res
 	if err := r.Get(ctx, req.NamespacedName, obj); err != nil {
 		if apierrors.IsNotFound(err) {
 			r.expectations.forget(req.NamespacedName)
+			r.routeClocks.forget(req.NamespacedName)
 		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
@@ -254,6 +260,10 @@ func (r *CanaryReconciler) act(ctx context.Context, obj *v1alpha1.Canary, obs ro
 		return r.waitForCanary(obj, obs, a)
 	case rollout.Wait:
 		return ctrl.Result{RequeueAfter: a.RequeueAfter}, nil
+	case rollout.WaitForRoutes:
+		return r.waitForRoutes(ctx, obj, obs, a)
+	case rollout.RoutesProgrammed:
+		return r.routesProgrammed(ctx, obj, obs)
 	case rollout.Step:
 		return r.step(ctx, obj, obs)
 	case rollout.Promote:

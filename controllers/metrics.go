@@ -8,6 +8,7 @@ import (
 	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	"github.com/serin-dev/serin/api/v1alpha1"
+	"github.com/serin-dev/serin/internal/rollout"
 )
 
 // canaryMetrics are serin's Prometheus metrics, served with
@@ -52,7 +53,7 @@ func newCanaryMetrics() *canaryMetrics {
 			}, append(labels, "result")),
 			stepLag: prometheus.NewHistogram(prometheus.HistogramOpts{
 				Name:    "serin_canary_step_lag_seconds",
-				Help:    "Delay between when an analysis step was due (last transition + interval) and when it ran; the first step of an analysis, which waits for the canary to be ready, is not counted.",
+				Help:    "Delay between when an analysis step was due (last transition + interval, or + the time the gateway applied the weights when later) and when it ran; the first step of an analysis, which waits for the canary to be ready, is not counted.",
 				Buckets: []float64{0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 0.75, 1, 1.5, 2, 2.5, 5, 10},
 			}),
 			started: map[string]time.Time{},
@@ -113,8 +114,8 @@ func (m *canaryMetrics) forget(obj *v1alpha1.Canary) {
 }
 
 // observeStep records how late an analysis step ran.
-func (m *canaryMetrics) observeStep(obj *v1alpha1.Canary, now time.Time) {
-	if t := obj.Status.LastTransitionTime; t != nil {
-		m.stepLag.Observe(max(now.Sub(t.Add(obj.GetAnalysisInterval())).Seconds(), 0))
+func (m *canaryMetrics) observeStep(obj *v1alpha1.Canary, obs rollout.Observation) {
+	if obj.Status.LastTransitionTime != nil {
+		m.stepLag.Observe(max(obs.Now.Sub(rollout.StepDue(obj, obs)).Seconds(), 0))
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/serin-dev/serin/api/v1alpha1"
 	"github.com/serin-dev/serin/internal/fluxowner"
@@ -79,13 +80,26 @@ func (r *CanaryReconciler) observe(ctx context.Context, obj *v1alpha1.Canary) (r
 	if err != nil {
 		return obs, err
 	}
-	weights, found, err := router.GetRoutes(ctx, obj, routingTarget(obj, target))
+	return obs, r.observeRoutes(ctx, obj, router, routingTarget(obj, target), &obs)
+}
+
+// observeRoutes reads the routing objects back: whether they exist, their
+// weights, and whether the data plane applies them (and since when, as far
+// as this agent saw).
+func (r *CanaryReconciler) observeRoutes(ctx context.Context, obj *v1alpha1.Canary, router routing.Router, rt routing.Target, obs *rollout.Observation) error {
+	routes, err := router.GetRoutes(ctx, obj, rt)
 	if err != nil {
-		return obs, fmt.Errorf("failed to read routes: %w", err)
+		return fmt.Errorf("failed to read routes: %w", err)
 	}
-	obs.ServicesInSync = obs.ServicesInSync && found
-	obs.CanaryWeight = weights.Canary
-	return obs, nil
+	obs.ServicesInSync = obs.ServicesInSync && routes.Found
+	obs.CanaryWeight = routes.Weights.Canary
+	obs.Routes = rollout.Routes{
+		Programmed:   routes.Status.Programmed,
+		Rejected:     routes.Status.Rejected,
+		Message:      routes.Status.Message,
+		ProgrammedAt: r.routeClocks.programmedSince(client.ObjectKeyFromObject(obj), routes.Status, obs.Now),
+	}
+	return nil
 }
 
 // pendingRequests returns the request annotations not handled yet.

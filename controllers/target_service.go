@@ -71,13 +71,7 @@ func (r *CanaryReconciler) observeServiceTarget(ctx context.Context, obj *v1alph
 	if err != nil {
 		return err
 	}
-	weights, found, err := router.GetRoutes(ctx, obj, rt)
-	if err != nil {
-		return fmt.Errorf("failed to read routes: %w", err)
-	}
-	obs.ServicesInSync = obs.ServicesInSync && found
-	obs.CanaryWeight = weights.Canary
-	return nil
+	return r.observeRoutes(ctx, obj, router, rt, obs)
 }
 
 // serviceHealth judges a generated Service by its ready endpoints.

@@ -59,17 +59,18 @@ func (r *GatewayAPIRouter) SetRoutes(ctx context.Context, canary *v1alpha1.Canar
 	return nil
 }
 
-// GetRoutes reads the weights of the HTTPRoute.
-func (r *GatewayAPIRouter) GetRoutes(ctx context.Context, canary *v1alpha1.Canary, t Target) (Weights, bool, error) {
+// GetRoutes reads the weights of the HTTPRoute, and from its
+// status.parents whether every Gateway accepted them (routeStatus).
+func (r *GatewayAPIRouter) GetRoutes(ctx context.Context, canary *v1alpha1.Canary, t Target) (Routes, error) {
 	route := &gatewayv1.HTTPRoute{}
 	if err := r.Client.Get(ctx, types.NamespacedName{Namespace: canary.Namespace, Name: t.ApexService}, route); err != nil {
 		if apierrors.IsNotFound(err) {
-			return Weights{}, false, nil
+			return Routes{}, nil
 		}
-		return Weights{}, false, err
+		return Routes{}, err
 	}
 	w, ok := weightsOf(route, t)
-	return w, ok, nil
+	return Routes{Found: ok, Weights: w, Status: routeStatus(route)}, nil
 }
 
 // routeSpec is the HTTPRoute serin wants: the Canary's gateways and hosts,

@@ -46,17 +46,19 @@ func (r *KubernetesRouter) SetRoutes(ctx context.Context, canary *v1alpha1.Canar
 	return nil
 }
 
-// GetRoutes reads the apex Service's selector.
-func (r *KubernetesRouter) GetRoutes(ctx context.Context, canary *v1alpha1.Canary, t Target) (Weights, bool, error) {
+// GetRoutes reads the apex Service's selector. kube-proxy applies it
+// without reporting back, so it is always programmed.
+func (r *KubernetesRouter) GetRoutes(ctx context.Context, canary *v1alpha1.Canary, t Target) (Routes, error) {
 	svc := &corev1.Service{}
 	if err := r.Client.Get(ctx, types.NamespacedName{Namespace: canary.Namespace, Name: t.ApexService}, svc); err != nil {
 		if apierrors.IsNotFound(err) {
-			return Weights{}, false, nil
+			return Routes{}, nil
 		}
-		return Weights{}, false, err
+		return Routes{}, err
 	}
+	routes := Routes{Found: true, Weights: AllPrimary, Status: Programmed}
 	if maps.Equal(svc.Spec.Selector, t.CanarySelector) {
-		return Canary(100), true, nil
+		routes.Weights = Canary(100)
 	}
-	return AllPrimary, true, nil
+	return routes, nil
 }

@@ -45,10 +45,42 @@ type Router interface {
 	Reconcile(ctx context.Context, canary *v1alpha1.Canary, t Target) error
 	// SetRoutes sets the weights.
 	SetRoutes(ctx context.Context, canary *v1alpha1.Canary, t Target, w Weights) error
-	// GetRoutes returns the weights in force; found is false when the
-	// routing objects do not exist yet.
-	GetRoutes(ctx context.Context, canary *v1alpha1.Canary, t Target) (w Weights, found bool, err error)
+	// GetRoutes reads the routing objects back: their weights, and whether
+	// the data plane accepted them.
+	GetRoutes(ctx context.Context, canary *v1alpha1.Canary, t Target) (Routes, error)
 }
+
+// Routes is what a router reads back from its routing objects.
+type Routes struct {
+	// Found is false when the routing objects do not exist yet.
+	Found bool
+	// Weights are the weights the routing objects ask for; they are in
+	// force only when Status.Programmed.
+	Weights Weights
+	// Status tells whether the data plane applies the weights.
+	Status RouteStatus
+}
+
+// RouteStatus tells whether the data plane accepted the routing objects as
+// they are now. A weight counts as applied only then.
+type RouteStatus struct {
+	// Programmed is true when every parent (Gateway) accepted the current
+	// spec with all its references resolved; always true for routers that
+	// have no data plane to wait for.
+	Programmed bool
+	// Rejected is true when a parent reported that it did not accept the
+	// current spec, rather than not having reported on it yet.
+	Rejected bool
+	// Generation is the spec's metadata.generation the status is about (0
+	// for routers that have none): a new one means new weights were written.
+	Generation int64
+	// Message says, when not programmed, what is missing, parent by parent.
+	Message string
+}
+
+// Programmed is the status of routing objects without a data plane to wait
+// for: what is written is in force.
+var Programmed = RouteStatus{Programmed: true}
 
 // New returns the router of a Canary's routing provider.
 func New(c client.Client, owner string, provider v1alpha1.RoutingProvider) (Router, error) {

@@ -36,6 +36,11 @@ const (
 	TargetNotFoundReason string = "TargetNotFound"
 	// InvalidTargetReason: the target exists but cannot be rolled out as is.
 	InvalidTargetReason string = "InvalidTarget"
+	// RouteNotProgrammedReason: the gateway has not accepted the HTTPRoute's
+	// current weights (a parent rejected it, or has not reported on its
+	// generation yet); the rollout waits, and stalls past the progress
+	// deadline.
+	RouteNotProgrammedReason string = "RouteNotProgrammed"
 	// SuspendedReason: spec.suspend is true.
 	SuspendedReason string = "Suspended"
 	// ReconciliationFailedReason: a transient error; serin retries with backoff.

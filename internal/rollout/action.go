@@ -61,6 +61,15 @@ type WaitForCanary struct{ Message string }
 // Wait does nothing until the next analysis step is due.
 type Wait struct{ RequeueAfter time.Duration }
 
+// WaitForRoutes waits for the data plane to accept the weights in the
+// routing objects before the rollout moves on; Ready says why it waits.
+type WaitForRoutes struct{ Message string }
+
+// RoutesProgrammed ends a wait for the routes that Ready showed: the
+// weights are in force from now, so the next step is due one interval
+// later (the analysis judges only traffic the data plane applied).
+type RoutesProgrammed struct{}
+
 // Step runs one analysis step: hooks and metric checks, then a weight
 // increase, an iteration, or the promotion.
 type Step struct{}
@@ -118,6 +127,8 @@ func (StartRollout) isAction()           {}
 func (RestartAnalysis) isAction()        {}
 func (WaitForCanary) isAction()          {}
 func (Wait) isAction()                   {}
+func (WaitForRoutes) isAction()          {}
+func (RoutesProgrammed) isAction()       {}
 func (Step) isAction()                   {}
 func (Promote) isAction()                {}
 func (WaitForPromotion) isAction()       {}
@@ -146,6 +157,8 @@ func (a StartRollout) String() string {
 func (RestartAnalysis) String() string    { return "restart-analysis" }
 func (a WaitForCanary) String() string    { return "wait-for-canary(" + a.Message + ")" }
 func (a Wait) String() string             { return "wait(" + a.RequeueAfter.String() + ")" }
+func (a WaitForRoutes) String() string    { return "wait-for-routes(" + a.Message + ")" }
+func (RoutesProgrammed) String() string   { return "routes-programmed" }
 func (Step) String() string               { return "step" }
 func (a Promote) String() string          { return "promote(" + a.Reason + ")" }
 func (a WaitForPromotion) String() string { return "wait-for-promotion(" + a.Message + ")" }

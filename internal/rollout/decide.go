@@ -4,6 +4,9 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/fluxcd/pkg/apis/meta"
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
+
 	"github.com/serin-dev/serin/api/v1alpha1"
 )
 
@@ -15,6 +18,11 @@ import (
 //	Progressing ⇄ WaitingPromotion → Promoting → Finalising → Succeeded
 //	Progressing, Waiting, WaitingPromotion → Failed (rollback)
 //	Promoting, Finalising → Halted (the primary failed; never a rollback)
+//
+// Nothing moves forward (a step, a promotion, traffic back to the primary,
+// the canary scaled down) until the data plane accepted the weights in
+// force: see whenRoutesProgrammed. What makes a rollout safe (rollback,
+// halt, restore, restart) never waits for it.
 func Decide(c *v1alpha1.Canary, o Observation) Action {
 	ref := c.Spec.TargetRef
 	if !o.Target.Found {
@@ -114,15 +122,17 @@ func decideAnalysis(c *v1alpha1.Canary, o Observation) Action {
 		return WaitForCanary{Message: o.Target.Health.Message}
 	case st.FailedChecks >= c.GetThreshold():
 		return Rollback{Reason: fmt.Sprintf("%d failed checks reached the threshold of %d", st.FailedChecks, c.GetThreshold())}
+	}
+	wait := untilDue(c, o)
+	switch {
 	case o.Requests.Promote != "":
-		return Promote{Reason: "promotion requested"}
+		return whenRoutesProgrammed(c, o, wait, Promote{Reason: "promotion requested"})
 	case c.Spec.SkipAnalysis:
-		return Promote{Reason: "analysis skipped (spec.skipAnalysis)"}
+		return whenRoutesProgrammed(c, o, wait, Promote{Reason: "analysis skipped (spec.skipAnalysis)"})
+	case wait > 0:
+		return whenRoutesProgrammed(c, o, wait, Wait{RequeueAfter: wait})
 	}
-	if wait := untilDue(c, o); wait > 0 {
-		return Wait{RequeueAfter: wait}
-	}
-	return Step{}
+	return whenRoutesProgrammed(c, o, wait, Step{})
 }
 
 // decidePromoting verifies the promoted state: the primary must run the
@@ -144,7 +154,7 @@ func decidePromoting(c *v1alpha1.Canary, o Observation) Action {
 	case !o.Primary.Health.Ready:
 		return WaitForPromotion{Message: o.Primary.Health.Message, RequeueAfter: transitionTime(c).Add(c.GetProgressDeadline()).Sub(o.Now)}
 	}
-	return Finalise{}
+	return whenRoutesProgrammed(c, o, untilDue(c, o), Finalise{})
 }
 
 // decideFinalising moves traffic to the ready primary, then scales the
@@ -155,13 +165,16 @@ func decideFinalising(c *v1alpha1.Canary, o Observation) Action {
 		return Halt{Reason: "primary failed while traffic moved back to it: " + o.Primary.Health.Message}
 	case !o.Primary.Health.Ready:
 		return WaitForPromotion{Message: o.Primary.Health.Message, RequeueAfter: transitionTime(c).Add(c.GetProgressDeadline()).Sub(o.Now)}
-	case o.CanaryWeight > 0:
-		if wait := untilDue(c, o); wait > 0 && c.Spec.Analysis != nil && c.Spec.Analysis.StepWeightPromotion > 0 {
-			return Wait{RequeueAfter: wait}
-		}
-		return Finalise{}
 	}
-	return CompletePromotion{}
+	wait := untilDue(c, o)
+	switch {
+	case o.CanaryWeight == 0:
+		// The canary scales down only once the data plane sends it nothing.
+		return whenRoutesProgrammed(c, o, wait, CompletePromotion{})
+	case wait > 0 && c.Spec.Analysis != nil && c.Spec.Analysis.StepWeightPromotion > 0:
+		return whenRoutesProgrammed(c, o, wait, Wait{RequeueAfter: wait})
+	}
+	return whenRoutesProgrammed(c, o, wait, Finalise{})
 }
 
 // decideHalted keeps a halted promotion safe until it can end safely:
@@ -177,7 +190,7 @@ func decideHalted(c *v1alpha1.Canary, o Observation) Action {
 	st := c.Status
 	switch {
 	case o.Primary.SpecHash == st.LastAppliedSpec && o.Primary.Health.Ready:
-		return Finalise{}
+		return whenRoutesProgrammed(c, o, untilDue(c, o), Finalise{})
 	case o.Target.SpecHash == st.LastPromotedSpec:
 		return restorePrimaryThen(o, st.LastPromotedSpec, CompleteRestore{Phase: v1alpha1.PhaseSucceeded, Reason: v1alpha1.RevertedReason})
 	case o.Target.SpecHash != st.LastAppliedSpec:
@@ -223,6 +236,42 @@ func wantsRevert(c *v1alpha1.Canary, o Observation) bool {
 	return false
 }
 
+// whenRoutesProgrammed returns next once the data plane accepted the
+// weights in the routing objects. Until then the rollout waits:
+//   - quietly while a gateway has not reported on them yet and nothing is
+//     due (wait > 0): a gateway takes a moment to report on new weights;
+//   - with Ready saying why (WaitForRoutes) once a gateway rejected them or
+//     the next move is due;
+//   - stalled past the progress deadline: a route the gateway does not
+//     accept for that long needs a person (a Gateway's allowedRoutes or
+//     listeners, the Canary's gatewayRefs or hosts).
+//
+// A wait Ready showed ends with RoutesProgrammed, which restarts the step
+// clock, before next.
+func whenRoutesProgrammed(c *v1alpha1.Canary, o Observation, wait time.Duration, next Action) Action {
+	switch {
+	case o.Routes.Programmed && waitedForRoutes(c):
+		return RoutesProgrammed{}
+	case o.Routes.Programmed:
+		return next
+	case !o.Routes.Rejected && wait > 0:
+		return Wait{RequeueAfter: wait}
+	case o.Now.Sub(transitionTime(c)) > c.GetProgressDeadline():
+		return Stall{
+			Reason:  v1alpha1.RouteNotProgrammedReason,
+			Message: fmt.Sprintf("canary weight %d not applied by the gateway within the progress deadline (%s): %s", o.CanaryWeight, c.GetProgressDeadline(), o.Routes.Message),
+		}
+	}
+	return WaitForRoutes{Message: o.Routes.Message}
+}
+
+// waitedForRoutes reports whether Ready says the rollout waits for the
+// routes (WaitForRoutes, or the stall past the deadline).
+func waitedForRoutes(c *v1alpha1.Canary) bool {
+	ready := apimeta.FindStatusCondition(c.Status.Conditions, meta.ReadyCondition)
+	return ready != nil && ready.Reason == v1alpha1.RouteNotProgrammedReason
+}
+
 // transitionTime is when the phase or weight last changed.
 func transitionTime(c *v1alpha1.Canary) time.Time {
 	if t := c.Status.LastTransitionTime; t != nil {
@@ -231,7 +280,18 @@ func transitionTime(c *v1alpha1.Canary) time.Time {
 	return time.Time{}
 }
 
+// StepDue is when the next analysis step is due: one interval after the
+// last transition, or after the weights it wrote came into force when the
+// agent saw that happen later (the analysis judges only applied traffic).
+func StepDue(c *v1alpha1.Canary, o Observation) time.Time {
+	from := transitionTime(c)
+	if o.Routes.ProgrammedAt.After(from) {
+		from = o.Routes.ProgrammedAt
+	}
+	return from.Add(c.GetAnalysisInterval())
+}
+
 // untilDue returns how long until the next analysis step, or ≤ 0 when due.
 func untilDue(c *v1alpha1.Canary, o Observation) time.Duration {
-	return transitionTime(c).Add(c.GetAnalysisInterval()).Sub(o.Now)
+	return StepDue(c, o).Sub(o.Now)
 }

@@ -35,13 +35,15 @@ func canary(phase v1alpha1.CanaryPhase, mutate ...func(*v1alpha1.Canary)) *v1alp
 }
 
 // observed returns an observation at now of the target on spec, a primary on
-// primarySpec with health, services and routes in sync.
+// primarySpec with health, services and routes in sync, the routes
+// programmed (in force since before the agent started).
 func observed(now time.Time, spec string, targetHealth workload.Health, primarySpec string, primary workload.Health) Observation {
 	return Observation{
 		Now:            now,
 		Target:         Target{Found: true, SpecHash: spec, Replicas: 2, Health: targetHealth},
 		Primary:        Primary{Exists: true, SpecHash: primarySpec, Health: primary},
 		ServicesInSync: true,
+		Routes:         Routes{Programmed: true},
 	}
 }
 
@@ -61,6 +63,26 @@ func reverted(rev string) func(*v1alpha1.Canary) {
 
 func restorePolicy(c *v1alpha1.Canary) {
 	c.Spec.Promotion = &v1alpha1.PromotionPolicy{FailurePolicy: v1alpha1.RestorePrimaryPolicy}
+}
+
+var (
+	rejection  = "gateway gateways/public: Accepted=False (NotAllowedByListeners): no listener allows routes from namespace apps"
+	unreported = "gateway gateways/public: waiting for the gateway to report status for generation 3"
+	// rejected: the gateway refused the current weights.
+	rejected = Routes{Rejected: true, Message: rejection}
+	// pending: the gateway has not reported on the current weights yet.
+	pending = Routes{Message: unreported}
+)
+
+// routesAt observes the routes in a state, the canary at weight.
+func routesAt(weight int, routes Routes) func(*Observation) {
+	return func(o *Observation) { o.CanaryWeight, o.Routes = weight, routes }
+}
+
+// waitingForRoutes is a Canary whose Ready condition shows a wait for the
+// routes.
+func waitingForRoutes(c *v1alpha1.Canary) {
+	c.Status.Conditions = []metav1.Condition{{Type: "Ready", Status: metav1.ConditionFalse, Reason: v1alpha1.RouteNotProgrammedReason, Message: rejection}}
 }
 
 func with(o Observation, mutate func(*Observation)) Observation {
@@ -158,6 +180,69 @@ func TestDecide(t *testing.T) {
 		"finalising waits for a primary not ready": {canary(v1alpha1.PhaseFinalising), with(observed(early, "v2", ready, "v2", rolling), func(o *Observation) { o.CanaryWeight = 50 }),
 			WaitForPromotion{Message: rolling.Message, RequeueAfter: 9*time.Minute + 40*time.Second}},
 
+		// Routes not programmed: the data plane has not applied the weights.
+		// Nothing moves forward; the safety paths do not wait.
+		"rejected weights: the due step waits, Ready says why": {canary(v1alpha1.PhaseProgressing), with(observed(due, "v2", ready, "v1", ready), routesAt(20, rejected)),
+			WaitForRoutes{Message: rejection}},
+		"rejected weights are shown before the step is due": {canary(v1alpha1.PhaseProgressing), with(observed(early, "v2", ready, "v1", ready), routesAt(20, rejected)),
+			WaitForRoutes{Message: rejection}},
+		"unreported weights wait quietly until the step is due": {canary(v1alpha1.PhaseProgressing), with(observed(early, "v2", ready, "v1", ready), routesAt(20, pending)),
+			Wait{RequeueAfter: 40 * time.Second}},
+		"unreported weights at the due step: Ready says why": {canary(v1alpha1.PhaseProgressing), with(observed(due, "v2", ready, "v1", ready), routesAt(20, pending)),
+			WaitForRoutes{Message: unreported}},
+		"unreported first weights (0) hold the first step": {canary(v1alpha1.PhaseProgressing), with(observed(due, "v2", ready, "v1", ready), routesAt(0, pending)),
+			WaitForRoutes{Message: unreported}},
+		"rejected weights past the progress deadline stall": {canary(v1alpha1.PhaseProgressing), with(observed(late, "v2", ready, "v1", ready), routesAt(20, rejected)),
+			Stall{Reason: v1alpha1.RouteNotProgrammedReason, Message: "canary weight 20 not applied by the gateway within the progress deadline (10m0s): " + rejection}},
+		"a shown wait that persists stalls past the deadline": {canary(v1alpha1.PhaseProgressing, waitingForRoutes), with(observed(late, "v2", ready, "v1", ready), routesAt(20, pending)),
+			Stall{Reason: v1alpha1.RouteNotProgrammedReason, Message: "canary weight 20 not applied by the gateway within the progress deadline (10m0s): " + unreported}},
+		"a promote request waits for the routes": {canary(v1alpha1.PhaseProgressing), with(observed(early, "v2", ready, "v1", ready), func(o *Observation) {
+			routesAt(20, rejected)(o)
+			o.Requests.Promote = "p"
+		}), WaitForRoutes{Message: rejection}},
+		"skip analysis waits for the routes": {canary(v1alpha1.PhaseProgressing, func(c *v1alpha1.Canary) { c.Spec.SkipAnalysis = true }),
+			with(observed(due, "v2", ready, "v1", ready), routesAt(20, pending)), WaitForRoutes{Message: unreported}},
+		"waiting promotion does not re-ask the gate on rejected weights": {canary(v1alpha1.PhaseWaitingPromotion), with(observed(due, "v2", ready, "v1", ready), routesAt(60, rejected)),
+			WaitForRoutes{Message: rejection}},
+		"abort rolls back rejected weights": {canary(v1alpha1.PhaseProgressing), with(observed(early, "v2", ready, "v1", ready), func(o *Observation) {
+			routesAt(20, rejected)(o)
+			o.Requests.Abort = "a"
+		}), Rollback{Reason: "rollout aborted on request"}},
+		"threshold rolls back rejected weights": {canary(v1alpha1.PhaseProgressing, func(c *v1alpha1.Canary) { c.Status.FailedChecks = 2 }),
+			with(observed(early, "v2", ready, "v1", ready), routesAt(20, rejected)), Rollback{Reason: "2 failed checks reached the threshold of 2"}},
+		"a failed canary rolls back rejected weights": {canary(v1alpha1.PhaseProgressing), with(observed(early, "v2", failed, "v1", ready), routesAt(20, rejected)),
+			Rollback{Reason: "canary failed: exceeded its progress deadline"}},
+		"a stalled route still rolls back on abort": {canary(v1alpha1.PhaseProgressing, waitingForRoutes), with(observed(late, "v2", ready, "v1", ready), func(o *Observation) {
+			routesAt(20, rejected)(o)
+			o.Requests.Abort = "a"
+		}), Rollback{Reason: "rollout aborted on request"}},
+		"a new revision restarts the analysis on rejected weights": {canary(v1alpha1.PhaseProgressing), with(observed(early, "v3", ready, "v1", ready), routesAt(20, rejected)),
+			RestartAnalysis{}},
+		"accepted after a shown wait: the step clock restarts": {canary(v1alpha1.PhaseProgressing, waitingForRoutes), with(observed(due, "v2", ready, "v1", ready), routesAt(20, Routes{Programmed: true})),
+			RoutesProgrammed{}},
+		"still unreported after a shown wait keeps waiting": {canary(v1alpha1.PhaseProgressing, waitingForRoutes), with(observed(due, "v2", ready, "v1", ready), routesAt(20, pending)),
+			WaitForRoutes{Message: unreported}},
+		"weights applied after the transition: the step is due an interval after": {canary(v1alpha1.PhaseProgressing),
+			with(observed(due, "v2", ready, "v1", ready), routesAt(20, Routes{Programmed: true, ProgrammedAt: t0.Add(30 * time.Second)})), Wait{RequeueAfter: 30 * time.Second}},
+		"weights applied before the transition: the step is due as usual": {canary(v1alpha1.PhaseProgressing),
+			with(observed(due, "v2", ready, "v1", ready), routesAt(20, Routes{Programmed: true, ProgrammedAt: t0.Add(-time.Minute)})), Step{}},
+		"promoting waits for the routes before routing to the primary": {canary(v1alpha1.PhasePromoting), with(observed(early, "v2", ready, "v2", ready), routesAt(60, rejected)),
+			WaitForRoutes{Message: rejection}},
+		"promoting halts on a failed primary whatever the routes": {canary(v1alpha1.PhasePromoting), with(observed(early, "v2", ready, "v2", failed), routesAt(60, rejected)),
+			Halt{Reason: "primary failed during promotion: exceeded its progress deadline"}},
+		"finalising does not move traffic on rejected weights": {canary(v1alpha1.PhaseFinalising), with(observed(early, "v2", ready, "v2", ready), routesAt(50, rejected)),
+			WaitForRoutes{Message: rejection}},
+		"finalising keeps the canary until the gateway applied weight 0": {canary(v1alpha1.PhaseFinalising), with(observed(early, "v2", ready, "v2", ready), routesAt(0, pending)),
+			Wait{RequeueAfter: 40 * time.Second}},
+		"finalising keeps the canary on rejected weight 0": {canary(v1alpha1.PhaseFinalising), with(observed(early, "v2", ready, "v2", ready), routesAt(0, rejected)),
+			WaitForRoutes{Message: rejection}},
+		"finalising halts on a failed primary whatever the routes": {canary(v1alpha1.PhaseFinalising), with(observed(early, "v2", ready, "v2", failed), routesAt(50, rejected)),
+			Halt{Reason: "primary failed while traffic moved back to it: exceeded its progress deadline"}},
+		"halted with a recovered primary waits for the routes": {canary(v1alpha1.PhaseHalted), with(observed(early, "v2", ready, "v2", ready), routesAt(60, rejected)),
+			WaitForRoutes{Message: rejection}},
+		"halted restores the primary whatever the routes": {canary(v1alpha1.PhaseHalted, restorePolicy), with(observed(late, "v2", ready, "v2", failed), routesAt(60, rejected)),
+			RestorePrimary{}},
+
 		// Halted.
 		"halted stays halted":                       {canary(v1alpha1.PhaseHalted), observed(late, "v2", ready, "v2", failed), Idle{}},
 		"halted finishes when the primary recovers": {canary(v1alpha1.PhaseHalted), observed(late, "v2", ready, "v2", ready), Finalise{}},
@@ -173,6 +258,42 @@ func TestDecide(t *testing.T) {
 	}
 }
 
+// Nothing moves forward while the data plane has not applied the weights,
+// whatever the canary, the primary, the requests or the clock say: no
+// step, no promotion, no traffic back to the primary, no canary scaled
+// down (re-applying a promotion to the primary moves no traffic).
+func TestDecide_NoAdvanceOnRoutesNotProgrammed(t *testing.T) {
+	healths := []workload.Health{ready, rolling, failed}
+	phases := []v1alpha1.CanaryPhase{v1alpha1.PhaseProgressing, v1alpha1.PhaseWaitingPromotion, v1alpha1.PhasePromoting, v1alpha1.PhaseFinalising, v1alpha1.PhaseHalted}
+	for _, phase := range phases {
+		for _, routes := range []Routes{rejected, pending} {
+			for _, th := range healths {
+				for _, ph := range healths {
+					for _, now := range []time.Time{t0.Add(time.Second), t0.Add(time.Minute), t0.Add(time.Hour)} {
+						for _, req := range []Requests{{}, {Promote: "p"}} {
+							for _, weight := range []int{0, 50} {
+								for _, mutate := range []func(*v1alpha1.Canary){func(*v1alpha1.Canary) {}, waitingForRoutes, restorePolicy} {
+									c := canary(phase, mutate)
+									o := with(observed(now, "v2", th, "v2", ph), routesAt(weight, routes))
+									o.Requests = req
+									switch a := Decide(c, o).(type) {
+									case Step, Finalise, CompletePromotion, RoutesProgrammed:
+										t.Errorf("%s, routes %+v, weight %d, target %+v, primary %+v, requests %+v: decided %s", phase, routes, weight, th, ph, req, a)
+									case Promote:
+										if phase != v1alpha1.PhasePromoting {
+											t.Errorf("%s, routes %+v, requests %+v: decided %s", phase, routes, req, a)
+										}
+									}
+								}
+							}
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
 // No phase of a promotion can ever decide a rollback, whatever the canary,
 // the primary, the requests or the clock say.
 func TestDecide_NoRollbackDuringPromotion(t *testing.T) {
@@ -183,10 +304,12 @@ func TestDecide_NoRollbackDuringPromotion(t *testing.T) {
 				for _, now := range []time.Time{t0, t0.Add(time.Hour)} {
 					for _, req := range []Requests{{}, {Abort: "a"}, {Promote: "p"}, {Retry: "r"}} {
 						c := canary(phase, func(c *v1alpha1.Canary) { c.Status.FailedChecks = 10 })
-						o := observed(now, "v2", th, "v2", ph)
-						o.Requests = req
-						if a, ok := Decide(c, o).(Rollback); ok {
-							t.Errorf("%s, target %+v, primary %+v, requests %+v: decided %s", phase, th, ph, req, a)
+						for _, routes := range []Routes{{Programmed: true}, rejected, pending} {
+							o := with(observed(now, "v2", th, "v2", ph), routesAt(50, routes))
+							o.Requests = req
+							if a, ok := Decide(c, o).(Rollback); ok {
+								t.Errorf("%s, target %+v, primary %+v, requests %+v, routes %+v: decided %s", phase, th, ph, req, routes, a)
+							}
 						}
 					}
 				}

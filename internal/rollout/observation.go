@@ -22,8 +22,12 @@ type Observation struct {
 	// selectors and ports serin wants, and the routing objects exist.
 	ServicesInSync bool
 
-	// CanaryWeight is the canary's traffic percentage in force.
+	// CanaryWeight is the canary's traffic percentage in the routing
+	// objects; it is in force only when Routes.Programmed.
 	CanaryWeight int
+
+	// Routes tells whether the data plane applies the routing objects.
+	Routes Routes
 
 	// Requests are the user's pending requests (annotations not yet handled).
 	Requests Requests
@@ -62,4 +66,23 @@ type Primary struct {
 // annotation the agent has not handled yet, or "".
 type Requests struct {
 	Promote, Abort, Retry, Revert string
+}
+
+// Routes is what the data plane says about the routing objects: with the
+// gatewayapi router, the HTTPRoute's status.parents.
+type Routes struct {
+	// Programmed is true when the data plane accepted the routing objects as
+	// they are (always with the kubernetes router): only then do their
+	// weights count as applied.
+	Programmed bool
+	// Rejected is true when the data plane reported that it does not apply
+	// them, rather than not having reported on them yet.
+	Rejected bool
+	// Message says what is missing, parent by parent, when not programmed.
+	Message string
+	// ProgrammedAt is when the agent saw the current weights come into
+	// force; zero when it did not see it happen (they were in force before
+	// the agent started). The next step is due one interval after it at the
+	// earliest, so that the analysis judges traffic the data plane applied.
+	ProgrammedAt time.Time
 }

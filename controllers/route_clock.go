@@ -1,0 +1,63 @@
+package controllers
+
+import (
+	"sync"
+	"time"
+
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/serin-dev/serin/routing"
+)
+
+// routeClocks remembers, for each Canary, the generation of its routing
+// objects the agent last observed and since when it has been programmed. A
+// gateway reports new weights accepted a moment (or, when it rejected them
+// first, much) after serin wrote them; the next analysis step is due one
+// interval after they came into force, so that the analysis judges only
+// traffic the data plane applied.
+//
+// It is a memory of observations, not state: lost on a restart, it only
+// means the agent did not see the weights come into force, and the step is
+// scheduled from status.lastTransitionTime as before. (A wait Ready showed
+// survives a restart: its end restarts the transition time itself.)
+type routeClocks struct {
+	mu   sync.Mutex
+	seen map[types.NamespacedName]routeClock
+}
+
+type routeClock struct {
+	generation int64
+	programmed bool
+	since      time.Time
+}
+
+func newRouteClocks() *routeClocks {
+	return &routeClocks{seen: map[types.NamespacedName]routeClock{}}
+}
+
+// programmedSince records an observation of a Canary's routes and returns
+// when their current generation came into force: the first observation of
+// it programmed after one of another generation or of it not programmed.
+// Zero when the agent did not see that happen, or they are not programmed.
+func (c *routeClocks) programmedSince(key types.NamespacedName, st routing.RouteStatus, now time.Time) time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	last, known := c.seen[key]
+	next := routeClock{generation: st.Generation, programmed: st.Programmed}
+	switch {
+	case !st.Programmed:
+	case known && last.programmed && last.generation == st.Generation:
+		next.since = last.since
+	case known:
+		next.since = now
+	}
+	c.seen[key] = next
+	return next.since
+}
+
+// forget drops a deleted Canary.
+func (c *routeClocks) forget(key types.NamespacedName) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	delete(c.seen, key)
+}
