@@ -4,6 +4,7 @@ package main
 
 import (
 	"fmt"
+	"net/url"
 	"os"
 	"time"
 
@@ -28,6 +29,7 @@ import (
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
+	"github.com/serin-dev/serin/analysis"
 	"github.com/serin-dev/serin/api/v1alpha1"
 	"github.com/serin-dev/serin/controllers"
 	"github.com/serin-dev/serin/gitops"
@@ -53,6 +55,8 @@ func main() {
 		metricsAddr           string
 		eventsAddr            string
 		notificationMode      string
+		metricsServer         string
+		dataPlane             string
 		healthAddr            string
 		concurrent            int
 		clientOptions         client.Options
@@ -69,6 +73,12 @@ func main() {
 	flag.StringVar(&notificationMode, "notification-mode", string(notifier.ModeOwner),
 		"Where Canary events go besides Kubernetes Events: 'owner' (Flux events attributed to the Kustomization or HelmRelease that applied the target), "+
 			"'canary' (Flux events about the Canary) or 'direct' (only the Providers of spec.alerts); the serin.dev/notification-mode annotation overrides it per Canary.")
+	flag.StringVar(&metricsServer, "metrics-server", "",
+		"The Prometheus URL the built-in checks (request-success-rate, request-duration) query, e.g. http://prometheus.monitoring:9090; "+
+			"without it they fail. MetricTemplates name their own provider.")
+	flag.StringVar(&dataPlane, "data-plane", string(analysis.DefaultDataPlane),
+		"The data plane whose metrics the built-in checks query when a Canary sets no spec.routing.dataPlane: "+
+			"traefik, envoy-gateway, istio, nginx-gateway-fabric or cilium.")
 	flag.StringVar(&healthAddr, "health-addr", ":9440", "The address the health endpoint binds to.")
 	// A reconcile mostly waits on the API server (a status patch per step):
 	// at 2,000 canaries on a 10 s interval that is 200 steps a second, which
@@ -102,6 +112,18 @@ func main() {
 	if err := featureGates.WithLogger(setupLog).SupportedFeatures(features.FeatureGates()); err != nil {
 		setupLog.Error(err, "unable to load feature gates")
 		os.Exit(1)
+	}
+
+	defaultDataPlane, err := analysis.ParseDataPlane(dataPlane)
+	if err != nil {
+		setupLog.Error(err, "invalid --data-plane")
+		os.Exit(1)
+	}
+	if metricsServer != "" {
+		if u, err := url.Parse(metricsServer); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			setupLog.Error(fmt.Errorf("%q is not an http(s) URL", metricsServer), "invalid --metrics-server")
+			os.Exit(1)
+		}
 	}
 
 	watchNamespace := ""
@@ -183,6 +205,11 @@ func main() {
 		Metrics:        helper.NewMetrics(mgr, metrics.MustMakeRecorder(), v1alpha1.CanaryFinalizer),
 		ControllerName: controllers.ControllerName,
 		Notifier:       notifications,
+		Checks: &analysis.Metrics{
+			Reader:        mgr.GetClient(),
+			MetricsServer: metricsServer,
+			DataPlane:     defaultDataPlane,
+		},
 	}
 	if revertOptions.Enabled {
 		reverter, err := revertOptions.Reverter(mgr.GetAPIReader())

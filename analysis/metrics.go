@@ -27,10 +27,17 @@ type MetricResult struct {
 	Message string
 }
 
-// Metrics runs metric checks, reading MetricTemplates and their Secrets
-// with Reader.
+// Metrics runs metric checks: MetricTemplates, read with Reader with their
+// Secrets, and the built-in checks, sent to MetricsServer.
 type Metrics struct {
 	Reader client.Reader
+	// MetricsServer is the address of the Prometheus the built-in checks
+	// query (the agent's --metrics-server); without it they fail.
+	MetricsServer string
+	// DataPlane is the data plane of the Canaries that set no
+	// routing.dataPlane (the agent's --data-plane); empty means
+	// DefaultDataPlane.
+	DataPlane v1alpha1.DataPlane
 }
 
 // Check runs one metric check of a Canary.
@@ -40,25 +47,17 @@ func (m *Metrics) Check(ctx context.Context, canary *v1alpha1.Canary, metric v1a
 		res.Message = fmt.Sprintf("metric %s: ", metric.Name) + fmt.Sprintf(format, args...)
 		return res
 	}
-	tpl := &v1alpha1.MetricTemplate{}
-	ns := metric.TemplateRef.Namespace
-	if ns == "" {
-		ns = canary.Namespace
-	}
-	if err := m.Reader.Get(ctx, types.NamespacedName{Namespace: ns, Name: metric.TemplateRef.Name}, tpl); err != nil {
-		return fail("failed to get MetricTemplate %s/%s: %v", ns, metric.TemplateRef.Name, err)
-	}
-	query, err := RenderQuery(tpl.Spec.Query, canary, metric)
-	if err != nil {
-		return fail("%v", err)
-	}
-	provider, err := m.provider(ctx, tpl)
+	query, provider, err := m.source(ctx, canary, metric)
 	if err != nil {
 		return fail("%v", err)
 	}
 	v, err := provider.Query(ctx, query)
 	var noData *ErrNoData
 	switch {
+	case errors.As(err, &noData) && metric.IsBuiltin():
+		dataPlane := DataPlaneOf(canary, m.DataPlane)
+		return fail("%v: is the canary receiving traffic through %s, and does Prometheus scrape its metrics? "+
+			"(the data plane is routing.dataPlane, else the agent's --data-plane)", err, dataPlane)
 	case errors.As(err, &noData):
 		return fail("%v: is the canary receiving traffic?", err)
 	case err != nil:
@@ -76,6 +75,54 @@ func (m *Metrics) Check(ctx context.Context, canary *v1alpha1.Canary, metric v1a
 	res.Passed = true
 	res.Message = fmt.Sprintf("metric %s: %g", metric.Name, v)
 	return res
+}
+
+// source returns the query of a check and the Prometheus to send it to:
+// a built-in check's preset and the agent's metrics server, or a
+// MetricTemplate's query and provider.
+func (m *Metrics) source(ctx context.Context, canary *v1alpha1.Canary, metric v1alpha1.CanaryMetric) (string, *Prometheus, error) {
+	switch {
+	case metric.IsBuiltin():
+		return m.builtinSource(canary, metric)
+	case metric.TemplateRef == nil:
+		return "", nil, fmt.Errorf("templateRef is required unless the name is a built-in check: %s or %s",
+			v1alpha1.RequestSuccessRateCheck, v1alpha1.RequestDurationCheck)
+	}
+	return m.templateSource(ctx, canary, metric)
+}
+
+// builtinSource is a built-in check's query for the Canary's data plane,
+// sent to the agent's metrics server.
+func (m *Metrics) builtinSource(canary *v1alpha1.Canary, metric v1alpha1.CanaryMetric) (string, *Prometheus, error) {
+	query, err := BuiltinQuery(canary, metric, DataPlaneOf(canary, m.DataPlane))
+	if err != nil {
+		return "", nil, err
+	}
+	if m.MetricsServer == "" {
+		return "", nil, errors.New("a built-in check needs a Prometheus: start the agent with --metrics-server=<Prometheus URL>")
+	}
+	return query, &Prometheus{Address: m.MetricsServer, Timeout: v1alpha1.DefaultMetricTimeout}, nil
+}
+
+// templateSource is a MetricTemplate's rendered query and its provider.
+func (m *Metrics) templateSource(ctx context.Context, canary *v1alpha1.Canary, metric v1alpha1.CanaryMetric) (string, *Prometheus, error) {
+	tpl := &v1alpha1.MetricTemplate{}
+	ns := metric.TemplateRef.Namespace
+	if ns == "" {
+		ns = canary.Namespace
+	}
+	if err := m.Reader.Get(ctx, types.NamespacedName{Namespace: ns, Name: metric.TemplateRef.Name}, tpl); err != nil {
+		return "", nil, fmt.Errorf("failed to get MetricTemplate %s/%s: %w", ns, metric.TemplateRef.Name, err)
+	}
+	query, err := RenderQuery(tpl.Spec.Query, canary, metric)
+	if err != nil {
+		return "", nil, err
+	}
+	provider, err := m.provider(ctx, tpl)
+	if err != nil {
+		return "", nil, err
+	}
+	return query, provider, nil
 }
 
 // provider builds the query client of a MetricTemplate, with credentials
@@ -106,10 +153,7 @@ func (m *Metrics) provider(ctx context.Context, tpl *v1alpha1.MetricTemplate) (*
 // {{ name }}, {{ namespace }}, {{ target }}, {{ service }}, {{ interval }}
 // and {{ variables.NAME }}.
 func RenderQuery(query string, canary *v1alpha1.Canary, metric v1alpha1.CanaryMetric) (string, error) {
-	interval := canary.GetAnalysisInterval()
-	if metric.Interval != nil && metric.Interval.Duration > 0 {
-		interval = metric.Interval.Duration
-	}
+	interval := metricInterval(canary, metric)
 	vars := metric.TemplateVariables
 	if vars == nil {
 		vars = map[string]string{}
@@ -131,6 +175,15 @@ func RenderQuery(query string, canary *v1alpha1.Canary, metric v1alpha1.CanaryMe
 		return "", fmt.Errorf("query template: %w", err)
 	}
 	return b.String(), nil
+}
+
+// metricInterval is a check's range window: its interval, else the
+// analysis interval.
+func metricInterval(canary *v1alpha1.Canary, metric v1alpha1.CanaryMetric) time.Duration {
+	if metric.Interval != nil && metric.Interval.Duration > 0 {
+		return metric.Interval.Duration
+	}
+	return canary.GetAnalysisInterval()
 }
 
 // promDuration formats a duration as Prometheus reads it (1m, 30s, 1500ms).

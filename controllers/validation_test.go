@@ -69,10 +69,33 @@ func TestValidation_CanaryCEL(t *testing.T) {
 		},
 		"threshold range inverted": {
 			canary: testobj.MakeCanary("c9", ns).Analysis(v1alpha1.CanaryAnalysis{Metrics: []v1alpha1.CanaryMetric{{
-				Name: "errors", TemplateRef: v1alpha1.TemplateReference{Name: "errors"},
+				Name: "errors", TemplateRef: &v1alpha1.TemplateReference{Name: "errors"},
 				ThresholdRange: &v1alpha1.ThresholdRange{Min: ptr.To(5.0), Max: ptr.To(1.0)},
 			}}}).Obj(),
 			wantErr: "thresholdRange.min must not exceed thresholdRange.max",
+		},
+		"built-in checks without templateRef": {
+			canary: testobj.MakeCanary("c10", ns).
+				Routing(v1alpha1.CanaryRouting{Provider: v1alpha1.KubernetesRouting, DataPlane: v1alpha1.IstioDataPlane}).
+				Analysis(v1alpha1.CanaryAnalysis{Iterations: 3, Metrics: []v1alpha1.CanaryMetric{
+					{Name: v1alpha1.RequestSuccessRateCheck, ThresholdRange: &v1alpha1.ThresholdRange{Min: ptr.To(99.0)}},
+					{Name: v1alpha1.RequestDurationCheck, ThresholdRange: &v1alpha1.ThresholdRange{Max: ptr.To(500.0)}},
+				}}).Obj(),
+		},
+		"a built-in name with a template": {
+			canary: testobj.MakeCanary("c11", ns).Analysis(v1alpha1.CanaryAnalysis{Metrics: []v1alpha1.CanaryMetric{{
+				Name: v1alpha1.RequestDurationCheck, TemplateRef: &v1alpha1.TemplateReference{Name: "latency"},
+			}}}).Obj(),
+		},
+		"custom check without templateRef": {
+			canary: testobj.MakeCanary("c12", ns).Analysis(v1alpha1.CanaryAnalysis{Metrics: []v1alpha1.CanaryMetric{{
+				Name: "error-rate", ThresholdRange: &v1alpha1.ThresholdRange{Max: ptr.To(1.0)},
+			}}}).Obj(),
+			wantErr: "templateRef is required unless name is a built-in check: request-success-rate or request-duration",
+		},
+		"unknown data plane": {
+			canary:  testobj.MakeCanary("c13", ns).Routing(v1alpha1.CanaryRouting{DataPlane: "linkerd"}).Obj(),
+			wantErr: `spec.routing.dataPlane: Unsupported value: "linkerd"`,
 		},
 	}
 	for name, tt := range tests {

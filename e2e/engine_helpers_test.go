@@ -45,7 +45,7 @@ func errorRateTemplate(t testing.TB, ns string) v1alpha1.CanaryMetric {
 	}
 	return v1alpha1.CanaryMetric{
 		Name:           "error-rate",
-		TemplateRef:    v1alpha1.TemplateReference{Name: "error-rate"},
+		TemplateRef:    &v1alpha1.TemplateReference{Name: "error-rate"},
 		ThresholdRange: &v1alpha1.ThresholdRange{Max: ptrFloat(1)},
 		Interval:       &metav1.Duration{Duration: 3 * time.Second},
 	}

@@ -139,3 +139,9 @@ func (in *Canary) GetRevertTriggers() []RevertTrigger {
 	}
 	return g.Revert.On
 }
+
+// IsBuiltin reports whether the metric is one of the built-in checks
+// (request-success-rate, request-duration): named so, without templateRef.
+func (in *CanaryMetric) IsBuiltin() bool {
+	return in.TemplateRef == nil && (in.Name == RequestSuccessRateCheck || in.Name == RequestDurationCheck)
+}

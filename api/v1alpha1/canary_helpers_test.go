@@ -58,3 +58,22 @@ func TestGetters_Defaults(t *testing.T) {
 		t.Errorf("interval = %s, want 10s", got)
 	}
 }
+
+func TestCanaryMetric_IsBuiltin(t *testing.T) {
+	tests := map[string]struct {
+		metric CanaryMetric
+		want   bool
+	}{
+		"success rate":              {metric: CanaryMetric{Name: "request-success-rate"}, want: true},
+		"duration":                  {metric: CanaryMetric{Name: "request-duration"}, want: true},
+		"built-in name, a template": {metric: CanaryMetric{Name: "request-duration", TemplateRef: &TemplateReference{Name: "latency"}}},
+		"other name":                {metric: CanaryMetric{Name: "error-rate", TemplateRef: &TemplateReference{Name: "errors"}}},
+	}
+	for name, tt := range tests {
+		t.Run(name, func(t *testing.T) {
+			if got := tt.metric.IsBuiltin(); got != tt.want {
+				t.Errorf("IsBuiltin() = %v, want %v", got, tt.want)
+			}
+		})
+	}
+}

@@ -195,7 +195,39 @@ type CanaryRouting struct {
 	// +optional
 	// +kubebuilder:validation:MaxItems=16
 	Hosts []string `json:"hosts,omitempty"`
+
+	// DataPlane is the proxy or mesh that serves the canary's traffic: the
+	// built-in checks (request-success-rate, request-duration) query its
+	// metrics. Defaults to the agent's --data-plane.
+	// +optional
+	DataPlane DataPlane `json:"dataPlane,omitempty"`
 }
+
+// DataPlane names the proxy or mesh whose metrics the built-in checks
+// query. Each value selects the metric names and labels of one data plane.
+// +kubebuilder:validation:Enum=traefik;envoy-gateway;istio;nginx-gateway-fabric;cilium
+type DataPlane string
+
+const (
+	// TraefikDataPlane selects Traefik v3 (kubernetesGateway provider): its
+	// per-backend series traefik_service_requests_total and
+	// traefik_service_request_duration_seconds.
+	TraefikDataPlane DataPlane = "traefik"
+	// EnvoyGatewayDataPlane selects Envoy Gateway: Envoy's per-endpoint
+	// stats (envoy_cluster_endpoint_rq_*) of the canary Service's pods.
+	EnvoyGatewayDataPlane DataPlane = "envoy-gateway"
+	// IstioDataPlane selects Istio's standard metrics istio_requests_total
+	// and istio_request_duration_milliseconds, reported by the sidecars and
+	// gateways that send requests to the canary Service.
+	IstioDataPlane DataPlane = "istio"
+	// NGINXGatewayFabricDataPlane selects NGINX Gateway Fabric with NGINX
+	// Plus: its per-upstream series nginx_http_upstream_peer_responses_total.
+	NGINXGatewayFabricDataPlane DataPlane = "nginx-gateway-fabric"
+	// CiliumDataPlane selects Cilium's Hubble HTTP metrics (httpV2)
+	// hubble_http_requests_total and hubble_http_request_duration_seconds of
+	// the canary's workload.
+	CiliumDataPlane DataPlane = "cilium"
+)
 
 // GatewayReference names a Gateway API Gateway.
 type GatewayReference struct {
@@ -273,18 +305,35 @@ type CanaryAnalysis struct {
 	Webhooks []CanaryWebhook `json:"webhooks,omitempty"`
 }
 
-// CanaryMetric is one metric check of the analysis.
+// Names of the built-in checks, Flagger's: they need no MetricTemplate.
+const (
+	// RequestSuccessRateCheck is the percentage of non-5xx responses the
+	// canary served in the metric's interval (thresholdRange.min, e.g. 99).
+	RequestSuccessRateCheck = "request-success-rate"
+	// RequestDurationCheck is the 99th percentile of the canary's response
+	// times in the metric's interval, in milliseconds (thresholdRange.max).
+	RequestDurationCheck = "request-duration"
+)
+
+// CanaryMetric is one metric check of the analysis: a MetricTemplate's
+// query, or, without templateRef, one of the built-in checks.
+// +kubebuilder:validation:XValidation:rule="has(self.templateRef) || self.name in ['request-success-rate', 'request-duration']",message="templateRef is required unless name is a built-in check: request-success-rate or request-duration"
 type CanaryMetric struct {
-	// Name of the check, shown in events and status.
+	// Name of the check, shown in events and status. Without templateRef,
+	// request-success-rate and request-duration name the built-in checks,
+	// which query the data plane's metrics (routing.dataPlane).
 	// +kubebuilder:validation:MinLength=1
 	// +required
 	Name string `json:"name"`
 
 	// TemplateRef names the MetricTemplate that holds the provider and query.
-	// +required
-	TemplateRef TemplateReference `json:"templateRef"`
+	// Required unless name is a built-in check; when set, the template's
+	// query runs, whatever the name.
+	// +optional
+	TemplateRef *TemplateReference `json:"templateRef,omitempty"`
 
-	// TemplateVariables are available to the query as {{ variables.NAME }}.
+	// TemplateVariables are available to the query as {{ variables.NAME }}
+	// (MetricTemplates only).
 	// +optional
 	TemplateVariables map[string]string `json:"templateVariables,omitempty"`
 

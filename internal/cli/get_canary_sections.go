@@ -21,7 +21,7 @@ func (d canaryDescription) writeChecks(w io.Writer) {
 			if metric.Interval != nil {
 				interval = metric.Interval.Duration.String()
 			}
-			fmt.Fprintf(w, "  %s\t%s\t%s\t%s\n", metric.Name, templateName(metric.TemplateRef),
+			fmt.Fprintf(w, "  %s\t%s\t%s\t%s\n", metric.Name, metricSource(metric, d.canary.Spec.Routing.DataPlane),
 				describeRange(metric.ThresholdRange), interval)
 		}
 	}
@@ -40,8 +40,16 @@ func (d canaryDescription) writeChecks(w io.Writer) {
 	}
 }
 
-func templateName(ref v1alpha1.TemplateReference) string {
-	if ref.Namespace == "" {
+// metricSource names where a check's query comes from: its MetricTemplate,
+// or the built-in check of the Canary's data plane (the agent's when empty).
+func metricSource(metric v1alpha1.CanaryMetric, dataPlane v1alpha1.DataPlane) string {
+	ref := metric.TemplateRef
+	switch {
+	case ref == nil && dataPlane != "":
+		return "built-in (" + string(dataPlane) + ")"
+	case ref == nil:
+		return "built-in"
+	case ref.Namespace == "":
 		return ref.Name
 	}
 	return ref.Namespace + "/" + ref.Name

@@ -43,10 +43,11 @@ func describedCanaries() []client.Object {
 			Threshold:  3,
 			StepWeight: 10,
 			Metrics: []v1alpha1.CanaryMetric{
-				{Name: "error-rate", TemplateRef: v1alpha1.TemplateReference{Name: "error-rate", Namespace: "serin-system"},
+				{Name: "error-rate", TemplateRef: &v1alpha1.TemplateReference{Name: "error-rate", Namespace: "serin-system"},
 					ThresholdRange: &v1alpha1.ThresholdRange{Max: ptr.To(1.0)}, Interval: minute},
-				{Name: "latency", TemplateRef: v1alpha1.TemplateReference{Name: "latency"},
+				{Name: "latency", TemplateRef: &v1alpha1.TemplateReference{Name: "latency"},
 					ThresholdRange: &v1alpha1.ThresholdRange{Min: ptr.To(0.0), Max: ptr.To(500.0)}},
+				{Name: v1alpha1.RequestSuccessRateCheck, ThresholdRange: &v1alpha1.ThresholdRange{Min: ptr.To(99.0)}, Interval: minute},
 			},
 			Webhooks: []v1alpha1.CanaryWebhook{
 				{Name: "load-test", URL: "http://flagger-loadtester.test/"},

@@ -2,6 +2,7 @@ package flaggerconvert
 
 import (
 	"fmt"
+	"slices"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -114,9 +115,9 @@ func (c canaryConverter) duration(field, value string) *metav1.Duration {
 	return &metav1.Duration{Duration: d}
 }
 
-// builtinMetrics are Flagger's metrics that need no template: they query
-// the mesh or ingress Flagger was started for.
-var builtinMetrics = map[string]bool{"request-success-rate": true, "request-duration": true}
+// builtinMetrics are Flagger's metrics that need no template; serin has the
+// same built-in checks, under the same names.
+var builtinMetrics = map[string]bool{v1alpha1.RequestSuccessRateCheck: true, v1alpha1.RequestDurationCheck: true}
 
 func (c canaryConverter) metrics(in []flaggerMetric, path string, analysisInterval time.Duration) []v1alpha1.CanaryMetric {
 	var out []v1alpha1.CanaryMetric
@@ -124,10 +125,13 @@ func (c canaryConverter) metrics(in []flaggerMetric, path string, analysisInterv
 		field := fmt.Sprintf("%s.metrics[%d]", path, i)
 		switch {
 		case metric.TemplateRef != nil:
+			if builtinMetrics[metric.Name] {
+				c.report.drop(field+".name", "Flagger runs its built-in %s check as well as the template; serin runs the "+
+					"template only: add a metric named %s without templateRef for the built-in check", metric.Name, metric.Name)
+			}
 			out = append(out, c.templateMetric(metric, field, analysisInterval))
 		case builtinMetrics[metric.Name]:
-			c.report.drop(field, "%s is a Flagger builtin metric and serin has none: write its query for your "+
-				"mesh or ingress in a MetricTemplate and reference it with templateRef; the metric was left out", metric.Name)
+			out = append(out, c.builtinMetric(metric, field, analysisInterval))
 		case metric.Query != "":
 			c.report.drop(field+".query", "inline queries need a MetricTemplate: put the query of %q in a "+
 				"MetricTemplate and reference it with templateRef; the metric was left out", metric.Name)
@@ -139,19 +143,9 @@ func (c canaryConverter) metrics(in []flaggerMetric, path string, analysisInterv
 }
 
 func (c canaryConverter) templateMetric(in flaggerMetric, field string, analysisInterval time.Duration) v1alpha1.CanaryMetric {
-	out := v1alpha1.CanaryMetric{
-		Name:              in.Name,
-		TemplateRef:       v1alpha1.TemplateReference{Name: in.TemplateRef.Name, Namespace: in.TemplateRef.Namespace},
-		TemplateVariables: in.TemplateVariables,
-		Interval:          c.duration(field+".interval", in.Interval),
-	}
-	if in.Interval == "" && analysisInterval != flaggerDefaultMetricInterval {
-		// Flagger's {{ interval }} defaults to 1m, serin's to the analysis interval.
-		out.Interval = &metav1.Duration{Duration: flaggerDefaultMetricInterval}
-	}
-	if in.ThresholdRange != nil {
-		out.ThresholdRange = &v1alpha1.ThresholdRange{Min: in.ThresholdRange.Min, Max: in.ThresholdRange.Max}
-	}
+	out := c.metric(in, field, analysisInterval)
+	out.TemplateRef = &v1alpha1.TemplateReference{Name: in.TemplateRef.Name, Namespace: in.TemplateRef.Namespace}
+	out.TemplateVariables = in.TemplateVariables
 	if in.Threshold != nil {
 		c.report.drop(field+".threshold", "deprecated in Flagger and not used with templateRef: set thresholdRange")
 	}
@@ -159,6 +153,71 @@ func (c canaryConverter) templateMetric(in flaggerMetric, field string, analysis
 		c.report.drop(field+".query", "ignored by Flagger when templateRef is set")
 	}
 	return out
+}
+
+// builtinMetric converts one of Flagger's built-in checks to serin's. Its
+// deprecated threshold is the lowest success rate, or the highest duration
+// in milliseconds, when thresholdRange is not set.
+func (c canaryConverter) builtinMetric(in flaggerMetric, field string, analysisInterval time.Duration) v1alpha1.CanaryMetric {
+	out := c.metric(in, field, analysisInterval)
+	switch {
+	case in.Threshold != nil && in.ThresholdRange != nil:
+		c.report.drop(field+".threshold", "ignored by Flagger when thresholdRange is set")
+	case in.Threshold != nil && in.Name == v1alpha1.RequestSuccessRateCheck:
+		out.ThresholdRange = &v1alpha1.ThresholdRange{Min: in.Threshold}
+	case in.Threshold != nil:
+		out.ThresholdRange = &v1alpha1.ThresholdRange{Max: in.Threshold}
+	}
+	if in.Query != "" {
+		c.report.drop(field+".query", "inline queries need a MetricTemplate: put the query of %q in a "+
+			"MetricTemplate and reference it with templateRef; the built-in check was converted", in.Name)
+	}
+	if len(in.TemplateVariables) > 0 {
+		c.report.drop(field+".templateVariables", "used by templates only")
+	}
+	return out
+}
+
+// metric converts what templates and built-in checks share: the name, the
+// range and the interval.
+func (c canaryConverter) metric(in flaggerMetric, field string, analysisInterval time.Duration) v1alpha1.CanaryMetric {
+	out := v1alpha1.CanaryMetric{Name: in.Name, Interval: c.duration(field+".interval", in.Interval)}
+	if in.Interval == "" && analysisInterval != flaggerDefaultMetricInterval {
+		// Flagger's metric interval defaults to 1m, serin's to the analysis interval.
+		out.Interval = &metav1.Duration{Duration: flaggerDefaultMetricInterval}
+	}
+	if in.ThresholdRange != nil {
+		out.ThresholdRange = &v1alpha1.ThresholdRange{Min: in.ThresholdRange.Min, Max: in.ThresholdRange.Max}
+	}
+	return out
+}
+
+// builtinDataPlanes are the Flagger providers whose built-in checks serin
+// has: their metrics are the same data plane's.
+var builtinDataPlanes = map[string]v1alpha1.DataPlane{
+	"istio":   v1alpha1.IstioDataPlane,
+	"traefik": v1alpha1.TraefikDataPlane,
+}
+
+// dataPlane is the data plane of the converted built-in checks: the one of
+// Flagger's provider, or none (the agent's --data-plane) when serin cannot
+// tell which data plane Flagger's provider queried.
+func (c canaryConverter) dataPlane(analysis *v1alpha1.CanaryAnalysis) v1alpha1.DataPlane {
+	if analysis == nil || !slices.ContainsFunc(analysis.Metrics, func(m v1alpha1.CanaryMetric) bool { return m.IsBuiltin() }) {
+		return ""
+	}
+	provider := c.in.Spec.Provider
+	if dataPlane, ok := builtinDataPlanes[provider]; ok {
+		return dataPlane
+	}
+	which := fmt.Sprintf("provider %s", provider)
+	if provider == "" {
+		which = "an unset provider"
+	}
+	c.report.drop("spec.provider", "the built-in checks query the metrics of the data plane that serves the canary, "+
+		"which %s does not name: set routing.dataPlane (traefik, envoy-gateway, istio, nginx-gateway-fabric or cilium), "+
+		"or the agent's --data-plane applies", which)
+	return ""
 }
 
 // webhookTypes are Flagger's hook types; serin has the same ones.

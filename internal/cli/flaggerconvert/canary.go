@@ -62,6 +62,7 @@ func (c canaryConverter) convert() (v1alpha1.CanarySpec, bool) {
 	analysis, path := c.chooseAnalysis()
 	out.Analysis = c.analysis(analysis, path)
 	out.Routing = c.routing(provider, analysis, path, out.Analysis)
+	out.Routing.DataPlane = c.dataPlane(out.Analysis)
 	return out, true
 }
 
@@ -102,7 +103,7 @@ func (c canaryConverter) autoscalerRef() *v1alpha1.AutoscalerReference {
 func (c canaryConverter) dropProviderSettings() {
 	spec := c.in.Spec
 	if spec.MetricsServer != "" {
-		c.report.drop("spec.metricsServer", "serin has no default metrics server: set the Prometheus address in each MetricTemplate")
+		c.report.drop("spec.metricsServer", "serin has no metrics server per Canary: the built-in checks query the agent's --metrics-server, MetricTemplates their own address")
 	}
 	if present(spec.IngressRef) {
 		c.report.drop("spec.ingressRef", "NGINX ingress routing is not supported: serin routes with gatewayapi or kubernetes")

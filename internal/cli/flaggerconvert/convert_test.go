@@ -30,8 +30,9 @@ func TestEverythingIsAccountedFor(t *testing.T) {
 		t.Fatal(err)
 	}
 	// The unknown field comes first, from the strict decoding; then the
-	// fields in the order the conversion reads them. spec.provider is not
-	// there: gatewayapi:v1 maps to gatewayapi.
+	// fields in the order the conversion reads them. spec.provider comes
+	// last: gatewayapi:v1 maps to gatewayapi, but does not name the data
+	// plane of the built-in check.
 	wantDropped := []string{
 		"spec.service.loadBalancer",
 		"spec.autoscalerRef.primaryScalerQueries", "spec.autoscalerRef.primaryScalerReplicas",
@@ -45,9 +46,10 @@ func TestEverythingIsAccountedFor(t *testing.T) {
 		"spec.analysis.match", "spec.analysis.mirror", "spec.analysis.mirrorWeight", "spec.analysis.sessionAffinity",
 		"spec.analysis.primaryReadyThreshold", "spec.analysis.canaryReadyThreshold", "spec.analysis.alerts",
 		"spec.analysis.metrics[0].threshold", "spec.analysis.metrics[0].query",
-		"spec.analysis.metrics[1]", "spec.analysis.metrics[2].query",
+		"spec.analysis.metrics[2].query",
 		"spec.analysis.webhooks[0].muteAlert", "spec.analysis.webhooks[2].type",
 		"spec.service.gatewayRefs[0].port", "spec.service.gatewayRefs[1]",
+		"spec.provider",
 	}
 	var gotDropped []string
 	for _, d := range result.Dropped {
@@ -93,10 +95,12 @@ func everythingSpec() v1alpha1.CanarySpec {
 			MaxWeight:           60,
 			StepWeightPromotion: 20,
 			Metrics: []v1alpha1.CanaryMetric{
-				{Name: "templated", TemplateRef: v1alpha1.TemplateReference{Name: "errors", Namespace: "monitoring"},
+				{Name: "templated", TemplateRef: &v1alpha1.TemplateReference{Name: "errors", Namespace: "monitoring"},
 					TemplateVariables: map[string]string{"route": "/api"}, Interval: duration(2 * time.Minute),
 					ThresholdRange: &v1alpha1.ThresholdRange{Min: ptr.To(1.0), Max: ptr.To(2.0)}},
-				{Name: "default-interval", TemplateRef: v1alpha1.TemplateReference{Name: "latency"},
+				{Name: "request-success-rate", Interval: duration(time.Minute),
+					ThresholdRange: &v1alpha1.ThresholdRange{Min: ptr.To(99.0)}},
+				{Name: "default-interval", TemplateRef: &v1alpha1.TemplateReference{Name: "latency"},
 					Interval: duration(time.Minute)},
 			},
 			Webhooks: []v1alpha1.CanaryWebhook{
@@ -171,6 +175,45 @@ func TestConvert(t *testing.T) {
 			wantDropped: []string{"spec.analysis.interval", "spec.analysis.webhooks[0].timeout"},
 			wantSpec: spec(kubernetes(), &v1alpha1.CanaryAnalysis{Iterations: 2, Threshold: 2,
 				Webhooks: []v1alpha1.CanaryWebhook{{Name: "w", Type: v1alpha1.RolloutHook, URL: "http://w"}}}),
+		},
+		"built-in checks on Istio": {
+			input: canaryYAML("provider: istio", "analysis: {iterations: 2, threshold: 2, metrics: ["+
+				"{name: request-success-rate, interval: 1m, thresholdRange: {min: 99}}, "+
+				"{name: request-duration, interval: 30s, thresholdRange: {max: 500}}]}"),
+			wantDropped: []string{"spec.provider"},
+			wantSpec: spec(v1alpha1.CanaryRouting{Provider: v1alpha1.KubernetesRouting, DataPlane: v1alpha1.IstioDataPlane},
+				&v1alpha1.CanaryAnalysis{Iterations: 2, Threshold: 2, Metrics: []v1alpha1.CanaryMetric{
+					{Name: "request-success-rate", Interval: duration(time.Minute), ThresholdRange: &v1alpha1.ThresholdRange{Min: ptr.To(99.0)}},
+					{Name: "request-duration", Interval: duration(30 * time.Second), ThresholdRange: &v1alpha1.ThresholdRange{Max: ptr.To(500.0)}},
+				}}),
+		},
+		"built-in checks: Flagger's deprecated threshold is the range": {
+			input: canaryYAML("provider: traefik", "analysis: {iterations: 2, threshold: 2, metrics: ["+
+				"{name: request-success-rate, threshold: 99}, {name: request-duration, threshold: 500}, "+
+				"{name: request-duration, threshold: 500, thresholdRange: {max: 300}, query: up}]}"),
+			wantDropped: []string{"spec.provider",
+				"spec.analysis.metrics[2].threshold", "spec.analysis.metrics[2].query"},
+			wantSpec: spec(v1alpha1.CanaryRouting{Provider: v1alpha1.KubernetesRouting, DataPlane: v1alpha1.TraefikDataPlane},
+				&v1alpha1.CanaryAnalysis{Iterations: 2, Threshold: 2, Metrics: []v1alpha1.CanaryMetric{
+					{Name: "request-success-rate", ThresholdRange: &v1alpha1.ThresholdRange{Min: ptr.To(99.0)}},
+					{Name: "request-duration", ThresholdRange: &v1alpha1.ThresholdRange{Max: ptr.To(500.0)}},
+					{Name: "request-duration", ThresholdRange: &v1alpha1.ThresholdRange{Max: ptr.To(300.0)}},
+				}}),
+		},
+		"built-in check on Gateway API: the data plane is the agent's": {
+			input: canaryYAML("provider: gatewayapi:v1", "service: {port: 9898, gatewayRefs: [{name: public}]}",
+				"analysis: {stepWeight: 10, maxWeight: 20, threshold: 2, metrics: [{name: request-duration, thresholdRange: {max: 500}}]}"),
+			wantDropped: []string{"spec.provider"},
+			wantSpec: spec(gatewayAPI("public"), &v1alpha1.CanaryAnalysis{StepWeight: 10, MaxWeight: 20, Threshold: 2,
+				Metrics: []v1alpha1.CanaryMetric{{Name: "request-duration", ThresholdRange: &v1alpha1.ThresholdRange{Max: ptr.To(500.0)}}}}),
+		},
+		"a built-in name with a template: Flagger ran both": {
+			input: canaryYAML("provider: kubernetes", "analysis: {iterations: 2, threshold: 2, metrics: ["+
+				"{name: request-duration, templateRef: {name: latency}, thresholdRange: {max: 500}}]}"),
+			wantDropped: []string{"spec.analysis.metrics[0].name"},
+			wantSpec: spec(kubernetes(), &v1alpha1.CanaryAnalysis{Iterations: 2, Threshold: 2,
+				Metrics: []v1alpha1.CanaryMetric{{Name: "request-duration", TemplateRef: &v1alpha1.TemplateReference{Name: "latency"},
+					ThresholdRange: &v1alpha1.ThresholdRange{Max: ptr.To(500.0)}}}}),
 		},
 		"other objects pass through, other Flagger objects are left out": {
 			input: "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\n---\n# only a comment\n---\n" +

@@ -1,0 +1,184 @@
+package analysis
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"text/template"
+
+	"github.com/serin-dev/serin/api/v1alpha1"
+)
+
+// DefaultDataPlane is the data plane of the built-in checks when neither the
+// Canary (routing.dataPlane) nor the agent (--data-plane) names one:
+// Traefik, the data plane serin's testbed runs and the one its presets are
+// verified against.
+const DefaultDataPlane = v1alpha1.TraefikDataPlane
+
+// The built-in checks measure the canary's backend Service, <apex>-canary,
+// with both routing providers: with gatewayapi it is the canary's backend of
+// the HTTPRoute; with kubernetes (blue/green) the apex Service keeps
+// selecting the primary during the analysis, so the canary's traffic is the
+// one a tester or a route of your own sends to <apex>-canary, as in Flagger.
+//
+// Each data plane's query is a Go template with {{ namespace }},
+// {{ service }} (the canary's backend Service), {{ port }} (its port),
+// {{ workload }} (the canary Deployment, for a Deployment target) and
+// {{ interval }}. A success rate is 100 × non-5xx / all responses, the
+// non-5xx sum counting as 0 when the canary answered only 5xx; a duration is
+// the 99th percentile in milliseconds. No requests give no data (or NaN),
+// which fails the check.
+
+// traefikBackend selects the per-backend series Traefik v3's
+// kubernetesGateway provider keeps for one Service port of an HTTPRoute:
+// service="<namespace>-<service>-<port>@kubernetesgateway".
+const traefikBackend = `service="{{ namespace }}-{{ service }}-{{ port }}@kubernetesgateway"`
+
+// istioClients selects what the sidecars and gateways that sent requests to
+// the canary Service report (reporter="source"): the data plane that routed
+// them knows the backend Service, which the canary's own sidecar cannot
+// tell when several Services select its pods.
+const istioClients = `reporter="source",destination_service_namespace="{{ namespace }}",destination_service_name="{{ service }}"`
+
+// nginxUpstream selects NGINX Gateway Fabric's upstream of the canary
+// Service port, which it names <namespace>_<service>_<port>.
+const nginxUpstream = `nginx_upstream_name="{{ namespace }}_{{ service }}_{{ port }}"`
+
+// hubbleServer selects the HTTP flows Hubble saw arrive at the canary's
+// workload (reporter="server"): Hubble's labels name workloads, not Services.
+const hubbleServer = `reporter="server",destination_namespace="{{ namespace }}",destination_workload="{{ workload }}"`
+
+// canaryEndpoints keeps the series of a rate (one per Envoy endpoint,
+// envoy_endpoint_address="<ip>:<port>") whose endpoint is a pod of the
+// canary Service, from kube-state-metrics' kube_endpoint_address.
+func canaryEndpoints(rate string) string {
+	return `label_replace(` + rate + `, "ip", "$1", "envoy_endpoint_address", "\\[?(.+?)\\]?:[0-9]+")` +
+		` * on (ip) group_left () group by (ip) (kube_endpoint_address{namespace="{{ namespace }}",endpoint="{{ service }}"})`
+}
+
+// successRate is the percentage of non-5xx responses of a counter.
+func successRate(counter, selector, non5xx string) string {
+	return `100 * (sum(rate(` + counter + `{` + selector + `,` + non5xx + `}[{{ interval }}])) or vector(0))` +
+		` / sum(rate(` + counter + `{` + selector + `}[{{ interval }}]))`
+}
+
+// p99 is the 99th percentile of a histogram, times scale (1000 for seconds).
+func p99(histogram, selector, scale string) string {
+	return scale + `histogram_quantile(0.99, sum by (le) (rate(` + histogram + `{` + selector + `}[{{ interval }}])))`
+}
+
+// builtinQuery is the query of one built-in check on one data plane, or why
+// that data plane cannot answer it.
+type builtinQuery struct {
+	promQL      string
+	unavailable string
+}
+
+// builtinQueries are the presets: for each data plane, the query of each
+// built-in check. docs/spec/v1alpha1/canaries.md lists what each needs
+// enabled in its data plane.
+var builtinQueries = map[v1alpha1.DataPlane]map[string]builtinQuery{
+	v1alpha1.TraefikDataPlane: {
+		v1alpha1.RequestSuccessRateCheck: {promQL: successRate("traefik_service_requests_total", traefikBackend, `code!~"5.."`)},
+		v1alpha1.RequestDurationCheck:    {promQL: p99("traefik_service_request_duration_seconds_bucket", traefikBackend, "1000 * ")},
+	},
+	// Envoy Gateway keeps one upstream cluster per HTTPRoute rule, shared by
+	// all its backends: its cluster stats cannot tell the canary from the
+	// primary. The per-endpoint stats can, once joined with the canary
+	// Service's pod IPs; they count requests (rq_success is non-5xx) but
+	// have no latency.
+	v1alpha1.EnvoyGatewayDataPlane: {
+		v1alpha1.RequestSuccessRateCheck: {promQL: `100 * (sum(` + canaryEndpoints(`rate(envoy_cluster_endpoint_rq_success[{{ interval }}])`) + `) or vector(0))` +
+			` / sum(` + canaryEndpoints(`rate(envoy_cluster_endpoint_rq_total[{{ interval }}])`) + `)`},
+		v1alpha1.RequestDurationCheck: {unavailable: "Envoy Gateway keeps one upstream cluster for all the backends of an HTTPRoute rule, " +
+			"so its latency histograms mix the primary and the canary, and Envoy's per-endpoint stats have no latency: " +
+			"measure the canary's latency in a MetricTemplate (from the application's own histogram, for instance)"},
+	},
+	v1alpha1.IstioDataPlane: {
+		v1alpha1.RequestSuccessRateCheck: {promQL: successRate("istio_requests_total", istioClients, `response_code!~"5.."`)},
+		v1alpha1.RequestDurationCheck:    {promQL: p99("istio_request_duration_milliseconds_bucket", istioClients, "")},
+	},
+	// NGINX Gateway Fabric reports an average response time per upstream
+	// peer, not a histogram.
+	v1alpha1.NGINXGatewayFabricDataPlane: {
+		v1alpha1.RequestSuccessRateCheck: {promQL: successRate("nginx_http_upstream_peer_responses_total", nginxUpstream, `nginx_status_range!="5xx"`)},
+		v1alpha1.RequestDurationCheck: {unavailable: "NGINX Gateway Fabric reports only the average response time of each upstream peer, " +
+			"not a histogram, so no 99th percentile can be computed: measure the canary's latency in a MetricTemplate"},
+	},
+	v1alpha1.CiliumDataPlane: {
+		v1alpha1.RequestSuccessRateCheck: {promQL: successRate("hubble_http_requests_total", hubbleServer, `status!~"5.."`)},
+		v1alpha1.RequestDurationCheck:    {promQL: p99("hubble_http_request_duration_seconds_bucket", hubbleServer, "1000 * ")},
+	},
+}
+
+// errNoWorkload: a data plane whose metrics name workloads, not Services,
+// cannot find the canary of a Service target.
+var errNoWorkload = errors.New("its metrics name the canary by its workload, and a Service target has none: use a MetricTemplate")
+
+// DataPlaneOf returns the data plane of a Canary's built-in checks: its
+// routing.dataPlane, else fallback (the agent's --data-plane), else
+// DefaultDataPlane.
+func DataPlaneOf(canary *v1alpha1.Canary, fallback v1alpha1.DataPlane) v1alpha1.DataPlane {
+	switch {
+	case canary.Spec.Routing.DataPlane != "":
+		return canary.Spec.Routing.DataPlane
+	case fallback != "":
+		return fallback
+	}
+	return DefaultDataPlane
+}
+
+// ParseDataPlane checks the name of a data plane (the agent's --data-plane).
+func ParseDataPlane(name string) (v1alpha1.DataPlane, error) {
+	if _, ok := builtinQueries[v1alpha1.DataPlane(name)]; ok {
+		return v1alpha1.DataPlane(name), nil
+	}
+	names := make([]string, 0, len(builtinQueries))
+	for dataPlane := range builtinQueries {
+		names = append(names, string(dataPlane))
+	}
+	slices.Sort(names)
+	return "", fmt.Errorf("data plane %q is not supported: use one of %s", name, strings.Join(names, ", "))
+}
+
+// BuiltinQuery renders the PromQL of a built-in check (request-success-rate
+// or request-duration) for a Canary on a data plane.
+func BuiltinQuery(canary *v1alpha1.Canary, metric v1alpha1.CanaryMetric, dataPlane v1alpha1.DataPlane) (string, error) {
+	presets, ok := builtinQueries[dataPlane]
+	if !ok {
+		return "", fmt.Errorf("data plane %q has no built-in checks", dataPlane)
+	}
+	q, ok := presets[metric.Name]
+	if !ok {
+		return "", fmt.Errorf("%q is not a built-in check: use %s or %s, or a MetricTemplate (templateRef)",
+			metric.Name, v1alpha1.RequestSuccessRateCheck, v1alpha1.RequestDurationCheck)
+	}
+	if q.promQL == "" {
+		return "", fmt.Errorf("%s is not available with data plane %s: %s", metric.Name, dataPlane, q.unavailable)
+	}
+	funcs := template.FuncMap{
+		"namespace": func() string { return canary.Namespace },
+		"service":   func() string { return canary.GetCanaryServiceName() },
+		"port":      func() int32 { return canary.Spec.Service.Port },
+		"interval":  func() string { return promDuration(metricInterval(canary, metric)) },
+		"workload": func() (string, error) {
+			if canary.Spec.TargetRef.Kind != "Deployment" {
+				return "", errNoWorkload
+			}
+			return canary.Spec.TargetRef.Name, nil
+		},
+	}
+	t, err := template.New(metric.Name).Funcs(funcs).Parse(q.promQL)
+	if err != nil {
+		return "", fmt.Errorf("built-in query of %s for %s: %w", metric.Name, dataPlane, err)
+	}
+	var b strings.Builder
+	if err := t.Execute(&b, nil); err != nil {
+		if errors.Is(err, errNoWorkload) {
+			err = errNoWorkload
+		}
+		return "", fmt.Errorf("%s is not available with data plane %s: %w", metric.Name, dataPlane, err)
+	}
+	return b.String(), nil
+}

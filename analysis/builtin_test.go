@@ -1,0 +1,241 @@
+package analysis
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+
+	"github.com/serin-dev/serin/api/v1alpha1"
+)
+
+var update = os.Getenv("UPDATE_GOLDEN") == "true"
+
+// builtinCanary is a Deployment target on port 9898, routed by provider.
+func builtinCanary(provider v1alpha1.RoutingProvider) *v1alpha1.Canary {
+	c := canary()
+	c.Spec.Service.Port = 9898
+	c.Spec.Routing.Provider = provider
+	return c
+}
+
+func builtinMetric(name string) v1alpha1.CanaryMetric {
+	return v1alpha1.CanaryMetric{Name: name, Interval: &metav1.Duration{Duration: time.Minute}}
+}
+
+// Every data plane × check × routing provider renders the query of its
+// golden file (testdata/builtin/<data plane>_<check>.promql; UPDATE_GOLDEN=true
+// writes them), or says why the data plane cannot answer the check. Both
+// routing providers measure the canary's backend Service, so they share
+// one golden file.
+func TestBuiltinQuery_Golden(t *testing.T) {
+	for dataPlane, presets := range builtinQueries {
+		for check := range presets {
+			golden := filepath.Join("testdata", "builtin", fmt.Sprintf("%s_%s.promql", dataPlane, check))
+			for _, provider := range []v1alpha1.RoutingProvider{v1alpha1.GatewayAPIRouting, v1alpha1.KubernetesRouting} {
+				t.Run(fmt.Sprintf("%s/%s/%s", dataPlane, check, provider), func(t *testing.T) {
+					query, err := BuiltinQuery(builtinCanary(provider), builtinMetric(check), dataPlane)
+					got := query + "\n"
+					if err != nil {
+						got = "# not available: " + err.Error() + "\n"
+					}
+					compareGolden(t, golden, got)
+				})
+			}
+		}
+	}
+}
+
+func TestBuiltinQuery_Errors(t *testing.T) {
+	serviceTarget := builtinCanary(v1alpha1.GatewayAPIRouting)
+	serviceTarget.Spec.TargetRef = v1alpha1.TargetReference{APIVersion: "v1", Kind: "Service", Name: "podinfo"}
+	tests := map[string]struct {
+		canary    *v1alpha1.Canary
+		metric    string
+		dataPlane v1alpha1.DataPlane
+		wantErr   string
+	}{
+		"not a built-in name": {canary: canary(), metric: "error-rate", dataPlane: v1alpha1.TraefikDataPlane,
+			wantErr: `"error-rate" is not a built-in check`},
+		"unknown data plane": {canary: canary(), metric: v1alpha1.RequestDurationCheck, dataPlane: "linkerd",
+			wantErr: `data plane "linkerd" has no built-in checks`},
+		"workload of a Service target": {canary: serviceTarget, metric: v1alpha1.RequestSuccessRateCheck, dataPlane: v1alpha1.CiliumDataPlane,
+			wantErr: "request-success-rate is not available with data plane cilium: its metrics name the canary by its workload, and a Service target has none"},
+	}
+	for name, tt := range tests {
+		t.Run(name, func(t *testing.T) {
+			_, err := BuiltinQuery(tt.canary, builtinMetric(tt.metric), tt.dataPlane)
+			if err == nil || !contains(err.Error(), tt.wantErr) {
+				t.Fatalf("err = %v, want %q", err, tt.wantErr)
+			}
+		})
+	}
+	// A Service target's backend is a Service: data planes that name
+	// Services measure it.
+	if _, err := BuiltinQuery(serviceTarget, builtinMetric(v1alpha1.RequestSuccessRateCheck), v1alpha1.IstioDataPlane); err != nil {
+		t.Errorf("istio, Service target: %v", err)
+	}
+}
+
+func TestDataPlaneOf(t *testing.T) {
+	c := canary()
+	if got := DataPlaneOf(c, ""); got != v1alpha1.TraefikDataPlane {
+		t.Errorf("no data plane anywhere: %s, want traefik", got)
+	}
+	if got := DataPlaneOf(c, v1alpha1.IstioDataPlane); got != v1alpha1.IstioDataPlane {
+		t.Errorf("the agent's: %s, want istio", got)
+	}
+	c.Spec.Routing.DataPlane = v1alpha1.CiliumDataPlane
+	if got := DataPlaneOf(c, v1alpha1.IstioDataPlane); got != v1alpha1.CiliumDataPlane {
+		t.Errorf("the Canary's: %s, want cilium", got)
+	}
+}
+
+func TestParseDataPlane(t *testing.T) {
+	if got, err := ParseDataPlane("envoy-gateway"); err != nil || got != v1alpha1.EnvoyGatewayDataPlane {
+		t.Errorf("envoy-gateway: %q, %v", got, err)
+	}
+	_, err := ParseDataPlane("linkerd")
+	want := `data plane "linkerd" is not supported: use one of cilium, envoy-gateway, istio, nginx-gateway-fabric, traefik`
+	if err == nil || err.Error() != want {
+		t.Errorf("linkerd: %v, want %q", err, want)
+	}
+}
+
+// A built-in check sends its preset to the agent's Prometheus
+// (/api/v1/query, the exact query as the query parameter) and compares the
+// answer with the thresholdRange; no data, NaN and a missing metrics server
+// fail it with a message that says what to look at.
+func TestMetrics_BuiltinCheck(t *testing.T) {
+	tests := map[string]struct {
+		body          string
+		noServer      bool
+		metric        v1alpha1.CanaryMetric
+		wantPassed    bool
+		wantMessage   string
+		wantNoRequest bool
+	}{
+		"success rate within range": {
+			body:        `{"status":"success","data":{"resultType":"vector","result":[{"metric":{},"value":[1700000000,"99.5"]}]}}`,
+			metric:      v1alpha1.CanaryMetric{Name: v1alpha1.RequestSuccessRateCheck, ThresholdRange: &v1alpha1.ThresholdRange{Min: ptr.To(99.0)}},
+			wantPassed:  true,
+			wantMessage: "metric request-success-rate: 99.5",
+		},
+		"duration over max": {
+			body:        `{"status":"success","data":{"resultType":"vector","result":[{"metric":{},"value":[1700000000,"750"]}]}}`,
+			metric:      v1alpha1.CanaryMetric{Name: v1alpha1.RequestDurationCheck, ThresholdRange: &v1alpha1.ThresholdRange{Max: ptr.To(500.0)}},
+			wantMessage: "metric request-duration: 750 > 500 (thresholdRange.max)",
+		},
+		"no traffic": {
+			body:        `{"status":"success","data":{"resultType":"vector","result":[]}}`,
+			metric:      v1alpha1.CanaryMetric{Name: v1alpha1.RequestSuccessRateCheck, ThresholdRange: &v1alpha1.ThresholdRange{Min: ptr.To(99.0)}},
+			wantMessage: "is the canary receiving traffic through traefik, and does Prometheus scrape its metrics?",
+		},
+		"NaN, no requests in the interval": {
+			body:        `{"status":"success","data":{"resultType":"vector","result":[{"metric":{},"value":[1700000000,"NaN"]}]}}`,
+			metric:      v1alpha1.CanaryMetric{Name: v1alpha1.RequestDurationCheck, ThresholdRange: &v1alpha1.ThresholdRange{Max: ptr.To(500.0)}},
+			wantMessage: "is the canary receiving traffic through traefik",
+		},
+		"no metrics server": {
+			noServer:      true,
+			metric:        v1alpha1.CanaryMetric{Name: v1alpha1.RequestSuccessRateCheck, ThresholdRange: &v1alpha1.ThresholdRange{Min: ptr.To(99.0)}},
+			wantMessage:   "metric request-success-rate: a built-in check needs a Prometheus: start the agent with --metrics-server=<Prometheus URL>",
+			wantNoRequest: true,
+		},
+		"not a built-in, no templateRef": {
+			metric:        v1alpha1.CanaryMetric{Name: "error-rate"},
+			wantMessage:   "templateRef is required unless the name is a built-in check",
+			wantNoRequest: true,
+		},
+	}
+	for name, tt := range tests {
+		t.Run(name, func(t *testing.T) {
+			var gotPath, gotQuery string
+			requests := 0
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				requests++
+				gotPath, gotQuery = r.URL.Path, r.URL.Query().Get("query")
+				_, _ = w.Write([]byte(tt.body))
+			}))
+			defer srv.Close()
+			m := &Metrics{MetricsServer: srv.URL + "/"}
+			if tt.noServer {
+				m.MetricsServer = ""
+			}
+			c := builtinCanary(v1alpha1.GatewayAPIRouting)
+			res := m.Check(context.Background(), c, tt.metric)
+			if res.Passed != tt.wantPassed || !contains(res.Message, tt.wantMessage) {
+				t.Errorf("got passed=%v %q, want passed=%v %q", res.Passed, res.Message, tt.wantPassed, tt.wantMessage)
+			}
+			if tt.wantNoRequest {
+				if requests != 0 {
+					t.Errorf("%d requests to Prometheus, want none", requests)
+				}
+				return
+			}
+			want, err := BuiltinQuery(c, tt.metric, v1alpha1.TraefikDataPlane)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if gotPath != "/api/v1/query" || gotQuery != want {
+				t.Errorf("request: path %q query %q, want /api/v1/query and %q", gotPath, gotQuery, want)
+			}
+		})
+	}
+}
+
+// The Canary's routing.dataPlane wins over the agent's, and a check its
+// data plane cannot answer fails without a query.
+func TestMetrics_BuiltinCheckDataPlane(t *testing.T) {
+	var gotQuery string
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		gotQuery = r.URL.Query().Get("query")
+		_, _ = w.Write([]byte(`{"status":"success","data":{"resultType":"vector","result":[{"metric":{},"value":[1,"12"]}]}}`))
+	}))
+	defer srv.Close()
+	m := &Metrics{MetricsServer: srv.URL, DataPlane: v1alpha1.TraefikDataPlane}
+	c := builtinCanary(v1alpha1.GatewayAPIRouting)
+	c.Spec.Routing.DataPlane = v1alpha1.IstioDataPlane
+	duration := v1alpha1.CanaryMetric{Name: v1alpha1.RequestDurationCheck}
+	if res := m.Check(context.Background(), c, duration); !res.Passed || !contains(gotQuery, "istio_request_duration_milliseconds_bucket") {
+		t.Errorf("istio: %+v, query %q", res, gotQuery)
+	}
+	gotQuery = ""
+	c.Spec.Routing.DataPlane = v1alpha1.NGINXGatewayFabricDataPlane
+	res := m.Check(context.Background(), c, duration)
+	if res.Passed || !contains(res.Message, "request-duration is not available with data plane nginx-gateway-fabric") || gotQuery != "" {
+		t.Errorf("nginx-gateway-fabric: %+v, query %q", res, gotQuery)
+	}
+}
+
+// compareGolden compares text with a golden file (UPDATE_GOLDEN=true writes it).
+func compareGolden(t *testing.T, file, got string) {
+	t.Helper()
+	if update {
+		if err := os.MkdirAll(filepath.Dir(file), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(file, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(file)
+	if errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("%v (run with UPDATE_GOLDEN=true to create it)", err)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(want) != got {
+		t.Errorf("%s differs:\n--- want\n%s--- got\n%s", file, want, got)
+	}
+}
