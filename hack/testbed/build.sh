@@ -8,8 +8,8 @@
 #
 # Components: etcd kube-apiserver kube-controller-manager kube-scheduler kwok
 #             notification-controller
-#             gitea source-controller kustomize-controller
-#             flagger (only for `make bench`: the side-by-side comparison)
+#             gitea source-controller kustomize-controller traefik
+#             flagger flagger-v1.36.1 (only for `make bench`: the side-by-side comparison)
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -49,6 +49,7 @@ build() { # build NAME VERSION DIR -- go build args...
 # pinned checksums) replace the module's own. The directories of the module
 # named in $KEEP are copied next to the binary under NAME-static/ (Gitea's
 # templates, the controllers' CRDs), also when the binary is already cached.
+# $PREPARE, when set, runs in the copied module before the build.
 build_module() {
 	local name=$1 version=$2 module=$3; shift 4
 	local out="$cache/$name-$version" d
@@ -74,6 +75,7 @@ build_module() {
 		if [[ -f "$here/modules/$name/go.mod" ]]; then
 			cp "$here/modules/$name/go.mod" "$here/modules/$name/go.sum" "$tmp/src/"
 		fi
+		if [[ -n ${PREPARE:-} ]]; then (cd "$tmp/src" && eval "$PREPARE"); fi
 		(cd "$tmp/src" && go build -trimpath -o "$tmp/$name" "$@")
 		mv "$tmp/$name" "$out/$name"
 		log "built $name in $((SECONDS - start))s"
@@ -86,6 +88,13 @@ build_module() {
 # Without the version, the binaries report v0.0.0 and clients refuse them.
 k8s_minor=$(cut -d. -f2 <<<"$KUBERNETES_VERSION")
 k8s_ldflags="-s -w -X k8s.io/component-base/version.gitVersion=$KUBERNETES_VERSION -X k8s.io/component-base/version.gitMajor=1 -X k8s.io/component-base/version.gitMinor=$k8s_minor"
+
+flagger() { # flagger VERSION: Flagger's binary and CRDs, cached by version.
+	(
+		export KEEP=artifacts/flagger
+		build_module flagger "$1" github.com/fluxcd/flagger -- -ldflags "-s -w" ./cmd/flagger
+	)
+}
 
 component() {
 	case $1 in
@@ -105,14 +114,20 @@ component() {
 		build_module gitea "$GITEA_VERSION" code.gitea.io/gitea -- \
 			-tags "sqlite sqlite_unlock_notify" -ldflags "-s -w -X \"main.Version=${GITEA_VERSION#v}\"" .
 	) ;;
-	flagger) (
-		export KEEP=artifacts/flagger
-		build_module flagger "$FLAGGER_VERSION" github.com/fluxcd/flagger -- -ldflags "-s -w" ./cmd/flagger
+	traefik) (
+		# The web UI's assets are built with npm and are not in the module
+		# zip; the testbed runs Traefik with the dashboard off, so an empty
+		# page satisfies its //go:embed.
+		export PREPARE='mkdir -p webui/static && echo "<!-- dashboard not built -->" > webui/static/index.html'
+		build_module traefik "$TRAEFIK_VERSION" github.com/traefik/traefik/v3 -- \
+			-ldflags "-s -w -X github.com/traefik/traefik/v3/pkg/version.Version=$TRAEFIK_VERSION" ./cmd/traefik
 	) ;;
+	flagger) flagger "$FLAGGER_VERSION" ;;
+	flagger-v*) flagger "${1#flagger-}" ;;
 	*) log "unknown component $1"; exit 2 ;;
 	esac
 }
 
 components=("$@")
-[[ ${#components[@]} -gt 0 ]] || components=(etcd kube-apiserver kwok kube-controller-manager kube-scheduler notification-controller source-controller kustomize-controller gitea)
+[[ ${#components[@]} -gt 0 ]] || components=(etcd kube-apiserver kwok kube-controller-manager kube-scheduler notification-controller source-controller kustomize-controller gitea traefik)
 for c in "${components[@]}"; do component "$c"; done

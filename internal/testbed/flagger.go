@@ -15,6 +15,8 @@ import (
 // testbed as a process, for the side-by-side benchmarks: the same scenarios
 // run with serin and with Flagger on the same control plane.
 type Flagger struct {
+	// Version is the release running; "" for the latest.
+	Version string
 	// MetricsURL serves Flagger's Prometheus metrics.
 	MetricsURL string
 	// API counts Flagger's requests to the API server: Flagger does not
@@ -28,6 +30,15 @@ type Flagger struct {
 
 // FlaggerOptions configure StartFlagger.
 type FlaggerOptions struct {
+	// Version is the Flagger release to run: FLAGGER_VERSION (the latest)
+	// or FLAGGER_PREVIOUS_VERSION of hack/testbed/versions.env; the latest
+	// when empty.
+	Version string
+	// Provider is Flagger's -mesh-provider; kubernetes when empty.
+	Provider string
+	// MetricsServer is Flagger's -metrics-server (its built-in checks'
+	// Prometheus); an unreachable address when empty.
+	MetricsServer string
 	// QPS and Burst are Flagger's client limits (-kubeconfig-qps,
 	// -kubeconfig-burst); Flagger's defaults (100, 250) when zero.
 	QPS, Burst int
@@ -39,10 +50,14 @@ type FlaggerOptions struct {
 // all namespaces, at info log level. It stops with the testbed, or earlier
 // with Stop.
 func (tb *Testbed) StartFlagger(ctx context.Context, root string, opts FlaggerOptions) (*Flagger, error) {
-	build := exec.CommandContext(ctx, filepath.Join(root, "hack", "testbed", "build.sh"), "flagger")
+	component := "flagger"
+	if opts.Version != "" {
+		component = "flagger-" + opts.Version
+	}
+	build := exec.CommandContext(ctx, filepath.Join(root, "hack", "testbed", "build.sh"), component)
 	out, err := build.Output()
 	if err != nil {
-		return nil, fmt.Errorf("failed to build Flagger (hack/testbed/build.sh flagger): %w", err)
+		return nil, fmt.Errorf("failed to build Flagger (hack/testbed/build.sh %s): %w", component, err)
 	}
 	dir := strings.TrimSpace(string(out))
 	crds := filepath.Join(dir, "flagger-static", "flagger", "crd.yaml")
@@ -58,12 +73,18 @@ func (tb *Testbed) StartFlagger(ctx context.Context, root string, opts FlaggerOp
 		proxy.Close()
 		return nil, err
 	}
-	args := []string{
-		"-kubeconfig=" + proxy.Kubeconfig,
-		"-mesh-provider=kubernetes",
+	if opts.Provider == "" {
+		opts.Provider = "kubernetes"
+	}
+	if opts.MetricsServer == "" {
 		// Flagger only logs when Prometheus is unreachable; the scenarios
 		// have no metric checks.
-		"-metrics-server=http://127.0.0.1:1",
+		opts.MetricsServer = "http://127.0.0.1:1"
+	}
+	args := []string{
+		"-kubeconfig=" + proxy.Kubeconfig,
+		"-mesh-provider=" + opts.Provider,
+		"-metrics-server=" + opts.MetricsServer,
 		"-port=" + strconv.Itoa(ports[0]),
 		"-log-level=info",
 	}
@@ -74,7 +95,7 @@ func (tb *Testbed) StartFlagger(ctx context.Context, root string, opts FlaggerOp
 		proxy.Close()
 		return nil, err
 	}
-	f := &Flagger{MetricsURL: "http://127.0.0.1:" + strconv.Itoa(ports[0]) + "/metrics", API: proxy, tb: tb, cmd: tb.procs[len(tb.procs)-1]}
+	f := &Flagger{Version: opts.Version, MetricsURL: "http://127.0.0.1:" + strconv.Itoa(ports[0]) + "/metrics", API: proxy, tb: tb, cmd: tb.procs[len(tb.procs)-1]}
 	if err := tb.waitReady(ctx, "http://127.0.0.1:"+strconv.Itoa(ports[0])+"/healthz"); err != nil {
 		f.Stop()
 		return nil, fmt.Errorf("flagger: %w", err)

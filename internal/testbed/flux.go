@@ -7,7 +7,6 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
-	"time"
 
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 )
@@ -74,22 +73,12 @@ func (tb *Testbed) StartFlux(ctx context.Context, opts FluxOptions) (*Flux, erro
 
 // waitReady polls a readiness URL for up to a minute.
 func (tb *Testbed) waitReady(ctx context.Context, url string) error {
-	deadline := time.Now().Add(time.Minute)
-	for time.Now().Before(deadline) {
-		if resp, err := http.Get(url); err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				return nil
-			}
+	return tb.poll(ctx, "200 from "+url, func() bool {
+		resp, err := http.Get(url)
+		if err != nil {
+			return false
 		}
-		if err := tb.exited(); err != nil {
-			return err
-		}
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(100 * time.Millisecond):
-		}
-	}
-	return fmt.Errorf("%s not ready after 1m; see the logs in %s", url, tb.Dir)
+		resp.Body.Close()
+		return resp.StatusCode == http.StatusOK
+	})
 }

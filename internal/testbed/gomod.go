@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
+	"strings"
 )
 
 // moduleDir returns the directory of module in the module cache, as the Go
@@ -29,4 +31,19 @@ func moduleDir(ctx context.Context, dir, module string) (string, error) {
 		return "", fmt.Errorf("failed to locate %s: go mod download said %s", module, out)
 	}
 	return mod.Dir, nil
+}
+
+// Version returns a version pinned in hack/testbed/versions.env (KEY=VALUE
+// lines) of the serin module in root, e.g. Version(root, "FLAGGER_VERSION").
+func Version(root, key string) (string, error) {
+	data, err := os.ReadFile(filepath.Join(root, "hack", "testbed", "versions.env"))
+	if err != nil {
+		return "", err
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		if k, v, ok := strings.Cut(strings.TrimSpace(line), "="); ok && k == key {
+			return v, nil
+		}
+	}
+	return "", fmt.Errorf("%s is not set in hack/testbed/versions.env", key)
 }

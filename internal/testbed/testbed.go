@@ -76,8 +76,12 @@ type Testbed struct {
 	// Dir holds the kubeconfig and the logs of each process (NAME.log).
 	Dir string
 
-	env   *envtest.Environment
-	procs []*exec.Cmd
+	// Backends serves the pods of the full testbed (nil without Full).
+	Backends *Backends
+
+	env          *envtest.Environment
+	procs        []*exec.Cmd
+	stopBackends context.CancelFunc
 }
 
 // Start brings a testbed up. On error, whatever was started is stopped.
@@ -159,8 +163,10 @@ func (tb *Testbed) startCluster(ctx context.Context, assets string) error {
 			// Without the legacy Endpoints controller (the API is deprecated
 			// since 1.33; serin, Flagger and kube-proxy's successors read
 			// EndpointSlices): at a thousand Services it doubled the endpoint
-			// writes the API server has to take.
-			"--controllers=*,-endpoints-controller", "--leader-elect=false", "--use-service-account-credentials=false",
+			// writes the API server has to take. Without the EndpointSlice
+			// controllers too: the testbed's Backends write the slices, with
+			// the loopback addresses of the pods' real HTTP servers.
+			"--controllers=*,-endpoints-controller,-endpointslice-controller,-endpointslice-mirroring-controller", "--leader-elect=false", "--use-service-account-credentials=false",
 			"--bind-address=127.0.0.1", "--secure-port=" + strconv.Itoa(ports[0]),
 			"--concurrent-deployment-syncs=10", "--concurrent-replicaset-syncs=10",
 			// As kwokctl does for large fake clusters: the default 20 QPS
@@ -184,7 +190,13 @@ func (tb *Testbed) startCluster(ctx context.Context, assets string) error {
 			return err
 		}
 	}
-	return tb.createNode(ctx)
+	if err := tb.createNode(ctx); err != nil {
+		return err
+	}
+	backendsCtx, stopBackends := context.WithCancel(context.Background())
+	tb.stopBackends = stopBackends
+	tb.Backends, err = tb.startBackends(backendsCtx, tb.Config)
+	return err
 }
 
 // startProcess runs a binary with its output in DIR/NAME.log and extra
@@ -233,14 +245,25 @@ func (tb *Testbed) createNode(ctx context.Context) error {
 	if err := c.Create(ctx, node); err != nil {
 		return fmt.Errorf("failed to create the kwok node: %w", err)
 	}
-	deadline := time.Now().Add(time.Minute)
-	for time.Now().Before(deadline) {
+	return tb.poll(ctx, fmt.Sprintf("kwok node %s Ready", NodeName), func() bool {
 		if err := c.Get(ctx, client.ObjectKeyFromObject(node), node); err == nil {
 			for _, cond := range node.Status.Conditions {
 				if cond.Type == corev1.NodeReady && cond.Status == corev1.ConditionTrue {
-					return nil
+					return true
 				}
 			}
+		}
+		return false
+	})
+}
+
+// poll calls done every 100 ms until it returns true, for a minute at most;
+// a testbed process that exits meanwhile ends the wait with an error.
+func (tb *Testbed) poll(ctx context.Context, what string, done func() bool) error {
+	deadline := time.Now().Add(time.Minute)
+	for time.Now().Before(deadline) {
+		if done() {
+			return nil
 		}
 		if err := tb.exited(); err != nil {
 			return err
@@ -251,7 +274,7 @@ func (tb *Testbed) createNode(ctx context.Context) error {
 		case <-time.After(100 * time.Millisecond):
 		}
 	}
-	return fmt.Errorf("kwok node %s not Ready after 1m; see the logs in %s", NodeName, tb.Dir)
+	return fmt.Errorf("no %s after 1m; see the logs in %s", what, tb.Dir)
 }
 
 // exited returns an error naming a process that has already exited.
@@ -268,6 +291,9 @@ func (tb *Testbed) exited() error {
 
 // Stop stops every process and the control plane.
 func (tb *Testbed) Stop() error {
+	if tb.stopBackends != nil {
+		tb.stopBackends()
+	}
 	for i := len(tb.procs) - 1; i >= 0; i-- {
 		stopProcess(tb.procs[i])
 	}

@@ -1,0 +1,487 @@
+package testbed
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"net"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/go-logr/logr"
+	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/rest"
+	"k8s.io/utils/ptr"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+)
+
+// The behaviour of a backend comes from its pod, as a real app's comes from
+// its image and configuration: the version it answers is the image tag, and
+// these pod (template) annotations make a revision bad.
+const (
+	// ErrorPercentAnnotation makes the pod answer this percentage of its
+	// requests (0–100, spread evenly) with 500.
+	ErrorPercentAnnotation = "testbed.serin.dev/error-percent"
+	// LatencyAnnotation delays every answer of the pod by this Go duration
+	// (e.g. 250ms).
+	LatencyAnnotation = "testbed.serin.dev/latency"
+
+	// VersionHeader carries the version (image tag) of the pod that answered.
+	VersionHeader = "X-App-Version"
+	// PodHeader carries the name of the pod that answered.
+	PodHeader = "X-App-Pod"
+
+	// endpointSliceManager is the endpointslice.kubernetes.io/managed-by
+	// value of the slices the testbed writes.
+	endpointSliceManager = "testbed.serin.dev"
+	// drainDelay is how long a deleted pod's backend keeps serving after it
+	// left the EndpointSlices: a real pod's termination grace, so that
+	// requests the data plane already sent it complete.
+	drainDelay = 3 * time.Second
+)
+
+// Backends plays the kubelet and the endpoint controller of the kwok node,
+// so that every request a test counts goes through real sockets: each pod
+// that becomes Ready gets its own loopback address (127.X.Y.Z) with a real
+// HTTP server on each of its container ports, and each Service with a
+// selector gets an EndpointSlice listing the Ready pods it selects at those
+// addresses (addressType FQDN: the API server refuses loopback IPs in IPv4
+// slices, but a data plane dials an FQDN that is an IP as it is).
+// kube-controller-manager runs without its EndpointSlice controllers.
+type Backends struct {
+	client client.Client
+	log    logr.Logger
+
+	mu      sync.Mutex
+	running map[types.UID]*backend
+	gone    map[types.UID]bool
+	nextIP  uint32
+	served  atomic.Uint64
+}
+
+// backend is the app of one pod.
+type backend struct {
+	ip      string
+	pod     string
+	version string
+	// errorPercent of the requests fail, spread evenly: request n fails
+	// when n*errorPercent/100 steps up.
+	errorPercent int
+	latency      time.Duration
+	requests     atomic.Uint64
+	servers      []*http.Server
+	// addrs are the host:port the backend listens on.
+	addrs []string
+}
+
+// Served is the number of requests every backend answered so far.
+func (b *Backends) Served() uint64 { return b.served.Load() }
+
+// startBackends runs the two controllers until ctx ends.
+func (tb *Testbed) startBackends(ctx context.Context, cfg *rest.Config) (*Backends, error) {
+	scheme := runtime.NewScheme()
+	_ = clientgoscheme.AddToScheme(scheme)
+	// As kube-controller-manager's endpoint controllers on the testbed: a
+	// client-side limit would delay the slices behind a busy test suite.
+	cfg = rest.CopyConfig(cfg)
+	cfg.QPS, cfg.Burst = 1000, 2000
+	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
+		Scheme:                 scheme,
+		Metrics:                metricsserver.Options{BindAddress: "0"},
+		HealthProbeBindAddress: "0",
+		Logger:                 logr.Discard(),
+	})
+	if err != nil {
+		return nil, err
+	}
+	b := &Backends{
+		client:  mgr.GetClient(),
+		log:     logr.Discard(),
+		running: map[types.UID]*backend{},
+		gone:    map[types.UID]bool{},
+		// A /16 of the loopback range of its own per testbed, so that two
+		// testbeds on one machine do not share addresses.
+		nextIP: 127<<24 | (64+rand.Uint32N(190))<<16 | 1<<8,
+	}
+	opts := controller.Options{MaxConcurrentReconciles: 8, SkipNameValidation: ptr.To(true)}
+	if err := ctrl.NewControllerManagedBy(mgr).Named("testbed-kubelet").WithOptions(opts).
+		For(&corev1.Pod{}).Complete(reconcile.Func(b.reconcilePod)); err != nil {
+		return nil, err
+	}
+	if err := ctrl.NewControllerManagedBy(mgr).Named("testbed-endpointslices").WithOptions(opts).
+		For(&corev1.Service{}).
+		Owns(&discoveryv1.EndpointSlice{}).
+		Watches(&corev1.Pod{}, handler.EnqueueRequestsFromMapFunc(b.servicesOfPod)).
+		Complete(reconcile.Func(b.reconcileService)); err != nil {
+		return nil, err
+	}
+	go func() {
+		if err := mgr.Start(ctx); err != nil {
+			fmt.Println("testbed: backends stopped:", err)
+		}
+		b.stopAll()
+	}()
+	if !mgr.GetCache().WaitForCacheSync(ctx) {
+		return nil, errors.New("testbed: the backends' cache did not sync")
+	}
+	return b, nil
+}
+
+// reconcilePod starts the backend of a pod when it is first Ready, and
+// stops it (after the drain delay) once the pod is gone.
+func (b *Backends) reconcilePod(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
+	pod := &corev1.Pod{}
+	err := b.client.Get(ctx, req.NamespacedName, pod)
+	if apierrors.IsNotFound(err) {
+		b.releaseByName(req.NamespacedName)
+		return reconcile.Result{}, nil
+	} else if err != nil {
+		return reconcile.Result{}, err
+	}
+	if pod.DeletionTimestamp != nil {
+		b.release(pod.UID)
+		return reconcile.Result{}, nil
+	}
+	if podReady(pod) {
+		_, err := b.ensure(pod)
+		return reconcile.Result{}, err
+	}
+	return reconcile.Result{}, nil
+}
+
+// servicesOfPod maps a pod to the Services of its namespace that select it.
+func (b *Backends) servicesOfPod(ctx context.Context, obj client.Object) []reconcile.Request {
+	var services corev1.ServiceList
+	if err := b.client.List(ctx, &services, client.InNamespace(obj.GetNamespace())); err != nil {
+		return nil
+	}
+	labels := obj.GetLabels()
+	var reqs []reconcile.Request
+	for _, s := range services.Items {
+		if selects(s.Spec.Selector, labels) {
+			reqs = append(reqs, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&s)})
+		}
+	}
+	return reqs
+}
+
+func selects(selector, labels map[string]string) bool {
+	if len(selector) == 0 {
+		return false
+	}
+	for k, v := range selector {
+		if labels[k] != v {
+			return false
+		}
+	}
+	return true
+}
+
+// reconcileService writes the Service's EndpointSlice: its Ready pods, at
+// their backends' addresses.
+func (b *Backends) reconcileService(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
+	svc := &corev1.Service{}
+	if err := b.client.Get(ctx, req.NamespacedName, svc); err != nil {
+		return reconcile.Result{}, client.IgnoreNotFound(err)
+	}
+	if len(svc.Spec.Selector) == 0 || svc.Spec.Type == corev1.ServiceTypeExternalName || svc.DeletionTimestamp != nil {
+		return reconcile.Result{}, nil
+	}
+	var pods corev1.PodList
+	if err := b.client.List(ctx, &pods, client.InNamespace(svc.Namespace), client.MatchingLabels(svc.Spec.Selector)); err != nil {
+		return reconcile.Result{}, err
+	}
+	var endpoints []discoveryv1.Endpoint
+	var first *corev1.Pod
+	for i := range pods.Items {
+		pod := &pods.Items[i]
+		if pod.DeletionTimestamp != nil || !podReady(pod) {
+			continue
+		}
+		ip, err := b.ensure(pod)
+		if err != nil {
+			return reconcile.Result{}, err
+		}
+		if ip == "" {
+			continue
+		}
+		if first == nil {
+			first = pod
+		}
+		endpoints = append(endpoints, discoveryv1.Endpoint{
+			Addresses:  []string{ip},
+			Conditions: discoveryv1.EndpointConditions{Ready: ptr.To(true), Serving: ptr.To(true), Terminating: ptr.To(false)},
+			NodeName:   ptr.To(pod.Spec.NodeName),
+			TargetRef:  &corev1.ObjectReference{Kind: "Pod", Namespace: pod.Namespace, Name: pod.Name, UID: pod.UID},
+		})
+	}
+	// Stable order, so that an unchanged set writes nothing.
+	sortEndpoints(endpoints)
+	ports := slicePorts(svc, first)
+
+	slice := &discoveryv1.EndpointSlice{ObjectMeta: metav1.ObjectMeta{Namespace: svc.Namespace, Name: svc.Name + "-testbed"}}
+	_, err := controllerutil.CreateOrUpdate(ctx, b.client, slice, func() error {
+		if slice.Labels == nil {
+			slice.Labels = map[string]string{}
+		}
+		slice.Labels[discoveryv1.LabelServiceName] = svc.Name
+		slice.Labels[discoveryv1.LabelManagedBy] = endpointSliceManager
+		slice.AddressType = discoveryv1.AddressTypeFQDN
+		if !equality.Semantic.DeepEqual(slice.Endpoints, endpoints) {
+			slice.Endpoints = endpoints
+		}
+		if !equality.Semantic.DeepEqual(slice.Ports, ports) {
+			slice.Ports = ports
+		}
+		return controllerutil.SetControllerReference(svc, slice, b.client.Scheme())
+	})
+	if apierrors.IsConflict(err) || apierrors.IsAlreadyExists(err) {
+		return reconcile.Result{Requeue: true}, nil
+	}
+	return reconcile.Result{}, err
+}
+
+func sortEndpoints(eps []discoveryv1.Endpoint) {
+	for i := 1; i < len(eps); i++ {
+		for j := i; j > 0 && eps[j].TargetRef.Name < eps[j-1].TargetRef.Name; j-- {
+			eps[j], eps[j-1] = eps[j-1], eps[j]
+		}
+	}
+}
+
+// slicePorts resolves the Service's target ports against a selected pod's
+// container ports, as the endpoint controller does.
+func slicePorts(svc *corev1.Service, pod *corev1.Pod) []discoveryv1.EndpointPort {
+	var ports []discoveryv1.EndpointPort
+	for _, sp := range svc.Spec.Ports {
+		port, ok := targetPort(sp.TargetPort, sp.Port, pod)
+		if !ok {
+			continue
+		}
+		ports = append(ports, discoveryv1.EndpointPort{
+			Name: ptr.To(sp.Name), Protocol: ptr.To(sp.Protocol), Port: ptr.To(port), AppProtocol: sp.AppProtocol,
+		})
+	}
+	return ports
+}
+
+func targetPort(tp intstr.IntOrString, servicePort int32, pod *corev1.Pod) (int32, bool) {
+	switch {
+	case tp.Type == intstr.Int && tp.IntVal != 0:
+		return tp.IntVal, true
+	case tp.Type == intstr.String && tp.StrVal != "":
+		if pod == nil {
+			return 0, false
+		}
+		for _, c := range pod.Spec.Containers {
+			for _, p := range c.Ports {
+				if p.Name == tp.StrVal {
+					return p.ContainerPort, true
+				}
+			}
+		}
+		return 0, false
+	}
+	return servicePort, true
+}
+
+func podReady(pod *corev1.Pod) bool {
+	for _, c := range pod.Status.Conditions {
+		if c.Type == corev1.PodReady {
+			return c.Status == corev1.ConditionTrue
+		}
+	}
+	return false
+}
+
+// ensure starts the pod's backend unless it runs already, and returns its
+// address; "" for a pod that is already gone.
+func (b *Backends) ensure(pod *corev1.Pod) (string, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if be, ok := b.running[pod.UID]; ok {
+		return be.ip, nil
+	}
+	if b.gone[pod.UID] {
+		return "", nil
+	}
+	be, err := newBackend(pod)
+	if err != nil {
+		return "", err
+	}
+	ports := containerPorts(pod)
+	for attempt := 0; ; attempt++ {
+		ip := net.IPv4(byte(b.nextIP>>24), byte(b.nextIP>>16), byte(b.nextIP>>8), byte(b.nextIP)).String()
+		b.nextIP++
+		if byte(b.nextIP) == 0 {
+			b.nextIP++ // skip .0
+		}
+		err := be.listen(ip, ports, &b.served)
+		if err == nil {
+			break
+		}
+		if !errors.Is(err, syscall.EADDRINUSE) || attempt > 100 {
+			return "", fmt.Errorf("testbed: backend of pod %s/%s: %w", pod.Namespace, pod.Name, err)
+		}
+	}
+	b.running[pod.UID] = be
+	return be.ip, nil
+}
+
+func containerPorts(pod *corev1.Pod) []int32 {
+	var ports []int32
+	for _, c := range pod.Spec.Containers {
+		for _, p := range c.Ports {
+			if p.Protocol == "" || p.Protocol == corev1.ProtocolTCP {
+				ports = append(ports, p.ContainerPort)
+			}
+		}
+	}
+	if len(ports) == 0 {
+		ports = []int32{80}
+	}
+	return ports
+}
+
+// releaseByName releases the backend of a pod that is no longer in the
+// cache, found by name.
+func (b *Backends) releaseByName(key types.NamespacedName) {
+	b.mu.Lock()
+	var uid types.UID
+	for u, be := range b.running {
+		if be.pod == key.String() {
+			uid = u
+		}
+	}
+	b.mu.Unlock()
+	if uid != "" {
+		b.release(uid)
+	}
+}
+
+// release stops a pod's backend after the drain delay; the pod's
+// EndpointSlices no longer list it (it is deleted or being deleted).
+func (b *Backends) release(uid types.UID) {
+	b.mu.Lock()
+	be := b.running[uid]
+	delete(b.running, uid)
+	b.gone[uid] = true
+	b.mu.Unlock()
+	if be != nil {
+		time.AfterFunc(drainDelay, be.stop)
+	}
+}
+
+func (b *Backends) stopAll() {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for uid, be := range b.running {
+		be.stop()
+		delete(b.running, uid)
+	}
+}
+
+// newBackend reads the app's behaviour from its pod.
+func newBackend(pod *corev1.Pod) (*backend, error) {
+	be := &backend{pod: pod.Namespace + "/" + pod.Name, version: "unknown"}
+	if len(pod.Spec.Containers) > 0 {
+		be.version = imageTag(pod.Spec.Containers[0].Image)
+	}
+	if v := pod.Annotations[ErrorPercentAnnotation]; v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 0 || n > 100 {
+			return nil, fmt.Errorf("testbed: pod %s: %s=%q is not a percentage", be.pod, ErrorPercentAnnotation, v)
+		}
+		be.errorPercent = n
+	}
+	if v := pod.Annotations[LatencyAnnotation]; v != "" {
+		d, err := time.ParseDuration(v)
+		if err != nil || d < 0 {
+			return nil, fmt.Errorf("testbed: pod %s: %s=%q is not a duration", be.pod, LatencyAnnotation, v)
+		}
+		be.latency = d
+	}
+	return be, nil
+}
+
+// imageTag returns the tag of an image reference ("latest" without one).
+func imageTag(image string) string {
+	if i := strings.Index(image, "@"); i >= 0 {
+		image = image[:i]
+	}
+	if i := strings.LastIndex(image, ":"); i >= 0 && !strings.Contains(image[i:], "/") {
+		return image[i+1:]
+	}
+	return "latest"
+}
+
+// listen serves the app on ip at every port; all or none.
+func (be *backend) listen(ip string, ports []int32, served *atomic.Uint64) error {
+	var listeners []net.Listener
+	for _, p := range ports {
+		l, err := net.Listen("tcp", net.JoinHostPort(ip, strconv.Itoa(int(p))))
+		if err != nil {
+			for _, l := range listeners {
+				l.Close()
+			}
+			return err
+		}
+		listeners = append(listeners, l)
+		be.addrs = append(be.addrs, l.Addr().String())
+	}
+	be.ip = ip
+	handler := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		n := be.requests.Add(1) - 1
+		served.Add(1)
+		if be.latency > 0 {
+			select {
+			case <-time.After(be.latency):
+			case <-r.Context().Done():
+				return
+			}
+		}
+		w.Header().Set(VersionHeader, be.version)
+		w.Header().Set(PodHeader, be.pod)
+		w.Header().Set("Content-Type", "application/json")
+		if (n+1)*uint64(be.errorPercent)/100 != n*uint64(be.errorPercent)/100 {
+			w.WriteHeader(http.StatusInternalServerError)
+			fmt.Fprintf(w, `{"version":%q,"pod":%q,"error":"injected by %s"}`+"\n", be.version, be.pod, ErrorPercentAnnotation)
+			return
+		}
+		fmt.Fprintf(w, `{"version":%q,"pod":%q}`+"\n", be.version, be.pod)
+	})
+	for _, l := range listeners {
+		srv := &http.Server{Handler: handler, ReadHeaderTimeout: 5 * time.Second}
+		be.servers = append(be.servers, srv)
+		go func() { _ = srv.Serve(l) }()
+	}
+	return nil
+}
+
+func (be *backend) stop() {
+	for _, s := range be.servers {
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		_ = s.Shutdown(ctx)
+		cancel()
+	}
+}

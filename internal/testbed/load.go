@@ -1,0 +1,197 @@
+package testbed
+
+import (
+	"context"
+	"io"
+	"net/http"
+	"sort"
+	"sync"
+	"time"
+)
+
+// LoadOptions configure a Load. The load is bounded in time and in count,
+// and goes to loopback only (the testbed's Gateway).
+type LoadOptions struct {
+	// URL is where requests go (Traefik.URL plus a path).
+	URL string
+	// Host is the Host header: the HTTPRoute's hostname.
+	Host string
+	// Rate is the number of requests per second; 100 when zero.
+	Rate int
+	// Duration bounds the load; 10m when zero.
+	Duration time.Duration
+	// Timeout bounds one request; 5s when zero.
+	Timeout time.Duration
+}
+
+// Load is the app's users: requests at a steady rate through the data
+// plane, each answer recorded with the version that served it (the app's
+// X-App-Version header) and its status code, as the client sees it.
+type Load struct {
+	opts   LoadOptions
+	client *http.Client
+	cancel context.CancelFunc
+	done   chan struct{}
+
+	mu      sync.Mutex
+	samples []Sample
+}
+
+// Sample is one request as the client saw it.
+type Sample struct {
+	// Sent is when the request was sent.
+	Sent time.Time
+	// Version is the version that answered ("" when none did).
+	Version string
+	// Code is the HTTP status, 0 for a transport error or timeout.
+	Code int
+}
+
+// OK is true for a 2xx answer.
+func (s Sample) OK() bool { return s.Code >= 200 && s.Code < 300 }
+
+// StartLoad starts sending requests until Stop, ctx's end or the bound.
+func StartLoad(ctx context.Context, opts LoadOptions) *Load {
+	if opts.Rate <= 0 {
+		opts.Rate = 100
+	}
+	if opts.Duration <= 0 {
+		opts.Duration = 10 * time.Minute
+	}
+	if opts.Timeout <= 0 {
+		opts.Timeout = 5 * time.Second
+	}
+	ctx, cancel := context.WithTimeout(ctx, opts.Duration)
+	l := &Load{
+		opts: opts,
+		client: &http.Client{
+			Timeout:   opts.Timeout,
+			Transport: &http.Transport{MaxIdleConnsPerHost: 64, DisableCompression: true},
+			// The app never redirects; a redirect is an answer to count.
+			CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
+		},
+		cancel: cancel,
+		done:   make(chan struct{}),
+	}
+	go l.run(ctx)
+	return l
+}
+
+func (l *Load) run(ctx context.Context) {
+	defer close(l.done)
+	var inflight sync.WaitGroup
+	defer inflight.Wait()
+	// At most this many requests in flight: a slow app slows the load
+	// down instead of piling up goroutines.
+	slots := make(chan struct{}, 256)
+	tick := time.NewTicker(time.Second / time.Duration(l.opts.Rate))
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+		select {
+		case slots <- struct{}{}:
+		default:
+			continue
+		}
+		inflight.Add(1)
+		go func() {
+			defer func() { <-slots; inflight.Done() }()
+			l.record(l.send(ctx))
+		}()
+	}
+}
+
+func (l *Load) send(ctx context.Context) Sample {
+	s := Sample{Sent: time.Now()}
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, l.opts.URL, nil)
+	if err != nil {
+		return s
+	}
+	req.Host = l.opts.Host
+	resp, err := l.client.Do(req)
+	if err != nil {
+		if ctx.Err() != nil {
+			return Sample{} // stopped, not an answer
+		}
+		return s
+	}
+	_, _ = io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	s.Code, s.Version = resp.StatusCode, resp.Header.Get(VersionHeader)
+	return s
+}
+
+func (l *Load) record(s Sample) {
+	if s.Sent.IsZero() {
+		return
+	}
+	l.mu.Lock()
+	l.samples = append(l.samples, s)
+	l.mu.Unlock()
+}
+
+// Stop stops the load and waits for the requests in flight.
+func (l *Load) Stop() {
+	l.cancel()
+	<-l.done
+}
+
+// Counts are the answers of a window of the load.
+type Counts struct {
+	// Total is the number of requests sent in the window.
+	Total int
+	// Errors is the number of answers that were not 2xx (transport errors
+	// included).
+	Errors int
+	// ByVersion and ByCode count the answers by version and status code
+	// (0: transport error).
+	ByVersion map[string]int
+	ByCode    map[int]int
+}
+
+// Share is the percentage of the window's requests that version answered.
+func (c Counts) Share(version string) float64 {
+	if c.Total == 0 {
+		return 0
+	}
+	return 100 * float64(c.ByVersion[version]) / float64(c.Total)
+}
+
+// Counts counts the requests sent in [from, to); a zero to means now.
+func (l *Load) Counts(from, to time.Time) Counts {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	c := Counts{ByVersion: map[string]int{}, ByCode: map[int]int{}}
+	for _, s := range l.samples {
+		if s.Sent.Before(from) || (!to.IsZero() && !s.Sent.Before(to)) {
+			continue
+		}
+		c.Total++
+		c.ByCode[s.Code]++
+		if s.Version != "" {
+			c.ByVersion[s.Version]++
+		}
+		if !s.OK() {
+			c.Errors++
+		}
+	}
+	return c
+}
+
+// Samples returns the samples sent in [from, to) in the order sent.
+func (l *Load) Samples(from, to time.Time) []Sample {
+	l.mu.Lock()
+	var out []Sample
+	for _, s := range l.samples {
+		if !s.Sent.Before(from) && (to.IsZero() || s.Sent.Before(to)) {
+			out = append(out, s)
+		}
+	}
+	l.mu.Unlock()
+	sort.Slice(out, func(i, j int) bool { return out[i].Sent.Before(out[j].Sent) })
+	return out
+}

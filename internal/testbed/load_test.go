@@ -1,0 +1,61 @@
+package testbed
+
+import (
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// The load sends at its rate to the Host it is given, stops at its bound,
+// and counts answers by version and code as the client saw them.
+func TestLoadCountsWhatTheClientSaw(t *testing.T) {
+	var n atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Host != "app.test" {
+			t.Errorf("Host %q", r.Host)
+		}
+		i := n.Add(1)
+		w.Header().Set(VersionHeader, map[bool]string{true: "v2", false: "v1"}[i%4 == 0])
+		if i%10 == 0 {
+			w.WriteHeader(http.StatusServiceUnavailable)
+		}
+	}))
+	defer srv.Close()
+	start := time.Now()
+	l := StartLoad(context.Background(), LoadOptions{URL: srv.URL, Host: "app.test", Rate: 200, Duration: 500 * time.Millisecond})
+	time.Sleep(700 * time.Millisecond)
+	l.Stop()
+	c := l.Counts(start, time.Time{})
+	if c.Total < 80 || c.Total > 101 {
+		t.Errorf("%d requests in 0.5 s at 200/s", c.Total)
+	}
+	if c.ByCode[503] != c.Errors || c.Errors == 0 {
+		t.Errorf("errors %d, by code %v", c.Errors, c.ByCode)
+	}
+	if c.ByVersion["v1"]+c.ByVersion["v2"] != c.Total {
+		t.Errorf("by version %v of %d", c.ByVersion, c.Total)
+	}
+	if share := c.Share("v2"); share < 20 || share > 30 {
+		t.Errorf("v2 share %.1f%%, want ~25%%", share)
+	}
+	if got := len(l.Samples(start, time.Time{})); got != c.Total {
+		t.Errorf("%d samples, %d counted", got, c.Total)
+	}
+}
+
+// A request that gets no answer counts as an error with code 0.
+func TestLoadCountsTransportErrors(t *testing.T) {
+	srv := httptest.NewServer(http.NotFoundHandler())
+	url := srv.URL
+	srv.Close()
+	l := StartLoad(context.Background(), LoadOptions{URL: url, Rate: 50, Duration: 200 * time.Millisecond})
+	time.Sleep(300 * time.Millisecond)
+	l.Stop()
+	c := l.Counts(time.Time{}, time.Time{})
+	if c.Total == 0 || c.ByCode[0] != c.Total || c.Errors != c.Total {
+		t.Errorf("counts %+v", c)
+	}
+}
