@@ -32,8 +32,10 @@ const DefaultDataPlane = v1alpha1.TraefikDataPlane
 
 // traefikBackend selects the per-backend series Traefik v3's
 // kubernetesGateway provider keeps for one Service port of an HTTPRoute:
-// service="<namespace>-<service>-<port>@kubernetesgateway".
-const traefikBackend = `service="{{ namespace }}-{{ service }}-{{ port }}@kubernetesgateway"`
+// service="<namespace>-<service>-http-<port>@kubernetesgateway" ("http" is
+// the route kind; Traefik v3.6 pkg/provider/kubernetes/gateway, checked on
+// the testbed).
+const traefikBackend = `service="{{ namespace }}-{{ service }}-http-{{ port }}@kubernetesgateway"`
 
 // istioClients selects what the sidecars and gateways that sent requests to
 // the canary Service report (reporter="source"): the data plane that routed

@@ -7,18 +7,22 @@ import (
 
 	"github.com/serin-dev/serin/api/v1alpha1"
 	"github.com/serin-dev/serin/internal/rollout"
+	"github.com/serin-dev/serin/internal/workload"
 	"github.com/serin-dev/serin/notifier"
 	"github.com/serin-dev/serin/routing"
 )
 
 // promote copies the canary's spec to the primary. Blue/green first sends
 // all traffic to the (ready) canary, so that nobody is served by the primary
-// while it rolls out; with weights, the canary keeps its weight meanwhile.
+// while it rolls out; with weights, the canary keeps its weight meanwhile,
+// unless the primary's strategy may take all its ready pods away at once
+// (Recreate, or maxUnavailable covering every replica): then all traffic
+// goes to the canary first, as with blue/green.
 func (r *CanaryReconciler) promote(ctx context.Context, obj *v1alpha1.Canary, obs rollout.Observation, a rollout.Promote) (ctrl.Result, error) {
 	if v := obs.Requests.Promote; v != "" {
 		obj.Status.HandledRequests.Promote = v
 	}
-	if obj.GetRoutingProvider() == v1alpha1.KubernetesRouting {
+	if obj.GetRoutingProvider() == v1alpha1.KubernetesRouting || r.primaryMayGoDark(ctx, obj) {
 		if err := r.setRoutes(ctx, obj, routing.Canary(100)); err != nil {
 			return ctrl.Result{}, err
 		}
@@ -43,4 +47,14 @@ func (r *CanaryReconciler) promoteTarget(ctx context.Context, obj *v1alpha1.Cana
 		return err
 	}
 	return r.applyPrimary(ctx, obj, target, revision)
+}
+
+// primaryMayGoDark reports whether rolling the primary to the new template
+// may leave it without a ready pod (it takes the target's strategy).
+func (r *CanaryReconciler) primaryMayGoDark(ctx context.Context, obj *v1alpha1.Canary) bool {
+	if isServiceTarget(obj) {
+		return false
+	}
+	target, err := r.getTarget(ctx, obj)
+	return err == nil && workload.MayLoseAllReadyPods(target)
 }

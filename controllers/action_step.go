@@ -12,8 +12,9 @@ import (
 	"github.com/serin-dev/serin/routing"
 )
 
-// step runs one analysis step: pre-rollout hooks before the first traffic,
-// the rollback hooks, the rollout hooks and the metric checks. A failure
+// step runs one analysis step: the rollback hooks, then the pre-rollout
+// hooks before the first traffic, or else the rollout hooks and the metric
+// checks of the traffic the canary served. A failure
 // counts one failed check; a pass increases the weight, counts an
 // iteration, or, at the end, asks the confirm-promotion gate and promotes.
 func (r *CanaryReconciler) step(ctx context.Context, obj *v1alpha1.Canary, obs rollout.Observation) (ctrl.Result, error) {
@@ -22,13 +23,17 @@ func (r *CanaryReconciler) step(ctx context.Context, obj *v1alpha1.Canary, obs r
 		// The first step waits for the canary to be ready, not for the clock.
 		r.metrics.observeStep(obj, obs)
 	}
+	if requested, hook := r.Webhooks.RollbackRequested(ctx, obj); requested {
+		return r.rollback(ctx, obj, obs, rollout.Rollback{Reason: "rollback requested by webhook " + hook})
+	}
 	if obs.CanaryWeight == 0 && st.Iterations == 0 {
+		// No request has reached the canary yet: there is nothing to judge
+		// (as Flagger, the rollout hooks and metric checks start with the
+		// first step that routed traffic to it).
 		if err := r.Webhooks.Run(ctx, obj, v1alpha1.PreRolloutHook); err != nil {
 			return r.failCheck(ctx, obj, obs, "pre-rollout check failed: "+err.Error())
 		}
-	}
-	if requested, hook := r.Webhooks.RollbackRequested(ctx, obj); requested {
-		return r.rollback(ctx, obj, obs, rollout.Rollback{Reason: "rollback requested by webhook " + hook})
+		return r.advance(ctx, obj, obs, nil)
 	}
 	if err := r.Webhooks.Run(ctx, obj, v1alpha1.RolloutHook); err != nil {
 		return r.failCheck(ctx, obj, obs, "rollout check failed: "+err.Error())

@@ -278,6 +278,8 @@ func (r *CanaryReconciler) act(ctx context.Context, obj *v1alpha1.Canary, obs ro
 		return r.rollback(ctx, obj, obs, a)
 	case rollout.Halt:
 		return r.halt(ctx, obj, obs, a)
+	case rollout.Shield:
+		return r.shield(ctx, obj, a)
 	case rollout.RestorePrimary:
 		return r.restorePrimary(ctx, obj, obs)
 	case rollout.CompleteRestore:

@@ -30,6 +30,10 @@ const (
 	PromotionFailedReason string = "PromotionFailed"
 	// HaltedReason: the primary failed during promotion; routing is frozen.
 	HaltedReason string = "Halted"
+	// ShieldedReason (an event): during or after a promotion, the primary
+	// or the canary had no pod ready to serve while the other had, so all
+	// traffic went to the other side.
+	ShieldedReason string = "Shielded"
 	// RevertedReason: the target returned to the last promoted spec.
 	RevertedReason string = "Reverted"
 	// TargetNotFoundReason: the target named by spec.targetRef does not exist.

@@ -98,6 +98,24 @@ type Rollback struct{ Reason string }
 // the canary keeps serving.
 type Halt struct{ Reason string }
 
+// Shield takes all traffic off a side (primary or canary) that has no pod
+// ready to serve, onto the other one, which has: during and after a
+// promotion, no request goes to a side that cannot answer it (a Recreate
+// strategy, a primary whose new pods fail, a canary that Git rolls while
+// the primary is restored). Finalise or CompleteRestore route back to the
+// primary once it is ready again.
+type Shield struct {
+	// Side is the side taken out: "primary" or "canary".
+	Side   string
+	Reason string
+}
+
+// The sides of a Shield.
+const (
+	PrimarySide = "primary"
+	CanarySide  = "canary"
+)
+
 // RestorePrimary rolls the primary back to the template of its last
 // promoted revision (from its ReplicaSet history), routing untouched.
 type RestorePrimary struct{}
@@ -136,6 +154,7 @@ func (Finalise) isAction()               {}
 func (CompletePromotion) isAction()      {}
 func (Rollback) isAction()               {}
 func (Halt) isAction()                   {}
+func (Shield) isAction()                 {}
 func (RestorePrimary) isAction()         {}
 func (CompleteRestore) isAction()        {}
 func (OpenRevert) isAction()             {}
@@ -166,6 +185,7 @@ func (Finalise) String() string           { return "finalise" }
 func (CompletePromotion) String() string  { return "complete-promotion" }
 func (a Rollback) String() string         { return "rollback(" + a.Reason + ")" }
 func (a Halt) String() string             { return "halt(" + a.Reason + ")" }
+func (a Shield) String() string           { return "shield-" + a.Side + "(" + a.Reason + ")" }
 func (RestorePrimary) String() string     { return "restore-primary" }
 func (a CompleteRestore) String() string {
 	return "complete-restore(" + string(a.Phase) + ", " + a.Reason + ")"

@@ -139,6 +139,9 @@ func decideAnalysis(c *v1alpha1.Canary, o Observation) Action {
 // promoted spec with every replica available within the progress deadline.
 // A failure halts; nothing here can roll back or move traffic.
 func decidePromoting(c *v1alpha1.Canary, o Observation) Action {
+	if shield, ok := shieldDarkSide(o); ok {
+		return shield
+	}
 	st := c.Status
 	switch {
 	case o.Primary.SpecHash != st.LastAppliedSpec && o.Target.SpecHash != st.LastAppliedSpec:
@@ -160,6 +163,9 @@ func decidePromoting(c *v1alpha1.Canary, o Observation) Action {
 // decideFinalising moves traffic to the ready primary, then scales the
 // canary down. A primary that stops being ready halts, the canary kept.
 func decideFinalising(c *v1alpha1.Canary, o Observation) Action {
+	if shield, ok := shieldDarkSide(o); ok {
+		return shield
+	}
 	switch {
 	case o.Primary.Health.Failed || (!o.Primary.Health.Ready && o.Now.Sub(transitionTime(c)) > c.GetProgressDeadline()):
 		return Halt{Reason: "primary failed while traffic moved back to it: " + o.Primary.Health.Message}
@@ -187,6 +193,9 @@ func decideFinalising(c *v1alpha1.Canary, o Observation) Action {
 //     template, then route back (Failed, PromotionFailed);
 //   - otherwise open the GitOps revert once, and wait for a person.
 func decideHalted(c *v1alpha1.Canary, o Observation) Action {
+	if shield, ok := shieldDarkSide(o); ok {
+		return shield
+	}
 	st := c.Status
 	switch {
 	case o.Primary.SpecHash == st.LastAppliedSpec && o.Primary.Health.Ready:
@@ -201,6 +210,27 @@ func decideHalted(c *v1alpha1.Canary, o Observation) Action {
 		return restorePrimaryThen(o, st.LastPromotedSpec, CompleteRestore{Phase: v1alpha1.PhaseFailed, Reason: v1alpha1.PromotionFailedReason})
 	}
 	return Idle{}
+}
+
+// shieldDarkSide takes all traffic off a side that has no pod ready to
+// serve while the other side has, during and after a promotion: a request
+// sent there would fail. The primary is dark when its strategy replaced
+// every pod at once or its new pods fail (the canary runs the analysed
+// revision); the canary is dark when Git rolls the target while the
+// primary is restored. Nothing else moves meanwhile; the promotion,
+// finalising or halt goes on from there.
+func shieldDarkSide(o Observation) (Action, bool) {
+	if !o.Primary.Exists {
+		return nil, false
+	}
+	primary, canary := o.Primary.Health.Serving > 0, o.Target.Health.Serving > 0
+	switch {
+	case !primary && canary && o.CanaryWeight < 100:
+		return Shield{Side: PrimarySide, Reason: "the primary has no pod ready to serve: " + o.Primary.Health.Message}, true
+	case !canary && primary && o.CanaryWeight > 0:
+		return Shield{Side: CanarySide, Reason: "the canary has no pod ready to serve: " + o.Target.Health.Message}, true
+	}
+	return nil, false
 }
 
 // restorePrimaryThen brings the primary back to the good spec and waits for

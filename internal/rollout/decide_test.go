@@ -13,11 +13,14 @@ import (
 )
 
 var (
-	t0       = time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC)
-	ready    = workload.Health{Ready: true}
-	rolling  = workload.Health{Message: "1 of 2 replicas updated"}
-	failed   = workload.Health{Failed: true, Message: "exceeded its progress deadline"}
-	notFound = "Deployment apps/podinfo named by spec.targetRef not found: create it or fix spec.targetRef.name"
+	t0      = time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC)
+	ready   = workload.Health{Ready: true, Serving: 2}
+	rolling = workload.Health{Message: "1 of 2 replicas updated", Serving: 2}
+	failed  = workload.Health{Failed: true, Message: "exceeded its progress deadline", Serving: 1}
+	// dark: no pod ready to serve (a Recreate rollout, or every pod failing).
+	dark       = workload.Health{Message: "0 of 2 updated replicas available"}
+	darkFailed = workload.Health{Failed: true, Message: "exceeded its progress deadline"}
+	notFound   = "Deployment apps/podinfo named by spec.targetRef not found: create it or fix spec.targetRef.name"
 )
 
 // canary returns a Canary in a phase, analysing v2 over a primary on v1,
@@ -242,6 +245,29 @@ func TestDecide(t *testing.T) {
 			WaitForRoutes{Message: rejection}},
 		"halted restores the primary whatever the routes": {canary(v1alpha1.PhaseHalted, restorePolicy), with(observed(late, "v2", ready, "v2", failed), routesAt(60, rejected)),
 			RestorePrimary{}},
+
+		// A primary with no pod ready to serve gets no traffic while the
+		// analysed canary can take it; analysis phases never do this.
+		"promoting shields a primary with no ready pod": {canary(v1alpha1.PhasePromoting), with(observed(early, "v2", ready, "v2", dark), routesAt(60, Routes{Programmed: true})),
+			Shield{Side: PrimarySide, Reason: "the primary has no pod ready to serve: 0 of 2 updated replicas available"}},
+		"promoting shields whatever the routes": {canary(v1alpha1.PhasePromoting), with(observed(early, "v2", ready, "v2", dark), routesAt(60, rejected)),
+			Shield{Side: PrimarySide, Reason: "the primary has no pod ready to serve: 0 of 2 updated replicas available"}},
+		"promoting, shielded, waits for the primary": {canary(v1alpha1.PhasePromoting), with(observed(early, "v2", ready, "v2", dark), routesAt(100, Routes{Programmed: true})),
+			WaitForPromotion{Message: "0 of 2 updated replicas available", RequeueAfter: 9*time.Minute + 40*time.Second}},
+		"finalising shields a primary that went dark": {canary(v1alpha1.PhaseFinalising), with(observed(early, "v2", ready, "v2", dark), routesAt(30, Routes{Programmed: true})),
+			Shield{Side: PrimarySide, Reason: "the primary has no pod ready to serve: 0 of 2 updated replicas available"}},
+		"halted shields a dark primary": {canary(v1alpha1.PhaseHalted), with(observed(late, "v2", ready, "v2", darkFailed), routesAt(60, Routes{Programmed: true})),
+			Shield{Side: PrimarySide, Reason: "the primary has no pod ready to serve: exceeded its progress deadline"}},
+		"halted and shielded stays halted": {canary(v1alpha1.PhaseHalted), with(observed(late, "v2", ready, "v2", darkFailed), routesAt(100, Routes{Programmed: true})),
+			Idle{}},
+		"no shield when both sides are dark": {canary(v1alpha1.PhaseHalted), with(observed(late, "v2", dark, "v2", darkFailed), routesAt(60, Routes{Programmed: true})),
+			Idle{}},
+		"halted shields a canary that Git rolls while the primary is restored": {canary(v1alpha1.PhaseHalted), with(observed(late, "v1", dark, "v1", rolling), routesAt(100, Routes{Programmed: true})),
+			Shield{Side: CanarySide, Reason: "the canary has no pod ready to serve: 0 of 2 updated replicas available"}},
+		"promoting shields a dark canary onto a serving primary": {canary(v1alpha1.PhasePromoting), with(observed(early, "v2", dark, "v2", rolling), routesAt(60, Routes{Programmed: true})),
+			Shield{Side: CanarySide, Reason: "the canary has no pod ready to serve: 0 of 2 updated replicas available"}},
+		"the analysis never shields": {canary(v1alpha1.PhaseProgressing), with(observed(due, "v2", ready, "v1", dark), routesAt(20, Routes{Programmed: true})),
+			Step{}},
 
 		// Halted.
 		"halted stays halted":                       {canary(v1alpha1.PhaseHalted), observed(late, "v2", ready, "v2", failed), Idle{}},

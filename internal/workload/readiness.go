@@ -5,6 +5,7 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
 )
 
 // Health is a Deployment's rollout state, as the Deployment controller reports it.
@@ -16,10 +17,20 @@ type Health struct {
 	Failed bool
 	// Message says what is missing, for conditions and events.
 	Message string
+	// Serving is the number of pods ready to serve, of any revision (the
+	// Deployment's readyReplicas, a Service's ready endpoints): 0 means a
+	// request routed to it fails.
+	Serving int32
 }
 
 // DeploymentHealth judges a Deployment from its status.
 func DeploymentHealth(d *appsv1.Deployment) Health {
+	h := deploymentHealth(d)
+	h.Serving = d.Status.ReadyReplicas
+	return h
+}
+
+func deploymentHealth(d *appsv1.Deployment) Health {
 	if d.Generation > d.Status.ObservedGeneration {
 		return Health{Message: fmt.Sprintf("deployment %s: waiting for the deployment controller to observe generation %d", d.Name, d.Generation)}
 	}
@@ -45,4 +56,23 @@ func DeploymentHealth(d *appsv1.Deployment) Health {
 		return Health{Message: fmt.Sprintf("deployment %s: %d of %d updated replicas available", d.Name, s.AvailableReplicas, s.UpdatedReplicas)}
 	}
 	return Health{Ready: true, Message: fmt.Sprintf("deployment %s: %d of %d replicas available", d.Name, s.AvailableReplicas, desired)}
+}
+
+// MayLoseAllReadyPods reports whether rolling the Deployment to a new
+// template may leave it with no ready pod for a while: the Recreate
+// strategy, or a rolling update whose maxUnavailable covers every replica.
+func MayLoseAllReadyPods(d *appsv1.Deployment) bool {
+	s := d.Spec.Strategy
+	if s.Type == appsv1.RecreateDeploymentStrategyType {
+		return true
+	}
+	replicas := int32(1)
+	if d.Spec.Replicas != nil {
+		replicas = *d.Spec.Replicas
+	}
+	if s.RollingUpdate == nil || s.RollingUpdate.MaxUnavailable == nil || replicas == 0 {
+		return false // the default maxUnavailable is 25%, rounded down
+	}
+	unavailable, err := intstr.GetScaledValueFromIntOrPercent(s.RollingUpdate.MaxUnavailable, int(replicas), false)
+	return err == nil && int32(unavailable) >= replicas
 }

@@ -76,5 +76,5 @@ func EndpointsHealth(name string, slices []discoveryv1.EndpointSlice) Health {
 	if ready == 0 {
 		return Health{Message: fmt.Sprintf("service %s has no ready endpoint", name)}
 	}
-	return Health{Ready: true, Message: fmt.Sprintf("service %s has %d ready endpoints", name, ready)}
+	return Health{Ready: true, Serving: int32(ready), Message: fmt.Sprintf("service %s has %d ready endpoints", name, ready)}
 }

@@ -194,3 +194,33 @@ func TestLastGoodTemplate(t *testing.T) {
 		t.Error("found a template for a revision no ReplicaSet ran")
 	}
 }
+
+func TestMayLoseAllReadyPods(t *testing.T) {
+	rolling := func(replicas int32, maxUnavailable *intstr.IntOrString) *appsv1.Deployment {
+		d := &appsv1.Deployment{Spec: appsv1.DeploymentSpec{Replicas: &replicas}}
+		if maxUnavailable != nil {
+			d.Spec.Strategy = appsv1.DeploymentStrategy{Type: appsv1.RollingUpdateDeploymentStrategyType,
+				RollingUpdate: &appsv1.RollingUpdateDeployment{MaxUnavailable: maxUnavailable}}
+		}
+		return d
+	}
+	pct := func(s string) *intstr.IntOrString { v := intstr.FromString(s); return &v }
+	num := func(n int) *intstr.IntOrString { v := intstr.FromInt(n); return &v }
+	recreate := &appsv1.Deployment{Spec: appsv1.DeploymentSpec{Strategy: appsv1.DeploymentStrategy{Type: appsv1.RecreateDeploymentStrategyType}}}
+	for name, tt := range map[string]struct {
+		d    *appsv1.Deployment
+		want bool
+	}{
+		"recreate":                       {recreate, true},
+		"default rolling update":         {rolling(2, nil), false},
+		"maxUnavailable 100%":            {rolling(2, pct("100%")), true},
+		"maxUnavailable 50% of 2":        {rolling(2, pct("50%")), false},
+		"maxUnavailable 2 of 2":          {rolling(2, num(2)), true},
+		"maxUnavailable 1 of 1":          {rolling(1, num(1)), true},
+		"maxUnavailable 99% rounds down": {rolling(1, pct("99%")), false},
+	} {
+		if got := MayLoseAllReadyPods(tt.d); got != tt.want {
+			t.Errorf("%s: MayLoseAllReadyPods = %v, want %v", name, got, tt.want)
+		}
+	}
+}

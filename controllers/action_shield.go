@@ -1,0 +1,30 @@
+package controllers
+
+import (
+	"context"
+	"time"
+
+	ctrl "sigs.k8s.io/controller-runtime"
+
+	"github.com/serin-dev/serin/api/v1alpha1"
+	"github.com/serin-dev/serin/internal/rollout"
+	"github.com/serin-dev/serin/notifier"
+	"github.com/serin-dev/serin/routing"
+)
+
+// shield sends every request to the side that can serve it, off the one
+// that has no pod ready. The phase and its clock stay as they are: the
+// promotion (or the halt) goes on, and Finalise or CompleteRestore routes
+// back once the primary is ready.
+func (r *CanaryReconciler) shield(ctx context.Context, obj *v1alpha1.Canary, a rollout.Shield) (ctrl.Result, error) {
+	w, to := routing.Canary(100), "the canary"
+	if a.Side == rollout.CanarySide {
+		w, to = routing.AllPrimary, "the primary"
+	}
+	if err := r.setRoutes(ctx, obj, w); err != nil {
+		return ctrl.Result{}, err
+	}
+	r.emit(ctx, obj, notifier.SeverityWarn, v1alpha1.ShieldedReason, "all traffic to %s: %s", to, a.Reason)
+	// Decide again at once, with the weights in force.
+	return ctrl.Result{RequeueAfter: 10 * time.Millisecond}, nil
+}
