@@ -24,6 +24,8 @@ func initializedCanary(t *testing.T, g Gomega, ns string, revertOnDeletion bool)
 	c.Spec.RevertOnDeletion = revertOnDeletion
 	g.Expect(k8s.Create(ctx, c)).To(Succeed())
 	waitForPhase(g, c, v1alpha1.PhaseInitialized, 30*time.Second)
+	g.Eventually(func() int { return readyEndpoints(ns, "podinfo") }, 10*time.Second, 50*time.Millisecond).Should(Equal(2),
+		"the apex Service serves the primary's pods")
 	return c
 }
 

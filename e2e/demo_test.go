@@ -27,7 +27,7 @@ func TestDemo_FourActs(t *testing.T) {
 	var out lockedBuffer
 	report, err := scenario.Play(context.Background(), scenario.Env{
 		Config: env.Config, Kubeconfig: env.Kubeconfig,
-		Gitea: gitea, Traffic: traffic, PrometheusURL: prom.URL,
+		Gitea: gitea, GatewayURL: gateway.URL, PrometheusURL: prom.URL,
 		Namespace: ns, Repository: ns, Screen: scenario.NewScreen(&out),
 	})
 	if report != nil {
@@ -45,9 +45,24 @@ func TestDemo_FourActs(t *testing.T) {
 	g.Expect(ended).To(Equal([]v1alpha1.CanaryPhase{
 		v1alpha1.PhaseSucceeded, v1alpha1.PhaseFailed, v1alpha1.PhaseHalted, v1alpha1.PhaseSucceeded,
 	}))
+	screen := out.String()
 	g.Expect(report.PullRequestURL).To(Equal(gitea.URL + "/" + gitea.User + "/" + ns + "/pulls/1"))
 
-	screen := out.String()
+	// What the users saw, through Traefik: no error but v3's, and of those
+	// only what its 20% of the traffic allowed (10% of 20%, plus requests
+	// in flight around the rollback).
+	for _, a := range report.Acts {
+		t.Logf("act %d: users sent %d requests: by version %v, by code %v", a.Number, a.Users.Total, a.Users.ByVersion, a.Users.ByCode)
+		g.Expect(a.Users.Total).To(BeNumerically(">", 20), "act %d: the users kept sending", a.Number)
+		if a.Number != 2 {
+			g.Expect(a.Users.Errors).To(BeZero(), "act %d: a user saw an error", a.Number)
+		}
+	}
+	act2 := report.Acts[1].Users
+	g.Expect(act2.Errors).To(BeNumerically(">", 0), "v3 really errs")
+	g.Expect(float64(act2.Errors)).To(BeNumerically("<=", 0.03*float64(act2.Total)), "v3's errors are bounded by its weight")
+	g.Expect(screen).To(MatchRegexp(`users\s+\d+ req/s · 0 errors · served by v1 \d+% · v2 \d+%`), "the users line shows the canary's share")
+
 	for _, phase := range []string{"Progressing  ", "Succeeded  ", "Failed  ", "Halted  "} {
 		g.Expect(screen).To(MatchRegexp(`(?m)^\s+\d\d:\d\d\s+watch\s+podinfo\s+main@sha1:[0-9a-f]{8}\s+`+regexp.QuoteMeta(phase)),
 			"the watch shows a %s row", strings.TrimSpace(phase))

@@ -28,16 +28,18 @@ import (
 
 var update = os.Getenv("UPDATE_GOLDEN") == "true"
 
-// errorRateTemplate creates a MetricTemplate whose query is the target's
-// 5xx percentage, served by the test's traffic through the real Prometheus.
+// errorRateTemplate creates a MetricTemplate whose query is the 5xx
+// percentage of the requests the canary Service served, as Traefik counted
+// them (its per-backend series), through the real Prometheus.
 func errorRateTemplate(t testing.TB, ns string) v1alpha1.CanaryMetric {
 	t.Helper()
+	backend := `service="{{ namespace }}-{{ service }}-canary-http-` + fmt.Sprint(appPort) + `@kubernetesgateway"`
 	tpl := &v1alpha1.MetricTemplate{
 		ObjectMeta: metav1.ObjectMeta{Name: "error-rate", Namespace: ns},
 		Spec: v1alpha1.MetricTemplateSpec{
 			Provider: v1alpha1.MetricProvider{Type: v1alpha1.PrometheusProvider, Address: prom.URL},
-			Query: `100 - 100 * sum(rate(http_requests_total{namespace="{{ namespace }}",app="{{ target }}",code!~"5.."}[{{ interval }}]))
-  / sum(rate(http_requests_total{namespace="{{ namespace }}",app="{{ target }}"}[{{ interval }}]))`,
+			Query: `100 - 100 * sum(rate(traefik_service_requests_total{` + backend + `,code!~"5.."}[{{ interval }}]) or vector(0))
+  / sum(rate(traefik_service_requests_total{` + backend + `}[{{ interval }}]))`,
 		},
 	}
 	if err := k8s.Create(context.Background(), tpl); err != nil {
@@ -102,6 +104,19 @@ func recordTranscript(t testing.TB, c *v1alpha1.Canary) *transcript {
 		}
 	}()
 	return tr
+}
+
+// endsWith waits until the watch saw the canary reach phase: a GET may see
+// the last status before the watch delivers it.
+func (tr *transcript) endsWith(g Gomega, phase v1alpha1.CanaryPhase) {
+	g.Eventually(func() string {
+		tr.mu.Lock()
+		defer tr.mu.Unlock()
+		if len(tr.lines) == 0 {
+			return ""
+		}
+		return tr.lines[len(tr.lines)-1]
+	}, 5*time.Second, 20*time.Millisecond).Should(HavePrefix(string(phase)))
 }
 
 // since returns the lines from the first one starting with prefix.

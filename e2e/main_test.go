@@ -34,9 +34,12 @@ var (
 	k8s client.Client
 	// agent is the serin agent under test.
 	agent *testbed.Agent
-	// prom is a real Prometheus scraping traffic, the test's app metrics.
-	prom    *testbed.Prometheus
-	traffic *testbed.TrafficExporter
+	// gateway is the data plane (Traefik): every request a test counts
+	// goes through the HTTPRoute weights and Services serin writes.
+	gateway *testbed.Traefik
+	// prom is a real Prometheus scraping the data plane's per-backend
+	// request metrics: what the analysis judges.
+	prom *testbed.Prometheus
 )
 
 func TestMain(m *testing.M) {
@@ -79,12 +82,11 @@ func run(m *testing.M) int {
 		return 1
 	}
 
-	if traffic, err = testbed.StartTrafficExporter(); err != nil {
-		fmt.Fprintln(os.Stderr, "e2e: exporter:", err)
+	if gateway, err = env.StartTraefik(ctx, os.Getenv("KUBEBUILDER_ASSETS")); err != nil {
+		fmt.Fprintln(os.Stderr, "e2e: traefik:", err)
 		return 1
 	}
-	defer traffic.Stop()
-	if prom, err = env.StartPrometheus(ctx, 500*time.Millisecond, traffic.Addr); err != nil {
+	if prom, err = env.StartPrometheus(ctx, 500*time.Millisecond, gateway.MetricsAddr); err != nil {
 		fmt.Fprintln(os.Stderr, "e2e: prometheus:", err)
 		return 1
 	}
@@ -99,7 +101,10 @@ func run(m *testing.M) int {
 		fmt.Fprintln(os.Stderr, "e2e: notification-controller:", err)
 		return 1
 	}
-	agentFlags := append(gitopsFlags, "--events-addr="+notificationController.EventsURL)
+	// The built-in checks query the testbed's Prometheus, which scrapes
+	// the data plane (Traefik).
+	agentFlags := append(gitopsFlags, "--events-addr="+notificationController.EventsURL,
+		"--metrics-server="+prom.URL, "--data-plane=traefik")
 	if f := flag.Lookup("test.bench"); f != nil && f.Value.String() != "" {
 		// Benchmarks measure the agent as users run it: at info level, with
 		// its defaults unless SERIN_BENCH_AGENT_FLAGS says otherwise

@@ -110,9 +110,8 @@ func TestNotify_OwnerModeThroughNotificationController(t *testing.T) {
 	}
 	g.Expect(reasons).To(HaveKey("Succeeded"))
 
-	traffic.SetErrorRate(ns, "podinfo", 50)
 	setLastAppliedRevision(g, ks, notifyRevision("3"))
-	setImage(g, ns, "podinfo", "podinfo:v3-broken")
+	releaseRevision(g, ns, "podinfo", "podinfo:v3", erroring(50))
 	waitForPhase(g, c, v1alpha1.PhaseFailed, 60*time.Second)
 	g.Eventually(func(g Gomega) {
 		bad := rolloutEvents(failures.events(t), notifyRevision("3"))
@@ -193,10 +192,11 @@ func TestNotify_DirectModeToProviders(t *testing.T) {
 
 // notifyCanary creates the Deployment podinfo, applied by the
 // Kustomization ks, and its blue/green Canary (two 1 s iterations, checking
-// the error rate through Prometheus), and waits until it is Initialized.
+// the error rate through Prometheus), waits until it is Initialized, and
+// sends requests to the canary Service through the Gateway, as Flagger's
+// load tester does in a blue/green analysis.
 func notifyCanary(t testing.TB, g Gomega, ns string, ks *unstructured.Unstructured, mutate func(*v1alpha1.Canary)) *v1alpha1.Canary {
 	ctx := context.Background()
-	traffic.SetErrorRate(ns, "podinfo", 0)
 	d := testobj.MakeDeployment("podinfo", ns).Replicas(1).Image("podinfo:v1").
 		Label("kustomize.toolkit.fluxcd.io/name", ks.GetName()).
 		Label("kustomize.toolkit.fluxcd.io/namespace", ks.GetNamespace()).Obj()
@@ -212,6 +212,7 @@ func notifyCanary(t testing.TB, g Gomega, ns string, ks *unstructured.Unstructur
 	}
 	g.Expect(k8s.Create(ctx, c)).To(Succeed())
 	waitForPhase(g, c, v1alpha1.PhaseInitialized, 30*time.Second)
+	startCanaryTester(t, g, ns, "podinfo")
 	return c
 }
 

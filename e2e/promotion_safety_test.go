@@ -31,25 +31,32 @@ type invariants struct {
 	mu         sync.Mutex
 	violations []string
 	samples    int
+	// stopped ends the sampling before the test does (Stop).
+	stopped chan struct{}
+	once    sync.Once
 }
+
+// Stop ends the sampling; the violations so far are reported at the end
+// of the test.
+func (inv *invariants) Stop() { inv.once.Do(func() { close(inv.stopped) }) }
 
 func watchInvariants(t *testing.T, ns string) *invariants {
 	t.Helper()
-	inv := &invariants{}
-	stop, done := make(chan struct{}), make(chan struct{})
+	inv := &invariants{stopped: make(chan struct{})}
+	done := make(chan struct{})
 	go func() {
 		defer close(done)
 		for {
 			inv.check(ns)
 			select {
-			case <-stop:
+			case <-inv.stopped:
 				return
 			case <-time.After(100 * time.Millisecond):
 			}
 		}
 	}()
 	t.Cleanup(func() {
-		close(stop)
+		inv.Stop()
 		<-done
 		inv.mu.Lock()
 		defer inv.mu.Unlock()
@@ -152,7 +159,6 @@ func fixTemplate(g Gomega, ns, image string) {
 }
 
 func safetyCanary(t *testing.T, g Gomega, ns string, mutate ...func(*v1alpha1.Canary)) *v1alpha1.Canary {
-	traffic.SetErrorRate(ns, "podinfo", 0)
 	return gatewayCanary(t, g, ns, append([]func(*v1alpha1.Canary){func(c *v1alpha1.Canary) {
 		c.Spec.ProgressDeadlineSeconds = ptrInt32(5)
 	}}, mutate...)...)
@@ -199,6 +205,7 @@ func TestPromotionSafety_QuotaRefusesPrimaryHalts(t *testing.T) {
 	g.Expect(k8s.Update(ctx, quota)).To(Succeed())
 	waitForPhase(g, c, v1alpha1.PhaseSucceeded, 90*time.Second)
 	g.Expect(routeWeights(ns, "podinfo")()).To(Equal("100/0"))
+	expectNoUserErrors(t, g, ns)
 }
 
 // Primary pods that never become ready halt the promotion at the progress
@@ -218,6 +225,7 @@ func TestPromotionSafety_PrimaryNeverReadyHalts(t *testing.T) {
 		g.Expect(c.Status.Phase).To(Equal(v1alpha1.PhaseHalted))
 		g.Expect(routeWeights(ns, "podinfo")()).To(Equal("40/60"))
 	}, 3*time.Second, 200*time.Millisecond).Should(Succeed())
+	expectNoUserErrors(t, g, ns)
 }
 
 // With failurePolicy RestorePrimary the primary goes back to its last good
@@ -246,6 +254,7 @@ func TestPromotionSafety_RestorePrimaryPolicy(t *testing.T) {
 		_ = k8s.Get(ctx, types.NamespacedName{Namespace: ns, Name: "podinfo"}, target)
 		return *target.Spec.Replicas
 	}, 10*time.Second).Should(BeZero())
+	expectNoUserErrors(t, g, ns)
 }
 
 // Path (a): Git reverts the target to the last promoted spec. The primary is
@@ -267,6 +276,7 @@ func TestPromotionSafety_GitRevertRestoresPrimary(t *testing.T) {
 	primary := &appsv1.Deployment{}
 	g.Expect(k8s.Get(context.Background(), types.NamespacedName{Namespace: ns, Name: "podinfo-primary"}, primary)).To(Succeed())
 	g.Expect(primary.Spec.Template.Spec.Containers[0].Image).To(Equal("podinfo:v1"))
+	expectNoUserErrors(t, g, ns)
 }
 
 // Path (b): a corrected new revision. The primary is restored first, then
@@ -289,4 +299,5 @@ func TestPromotionSafety_CorrectedRevisionIsAnalysed(t *testing.T) {
 	g.Expect(k8s.Get(context.Background(), types.NamespacedName{Namespace: ns, Name: "podinfo-primary"}, primary)).To(Succeed())
 	g.Expect(primary.Spec.Template.Spec.Containers[0].Image).To(Equal("podinfo:v5"))
 	g.Expect(routeWeights(ns, "podinfo")()).To(Equal("100/0"))
+	expectNoUserErrors(t, g, ns)
 }

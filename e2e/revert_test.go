@@ -324,8 +324,12 @@ func TestRevert_HaltedPromotionOpensPullRequest(t *testing.T) {
 	}, 30*time.Second, 200*time.Millisecond).Should(Succeed())
 	g.Expect(f.pullRequests(g)[0].Merged).To(BeTrue())
 
-	// serin restores the primary to the good spec: the loop is closed.
+	// serin restores the primary to the good spec: the loop is closed. No
+	// user saw an error from v2's rollout through the halt, the pull
+	// request and the restore.
 	waitForPhase(g, canary, v1alpha1.PhaseSucceeded, 60*time.Second)
+	g.Eventually(func() string { return lastVersion(usersIn(ns)) }, 10*time.Second).Should(Equal("v2"))
+	expectNoUserErrors(t, g, ns)
 }
 
 // haltBadRevision seeds a fleet, promotes v2, then pushes v3 with a
@@ -345,6 +349,9 @@ func haltBadRevisionOf(t testing.TB, g Gomega, f *fleet, ns string, mode v1alpha
 	f.sync(g, first.Hash().String())
 	canary := &v1alpha1.Canary{ObjectMeta: metav1.ObjectMeta{Name: "podinfo", Namespace: ns}}
 	waitForPhase(g, canary, v1alpha1.PhaseInitialized, 60*time.Second)
+	// The users reach the apex Service through the Gateway (blue/green).
+	createRoute(t, g, ns, "podinfo", appHost(ns), "podinfo")
+	users.Store(ns, startUsers(t, appHost(ns)))
 
 	good := f.push(podinfoApp(ns, "v2", mode), "Release podinfo v2")
 	f.sync(g, good)

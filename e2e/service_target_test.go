@@ -24,9 +24,8 @@ func TestEngine_ServiceTargetPromotes(t *testing.T) {
 	g := NewWithT(t)
 	ctx := context.Background()
 	ns := newNamespace(t)
-	traffic.SetErrorRate(ns, "podinfo", 0)
 	for _, v := range []string{"v1", "v2"} {
-		d := testobj.MakeDeployment("podinfo-"+v, ns).Replicas(2).Obj()
+		d := testobj.MakeDeployment("podinfo-"+v, ns).Replicas(2).Image("podinfo:" + v).Obj()
 		d.Spec.Selector.MatchLabels = map[string]string{"app": "podinfo", "version": v}
 		d.Spec.Template.Labels = map[string]string{"app": "podinfo", "version": v}
 		g.Expect(k8s.Create(ctx, d)).To(Succeed())
@@ -41,7 +40,7 @@ func TestEngine_ServiceTargetPromotes(t *testing.T) {
 	g.Expect(k8s.Create(ctx, svc)).To(Succeed())
 
 	c := testobj.MakeCanary("podinfo", ns).Target("v1", "Service", "podinfo").
-		Routing(v1alpha1.CanaryRouting{Provider: v1alpha1.GatewayAPIRouting, GatewayRefs: []v1alpha1.GatewayReference{{Name: "public"}}}).
+		Routing(gatewayRouting(ns)).
 		Analysis(v1alpha1.CanaryAnalysis{
 			Interval: &metav1.Duration{Duration: interval}, Threshold: 2, StepWeights: []int{25, 50},
 			Metrics: []v1alpha1.CanaryMetric{errorRateTemplate(t, ns)},
@@ -58,6 +57,9 @@ func TestEngine_ServiceTargetPromotes(t *testing.T) {
 	g.Expect(selectorOf("podinfo-primary")).To(Equal("v1"))
 	g.Expect(selectorOf("podinfo-canary")).To(Equal("v1"))
 	routes := sample(t, routeWeights(ns, "podinfo"))
+	users := startUsers(t, appHost(ns))
+	g.Eventually(func() string { return lastVersion(users) }, 10*time.Second).Should(Equal("v1"), "the app answers through the Gateway")
+	start := time.Now()
 
 	g.Expect(k8s.Get(ctx, client.ObjectKeyFromObject(svc), svc)).To(Succeed())
 	svc.Spec.Selector["version"] = "v2"
@@ -67,6 +69,11 @@ func TestEngine_ServiceTargetPromotes(t *testing.T) {
 	g.Expect(selectorOf("podinfo-primary")).To(Equal("v2"))
 	g.Expect(selectorOf("podinfo-canary")).To(Equal("v2"))
 	g.Eventually(routes.seen).Should(Equal([]string{"100/0", "75/25", "50/50", "100/0"}))
+	g.Eventually(func() string { return lastVersion(users) }, 5*time.Second).Should(Equal("v2"), "the users are served by v2")
+	seen := users.Counts(start, time.Time{})
+	t.Logf("users during the rollout: %d requests, by version %v, by code %v", seen.Total, seen.ByVersion, seen.ByCode)
+	g.Expect(seen.Errors).To(BeZero(), "no user saw an error")
+	g.Expect(seen.ByVersion).To(HaveKey("v2"))
 	for _, v := range []string{"v1", "v2"} {
 		d := &appsv1.Deployment{}
 		g.Expect(k8s.Get(ctx, types.NamespacedName{Namespace: ns, Name: "podinfo-" + v}, d)).To(Succeed())

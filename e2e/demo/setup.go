@@ -20,7 +20,7 @@ import (
 // on 2 cores the first time, cached in ~/.cache/serin-testbed after).
 func testbedBinaries(ctx context.Context, screen *scenario.Screen) (string, error) {
 	needed := []string{"etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler", "kwok",
-		"notification-controller", "source-controller", "kustomize-controller", "gitea"}
+		"notification-controller", "source-controller", "kustomize-controller", "gitea", "traefik"}
 	static := []string{"source-controller-static", "kustomize-controller-static", "gitea-static"}
 	if dir := os.Getenv("KUBEBUILDER_ASSETS"); dir != "" && hasAll(dir, append(needed, static...)) {
 		return dir, nil
@@ -91,7 +91,6 @@ func withHeartbeat(screen *scenario.Screen, what string, f func() error) error {
 type bed struct {
 	env      scenario.Env
 	tb       *testbed.Testbed
-	traffic  *testbed.TrafficExporter
 	keepLogs bool
 }
 
@@ -131,14 +130,18 @@ type component struct {
 
 func (b *bed) components(assets string) []component {
 	var prom *testbed.Prometheus
+	var traefik *testbed.Traefik
 	var nc *testbed.NotificationController
 	return []component{
-		{"Prometheus, scraping the app's request metrics every 500ms", "starting Prometheus", func(ctx context.Context) (err error) {
-			if b.traffic, err = testbed.StartTrafficExporter(); err != nil {
-				return err
+		{"Traefik, the Gateway API data plane (Gateway gateways/public; every pod a real HTTP server on loopback)", "starting Traefik", func(ctx context.Context) (err error) {
+			traefik, err = b.tb.StartTraefik(ctx, assets)
+			if err == nil {
+				b.env.GatewayURL = traefik.URL
 			}
-			b.env.Traffic = b.traffic
-			prom, err = b.tb.StartPrometheus(ctx, 500*time.Millisecond, b.traffic.Addr)
+			return err
+		}},
+		{"Prometheus, scraping Traefik's per-backend request metrics every 500ms", "starting Prometheus", func(ctx context.Context) (err error) {
+			prom, err = b.tb.StartPrometheus(ctx, 500*time.Millisecond, traefik.MetricsAddr)
 			if err == nil {
 				b.env.PrometheusURL = prom.URL
 			}
@@ -156,9 +159,10 @@ func (b *bed) components(assets string) []component {
 			nc, err = b.tb.StartNotificationController(ctx, ".")
 			return err
 		}},
-		{"serin agent, built from this tree (GitOps revert to Gitea, events to notification-controller)",
+		{"serin agent, built from this tree (built-in checks on Prometheus, GitOps revert to Gitea, events to notification-controller)",
 			"building the serin agent (the first time takes a few minutes)", func(ctx context.Context) error {
-				_, err := b.tb.StartAgent(ctx, ".", "--git-provider=gitea", "--git-author-name=serin",
+				_, err := b.tb.StartAgent(ctx, ".", "--metrics-server="+prom.URL, "--data-plane=traefik",
+					"--git-provider=gitea", "--git-author-name=serin",
 					"--git-author-email=serin@demo.serin.dev", "--events-addr="+nc.EventsURL)
 				return err
 			}},
@@ -169,9 +173,6 @@ func (b *bed) components(assets string) []component {
 // failed, in which case the directory is kept and named.
 func (b *bed) stop(screen *scenario.Screen) {
 	screen.Step("tearing everything down")
-	if b.traffic != nil {
-		b.traffic.Stop()
-	}
 	if err := b.tb.Stop(); err != nil {
 		screen.Fail("stopping the testbed: %v", err)
 	}

@@ -12,6 +12,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/serin-dev/serin/api/v1alpha1"
+	"github.com/serin-dev/serin/internal/testbed"
 )
 
 // play is the state of one play: the repository, the sink, the release
@@ -20,14 +21,17 @@ type play struct {
 	*settings
 	sink  *sink
 	fleet *fleet
-	// tag is the image tag main is at.
+	// tag is the image tag main is at, bug the error percentage of its code.
 	tag string
+	bug int
 	// good is the commit of the last promoted release.
 	good string
 	// pr is the revert pull request serin opened (act 3).
 	pr *pullRequest
 	// actMessages is the sink's count when the current act started.
 	actMessages int
+	// users are the app's users, sending requests through the Gateway.
+	users *testbed.Load
 }
 
 // act is one Git commit and what serin must make of it.
@@ -52,12 +56,11 @@ func (p *play) seed(ctx context.Context) error {
 	if err := p.ensureNamespace(ctx); err != nil {
 		return err
 	}
-	p.env.Traffic.SetErrorRate(p.namespace, appName, 0)
 	var err error
 	if p.fleet, err = newFleet(ctx, p.settings); err != nil {
 		return err
 	}
-	files := appFiles(p.settings, "v1")
+	files := appFiles(p.settings, "v1", 0)
 	commit, err := p.fleet.commit(ctx, files, "Add podinfo v1 with its Canary")
 	if err != nil {
 		return err
@@ -82,6 +85,9 @@ func (p *play) seed(ctx context.Context) error {
 	if _, err := p.waitForPhase(ctx, v1alpha1.PhaseInitialized, ""); err != nil {
 		return err
 	}
+	if err := p.startUsers(ctx); err != nil {
+		return err
+	}
 	p.screen.Line("kube", "%s", p.workloads(ctx))
 	p.screen.Done("podinfo v1 runs as podinfo-primary; the Canary is Initialized and waits for a release")
 	return nil
@@ -90,9 +96,10 @@ func (p *play) seed(ctx context.Context) error {
 // releaseHealthy: v2 passes every check, step by step, and is promoted.
 func (p *play) releaseHealthy(ctx context.Context) error {
 	p.screen.Note("serin runs v2 as the canary next to podinfo-primary (v1), then sends it 20, 40, 60%% of the")
-	p.screen.Note("traffic, checking the error rate in Prometheus before each step (0%% of requests fail),")
-	p.screen.Note("then copies v2 to the primary, routes all traffic back to it and scales the canary to zero")
-	commit, err := p.release(ctx, "v2")
+	p.screen.Note("users' requests through Traefik, checking the error rate of what the canary served in")
+	p.screen.Note("Prometheus before each step, then copies v2 to the primary, routes all traffic back to it")
+	p.screen.Note("and scales the canary to zero. The users line shows what the users see, step by step")
+	commit, err := p.release(ctx, "v2", 0)
 	if err != nil {
 		return err
 	}
@@ -114,14 +121,13 @@ func (p *play) releaseHealthy(ctx context.Context) error {
 	return p.waitForMessage(ctx, string(v1alpha1.PhaseSucceeded))
 }
 
-// releaseErroring: v3 answers half of its requests with 500; its checks
+// releaseErroring: v3 answers 10% of its requests with 500; its checks
 // fail twice (the threshold) and it is rolled back.
 func (p *play) releaseErroring(ctx context.Context) error {
-	p.env.Traffic.SetErrorRate(p.namespace, appName, 50)
-	defer p.env.Traffic.SetErrorRate(p.namespace, appName, 0)
-	p.screen.Note("v3 has a bug: the app's metrics now show 50%% of requests failing with 500. Each failed")
-	p.screen.Note("check holds the weight; the second one (threshold: 2) rolls v3 back to the primary, still v2")
-	commit, err := p.release(ctx, "v3")
+	p.screen.Note("v3 has a bug: it answers 10%% of its requests with 500. The users who reach it (20%% of")
+	p.screen.Note("them) see those errors; each failed check holds the weight, and the second one")
+	p.screen.Note("(threshold: 2) rolls v3 back: every request goes to the primary, still v2")
+	commit, err := p.release(ctx, "v3", 10)
 	if err != nil {
 		return err
 	}
@@ -129,7 +135,6 @@ func (p *play) releaseErroring(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	p.env.Traffic.SetErrorRate(p.namespace, appName, 0)
 	p.screen.Line("serin", "%s", conditions.GetMessage(c, meta.ReadyCondition))
 	if err := p.expectPrimary(ctx, "v2"); err != nil {
 		return err
@@ -153,7 +158,7 @@ func (p *play) releaseUnpromotable(ctx context.Context) error {
 	p.screen.Note("but not the new pod the primary needs to roll to v4. v4 itself is healthy and passes its")
 	p.screen.Note("analysis; its promotion cannot complete. serin halts instead of routing to a primary that")
 	p.screen.Note("is not ready: the canary keeps serving at 60%%, and serin proposes the way back in Git")
-	commit, err := p.release(ctx, "v4")
+	commit, err := p.release(ctx, "v4", 0)
 	if err != nil {
 		return err
 	}
@@ -215,16 +220,24 @@ func (p *play) mergeRevert(ctx context.Context) error {
 	return p.waitForMessage(ctx, string(v1alpha1.PhaseSucceeded))
 }
 
-// release commits a new image tag, as a developer would, and has Flux
+// release commits a new image tag (and the Deployment, whose code has a
+// bug answering errorPercent % 5xx), as a developer would, and has Flux
 // apply it.
-func (p *play) release(ctx context.Context, tag string) (string, error) {
+func (p *play) release(ctx context.Context, tag string, errorPercent int) (string, error) {
 	message := "Release podinfo " + tag
-	commit, err := p.fleet.commit(ctx, kustomizationFile(p.settings, tag), message)
+	commit, err := p.fleet.commit(ctx, releaseFiles(p.settings, tag, errorPercent), message)
 	if err != nil {
 		return "", err
 	}
-	p.screen.Line("git", "pushed %s %q: newTag %s → %s in %s/kustomization.yaml", short(commit), message, p.tag, tag, appPath)
-	p.tag = tag
+	bug := ""
+	switch {
+	case errorPercent > 0:
+		bug = fmt.Sprintf(", and a bug (%d%% of requests answered 500) in deployment.yaml", errorPercent)
+	case p.bug > 0:
+		bug = ", and the bug fixed in deployment.yaml"
+	}
+	p.screen.Line("git", "pushed %s %q: newTag %s → %s in %s/kustomization.yaml%s", short(commit), message, p.tag, tag, appPath, bug)
+	p.tag, p.bug = tag, errorPercent
 	return commit, p.syncAndShow(ctx, commit)
 }
 

@@ -3,6 +3,8 @@ package scenario
 import (
 	"fmt"
 	"time"
+
+	"github.com/serin-dev/serin/internal/testbed"
 )
 
 // appPath is the directory of the app in the Git repository, the path of
@@ -16,7 +18,7 @@ const appName = "podinfo"
 // Deployment without replicas (serin scales it), its Canary, the
 // MetricTemplate the Canary checks, and a kustomization.yaml that sets the
 // tag. A release is a commit that changes newTag.
-func appFiles(s *settings, tag string) map[string]string {
+func appFiles(s *settings, tag string, errorPercent int) map[string]string {
 	return map[string]string{
 		appPath + "/kustomization.yaml": fmt.Sprintf(`apiVersion: kustomize.config.k8s.io/v1beta1
 kind: Kustomization
@@ -29,19 +31,40 @@ images:
   - name: podinfo
     newTag: %s # the released version
 `, s.namespace, tag),
-		appPath + "/deployment.yaml":     deploymentYAML,
-		appPath + "/canary.yaml":         canaryYAML(s.interval),
+		appPath + "/deployment.yaml":     deploymentYAML(errorPercent),
+		appPath + "/canary.yaml":         canaryYAML(s.interval, s.appHost()),
 		appPath + "/metrictemplate.yaml": metricTemplateYAML(s.prometheusURL),
 	}
 }
 
-// kustomizationFile is the file a release changes.
-func kustomizationFile(s *settings, tag string) map[string]string {
-	f := appPath + "/kustomization.yaml"
-	return map[string]string{f: appFiles(s, tag)[f]}
+// releaseFiles are the files a release changes: the tag, and the
+// Deployment (a release whose code has a bug answers errorPercent % of its
+// requests with 500, as the testbed's backends read it from the pod
+// template: testbed.ErrorPercentAnnotation).
+func releaseFiles(s *settings, tag string, errorPercent int) map[string]string {
+	all := appFiles(s, tag, errorPercent)
+	files := map[string]string{}
+	for _, f := range []string{appPath + "/kustomization.yaml", appPath + "/deployment.yaml"} {
+		files[f] = all[f]
+	}
+	return files
 }
 
-const deploymentYAML = `apiVersion: apps/v1
+// appHost is the app's hostname on the Gateway.
+func (s *settings) appHost() string { return appName + "." + s.namespace + ".serin.test" }
+
+func deploymentYAML(errorPercent int) string {
+	bug := ""
+	if errorPercent > 0 {
+		bug = fmt.Sprintf(`
+      annotations:
+        # this release's bug, as the testbed's backends play it
+        %s: "%d"`, testbed.ErrorPercentAnnotation, errorPercent)
+	}
+	return fmt.Sprintf(deploymentTemplate, bug)
+}
+
+const deploymentTemplate = `apiVersion: apps/v1
 kind: Deployment
 metadata:
   name: podinfo
@@ -56,7 +79,7 @@ spec:
   template:
     metadata:
       labels:
-        app: podinfo
+        app: podinfo%s
     spec:
       containers:
         - name: podinfo
@@ -70,7 +93,7 @@ spec:
 // interval), checks the error rate of the last metricWindow through
 // Prometheus at every step, rolls back after two failed checks, halts a
 // promotion whose primary fails, and then proposes a revert in Git.
-func canaryYAML(interval time.Duration) string {
+func canaryYAML(interval time.Duration, host string) string {
 	return fmt.Sprintf(`apiVersion: serin.dev/v1alpha1
 kind: Canary
 metadata:
@@ -89,6 +112,7 @@ spec:
     gatewayRefs:
       - name: public
         namespace: gateways
+    hosts: [%s]
   analysis:
     interval: %s
     threshold: 2
@@ -107,7 +131,7 @@ spec:
     revert:
       on: [Halted]
       mode: PullRequest
-`, interval, metricWindow)
+`, host, interval, metricWindow)
 }
 
 // metricWindow is the range of the error-rate query. Shorter than the
@@ -115,7 +139,8 @@ spec:
 // requests made after it was applied (Prometheus scrapes every 500ms).
 const metricWindow = 2 * time.Second
 
-// metricTemplateYAML is the percentage of requests answered with 5xx.
+// metricTemplateYAML is the percentage of the canary's requests answered
+// with 5xx, as the data plane (Traefik) counted them per backend.
 func metricTemplateYAML(prometheusURL string) string {
 	return fmt.Sprintf(`apiVersion: serin.dev/v1alpha1
 kind: MetricTemplate
@@ -126,7 +151,7 @@ spec:
     type: prometheus
     address: %s
   query: |
-    100 - 100 * sum(rate(http_requests_total{namespace="{{ namespace }}",app="{{ target }}",code!~"5.."}[{{ interval }}]))
-      / sum(rate(http_requests_total{namespace="{{ namespace }}",app="{{ target }}"}[{{ interval }}]))
+    100 - 100 * (sum(rate(traefik_service_requests_total{service="{{ namespace }}-{{ service }}-canary-http-9898@kubernetesgateway",code!~"5.."}[{{ interval }}])) or vector(0))
+      / sum(rate(traefik_service_requests_total{service="{{ namespace }}-{{ service }}-canary-http-9898@kubernetesgateway"}[{{ interval }}]))
 `, prometheusURL)
 }

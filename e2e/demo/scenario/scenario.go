@@ -28,8 +28,8 @@ import (
 // against it with GitOps revert to Gitea (--git-provider=gitea) and its
 // events sent to notification-controller (--events-addr); Flux's
 // source-controller, kustomize-controller and notification-controller must
-// run, Prometheus must scrape Traffic, and the Gateway API CRDs must be
-// installed.
+// run, a Gateway API data plane must program the Gateway gateways/public
+// (the testbed's Traefik) and Prometheus must scrape its metrics.
 type Env struct {
 	// Config is an admin REST config and Kubeconfig the same as a file,
 	// for the serin CLI.
@@ -37,8 +37,10 @@ type Env struct {
 	Kubeconfig string
 	// Gitea hosts the app's repository.
 	Gitea *testbed.Gitea
-	// Traffic plays the app's request metrics; PrometheusURL scrapes it.
-	Traffic       *testbed.TrafficExporter
+	// GatewayURL is the listener of the Gateway gateways/public: the app's
+	// users send their requests there. PrometheusURL scrapes the data
+	// plane's per-backend request metrics.
+	GatewayURL    string
 	PrometheusURL string
 
 	// Namespace of the app and its Flux objects, created when missing;
@@ -64,8 +66,8 @@ type settings struct {
 }
 
 func newSettings(env Env) (*settings, error) {
-	if env.Config == nil || env.Gitea == nil || env.Traffic == nil || env.PrometheusURL == "" || env.Kubeconfig == "" {
-		return nil, errors.New("scenario: Env needs Config, Kubeconfig, Gitea, Traffic and PrometheusURL")
+	if env.Config == nil || env.Gitea == nil || env.GatewayURL == "" || env.PrometheusURL == "" || env.Kubeconfig == "" {
+		return nil, errors.New("scenario: Env needs Config, Kubeconfig, Gitea, GatewayURL and PrometheusURL")
 	}
 	s := &settings{env: env, screen: env.Screen, namespace: env.Namespace, repository: env.Repository,
 		prometheusURL: env.PrometheusURL, interval: env.Interval}
@@ -155,6 +157,7 @@ func (p *play) playAct(ctx context.Context, n int, a act) ActResult {
 	defer cancel()
 	res.Err = a.run(p, actCtx)
 	res.Duration = time.Since(start)
+	res.Users = p.users.Counts(start, time.Time{})
 	res.Messages = p.sink.count() - messages
 	res.Got = p.phase(ctx)
 	if res.Err == nil && res.Got != a.expect {
@@ -189,7 +192,10 @@ type ActResult struct {
 	Got      v1alpha1.CanaryPhase
 	Duration time.Duration
 	Messages int
-	Err      error
+	// Users are the requests the app's users sent during the act, as they
+	// saw them.
+	Users testbed.Counts
+	Err   error
 }
 
 // OK reports whether every act was played and ended as expected.
@@ -205,7 +211,7 @@ func (r *Report) OK() bool {
 // Print writes the summary table.
 func (r *Report) Print(w io.Writer) {
 	fmt.Fprintln(w, "\nSummary")
-	fmt.Fprintf(w, "  %-3s %-62s %-10s %-10s %8s %9s\n", "act", "", "expected", "ended", "time", "messages")
+	fmt.Fprintf(w, "  %-3s %-62s %-10s %-10s %8s %9s %18s\n", "act", "", "expected", "ended", "time", "messages", "users' errors")
 	for _, a := range r.Acts {
 		got, took := string(a.Got), round(a.Duration)
 		if !a.Played {
@@ -215,7 +221,8 @@ func (r *Report) Print(w io.Writer) {
 		if !a.Played || a.Err != nil {
 			mark = "✗"
 		}
-		fmt.Fprintf(w, "  %-3d %-62s %-10s %-10s %8s %9d %s\n", a.Number, a.Title, a.Expected, got, took, a.Messages, mark)
+		fmt.Fprintf(w, "  %-3d %-62s %-10s %-10s %8s %9d %18s %s\n", a.Number, a.Title, a.Expected, got, took, a.Messages,
+			fmt.Sprintf("%d of %d", a.Users.Errors, a.Users.Total), mark)
 	}
 	if r.PullRequestURL != "" {
 		merged := ""

@@ -1,0 +1,79 @@
+package scenario
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/serin-dev/serin/internal/testbed"
+)
+
+// usersRate is the requests per second the app's users send.
+const usersRate = 50
+
+// startUsers starts the app's users: requests through the Gateway to the
+// app's hostname until the play ends (bounded at 15 minutes), and a line
+// per analysis interval with what they saw. It returns once the app
+// answered them: the Gateway has programmed the new route.
+func (p *play) startUsers(ctx context.Context) error {
+	p.users = testbed.StartLoad(ctx, testbed.LoadOptions{
+		URL: p.env.GatewayURL + "/", Host: p.appHost(), Rate: usersRate, Duration: 15 * time.Minute,
+	})
+	answered := func() (bool, error) {
+		for _, s := range p.users.Samples(time.Time{}, time.Time{}) {
+			if s.OK() {
+				return true, nil
+			}
+		}
+		return false, nil
+	}
+	if err := poll(ctx, p.screen, 30*time.Second, answered, func() string { return "no answer from the app through the Gateway" }); err != nil {
+		return err
+	}
+	p.screen.Line("users", "%d requests/s to http://%s/ through Traefik (the Gateway gateways/public)", usersRate, p.appHost())
+	go func() {
+		defer p.users.Stop()
+		tick := time.NewTicker(p.interval)
+		defer tick.Stop()
+		from := time.Now()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case now := <-tick.C:
+				// The window's last requests may still be in flight.
+				c := p.users.Counts(from.Add(-time.Second), now.Add(-time.Second))
+				from = now
+				p.screen.Line("users", "%s", describeUsers(c, p.interval))
+			}
+		}
+	}()
+	return nil
+}
+
+// describeUsers is one line of what the users saw in a window.
+func describeUsers(c testbed.Counts, window time.Duration) string {
+	versions := make([]string, 0, len(c.ByVersion))
+	for v := range c.ByVersion {
+		versions = append(versions, v)
+	}
+	sort.Strings(versions)
+	shares := make([]string, 0, len(versions))
+	for _, v := range versions {
+		shares = append(shares, fmt.Sprintf("%s %.0f%%", v, c.Share(v)))
+	}
+	errors := "0 errors"
+	if c.Errors > 0 {
+		codes := make([]string, 0, len(c.ByCode))
+		for code, n := range c.ByCode {
+			if code < 200 || code >= 300 {
+				codes = append(codes, fmt.Sprintf("%d×%d", n, code))
+			}
+		}
+		sort.Strings(codes)
+		errors = fmt.Sprintf("%d errors (%s)", c.Errors, strings.Join(codes, ", "))
+	}
+	return fmt.Sprintf("%3.0f req/s · %s · served by %s", float64(c.Total)/window.Seconds(), errors, strings.Join(shares, " · "))
+}
