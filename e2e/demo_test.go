@@ -27,7 +27,7 @@ func TestDemo_FourActs(t *testing.T) {
 	var out lockedBuffer
 	report, err := scenario.Play(context.Background(), scenario.Env{
 		Config: env.Config, Kubeconfig: env.Kubeconfig,
-		Gitea: gitea, GatewayURL: gateway.URL, PrometheusURL: prom.URL,
+		Gitea: gitea, GatewayURL: gateway.URL,
 		Namespace: ns, Repository: ns, Screen: scenario.NewScreen(&out),
 	})
 	if report != nil {

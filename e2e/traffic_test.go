@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fluxcd/pkg/apis/meta"
+	"github.com/fluxcd/pkg/runtime/conditions"
 	. "github.com/onsi/gomega"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -249,4 +251,36 @@ func TestTraffic_RecreatePrimaryFailsInPromotion(t *testing.T) {
 	g.Expect(routeWeights(ns, "podinfo")()).To(Equal("100/0"))
 	g.Eventually(func() string { return lastVersion(usersIn(ns)) }, 5*time.Second).Should(Equal("v1"))
 	expectNoUserErrors(t, g, ns)
+}
+
+// A route the gateway does not accept never counts as shifted: the Canary
+// names a listener the Gateway does not have, Traefik reports the route
+// not Accepted, and the analysis waits at its first weight with the
+// parent's message in Ready instead of stepping on.
+func TestTraffic_RejectedRouteNeverCountsAsShifted(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	ns := newNamespace(t)
+	g.Expect(k8s.Create(ctx, testobj.MakeDeployment("podinfo", ns).Replicas(1).Image("podinfo:v1").Obj())).To(Succeed())
+	routing := gatewayRouting(ns)
+	routing.GatewayRefs[0].SectionName = "no-such-listener"
+	c := testobj.MakeCanary("podinfo", ns).Routing(routing).ProgressDeadlineSeconds(60).Analysis(v1alpha1.CanaryAnalysis{
+		Interval: &metav1.Duration{Duration: interval}, Threshold: 2, StepWeight: 20, MaxWeight: 60,
+	}).Obj()
+	g.Expect(k8s.Create(ctx, c)).To(Succeed())
+	waitForPhase(g, c, v1alpha1.PhaseInitialized, 30*time.Second)
+
+	setImage(g, ns, "podinfo", "podinfo:v2")
+	g.Eventually(func(g Gomega) {
+		g.Expect(k8s.Get(ctx, client.ObjectKeyFromObject(c), c)).To(Succeed())
+		g.Expect(conditions.GetReason(c, meta.ReadyCondition)).To(Equal(v1alpha1.RouteNotProgrammedReason))
+		g.Expect(conditions.GetMessage(c, meta.ReadyCondition)).To(ContainSubstring("gateway " + testbed.GatewayNamespace + "/" + testbed.GatewayName))
+	}, 30*time.Second, 100*time.Millisecond).Should(Succeed())
+	t.Logf("Ready: %s", conditions.GetMessage(c, meta.ReadyCondition))
+	stuck := c.Status.CanaryWeight
+	g.Consistently(func(g Gomega) {
+		g.Expect(k8s.Get(ctx, client.ObjectKeyFromObject(c), c)).To(Succeed())
+		g.Expect(c.Status.Phase).To(Equal(v1alpha1.PhaseProgressing))
+		g.Expect(c.Status.CanaryWeight).To(Equal(stuck), "no step while the gateway has not accepted the weights")
+	}, 3*interval, 200*time.Millisecond).Should(Succeed())
 }

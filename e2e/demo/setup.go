@@ -142,9 +142,6 @@ func (b *bed) components(assets string) []component {
 		}},
 		{"Prometheus, scraping Traefik's per-backend request metrics every 500ms", "starting Prometheus", func(ctx context.Context) (err error) {
 			prom, err = b.tb.StartPrometheus(ctx, 500*time.Millisecond, traefik.MetricsAddr)
-			if err == nil {
-				b.env.PrometheusURL = prom.URL
-			}
 			return err
 		}},
 		{"Gitea, the Git host with pull requests", "starting Gitea", func(ctx context.Context) (err error) {

@@ -15,25 +15,23 @@ const appPath = "apps/podinfo"
 const appName = "podinfo"
 
 // appFiles is the app's directory in Git with the image at tag: a
-// Deployment without replicas (serin scales it), its Canary, the
-// MetricTemplate the Canary checks, and a kustomization.yaml that sets the
-// tag. A release is a commit that changes newTag.
+// Deployment without replicas (serin scales it), its Canary, and a
+// kustomization.yaml that sets the tag. A release is a commit that changes
+// newTag (and, for a release with a bug, the Deployment).
 func appFiles(s *settings, tag string, errorPercent int) map[string]string {
 	return map[string]string{
 		appPath + "/kustomization.yaml": fmt.Sprintf(`apiVersion: kustomize.config.k8s.io/v1beta1
 kind: Kustomization
 namespace: %s
 resources:
-  - metrictemplate.yaml
   - deployment.yaml
   - canary.yaml
 images:
   - name: podinfo
     newTag: %s # the released version
 `, s.namespace, tag),
-		appPath + "/deployment.yaml":     deploymentYAML(errorPercent),
-		appPath + "/canary.yaml":         canaryYAML(s.interval, s.appHost()),
-		appPath + "/metrictemplate.yaml": metricTemplateYAML(s.prometheusURL),
+		appPath + "/deployment.yaml": deploymentYAML(errorPercent),
+		appPath + "/canary.yaml":     canaryYAML(s.interval, s.appHost()),
 	}
 }
 
@@ -90,9 +88,11 @@ spec:
 `
 
 // canaryYAML shifts Gateway API weights 20, 40, 60 (one step per
-// interval), checks the error rate of the last metricWindow through
-// Prometheus at every step, rolls back after two failed checks, halts a
-// promotion whose primary fails, and then proposes a revert in Git.
+// interval), checks the built-in request-success-rate of the canary's
+// traffic over the last metricWindow (Traefik's metrics in the agent's
+// --metrics-server Prometheus) at every step, rolls back after two failed
+// checks, halts a promotion whose primary fails, and then proposes a
+// revert in Git.
 func canaryYAML(interval time.Duration, host string) string {
 	return fmt.Sprintf(`apiVersion: serin.dev/v1alpha1
 kind: Canary
@@ -119,11 +119,9 @@ spec:
     stepWeight: 20
     maxWeight: 60
     metrics:
-      - name: error-rate
-        templateRef:
-          name: error-rate
+      - name: request-success-rate
         thresholdRange:
-          max: 1
+          min: 99
         interval: %s
   promotion:
     failurePolicy: Halt
@@ -134,24 +132,7 @@ spec:
 `, host, interval, metricWindow)
 }
 
-// metricWindow is the range of the error-rate query. Shorter than the
+// metricWindow is the range of the success-rate query. Shorter than the
 // analysis interval, so that the first check of a release sees only
 // requests made after it was applied (Prometheus scrapes every 500ms).
 const metricWindow = 2 * time.Second
-
-// metricTemplateYAML is the percentage of the canary's requests answered
-// with 5xx, as the data plane (Traefik) counted them per backend.
-func metricTemplateYAML(prometheusURL string) string {
-	return fmt.Sprintf(`apiVersion: serin.dev/v1alpha1
-kind: MetricTemplate
-metadata:
-  name: error-rate
-spec:
-  provider:
-    type: prometheus
-    address: %s
-  query: |
-    100 - 100 * (sum(rate(traefik_service_requests_total{service="{{ namespace }}-{{ service }}-canary-http-9898@kubernetesgateway",code!~"5.."}[{{ interval }}])) or vector(0))
-      / sum(rate(traefik_service_requests_total{service="{{ namespace }}-{{ service }}-canary-http-9898@kubernetesgateway"}[{{ interval }}]))
-`, prometheusURL)
-}

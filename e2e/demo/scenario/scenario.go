@@ -29,7 +29,8 @@ import (
 // events sent to notification-controller (--events-addr); Flux's
 // source-controller, kustomize-controller and notification-controller must
 // run, a Gateway API data plane must program the Gateway gateways/public
-// (the testbed's Traefik) and Prometheus must scrape its metrics.
+// (the testbed's Traefik), and the agent's --metrics-server Prometheus must
+// scrape its metrics (the built-in checks).
 type Env struct {
 	// Config is an admin REST config and Kubeconfig the same as a file,
 	// for the serin CLI.
@@ -38,10 +39,8 @@ type Env struct {
 	// Gitea hosts the app's repository.
 	Gitea *testbed.Gitea
 	// GatewayURL is the listener of the Gateway gateways/public: the app's
-	// users send their requests there. PrometheusURL scrapes the data
-	// plane's per-backend request metrics.
-	GatewayURL    string
-	PrometheusURL string
+	// users send their requests there.
+	GatewayURL string
 
 	// Namespace of the app and its Flux objects, created when missing;
 	// "demo" when empty.
@@ -56,21 +55,19 @@ type Env struct {
 
 // settings are the Env with its defaults applied and a client.
 type settings struct {
-	env           Env
-	kube          client.Client
-	screen        *Screen
-	namespace     string
-	repository    string
-	prometheusURL string
-	interval      time.Duration
+	env        Env
+	kube       client.Client
+	screen     *Screen
+	namespace  string
+	repository string
+	interval   time.Duration
 }
 
 func newSettings(env Env) (*settings, error) {
-	if env.Config == nil || env.Gitea == nil || env.GatewayURL == "" || env.PrometheusURL == "" || env.Kubeconfig == "" {
-		return nil, errors.New("scenario: Env needs Config, Kubeconfig, Gitea, GatewayURL and PrometheusURL")
+	if env.Config == nil || env.Gitea == nil || env.GatewayURL == "" || env.Kubeconfig == "" {
+		return nil, errors.New("scenario: Env needs Config, Kubeconfig, Gitea and GatewayURL")
 	}
-	s := &settings{env: env, screen: env.Screen, namespace: env.Namespace, repository: env.Repository,
-		prometheusURL: env.PrometheusURL, interval: env.Interval}
+	s := &settings{env: env, screen: env.Screen, namespace: env.Namespace, repository: env.Repository, interval: env.Interval}
 	if s.screen == nil {
 		s.screen = NewScreen(os.Stdout)
 	}
