@@ -9,7 +9,8 @@
 # Components: etcd kube-apiserver kube-controller-manager kube-scheduler kwok
 #             notification-controller
 #             gitea source-controller kustomize-controller traefik
-#             flagger flagger-v1.36.1 (only for `make bench`: the side-by-side comparison)
+#             flagger flagger-previous flagger-vX.Y.Z (only for `make bench`:
+#             the side-by-side comparison; versions.env pins the first two)
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -123,6 +124,7 @@ component() {
 			-ldflags "-s -w -X github.com/traefik/traefik/v3/pkg/version.Version=$TRAEFIK_VERSION" ./cmd/traefik
 	) ;;
 	flagger) flagger "$FLAGGER_VERSION" ;;
+	flagger-previous) flagger "$FLAGGER_PREVIOUS_VERSION" ;;
 	flagger-v*) flagger "${1#flagger-}" ;;
 	*) log "unknown component $1"; exit 2 ;;
 	esac
