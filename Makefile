@@ -92,7 +92,8 @@ testbed-down: ## Stop the local testbed.
 
 .PHONY: run
 run: ## Run the agent from this tree against the testbed of `make testbed-up`.
-	KUBECONFIG=.testbed/kubeconfig go run . --metrics-addr=127.0.0.1:18080 --health-addr=127.0.0.1:19440 --log-encoding=console
+	KUBECONFIG=.testbed/kubeconfig go run . --metrics-addr=127.0.0.1:18080 --health-addr=127.0.0.1:19440 --log-encoding=console \
+		--metrics-server=$$(cat .testbed/prometheus-url) --data-plane=traefik
 
 .PHONY: demo
 demo: testbed-packages ## serin's main job on the local testbed: four releases, each a Git commit (see README).

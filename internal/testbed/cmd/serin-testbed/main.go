@@ -1,6 +1,9 @@
 // Command serin-testbed starts and stops serin's local testbed (etcd,
-// kube-apiserver, kube-controller-manager, kube-scheduler and kwok on
-// loopback) in the background, for `make testbed-up` and `make testbed-down`.
+// kube-apiserver, kube-controller-manager, kube-scheduler, kwok with pods
+// served on loopback, Traefik as the Gateway API data plane and Prometheus
+// scraping it) in the background, for `make testbed-up` and
+// `make testbed-down`. DIR/gateway-url and DIR/prometheus-url name the
+// Gateway's listener and Prometheus.
 //
 //	serin-testbed up   --dir .testbed   start it; prints the kubeconfig path
 //	serin-testbed down --dir .testbed   stop it
@@ -76,7 +79,7 @@ func up(dir, crds string) error {
 	if err := cmd.Start(); err != nil {
 		return err
 	}
-	fmt.Println("starting the testbed (etcd, kube-apiserver, kube-controller-manager, kube-scheduler, kwok)…")
+	fmt.Println("starting the testbed (etcd, kube-apiserver, kube-controller-manager, kube-scheduler, kwok, Traefik, Prometheus)…")
 	deadline := time.Now().Add(2 * time.Minute)
 	for time.Now().Before(deadline) {
 		if _, err := os.Stat(filepath.Join(dir, "ready")); err == nil {
@@ -95,11 +98,29 @@ func up(dir, crds string) error {
 func serve(dir, crds string) error {
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
 	defer stop()
-	tb, err := testbed.Start(ctx, testbed.Options{Dir: dir, Full: true, CRDDirs: []string{crds}})
+	gatewayCRDs, err := testbed.GatewayAPICRDs(ctx, ".")
+	if err != nil {
+		return err
+	}
+	tb, err := testbed.Start(ctx, testbed.Options{Dir: dir, Full: true, CRDDirs: []string{crds, gatewayCRDs}})
 	if err != nil {
 		return err
 	}
 	defer tb.Stop()
+	traefik, err := tb.StartTraefik(ctx, os.Getenv("KUBEBUILDER_ASSETS"))
+	if err != nil {
+		return err
+	}
+	prom, err := tb.StartPrometheus(ctx, 500*time.Millisecond, traefik.MetricsAddr)
+	if err != nil {
+		return err
+	}
+	for name, url := range map[string]string{"gateway-url": traefik.URL, "prometheus-url": prom.URL} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(url+"\n"), 0o644); err != nil {
+			return err
+		}
+	}
+	fmt.Printf("Gateway %s/%s (Traefik): %s; Prometheus: %s\n", testbed.GatewayNamespace, testbed.GatewayName, traefik.URL, prom.URL)
 	if err := os.WriteFile(filepath.Join(dir, "pid"), []byte(strconv.Itoa(os.Getpid())), 0o644); err != nil {
 		return err
 	}
