@@ -163,6 +163,8 @@ func clientErrorsOnce(ctx context.Context, c gatewayContender) (clientErrorRun, 
 	run.ended, run.took = c.haltedPhase, ended.Sub(released)
 	time.Sleep(15 * time.Second)
 	run.users = users.Counts(released, time.Now().Add(-time.Second))
-	run.lastVersion = lastVersion(users)
+	if run.lastVersion = lastVersion(users); run.lastVersion == "" {
+		run.lastVersion = "none" // the last request got no answer from the app
+	}
 	return run, nil
 }
