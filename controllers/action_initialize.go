@@ -48,6 +48,9 @@ func (r *CanaryReconciler) syncServices(ctx context.Context, obj *v1alpha1.Canar
 			return err
 		}
 	}
+	if err := r.applyPrimaryAutoscaler(ctx, obj); err != nil {
+		return err
+	}
 	router, err := r.router(obj)
 	if err != nil {
 		return err
@@ -84,6 +87,14 @@ func (r *CanaryReconciler) applyPrimary(ctx context.Context, obj *v1alpha1.Canar
 		return err
 	}
 	primary := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Namespace: obj.Namespace, Name: obj.GetPrimaryName()}}
+	if _, err := r.getOptional(ctx, obj.Namespace, primary.Name, primary); err != nil {
+		return err
+	}
+	want := primary.DeepCopy()
+	workload.MutatePrimary(obj, target, want, true, revision.TrackedConfigs)
+	if err := r.recordPromoted(ctx, obj, revision.SpecHash, want); err != nil {
+		return err
+	}
 	op, err := controllerutil.CreateOrUpdate(ctx, r.Client, primary, func() error {
 		workload.MutatePrimary(obj, target, primary, true, revision.TrackedConfigs)
 		primary.Annotations[specHashAnnotation] = revision.SpecHash

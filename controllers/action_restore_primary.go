@@ -38,6 +38,17 @@ func (r *CanaryReconciler) restorePrimary(ctx context.Context, obj *v1alpha1.Can
 	}
 	tpl, ok := workload.LastGoodTemplate(replicaSets.Items, good)
 	if !ok {
+		// The ReplicaSets are gone (revisionHistoryLimit, or the primary
+		// was re-created): the template recorded at its promotion.
+		rev, found, err := r.promotedTemplate(ctx, obj, good)
+		if err != nil {
+			return ctrl.Result{}, err
+		}
+		if found {
+			tpl, ok = &rev.Template, true
+		}
+	}
+	if !ok {
 		return ctrl.Result{}, &stallingError{Reason: v1alpha1.HaltedReason, Err: fmt.Errorf(
 			"cannot restore %s: no ReplicaSet of it ran the last promoted revision %s (revisionHistoryLimit too low?); fix the target in Git", primary.Name, good)}
 	}

@@ -34,7 +34,7 @@ func (r *CanaryReconciler) startRollout(ctx context.Context, obj *v1alpha1.Canar
 		return ctrl.Result{RequeueAfter: obj.GetAnalysisInterval()}, nil
 	}
 
-	replicas, err := r.canaryReplicas(ctx, obj)
+	replicas, err := r.canaryReplicas(ctx, obj, obs)
 	if err != nil {
 		return ctrl.Result{}, err
 	}
@@ -56,10 +56,14 @@ func (r *CanaryReconciler) startRollout(ctx context.Context, obj *v1alpha1.Canar
 }
 
 // canaryReplicas is the size of the canary during the analysis: the
-// primary's replicas.
-func (r *CanaryReconciler) canaryReplicas(ctx context.Context, obj *v1alpha1.Canary) (int32, error) {
+// replicas the new revision asks for (Flux applied them with it), or else
+// the primary's.
+func (r *CanaryReconciler) canaryReplicas(ctx context.Context, obj *v1alpha1.Canary, obs rollout.Observation) (int32, error) {
 	if isServiceTarget(obj) {
 		return 0, nil
+	}
+	if obs.Target.Replicas > 0 && obj.Spec.AutoscalerRef == nil {
+		return obs.Target.Replicas, nil
 	}
 	primary := &appsv1.Deployment{}
 	if err := r.Get(ctx, types.NamespacedName{Namespace: obj.Namespace, Name: obj.GetPrimaryName()}, primary); err != nil {

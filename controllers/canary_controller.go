@@ -12,6 +12,7 @@ import (
 	"github.com/fluxcd/pkg/runtime/patch"
 	"github.com/fluxcd/pkg/runtime/predicates"
 	appsv1 "k8s.io/api/apps/v1"
+	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -100,10 +101,7 @@ type CanaryReconcilerOptions struct {
 // SetupWithManager registers the controller and its watches: the Canaries,
 // the objects serin generates for them, and their targets.
 func (r *CanaryReconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager, opts CanaryReconcilerOptions) error {
-	r.metrics = newCanaryMetrics()
-	r.expectations = newWriteExpectations()
-	r.routeClocks = newRouteClocks()
-	r.configs = &configHashes{byName: map[string]configHash{}}
+	r.setDefaults(mgr.GetClient(), mgr.GetAPIReader())
 	if err := mgr.GetFieldIndexer().IndexField(ctx, &v1alpha1.Canary{}, trackedConfigIndexKey, func(o client.Object) []string {
 		keys := make([]string, 0, len(o.(*v1alpha1.Canary).Status.TrackedConfigs))
 		for k := range o.(*v1alpha1.Canary).Status.TrackedConfigs {
@@ -113,23 +111,19 @@ func (r *CanaryReconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manage
 	}); err != nil {
 		return fmt.Errorf("failed to index canaries by tracked configs: %w", err)
 	}
-	if r.Webhooks == nil {
-		r.Webhooks = &analysis.Webhooks{}
-	}
-	if r.Checks == nil {
-		r.Checks = &analysis.Metrics{Reader: mgr.GetClient()}
-	}
-	if r.APIReader == nil {
-		r.APIReader = mgr.GetAPIReader()
-	}
-	if r.Reverter == nil {
-		r.Reverter = gitops.Disabled{}
-	}
 	if err := mgr.GetFieldIndexer().IndexField(ctx, &v1alpha1.Canary{}, targetIndexKey, func(o client.Object) []string {
 		c := o.(*v1alpha1.Canary)
 		return []string{targetIndexValue(c.Spec.TargetRef.Kind, c.Spec.TargetRef.Name)}
 	}); err != nil {
 		return fmt.Errorf("failed to index canaries by target: %w", err)
+	}
+	if err := mgr.GetFieldIndexer().IndexField(ctx, &v1alpha1.Canary{}, autoscalerIndexKey, func(o client.Object) []string {
+		if ref := o.(*v1alpha1.Canary).Spec.AutoscalerRef; ref != nil {
+			return []string{ref.Name}
+		}
+		return nil
+	}); err != nil {
+		return fmt.Errorf("failed to index canaries by autoscaler: %w", err)
 	}
 	b := ctrl.NewControllerManagedBy(mgr).
 		For(&v1alpha1.Canary{}, builder.WithPredicates(
@@ -137,6 +131,8 @@ func (r *CanaryReconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manage
 		)).
 		Owns(&appsv1.Deployment{}).
 		Owns(&corev1.Service{}).
+		Owns(&autoscalingv2.HorizontalPodAutoscaler{}).
+		Watches(&autoscalingv2.HorizontalPodAutoscaler{}, handler.EnqueueRequestsFromMapFunc(r.canariesForAutoscaler)).
 		Watches(&appsv1.Deployment{}, handler.EnqueueRequestsFromMapFunc(r.canariesForTarget("Deployment"))).
 		Watches(&corev1.Service{}, handler.EnqueueRequestsFromMapFunc(r.canariesForTarget("Service"))).
 		Watches(&discoveryv1.EndpointSlice{}, handler.EnqueueRequestsFromMapFunc(r.canariesForEndpoints)).
@@ -156,6 +152,28 @@ func (r *CanaryReconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manage
 		ctrl.LoggerFrom(ctx).Info("Gateway API HTTPRoute not installed: gatewayapi routing works once it is, after a restart")
 	}
 	return b.Complete(r)
+}
+
+// setDefaults gives the reconciler its in-memory state and the
+// collaborators left unset: the cached reader for MetricTemplates, the
+// uncached one for what the cache does not hold.
+func (r *CanaryReconciler) setDefaults(cached, uncached client.Reader) {
+	r.metrics = newCanaryMetrics()
+	r.expectations = newWriteExpectations()
+	r.routeClocks = newRouteClocks()
+	r.configs = &configHashes{byName: map[string]configHash{}}
+	if r.Webhooks == nil {
+		r.Webhooks = &analysis.Webhooks{}
+	}
+	if r.Checks == nil {
+		r.Checks = &analysis.Metrics{Reader: cached}
+	}
+	if r.APIReader == nil {
+		r.APIReader = uncached
+	}
+	if r.Reverter == nil {
+		r.Reverter = gitops.Disabled{}
+	}
 }
 
 func targetIndexValue(kind, name string) string { return kind + "/" + name }
@@ -199,11 +217,11 @@ func (r *CanaryReconciler) Reconcile(ctx context.Context, req ctrl.Request) (res
 	if v, ok := meta.ReconcileAnnotationValue(obj.GetAnnotations()); ok {
 		obj.Status.SetLastHandledReconcileRequest(v)
 	}
-	before := obj.Status.Phase
+	phaseBefore := obj.Status.Phase
 
 	begun := r.now()
 	defer func() {
-		result, retErr = r.finalizeStatus(ctx, obj, patcher, before, result, retErr)
+		result, retErr = r.finalizeStatus(ctx, obj, patcher, phaseBefore, result, retErr)
 		result.RequeueAfter = fromReturn(result.RequeueAfter, r.now().Sub(begun))
 		r.Metrics.RecordDuration(ctx, obj, start)
 	}()
@@ -232,7 +250,24 @@ func (r *CanaryReconciler) Reconcile(ctx context.Context, req ctrl.Request) (res
 	}
 	action := rollout.Decide(obj, obs)
 	log.V(1).Info("decided", "phase", obj.Status.Phase, "action", action.String())
-	return r.act(ctx, obj, obs, action)
+	before := obj.Status.DeepCopy()
+	result, err = r.act(ctx, obj, obs, action)
+	if err != nil {
+		keepProgressOf(obj, before)
+	}
+	return result, err
+}
+
+// keepProgressOf undoes what a failed action recorded in the status: a
+// field that records progress (the applied spec, the phase, the weight, a
+// handled request) is written only once every write it stands for
+// succeeded, so the next reconcile sees the same work still to do and
+// finishes it. What was written before the failure stays in the cluster,
+// where the next observation finds it. The conditions say why it failed.
+func keepProgressOf(obj *v1alpha1.Canary, before *v1alpha1.CanaryStatus) {
+	conds := obj.Status.Conditions
+	obj.Status = *before
+	obj.Status.Conditions = conds
 }
 
 // act carries out the action Decide chose.
@@ -286,6 +321,12 @@ func (r *CanaryReconciler) act(ctx context.Context, obj *v1alpha1.Canary, obs ro
 		return r.completeRestore(ctx, obj, obs, a)
 	case rollout.OpenRevert:
 		return r.openRevert(ctx, obj, obs)
+	case rollout.RepairPrimary:
+		return r.repairPrimary(ctx, obj, obs)
+	case rollout.PrimaryUnavailable:
+		return r.primaryUnavailable(a)
+	case rollout.RecordWeights:
+		return r.recordWeights(obj, obs)
 	case rollout.Idle:
 		return ctrl.Result{}, nil
 	}

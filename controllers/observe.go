@@ -32,7 +32,8 @@ func (r *CanaryReconciler) observe(ctx context.Context, obj *v1alpha1.Canary) (r
 
 	target, err := r.getTarget(ctx, obj)
 	if apierrors.IsNotFound(err) {
-		return obs, nil
+		// What routes where still matters: the canary's pods are gone.
+		return obs, r.observeWithoutTarget(ctx, obj, &obs)
 	} else if err != nil {
 		return obs, err
 	}
@@ -60,27 +61,79 @@ func (r *CanaryReconciler) observe(ctx context.Context, obj *v1alpha1.Canary) (r
 		}
 	}
 
-	primary := &appsv1.Deployment{}
-	switch err := r.Get(ctx, types.NamespacedName{Namespace: obj.Namespace, Name: obj.GetPrimaryName()}, primary); {
-	case apierrors.IsNotFound(err):
-	case err != nil:
-		return obs, fmt.Errorf("failed to get primary: %w", err)
-	default:
-		obs.Primary = rollout.Primary{
-			Exists:   true,
-			SpecHash: primary.Annotations[specHashAnnotation],
-			Health:   workload.DeploymentHealth(primary),
-		}
+	if _, err := r.observePrimary(ctx, obj, &obs); err != nil {
+		return obs, err
 	}
-
 	if obs.ServicesInSync, err = r.servicesInSync(ctx, obj, target); err != nil {
 		return obs, err
+	}
+	if obj.Spec.AutoscalerRef != nil {
+		inSync, err := r.autoscalerInSync(ctx, obj, &obs)
+		if err != nil || obs.Target.Invalid != "" {
+			return obs, err
+		}
+		obs.ServicesInSync = obs.ServicesInSync && inSync
 	}
 	router, err := r.router(obj)
 	if err != nil {
 		return obs, err
 	}
 	return obs, r.observeRoutes(ctx, obj, router, routingTarget(obj, target), &obs)
+}
+
+// observePrimary reads the primary Deployment, when it exists.
+func (r *CanaryReconciler) observePrimary(ctx context.Context, obj *v1alpha1.Canary, obs *rollout.Observation) (*appsv1.Deployment, error) {
+	primary := &appsv1.Deployment{}
+	switch err := r.Get(ctx, types.NamespacedName{Namespace: obj.Namespace, Name: obj.GetPrimaryName()}, primary); {
+	case apierrors.IsNotFound(err):
+		return nil, nil
+	case err != nil:
+		return nil, fmt.Errorf("failed to get primary: %w", err)
+	}
+	obs.Primary = rollout.Primary{
+		Exists:   true,
+		SpecHash: primary.Annotations[specHashAnnotation],
+		Health:   workload.DeploymentHealth(primary),
+	}
+	return primary, nil
+}
+
+// observeWithoutTarget reads the primary and the routes of a Canary whose
+// target Deployment is gone, so that decide can take traffic off it.
+func (r *CanaryReconciler) observeWithoutTarget(ctx context.Context, obj *v1alpha1.Canary, obs *rollout.Observation) error {
+	primary, err := r.observePrimary(ctx, obj, obs)
+	if err != nil || primary == nil {
+		return err
+	}
+	rt, err := r.routingTargetWithoutTarget(ctx, obj, primary)
+	if err != nil {
+		return err
+	}
+	router, err := r.router(obj)
+	if err != nil {
+		return err
+	}
+	return r.observeRoutes(ctx, obj, router, rt, obs)
+}
+
+// routingTargetWithoutTarget describes the Services a router routes
+// between from the primary and the canary Service, when the target is gone.
+func (r *CanaryReconciler) routingTargetWithoutTarget(ctx context.Context, obj *v1alpha1.Canary, primary *appsv1.Deployment) (routing.Target, error) {
+	canary := &corev1.Service{}
+	if _, err := r.getOptional(ctx, obj.Namespace, obj.GetCanaryServiceName(), canary); err != nil {
+		return routing.Target{}, err
+	}
+	rt := routing.Target{
+		ApexService:    obj.GetServiceName(),
+		PrimaryService: obj.GetPrimaryServiceName(),
+		CanaryService:  obj.GetCanaryServiceName(),
+		CanarySelector: canary.Spec.Selector,
+		Port:           obj.Spec.Service.Port,
+	}
+	if primary.Spec.Selector != nil {
+		rt.PrimarySelector = primary.Spec.Selector.MatchLabels
+	}
+	return rt, nil
 }
 
 // observeRoutes reads the routing objects back: whether they exist, their
@@ -144,6 +197,14 @@ func (r *CanaryReconciler) routing(ctx context.Context, obj *v1alpha1.Canary) (r
 		return router, serviceRoutingTarget(obj), nil
 	}
 	target, err := r.getTarget(ctx, obj)
+	if apierrors.IsNotFound(err) {
+		primary := &appsv1.Deployment{}
+		if err := r.Get(ctx, types.NamespacedName{Namespace: obj.Namespace, Name: obj.GetPrimaryName()}, primary); err != nil {
+			return nil, routing.Target{}, fmt.Errorf("failed to get primary: %w", err)
+		}
+		rt, err := r.routingTargetWithoutTarget(ctx, obj, primary)
+		return router, rt, err
+	}
 	if err != nil {
 		return nil, routing.Target{}, err
 	}

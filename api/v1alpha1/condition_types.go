@@ -34,6 +34,13 @@ const (
 	// or the canary had no pod ready to serve while the other had, so all
 	// traffic went to the other side.
 	ShieldedReason string = "Shielded"
+	// PrimaryRepairedReason (an event): the primary Deployment was deleted
+	// after initialization; serin re-created it with the last promoted
+	// revision.
+	PrimaryRepairedReason string = "PrimaryRepaired"
+	// PrimaryUnavailableReason: outside a rollout, the primary has no pod
+	// ready to serve, so Ready is False until it has.
+	PrimaryUnavailableReason string = "PrimaryUnavailable"
 	// RevertedReason: the target returned to the last promoted spec.
 	RevertedReason string = "Reverted"
 	// TargetNotFoundReason: the target named by spec.targetRef does not exist.

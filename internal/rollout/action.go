@@ -131,6 +131,19 @@ type CompleteRestore struct {
 // revert request): a pull request, or a push with mode Push.
 type OpenRevert struct{}
 
+// RepairPrimary re-creates a deleted primary Deployment with the last
+// promoted revision.
+type RepairPrimary struct{}
+
+// PrimaryUnavailable reports, outside a rollout, that the primary has no
+// pod ready to serve: Ready is False until it has.
+type PrimaryUnavailable struct{ Message string }
+
+// RecordWeights records in the status the weights the routing objects
+// carry, and restarts the step clock: a route write whose status write was
+// lost (the agent stopped between the two) is judged for a whole interval.
+type RecordWeights struct{}
+
 // Idle has nothing to do: no new revision and nothing drifted.
 type Idle struct{}
 
@@ -158,6 +171,9 @@ func (Shield) isAction()                 {}
 func (RestorePrimary) isAction()         {}
 func (CompleteRestore) isAction()        {}
 func (OpenRevert) isAction()             {}
+func (RepairPrimary) isAction()          {}
+func (PrimaryUnavailable) isAction()     {}
+func (RecordWeights) isAction()          {}
 func (Idle) isAction()                   {}
 
 func (a Stall) String() string                { return fmt.Sprintf("stall(%s: %s)", a.Reason, a.Message) }
@@ -190,5 +206,8 @@ func (RestorePrimary) String() string     { return "restore-primary" }
 func (a CompleteRestore) String() string {
 	return "complete-restore(" + string(a.Phase) + ", " + a.Reason + ")"
 }
-func (OpenRevert) String() string { return "open-revert" }
-func (Idle) String() string       { return "idle" }
+func (OpenRevert) String() string           { return "open-revert" }
+func (RepairPrimary) String() string        { return "repair-primary" }
+func (a PrimaryUnavailable) String() string { return "primary-unavailable(" + a.Message + ")" }
+func (RecordWeights) String() string        { return "record-weights" }
+func (Idle) String() string                 { return "idle" }

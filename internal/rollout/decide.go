@@ -26,6 +26,11 @@ import (
 func Decide(c *v1alpha1.Canary, o Observation) Action {
 	ref := c.Spec.TargetRef
 	if !o.Target.Found {
+		if o.CanaryWeight > 0 && o.Primary.Health.Serving > 0 {
+			// The canary's pods go with their Deployment: no request may
+			// be routed to them.
+			return Shield{Side: CanarySide, Reason: fmt.Sprintf("%s %s/%s named by spec.targetRef was deleted", ref.Kind, c.Namespace, ref.Name)}
+		}
 		return Stall{
 			Reason:  v1alpha1.TargetNotFoundReason,
 			Message: fmt.Sprintf("%s %s/%s named by spec.targetRef not found: create it or fix spec.targetRef.name", ref.Kind, c.Namespace, ref.Name),
@@ -41,6 +46,9 @@ func Decide(c *v1alpha1.Canary, o Observation) Action {
 	}
 	if !o.ServicesInSync {
 		return SyncServices{}
+	}
+	if repair, ok := repairPrimary(c, o); ok {
+		return repair
 	}
 	switch c.Status.Phase {
 	case v1alpha1.PhaseInitialized, v1alpha1.PhaseSucceeded, v1alpha1.PhaseFailed:
@@ -73,8 +81,22 @@ func decideInitialization(o Observation) Action {
 	return CompleteInitialization{}
 }
 
+// repairPrimary re-creates a primary Deployment that was deleted after
+// initialization, with the last promoted revision (never the revision under
+// analysis). Until it serves again, all traffic goes to the canary when the
+// canary serves.
+func repairPrimary(c *v1alpha1.Canary, o Observation) (Action, bool) {
+	if o.Primary.Exists || o.Primary.NotGenerated {
+		return nil, false
+	}
+	if o.Target.Health.Serving > 0 && o.CanaryWeight < 100 && o.Target.Replicas > 0 {
+		return Shield{Side: PrimarySide, Reason: "the primary was deleted"}, true
+	}
+	return RepairPrimary{}, true
+}
+
 // decideIdle starts a rollout for a new revision, and otherwise keeps the
-// canary scaled down.
+// canary scaled down, once the primary serves.
 func decideIdle(c *v1alpha1.Canary, o Observation) Action {
 	st := c.Status
 	switch {
@@ -86,6 +108,10 @@ func decideIdle(c *v1alpha1.Canary, o Observation) Action {
 		return StartRollout{Retry: true}
 	case st.Phase == v1alpha1.PhaseFailed && wantsRevert(c, o):
 		return OpenRevert{}
+	case o.Primary.Health.Serving == 0 && !o.Primary.Health.Ready:
+		// Ready must not say True while the apex has nothing to serve it;
+		// nor does the canary go, if it serves.
+		return PrimaryUnavailable{Message: o.Primary.Health.Message}
 	case o.Target.Replicas > 0:
 		return ScaleDownCanary{}
 	}
@@ -116,6 +142,10 @@ func decideAnalysis(c *v1alpha1.Canary, o Observation) Action {
 		return Rollback{Reason: "rollout aborted on request"}
 	case o.Target.Health.Failed:
 		return Rollback{Reason: "canary failed: " + o.Target.Health.Message}
+	case o.Target.Health.Serving == 0 && o.CanaryWeight > 0 && o.Primary.Health.Serving > 0:
+		// The canary lost every ready pod mid-analysis: its share of the
+		// requests would fail. It gets traffic again from the first step.
+		return Shield{Side: CanarySide, Reason: "the canary has no pod ready to serve: " + o.Target.Health.Message}
 	case !o.Target.Health.Ready && o.Now.Sub(transitionTime(c)) > c.GetProgressDeadline():
 		return Rollback{Reason: fmt.Sprintf("canary not ready within the progress deadline (%s): %s", c.GetProgressDeadline(), o.Target.Health.Message)}
 	case !o.Target.Health.Ready:
@@ -129,6 +159,11 @@ func decideAnalysis(c *v1alpha1.Canary, o Observation) Action {
 		return whenRoutesProgrammed(c, o, wait, Promote{Reason: "promotion requested"})
 	case c.Spec.SkipAnalysis:
 		return whenRoutesProgrammed(c, o, wait, Promote{Reason: "analysis skipped (spec.skipAnalysis)"})
+	case o.Routes.Programmed && o.CanaryWeight != st.CanaryWeight:
+		// The routes carry weights the status does not record: the agent
+		// stopped (or a write failed) between the two. The analysis judges
+		// a whole interval of them, from now.
+		return RecordWeights{}
 	case wait > 0:
 		return whenRoutesProgrammed(c, o, wait, Wait{RequeueAfter: wait})
 	}

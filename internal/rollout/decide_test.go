@@ -88,6 +88,11 @@ func waitingForRoutes(c *v1alpha1.Canary) {
 	c.Status.Conditions = []metav1.Condition{{Type: "Ready", Status: metav1.ConditionFalse, Reason: v1alpha1.RouteNotProgrammedReason, Message: rejection}}
 }
 
+// atWeight is a Canary whose status records the canary at weight.
+func atWeight(weight int) func(*v1alpha1.Canary) {
+	return func(c *v1alpha1.Canary) { c.Status.CanaryWeight = weight }
+}
+
 func with(o Observation, mutate func(*Observation)) Observation {
 	mutate(&o)
 	return o
@@ -221,13 +226,13 @@ func TestDecide(t *testing.T) {
 		}), Rollback{Reason: "rollout aborted on request"}},
 		"a new revision restarts the analysis on rejected weights": {canary(v1alpha1.PhaseProgressing), with(observed(early, "v3", ready, "v1", ready), routesAt(20, rejected)),
 			RestartAnalysis{}},
-		"accepted after a shown wait: the step clock restarts": {canary(v1alpha1.PhaseProgressing, waitingForRoutes), with(observed(due, "v2", ready, "v1", ready), routesAt(20, Routes{Programmed: true})),
+		"accepted after a shown wait: the step clock restarts": {canary(v1alpha1.PhaseProgressing, waitingForRoutes, atWeight(20)), with(observed(due, "v2", ready, "v1", ready), routesAt(20, Routes{Programmed: true})),
 			RoutesProgrammed{}},
 		"still unreported after a shown wait keeps waiting": {canary(v1alpha1.PhaseProgressing, waitingForRoutes), with(observed(due, "v2", ready, "v1", ready), routesAt(20, pending)),
 			WaitForRoutes{Message: unreported}},
-		"weights applied after the transition: the step is due an interval after": {canary(v1alpha1.PhaseProgressing),
+		"weights applied after the transition: the step is due an interval after": {canary(v1alpha1.PhaseProgressing, atWeight(20)),
 			with(observed(due, "v2", ready, "v1", ready), routesAt(20, Routes{Programmed: true, ProgrammedAt: t0.Add(30 * time.Second)})), Wait{RequeueAfter: 30 * time.Second}},
-		"weights applied before the transition: the step is due as usual": {canary(v1alpha1.PhaseProgressing),
+		"weights applied before the transition: the step is due as usual": {canary(v1alpha1.PhaseProgressing, atWeight(20)),
 			with(observed(due, "v2", ready, "v1", ready), routesAt(20, Routes{Programmed: true, ProgrammedAt: t0.Add(-time.Minute)})), Step{}},
 		"promoting waits for the routes before routing to the primary": {canary(v1alpha1.PhasePromoting), with(observed(early, "v2", ready, "v2", ready), routesAt(60, rejected)),
 			WaitForRoutes{Message: rejection}},
@@ -266,8 +271,29 @@ func TestDecide(t *testing.T) {
 			Shield{Side: CanarySide, Reason: "the canary has no pod ready to serve: 0 of 2 updated replicas available"}},
 		"promoting shields a dark canary onto a serving primary": {canary(v1alpha1.PhasePromoting), with(observed(early, "v2", dark, "v2", rolling), routesAt(60, Routes{Programmed: true})),
 			Shield{Side: CanarySide, Reason: "the canary has no pod ready to serve: 0 of 2 updated replicas available"}},
-		"the analysis never shields": {canary(v1alpha1.PhaseProgressing), with(observed(due, "v2", ready, "v1", dark), routesAt(20, Routes{Programmed: true})),
+		"the analysis never shields the primary": {canary(v1alpha1.PhaseProgressing, atWeight(20)), with(observed(due, "v2", ready, "v1", dark), routesAt(20, Routes{Programmed: true})),
 			Step{}},
+
+		// Faults: a write whose status was lost, a canary or a primary that
+		// went away.
+		"weights the status does not record restart the step clock": {canary(v1alpha1.PhaseProgressing, atWeight(20)), with(observed(due, "v2", ready, "v1", ready), routesAt(40, Routes{Programmed: true})),
+			RecordWeights{}},
+		"a canary that lost every ready pod is shielded at once": {canary(v1alpha1.PhaseProgressing, atWeight(20)), with(observed(early, "v2", dark, "v1", ready), routesAt(20, Routes{Programmed: true})),
+			Shield{Side: CanarySide, Reason: "the canary has no pod ready to serve: 0 of 2 updated replicas available"}},
+		"a shielded dark canary waits for its pods": {canary(v1alpha1.PhaseProgressing), with(observed(early, "v2", dark, "v1", ready), routesAt(0, Routes{Programmed: true})),
+			WaitForCanary{Message: dark.Message}},
+		"a target deleted mid-rollout: traffic back to the primary": {canary(v1alpha1.PhaseProgressing, atWeight(20)), with(observed(early, "", ready, "v1", ready), func(o *Observation) { o.Target = Target{}; o.CanaryWeight = 20 }),
+			Shield{Side: CanarySide, Reason: "Deployment apps/podinfo named by spec.targetRef was deleted"}},
+		"a target deleted, traffic on the primary, stalls": {canary(v1alpha1.PhaseProgressing), with(observed(early, "", ready, "v1", ready), func(o *Observation) { o.Target = Target{} }),
+			Stall{Reason: v1alpha1.TargetNotFoundReason, Message: notFound}},
+		"a deleted primary is re-created": {idle(v1alpha1.PhaseSucceeded), with(observed(t0, "v2", ready, "", ready), func(o *Observation) { o.Primary = Primary{}; o.Target.Replicas = 0 }),
+			RepairPrimary{}},
+		"a deleted primary mid-rollout: all traffic to the serving canary first": {canary(v1alpha1.PhaseProgressing, atWeight(20)), with(observed(early, "v2", ready, "", ready), func(o *Observation) { o.Primary = Primary{}; o.CanaryWeight = 20 }),
+			Shield{Side: PrimarySide, Reason: "the primary was deleted"}},
+		"a deleted primary mid-rollout, shielded, is re-created": {canary(v1alpha1.PhaseProgressing, atWeight(100)), with(observed(early, "v2", ready, "", ready), func(o *Observation) { o.Primary = Primary{}; o.CanaryWeight = 100 }),
+			RepairPrimary{}},
+		"a primary with no ready pod: Ready is not True": {idle(v1alpha1.PhaseSucceeded), with(observed(t0, "v2", ready, "v2", dark), func(o *Observation) { o.Target.Replicas = 0 }),
+			PrimaryUnavailable{Message: dark.Message}},
 
 		// Halted.
 		"halted stays halted":                       {canary(v1alpha1.PhaseHalted), observed(late, "v2", ready, "v2", failed), Idle{}},

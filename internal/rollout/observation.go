@@ -54,8 +54,12 @@ type Target struct {
 
 // Primary is the observed state of the primary Deployment.
 type Primary struct {
-	// Exists is false until serin created the primary.
+	// Exists is false until serin created the primary, and when someone
+	// deleted it.
 	Exists bool
+	// NotGenerated is true for targets that have no primary Deployment
+	// (a Service target: serin never touches its workloads).
+	NotGenerated bool
 	// SpecHash identifies the revision the primary runs.
 	SpecHash string
 	// Health is the primary's rollout state.

@@ -75,9 +75,9 @@ func LastGoodTemplate(replicaSets []appsv1.ReplicaSet, specHash string) (*corev1
 
 // MutatePrimary sets on primary everything serin owns of it: metadata, the
 // selector, and, when promote is true, the target's pod template using the
-// primary's copies of the tracked configs. The
-// replicas are set only on creation (replicas == nil), after that they belong
-// to the rollout (and to the primary's autoscaler).
+// primary's copies of the tracked configs and, without an autoscaler, the
+// target's replicas. Otherwise the replicas are set only on creation
+// (replicas == nil): they belong to the primary's autoscaler.
 func MutatePrimary(canary *v1alpha1.Canary, target, primary *appsv1.Deployment, promote bool, tracked map[string]string) {
 	primary.Labels, primary.Annotations = mergeGenerated(canary, primary, target.Labels, target.Annotations)
 	if primary.Spec.Selector == nil {
@@ -89,6 +89,11 @@ func MutatePrimary(canary *v1alpha1.Canary, target, primary *appsv1.Deployment, 
 	}
 	if promote || primary.CreationTimestamp.IsZero() {
 		primary.Spec.Template = PrimaryPodTemplate(target, tracked)
+	}
+	if promote && canary.Spec.AutoscalerRef == nil && target.Spec.Replicas != nil && *target.Spec.Replicas > 0 {
+		// The canary ran the promoted revision with the replicas Git asks
+		// for; with an autoscaler, the primary's copy of it decides.
+		primary.Spec.Replicas = ptr.To(*target.Spec.Replicas)
 	}
 	primary.Spec.Strategy = target.Spec.Strategy
 	primary.Spec.MinReadySeconds = target.Spec.MinReadySeconds

@@ -1,0 +1,86 @@
+package controllers
+
+import (
+	"context"
+	"fmt"
+
+	autoscalingv2 "k8s.io/api/autoscaling/v2"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	"github.com/serin-dev/serin/api/v1alpha1"
+	"github.com/serin-dev/serin/internal/rollout"
+	"github.com/serin-dev/serin/internal/workload"
+)
+
+// autoscalerIndexKey indexes Canaries by the autoscaler they name, so that
+// a change to the target's HorizontalPodAutoscaler reaches the primary's.
+const autoscalerIndexKey = ".spec.autoscalerRef"
+
+// autoscalerInSync reads the target's autoscaler (an invalid target when it
+// is missing) and reports whether the primary's copy exists and matches it.
+func (r *CanaryReconciler) autoscalerInSync(ctx context.Context, obj *v1alpha1.Canary, obs *rollout.Observation) (bool, error) {
+	target := &autoscalingv2.HorizontalPodAutoscaler{}
+	found, err := r.getOptional(ctx, obj.Namespace, obj.Spec.AutoscalerRef.Name, target)
+	if err != nil {
+		return false, err
+	}
+	if !found {
+		obs.Target.Invalid = fmt.Sprintf("HorizontalPodAutoscaler %s/%s named by spec.autoscalerRef not found: create it or remove spec.autoscalerRef",
+			obj.Namespace, obj.Spec.AutoscalerRef.Name)
+		return false, nil
+	}
+	primary := &autoscalingv2.HorizontalPodAutoscaler{}
+	found, err = r.getOptional(ctx, obj.Namespace, workload.PrimaryAutoscalerName(obj), primary)
+	if err != nil || !found {
+		return false, err
+	}
+	return workload.PrimaryAutoscalerInSync(obj, target, primary), nil
+}
+
+// applyPrimaryAutoscaler creates or updates the primary's copy of the
+// target's autoscaler.
+func (r *CanaryReconciler) applyPrimaryAutoscaler(ctx context.Context, obj *v1alpha1.Canary) error {
+	if obj.Spec.AutoscalerRef == nil {
+		return nil
+	}
+	target := &autoscalingv2.HorizontalPodAutoscaler{}
+	if err := r.Get(ctx, types.NamespacedName{Namespace: obj.Namespace, Name: obj.Spec.AutoscalerRef.Name}, target); err != nil {
+		if apierrors.IsNotFound(err) {
+			return &stallingError{Reason: v1alpha1.InvalidTargetReason, Err: fmt.Errorf(
+				"HorizontalPodAutoscaler %s/%s named by spec.autoscalerRef not found: create it or remove spec.autoscalerRef", obj.Namespace, obj.Spec.AutoscalerRef.Name)}
+		}
+		return fmt.Errorf("failed to get autoscaler: %w", err)
+	}
+	hpa := &autoscalingv2.HorizontalPodAutoscaler{ObjectMeta: metav1.ObjectMeta{Namespace: obj.Namespace, Name: workload.PrimaryAutoscalerName(obj)}}
+	op, err := controllerutil.CreateOrUpdate(ctx, r.Client, hpa, func() error {
+		workload.MutatePrimaryAutoscaler(obj, target, hpa)
+		return r.setOwner(obj, hpa)
+	})
+	if err != nil {
+		return fmt.Errorf("failed to apply autoscaler %s: %w", hpa.Name, err)
+	}
+	ctrl.LoggerFrom(ctx).V(1).Info("primary autoscaler applied", "hpa", hpa.Name, "operation", op)
+	return nil
+}
+
+// canariesForAutoscaler maps a HorizontalPodAutoscaler to the Canaries
+// naming it in spec.autoscalerRef.
+func (r *CanaryReconciler) canariesForAutoscaler(ctx context.Context, o client.Object) []reconcile.Request {
+	var list v1alpha1.CanaryList
+	if err := r.List(ctx, &list, client.InNamespace(o.GetNamespace()), client.MatchingFields{autoscalerIndexKey: o.GetName()}); err != nil {
+		ctrl.LoggerFrom(ctx).Error(err, "failed to list canaries for autoscaler", "hpa", o.GetName())
+		return nil
+	}
+	reqs := make([]reconcile.Request, 0, len(list.Items))
+	for i := range list.Items {
+		reqs = append(reqs, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&list.Items[i])})
+	}
+	return reqs
+}
+

@@ -1,0 +1,207 @@
+package controllers
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/fluxcd/pkg/apis/meta"
+	"github.com/fluxcd/pkg/runtime/conditions"
+	appsv1 "k8s.io/api/apps/v1"
+	autoscalingv2 "k8s.io/api/autoscaling/v2"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
+
+	"github.com/serin-dev/serin/api/v1alpha1"
+	"github.com/serin-dev/serin/internal/testobj"
+)
+
+// weightedCanary is a Canary of podinfo with an HTTPRoute, 25% steps to 50%.
+func weightedCanary() *v1alpha1.Canary {
+	c := testobj.MakeCanary("podinfo", "apps").
+		Routing(v1alpha1.CanaryRouting{Provider: v1alpha1.GatewayAPIRouting, GatewayRefs: []v1alpha1.GatewayReference{{Name: "public", Namespace: "gateways"}}}).
+		Analysis(v1alpha1.CanaryAnalysis{Interval: &metav1.Duration{Duration: 10 * time.Second}, StepWeight: 25, MaxWeight: 50}).Obj()
+	c.Finalizers = []string{v1alpha1.CanaryFinalizer}
+	return c
+}
+
+func isPhase(p v1alpha1.CanaryPhase) func(*v1alpha1.Canary) bool {
+	return func(c *v1alpha1.Canary) bool { return c.Status.Phase == p }
+}
+
+func atCanaryWeight(weight int) func(*v1alpha1.Canary) bool {
+	return func(c *v1alpha1.Canary) bool { return c.Status.CanaryWeight == weight }
+}
+
+// rolloutAt25 is the fake world of a Canary analysing 6.1.0 at weight 25.
+func rolloutAt25(t *testing.T) *faultWorld {
+	w := newFaultWorld(t, 0, weightedCanary(), &testobj.MakeDeployment("podinfo", "apps").Replicas(2).Deployment)
+	w.runUntil("initialized", isPhase(v1alpha1.PhaseInitialized))
+	w.setImage("podinfo", "ghcr.io/stefanprodan/podinfo:6.1.0")
+	w.runUntil("at weight 25", atCanaryWeight(25))
+	return w
+}
+
+// The faults an operator causes, each in the reconciler's fake world; the
+// e2e tier repeats the first ones on the testbed.
+func TestFaultRepairs(t *testing.T) {
+	ctx := context.Background()
+	deleteObj := func(o client.Object) func(context.Context, client.Client) error {
+		return func(ctx context.Context, c client.Client) error { return c.Delete(ctx, o) }
+	}
+	primaryKey := types.NamespacedName{Namespace: "apps", Name: "podinfo-primary"}
+
+	t.Run("a deleted primary is re-created; Ready is not True until it serves", func(t *testing.T) {
+		w := newFaultWorld(t, 0, weightedCanary(), &testobj.MakeDeployment("podinfo", "apps").Replicas(3).Deployment)
+		w.runUntil("initialized", isPhase(v1alpha1.PhaseInitialized))
+		w.do(deleteObj(&appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Namespace: "apps", Name: "podinfo-primary"}}))
+		if _, err := w.r.Reconcile(ctx, reconcileRequest(w.key)); err != nil {
+			t.Fatal(err)
+		}
+		primary := w.deployment("podinfo-primary")
+		if *primary.Spec.Replicas != 3 || primary.Spec.Template.Spec.Containers[0].Image != "ghcr.io/stefanprodan/podinfo:6.0.0" {
+			t.Errorf("re-created primary: %d replicas of %s", *primary.Spec.Replicas, primary.Spec.Template.Spec.Containers[0].Image)
+		}
+		// Its pods are not ready yet: the Canary must not say Ready.
+		if _, err := w.r.Reconcile(ctx, reconcileRequest(w.key)); err != nil {
+			t.Fatal(err)
+		}
+		if c := w.canary(); conditions.IsReady(c) || conditions.GetReason(c, meta.ReadyCondition) != v1alpha1.PrimaryUnavailableReason {
+			t.Errorf("Ready %v (%s: %s) while the re-created primary has no ready pod", conditions.IsReady(c),
+				conditions.GetReason(c, meta.ReadyCondition), conditions.GetMessage(c, meta.ReadyCondition))
+		}
+		w.react()
+		w.runUntil("ready again", func(c *v1alpha1.Canary) bool { return conditions.IsReady(c) })
+	})
+
+	t.Run("a primary deleted mid-rollout comes back on the promoted revision, never the one under analysis", func(t *testing.T) {
+		w := rolloutAt25(t)
+		w.do(deleteObj(&appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Namespace: "apps", Name: "podinfo-primary"}}))
+		if _, err := w.r.Reconcile(ctx, reconcileRequest(w.key)); err != nil {
+			t.Fatal(err)
+		}
+		if p, c := w.routeWeights(); p != 0 || c != 100 {
+			t.Errorf("weights %d/%d with the primary deleted, want all on the serving canary", p, c)
+		}
+		w.runUntil("primary re-created", func(*v1alpha1.Canary) bool {
+			d := &appsv1.Deployment{}
+			return w.c.Get(ctx, primaryKey, d) == nil
+		})
+		if img := w.deployment("podinfo-primary").Spec.Template.Spec.Containers[0].Image; img != "ghcr.io/stefanprodan/podinfo:6.0.0" {
+			t.Errorf("re-created primary runs %s, want the promoted 6.0.0", img)
+		}
+		w.runUntil("succeeded", isPhase(v1alpha1.PhaseSucceeded))
+	})
+
+	t.Run("a target deleted mid-rollout: traffic back to the primary, then stalled", func(t *testing.T) {
+		w := rolloutAt25(t)
+		w.do(deleteObj(&appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Namespace: "apps", Name: "podinfo"}}))
+		w.runUntil("stalled", func(c *v1alpha1.Canary) bool { return conditions.IsStalled(c) })
+		if p, c := w.routeWeights(); p != 100 || c != 0 {
+			t.Errorf("weights %d/%d after the target was deleted, want all on the primary", p, c)
+		}
+		if c := w.canary(); conditions.GetReason(c, meta.StalledCondition) != v1alpha1.TargetNotFoundReason {
+			t.Errorf("stalled for %s", conditions.GetReason(c, meta.StalledCondition))
+		}
+	})
+
+	t.Run("a canary that loses every ready pod mid-analysis is shielded at once", func(t *testing.T) {
+		w := rolloutAt25(t)
+		w.do(func(ctx context.Context, c client.Client) error {
+			d := &appsv1.Deployment{}
+			if err := c.Get(ctx, types.NamespacedName{Namespace: "apps", Name: "podinfo"}, d); err != nil {
+				return err
+			}
+			d.Status.ReadyReplicas, d.Status.AvailableReplicas = 0, 0
+			return c.Status().Update(ctx, d)
+		})
+		if _, err := w.r.Reconcile(ctx, reconcileRequest(w.key)); err != nil {
+			t.Fatal(err)
+		}
+		if p, c := w.routeWeights(); p != 100 || c != 0 {
+			t.Errorf("weights %d/%d with no canary pod ready, want all on the primary at once", p, c)
+		}
+	})
+
+	t.Run("weights the status lost (a kill between the two writes) get a whole interval", func(t *testing.T) {
+		w := rolloutAt25(t)
+		before := w.canary().Status.LastTransitionTime.Time
+		// The route got weight 50; the status write that records it did not happen.
+		w.do(func(ctx context.Context, c client.Client) error {
+			rt := &gatewayv1.HTTPRoute{}
+			if err := c.Get(ctx, types.NamespacedName{Namespace: "apps", Name: "podinfo"}, rt); err != nil {
+				return err
+			}
+			for i := range rt.Spec.Rules[0].BackendRefs {
+				rt.Spec.Rules[0].BackendRefs[i].Weight = ptr.To(int32(50))
+			}
+			return c.Update(ctx, rt)
+		})
+		w.react()
+		w.now = before.Add(10 * time.Second) // the step after 25 is due
+		if _, err := w.r.Reconcile(ctx, reconcileRequest(w.key)); err != nil {
+			t.Fatal(err)
+		}
+		c := w.canary()
+		if c.Status.CanaryWeight != 50 || !c.Status.LastTransitionTime.Time.Equal(w.now) {
+			t.Errorf("status weight %d since %s; want 50 recorded with the step clock restarted at %s", c.Status.CanaryWeight, c.Status.LastTransitionTime.Time, w.now)
+		}
+	})
+
+	t.Run("autoscalerRef: the primary gets its copy of the HPA, kept in sync", func(t *testing.T) {
+		c := weightedCanary()
+		c.Spec.AutoscalerRef = &v1alpha1.AutoscalerReference{APIVersion: "autoscaling/v2", Kind: "HorizontalPodAutoscaler", Name: "podinfo"}
+		hpa := &autoscalingv2.HorizontalPodAutoscaler{
+			ObjectMeta: metav1.ObjectMeta{Namespace: "apps", Name: "podinfo"},
+			Spec: autoscalingv2.HorizontalPodAutoscalerSpec{
+				ScaleTargetRef: autoscalingv2.CrossVersionObjectReference{APIVersion: "apps/v1", Kind: "Deployment", Name: "podinfo"},
+				MinReplicas:    ptr.To(int32(2)), MaxReplicas: 4,
+			},
+		}
+		w := newFaultWorld(t, 0, c, hpa, &testobj.MakeDeployment("podinfo", "apps").Replicas(2).Deployment)
+		w.runUntil("initialized", isPhase(v1alpha1.PhaseInitialized))
+		primaryHPA := func() *autoscalingv2.HorizontalPodAutoscaler {
+			got := &autoscalingv2.HorizontalPodAutoscaler{}
+			w.do(func(ctx context.Context, c client.Client) error {
+				return c.Get(ctx, types.NamespacedName{Namespace: "apps", Name: "podinfo-primary"}, got)
+			})
+			return got
+		}
+		if got := primaryHPA(); got.Spec.ScaleTargetRef.Name != "podinfo-primary" || got.Spec.MaxReplicas != 4 || *got.Spec.MinReplicas != 2 {
+			t.Errorf("primary HPA %+v", got.Spec)
+		}
+		// Git raises maxReplicas; an operator deletes the primary's copy.
+		w.do(func(ctx context.Context, c client.Client) error {
+			hpa.Spec.MaxReplicas = 8
+			if err := c.Update(ctx, hpa); err != nil {
+				return err
+			}
+			return c.Delete(ctx, primaryHPA())
+		})
+		w.runUntil("the primary HPA back, in sync", func(*v1alpha1.Canary) bool {
+			got := &autoscalingv2.HorizontalPodAutoscaler{}
+			return w.c.Get(ctx, types.NamespacedName{Namespace: "apps", Name: "podinfo-primary"}, got) == nil && got.Spec.MaxReplicas == 8
+		})
+	})
+
+	t.Run("without an autoscaler, replicas changed in Git reach the primary on promotion", func(t *testing.T) {
+		w := newFaultWorld(t, 0, weightedCanary(), &testobj.MakeDeployment("podinfo", "apps").Replicas(2).Deployment)
+		w.runUntil("initialized", isPhase(v1alpha1.PhaseInitialized))
+		w.do(func(ctx context.Context, c client.Client) error {
+			d := &appsv1.Deployment{}
+			if err := c.Get(ctx, types.NamespacedName{Namespace: "apps", Name: "podinfo"}, d); err != nil {
+				return err
+			}
+			d.Spec.Replicas = ptr.To(int32(5)) // Flux applies the commit: replicas and image
+			d.Spec.Template.Spec.Containers[0].Image = "ghcr.io/stefanprodan/podinfo:6.1.0"
+			return c.Update(ctx, d)
+		})
+		w.runUntil("succeeded", isPhase(v1alpha1.PhaseSucceeded))
+		if n := *w.deployment("podinfo-primary").Spec.Replicas; n != 5 {
+			t.Errorf("the promoted primary runs %d replicas, want Git's 5", n)
+		}
+	})
+}
