@@ -146,7 +146,10 @@ func main() {
 		RenewDeadline:                 &leaderElectionOptions.RenewDeadline,
 		RetryPeriod:                   &leaderElectionOptions.RetryPeriod,
 		LeaderElectionID:              leaderelection.GenerateID("serin-leader-election", watchOptions.LabelSelector),
-		Logger:                        ctrl.Log,
+		// In a cluster the Lease lives in the agent's own namespace; run
+		// elsewhere, RUNTIME_NAMESPACE (Flux's convention) names it.
+		LeaderElectionNamespace: os.Getenv("RUNTIME_NAMESPACE"),
+		Logger:                  ctrl.Log,
 		Cache: ctrlcache.Options{
 			// Nothing of serin's reads managedFields; without them a cached
 			// Deployment, Service or EndpointSlice takes about a third less

@@ -104,7 +104,9 @@ func run(m *testing.M) int {
 	// The built-in checks query the testbed's Prometheus, which scrapes
 	// the data plane (Traefik).
 	agentFlags := append(gitopsFlags, "--events-addr="+notificationController.EventsURL,
-		"--metrics-server="+prom.URL, "--data-plane=traefik")
+		"--metrics-server="+prom.URL, "--data-plane=traefik",
+		// Canaries of the chaos test belong to agents of their own.
+		"--watch-label-selector=!"+shardLabel)
 	if f := flag.Lookup("test.bench"); f != nil && f.Value.String() != "" {
 		// Benchmarks measure the agent as users run it: at info level, with
 		// its defaults unless SERIN_BENCH_AGENT_FLAGS says otherwise

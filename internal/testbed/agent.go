@@ -3,9 +3,11 @@ package testbed
 import (
 	"context"
 	"fmt"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"syscall"
 )
 
 // Agent is a serin agent built from the source tree and running against the
@@ -13,17 +15,46 @@ import (
 type Agent struct {
 	// MetricsURL serves the agent's Prometheus metrics (and pprof).
 	MetricsURL string
-	cmd        *exec.Cmd
+	// Name tells the agent's replicas apart: its log is Name.log.
+	Name string
+
+	tb        *Testbed
+	bin       string
+	env, args []string
+	healthURL string
+	cmd       *exec.Cmd
+	log       *os.File
+}
+
+// AgentOptions describe one agent process.
+type AgentOptions struct {
+	// Name of the process and its log file; defaults to serin-agent.
+	Name string
+	// Env is added to the agent's environment (e.g. RUNTIME_NAMESPACE).
+	Env []string
+	// Flags are added to the agent's flags.
+	Flags []string
 }
 
 // StartAgent builds the agent from the module at root, starts it with the
 // testbed's kubeconfig and extra flags, and waits until it is healthy.
 func (tb *Testbed) StartAgent(ctx context.Context, root string, flags ...string) (*Agent, error) {
+	return tb.StartAgentWith(ctx, root, AgentOptions{Flags: flags})
+}
+
+// StartAgentWith builds the agent from the module at root (once per
+// testbed) and starts one process of it as opts say.
+func (tb *Testbed) StartAgentWith(ctx context.Context, root string, opts AgentOptions) (*Agent, error) {
 	bin := filepath.Join(tb.Dir, "serin-agent")
-	build := exec.CommandContext(ctx, "go", "build", "-o", bin, ".")
-	build.Dir = root
-	if out, err := build.CombinedOutput(); err != nil {
-		return nil, fmt.Errorf("failed to build the agent: %w\n%s", err, out)
+	if _, err := os.Stat(bin); err != nil {
+		build := exec.CommandContext(ctx, "go", "build", "-o", bin, ".")
+		build.Dir = root
+		if out, err := build.CombinedOutput(); err != nil {
+			return nil, fmt.Errorf("failed to build the agent: %w\n%s", err, out)
+		}
+	}
+	if opts.Name == "" {
+		opts.Name = "serin-agent"
 	}
 	ports, err := freePorts(2)
 	if err != nil {
@@ -31,18 +62,57 @@ func (tb *Testbed) StartAgent(ctx context.Context, root string, flags ...string)
 	}
 	metrics := "127.0.0.1:" + strconv.Itoa(ports[0])
 	health := "127.0.0.1:" + strconv.Itoa(ports[1])
-	args := append([]string{
-		"--metrics-addr=" + metrics, "--health-addr=" + health,
-		"--log-level=debug", "--log-encoding=console",
-	}, flags...)
-	if err := tb.startProcess(bin, []string{"KUBECONFIG=" + tb.Kubeconfig}, args...); err != nil {
+	a := &Agent{
+		MetricsURL: "http://" + metrics + "/metrics",
+		Name:       opts.Name,
+		tb:         tb,
+		bin:        bin,
+		env:        append([]string{"KUBECONFIG=" + tb.Kubeconfig}, opts.Env...),
+		args: append([]string{
+			"--metrics-addr=" + metrics, "--health-addr=" + health,
+			"--log-level=debug", "--log-encoding=console",
+		}, opts.Flags...),
+		healthURL: "http://" + health + "/readyz",
+	}
+	if err := a.Start(ctx); err != nil {
 		return nil, err
 	}
-	a := &Agent{MetricsURL: "http://" + metrics + "/metrics", cmd: tb.procs[len(tb.procs)-1]}
-	if err := tb.waitReady(ctx, "http://"+health+"/readyz"); err != nil {
-		return nil, fmt.Errorf("serin agent: %w", err)
-	}
 	return a, nil
+}
+
+// Start starts the agent's process (again, after Kill), appending to its
+// log, and waits until it is healthy.
+func (a *Agent) Start(ctx context.Context) error {
+	log, err := os.OpenFile(filepath.Join(a.tb.Dir, a.Name+".log"), os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
+	if err != nil {
+		return err
+	}
+	cmd := exec.Command(a.bin, a.args...)
+	cmd.Stdout, cmd.Stderr = log, log
+	cmd.Env = append(os.Environ(), a.env...)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	if err := cmd.Start(); err != nil {
+		log.Close()
+		return fmt.Errorf("failed to start %s: %w", a.Name, err)
+	}
+	a.cmd, a.log = cmd, log
+	a.tb.procs = append(a.tb.procs, cmd)
+	if err := a.tb.waitReady(ctx, a.healthURL); err != nil {
+		return fmt.Errorf("%s: %w", a.Name, err)
+	}
+	return nil
+}
+
+// Kill stops the agent's process with SIGKILL: no graceful shutdown, no
+// lease released, writes in flight cut where they are.
+func (a *Agent) Kill() error {
+	if err := a.cmd.Process.Kill(); err != nil {
+		return err
+	}
+	_ = a.cmd.Wait() // "signal: killed"
+	a.log.Close()
+	a.tb.forget(a.cmd)
+	return nil
 }
 
 // PID is the agent process's id, to read its RSS and CPU from /proc.

@@ -329,6 +329,16 @@ func (tb *Testbed) stop(p *exec.Cmd) {
 	}
 }
 
+// forget drops a process that has ended from those Stop stops.
+func (tb *Testbed) forget(p *exec.Cmd) {
+	for i, q := range tb.procs {
+		if q == p {
+			tb.procs = append(tb.procs[:i], tb.procs[i+1:]...)
+			return
+		}
+	}
+}
+
 // freePorts returns n distinct loopback ports that are free now.
 func freePorts(n int) ([]int, error) {
 	var listeners []net.Listener
