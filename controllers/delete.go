@@ -33,6 +33,14 @@ func (r *CanaryReconciler) reconcileDelete(ctx context.Context, obj *v1alpha1.Ca
 		switch {
 		case obj.Spec.RevertOnDeletion && isServiceTarget(obj):
 			done, err = true, r.keepRouteOnApex(ctx, obj)
+		case obj.Spec.RevertOnDeletion && !r.targetServes(ctx, obj):
+			// The target runs a revision that was never promoted (rolled
+			// back, or under analysis): scaling it up would serve it to
+			// everyone. The primary keeps serving instead.
+			r.emit(ctx, obj, notifier.SeverityWarn, "RevertOnDeletionSkipped",
+				"revertOnDeletion: %s runs a revision that was not promoted (last promoted %s): %s keeps serving; fix the target in Git, then delete %s",
+				obj.Spec.TargetRef.Name, obj.Status.LastPromotedSpec, obj.GetPrimaryName(), obj.GetPrimaryName())
+			done, err = true, r.orphanGenerated(ctx, obj)
 		case obj.Spec.RevertOnDeletion:
 			done, err = r.revertTarget(ctx, obj)
 		default:
@@ -49,6 +57,26 @@ func (r *CanaryReconciler) reconcileDelete(ctx context.Context, obj *v1alpha1.Ca
 	r.Metrics.RecordSuspend(ctx, obj, false)
 	r.metrics.forget(obj)
 	return ctrl.Result{}, nil
+}
+
+// targetServes reports whether the target's revision may serve all traffic
+// once the Canary is gone: the last promoted one, or, after a halted
+// promotion, the canary that serves while the primary cannot.
+func (r *CanaryReconciler) targetServes(ctx context.Context, obj *v1alpha1.Canary) bool {
+	if isServiceTarget(obj) {
+		return true
+	}
+	target, err := r.getTarget(ctx, obj)
+	if err != nil {
+		return apierrors.IsNotFound(err)
+	}
+	tracked, err := r.trackedConfigs(ctx, obj.Namespace, workload.ConfigRefs(&target.Spec.Template))
+	if err != nil {
+		return false
+	}
+	hash := workload.SpecHash(&target.Spec.Template, tracked)
+	st := obj.Status
+	return hash == st.LastPromotedSpec || (st.Phase == v1alpha1.PhaseHalted && hash == st.LastAppliedSpec)
 }
 
 // revertTarget scales the target back to the primary's replicas and, once

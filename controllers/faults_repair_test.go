@@ -205,3 +205,33 @@ func TestFaultRepairs(t *testing.T) {
 		}
 	})
 }
+
+// revertOnDeletion never hands all traffic to a revision that was not
+// promoted: after a rollback, deleting the Canary leaves the primary
+// serving and the failed target at zero.
+func TestRevertOnDeletionKeepsAFailedRevisionAway(t *testing.T) {
+	ctx := context.Background()
+	c := weightedCanary()
+	c.Spec.RevertOnDeletion = true
+	w := newFaultWorld(t, 0, c, &testobj.MakeDeployment("podinfo", "apps").Replicas(2).Deployment)
+	w.runUntil("initialized", isPhase(v1alpha1.PhaseInitialized))
+	w.setImage("podinfo", "ghcr.io/stefanprodan/podinfo:6.1.0")
+	w.runUntil("at weight 25", atCanaryWeight(25))
+	w.do(func(ctx context.Context, cl client.Client) error {
+		cur := w.canary()
+		cur.Annotations = map[string]string{v1alpha1.AbortRequestAnnotation: "now"}
+		return cl.Update(ctx, cur)
+	})
+	w.runUntil("failed", isPhase(v1alpha1.PhaseFailed))
+	w.do(func(ctx context.Context, cl client.Client) error { return cl.Delete(ctx, w.canary()) })
+	if _, err := w.r.Reconcile(ctx, reconcileRequest(w.key)); err != nil {
+		t.Fatal(err)
+	}
+	if n := *w.deployment("podinfo").Spec.Replicas; n != 0 {
+		t.Errorf("the failed revision was scaled to %d replicas on deletion", n)
+	}
+	primary := w.deployment("podinfo-primary")
+	if len(primary.OwnerReferences) != 0 || primary.Spec.Template.Spec.Containers[0].Image != "ghcr.io/stefanprodan/podinfo:6.0.0" {
+		t.Errorf("the primary (%s, owners %v) should keep serving, orphaned", primary.Spec.Template.Spec.Containers[0].Image, primary.OwnerReferences)
+	}
+}
