@@ -27,19 +27,26 @@ func ServicePorts(canary *v1alpha1.Canary, tpl *corev1.PodTemplateSpec) []corev1
 	if !svc.PortDiscovery || tpl == nil {
 		return ports
 	}
+	// A Service refuses two ports of one name or number: a discovered port
+	// that clashes with one already there is renamed, or left out.
+	names, numbers := map[string]bool{ports[0].Name: true}, map[int32]bool{svc.Port: true}
 	for _, c := range tpl.Spec.Containers {
 		for _, p := range c.Ports {
 			if p.Protocol != "" && p.Protocol != corev1.ProtocolTCP {
 				continue
 			}
-			if p.ContainerPort == svc.Port || (target.Type == intstr.String && p.Name == target.StrVal) ||
+			if numbers[p.ContainerPort] || (target.Type == intstr.String && p.Name == target.StrVal) ||
 				(target.Type == intstr.Int && p.ContainerPort == target.IntVal) {
 				continue
 			}
 			name := p.Name
-			if name == "" {
+			if name == "" || names[name] {
 				name = fmt.Sprintf("tcp-%d", p.ContainerPort)
 			}
+			if names[name] {
+				continue
+			}
+			names[name], numbers[p.ContainerPort] = true, true
 			ports = append(ports, corev1.ServicePort{
 				Name:       name,
 				Protocol:   corev1.ProtocolTCP,

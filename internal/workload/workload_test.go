@@ -69,9 +69,32 @@ func TestServicePorts(t *testing.T) {
 	}}}}
 	tests := map[string]struct {
 		discovery  bool
+		port       int32
+		tpl        *corev1.PodTemplateSpec
 		targetPort *intstr.IntOrString
 		want       []corev1.ServicePort
 	}{
+		// A Service refuses two ports of one name or number.
+		"a discovered port named like the service port is renamed": {
+			discovery: true, port: 80,
+			tpl: &corev1.PodTemplateSpec{Spec: corev1.PodSpec{Containers: []corev1.Container{{Ports: []corev1.ContainerPort{{Name: "http", ContainerPort: 9898}}}}}},
+			want: []corev1.ServicePort{
+				{Name: "http", Protocol: corev1.ProtocolTCP, Port: 80, TargetPort: intstr.FromInt32(80)},
+				{Name: "tcp-9898", Protocol: corev1.ProtocolTCP, Port: 9898, TargetPort: intstr.FromInt32(9898)},
+			},
+		},
+		"two containers exposing one port number: once": {
+			discovery: true,
+			tpl: &corev1.PodTemplateSpec{Spec: corev1.PodSpec{Containers: []corev1.Container{
+				{Ports: []corev1.ContainerPort{{Name: "metrics", ContainerPort: 9797}}},
+				{Ports: []corev1.ContainerPort{{Name: "sidecar-metrics", ContainerPort: 9797}, {Name: "metrics", ContainerPort: 9796}}},
+			}}},
+			want: []corev1.ServicePort{
+				{Name: "http", Protocol: corev1.ProtocolTCP, Port: 9898, TargetPort: intstr.FromInt32(9898)},
+				{Name: "metrics", Protocol: corev1.ProtocolTCP, Port: 9797, TargetPort: intstr.FromInt32(9797)},
+				{Name: "tcp-9796", Protocol: corev1.ProtocolTCP, Port: 9796, TargetPort: intstr.FromInt32(9796)},
+			},
+		},
 		"service port only": {
 			want: []corev1.ServicePort{{Name: "http", Protocol: corev1.ProtocolTCP, Port: 9898, TargetPort: intstr.FromInt32(9898)}},
 		},
@@ -92,6 +115,13 @@ func TestServicePorts(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			canary := testobj.MakeCanary("podinfo", "apps").Obj()
 			canary.Spec.Service.PortDiscovery = tt.discovery
+			if tt.port != 0 {
+				canary.Spec.Service.Port = tt.port
+			}
+			tpl := tpl
+			if tt.tpl != nil {
+				tpl = tt.tpl
+			}
 			canary.Spec.Service.TargetPort = tt.targetPort
 			if diff := cmp.Diff(tt.want, ServicePorts(canary, tpl)); diff != "" {
 				t.Errorf("ports (-want +got):\n%s", diff)
