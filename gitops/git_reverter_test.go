@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log"
+	"os"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -43,7 +44,7 @@ const (
 // whose main branch has a good and a bad commit (testdata case
 // image-bump-kustomization), and the Flux objects that apply it.
 type gitFixture struct {
-	t         *testing.T
+	t         testing.TB
 	server    *gittestserver.GitServer
 	url       string
 	good, bad *object.Commit
@@ -53,16 +54,7 @@ type gitFixture struct {
 
 func newGitFixture(t *testing.T) *gitFixture {
 	t.Helper()
-	log.SetOutput(io.Discard) // gitkit logs every request
-	server, err := gittestserver.NewTempGitServer()
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { server.StopHTTP() })
-	server.AutoCreate().Auth(gitUser, gitPassword)
-	if err := server.StartHTTP(); err != nil {
-		t.Fatal(err)
-	}
+	server := startGitServer(t)
 	f := &gitFixture{t: t, server: server, url: server.HTTPAddress() + "/" + repoPath, host: &fakeHost{}}
 
 	local := newTestRepo(t)
@@ -77,6 +69,34 @@ func newGitFixture(t *testing.T) *gitFixture {
 		t.Fatal(err)
 	}
 
+	f.k8s = fleetClient(f.url, f.bad.Hash)
+	return f
+}
+
+// startGitServer starts a Git server over HTTP that creates repositories
+// on their first push, stopped and removed when the test ends.
+func startGitServer(t testing.TB) *gittestserver.GitServer {
+	t.Helper()
+	log.SetOutput(io.Discard) // gitkit logs every request
+	server, err := gittestserver.NewTempGitServer()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		server.StopHTTP()
+		_ = os.RemoveAll(server.Root())
+	})
+	server.AutoCreate().Auth(gitUser, gitPassword)
+	if err := server.StartHTTP(); err != nil {
+		t.Fatal(err)
+	}
+	return server
+}
+
+// fleetClient is a cluster holding the target Deployment apps/podinfo, the
+// Kustomization of ./apps/podinfo that applied lastApplied, and the
+// GitRepository of url with its secret.
+func fleetClient(url string, lastApplied plumbing.Hash) client.Client {
 	scheme := runtime.NewScheme()
 	_ = clientgoscheme.AddToScheme(scheme)
 	_ = v1alpha1.AddToScheme(scheme)
@@ -91,12 +111,12 @@ func newGitFixture(t *testing.T) *gitFixture {
 			Path:      "./apps/podinfo",
 			SourceRef: kustomizev1.CrossNamespaceSourceReference{Kind: sourcev1.GitRepositoryKind, Name: "fleet"},
 		},
-		Status: kustomizev1.KustomizationStatus{LastAppliedRevision: "main@sha1:" + f.bad.Hash.String()},
+		Status: kustomizev1.KustomizationStatus{LastAppliedRevision: "main@sha1:" + lastApplied.String()},
 	}
 	repo := &sourcev1.GitRepository{
 		ObjectMeta: metav1.ObjectMeta{Name: "fleet", Namespace: "flux-system"},
 		Spec: sourcev1.GitRepositorySpec{
-			URL:       f.url,
+			URL:       url,
 			Reference: &sourcev1.GitRepositoryRef{Branch: "main"},
 			SecretRef: &meta.LocalObjectReference{Name: "git-auth"},
 		},
@@ -105,8 +125,7 @@ func newGitFixture(t *testing.T) *gitFixture {
 		ObjectMeta: metav1.ObjectMeta{Name: "git-auth", Namespace: "flux-system"},
 		Data:       map[string][]byte{"username": []byte(gitUser), "password": []byte(gitPassword)},
 	}
-	f.k8s = fake.NewClientBuilder().WithScheme(scheme).WithObjects(target, ks, repo, secret).Build()
-	return f
+	return fake.NewClientBuilder().WithScheme(scheme).WithObjects(target, ks, repo, secret).Build()
 }
 
 func (f *gitFixture) auth() *http.BasicAuth {

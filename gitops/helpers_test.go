@@ -103,7 +103,7 @@ func (r *testRepo) object(h plumbing.Hash) *object.Commit {
 }
 
 // readTree reads the files under dir as slash-separated relative paths.
-func readTree(t *testing.T, dir string) map[string][]byte {
+func readTree(t testing.TB, dir string) map[string][]byte {
 	t.Helper()
 	files := map[string][]byte{}
 	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
