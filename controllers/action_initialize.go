@@ -92,7 +92,7 @@ func (r *CanaryReconciler) applyPrimary(ctx context.Context, obj *v1alpha1.Canar
 	}
 	want := primary.DeepCopy()
 	workload.MutatePrimary(obj, target, want, true, revision.TrackedConfigs)
-	if err := r.recordPromoted(ctx, obj, revision.SpecHash, want); err != nil {
+	if err := r.recordPromoted(ctx, obj, revision.SpecHash, want, revision.TrackedConfigs); err != nil {
 		return err
 	}
 	op, err := controllerutil.CreateOrUpdate(ctx, r.Client, primary, func() error {

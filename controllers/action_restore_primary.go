@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	appsv1 "k8s.io/api/apps/v1"
+	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -52,6 +53,9 @@ func (r *CanaryReconciler) restorePrimary(ctx context.Context, obj *v1alpha1.Can
 		return ctrl.Result{}, &stallingError{Reason: v1alpha1.HaltedReason, Err: fmt.Errorf(
 			"cannot restore %s: no ReplicaSet of it ran the last promoted revision %s (revisionHistoryLimit too low?); fix the target in Git", primary.Name, good)}
 	}
+	if err := r.restorePrimaryConfigs(ctx, obj, obs); err != nil {
+		return ctrl.Result{}, err
+	}
 	patch := client.MergeFrom(primary.DeepCopy())
 	primary.Spec.Template = *tpl
 	primary.Annotations[specHashAnnotation] = good
@@ -62,4 +66,46 @@ func (r *CanaryReconciler) restorePrimary(ctx context.Context, obj *v1alpha1.Can
 		"restoring %s to the last promoted revision %s while the canary keeps serving", primary.Name, good)
 	setReconcilingMessage(obj, "restoring %s to revision %s", primary.Name, good)
 	return ctrl.Result{RequeueAfter: obj.GetProgressDeadline()}, nil
+}
+
+// restorePrimaryConfigs brings the primary's copies of the tracked configs
+// back to the last promoted data: from the sources when Git reverted them
+// (the target is on the last promoted spec again). When the sources still
+// hold the bad revision's data and the copies do too, the restore stops
+// rather than run the good template with the bad data.
+func (r *CanaryReconciler) restorePrimaryConfigs(ctx context.Context, obj *v1alpha1.Canary, obs rollout.Observation) error {
+	good := obj.Status.LastPromotedSpec
+	if obs.Target.SpecHash == good {
+		return r.copyPrimaryConfigs(ctx, obj, obs.Target.TrackedConfigs)
+	}
+	rev, found, err := r.promotedTemplate(ctx, obj, good)
+	if err != nil || !found {
+		return err // recorded before this version of serin: the template alone
+	}
+	for key, want := range rev.Configs {
+		ref, ok := workload.ParseConfigRef(key)
+		if !ok {
+			continue
+		}
+		got, err := r.configCopyHash(ctx, obj.Namespace, ref)
+		if err != nil {
+			return err
+		}
+		if got != want {
+			return &stallingError{Reason: v1alpha1.HaltedReason, Err: fmt.Errorf(
+				"cannot restore %s: its copy of %s holds the new revision's data, and the last promoted data is not kept (serin never stores config data): revert the target and %s in Git",
+				obj.GetPrimaryName(), key, ref.Name)}
+		}
+	}
+	return nil
+}
+
+// configCopyHash hashes the data of the primary's copy of a tracked config.
+func (r *CanaryReconciler) configCopyHash(ctx context.Context, namespace string, ref workload.ConfigRef) (string, error) {
+	key := types.NamespacedName{Namespace: namespace, Name: workload.PrimaryConfigName(ref.Name)}
+	data, _, err := r.readConfig(ctx, key, ref.Kind)
+	if err != nil {
+		return "", err
+	}
+	return workload.ConfigDataHash(data), nil
 }

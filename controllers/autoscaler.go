@@ -83,4 +83,3 @@ func (r *CanaryReconciler) canariesForAutoscaler(ctx context.Context, o client.O
 	}
 	return reqs
 }
-

@@ -2,6 +2,7 @@ package controllers
 
 import (
 	"context"
+	"strings"
 	"testing"
 	"time"
 
@@ -9,6 +10,7 @@ import (
 	"github.com/fluxcd/pkg/runtime/conditions"
 	appsv1 "k8s.io/api/apps/v1"
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
@@ -234,4 +236,72 @@ func TestRevertOnDeletionKeepsAFailedRevisionAway(t *testing.T) {
 	if len(primary.OwnerReferences) != 0 || primary.Spec.Template.Spec.Containers[0].Image != "ghcr.io/stefanprodan/podinfo:6.0.0" {
 		t.Errorf("the primary (%s, owners %v) should keep serving, orphaned", primary.Spec.Template.Spec.Containers[0].Image, primary.OwnerReferences)
 	}
+}
+
+// A restored primary gets its tracked configs back too: from Git when Git
+// reverted them; and when Git did not, the restore stops and says so
+// rather than run the good template with the bad data.
+func TestRestorePrimaryRestoresConfigs(t *testing.T) {
+	const broken = "ghcr.io/stefanprodan/podinfo:6.1.0"
+	setup := func(t *testing.T, mutate func(*v1alpha1.Canary)) *faultWorld {
+		c := weightedCanary()
+		c.Spec.ProgressDeadlineSeconds = ptr.To(int32(30))
+		mutate(c)
+		d := testobj.MakeDeployment("podinfo", "apps").Replicas(2).Deployment
+		d.Spec.Template.Spec.Containers[0].EnvFrom = []corev1.EnvFromSource{{ConfigMapRef: &corev1.ConfigMapEnvSource{LocalObjectReference: corev1.LocalObjectReference{Name: "podinfo-config"}}}}
+		cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "apps", Name: "podinfo-config"}, Data: map[string]string{"level": "v1"}}
+		w := newFaultWorld(t, 0, c, cm, &d)
+		w.brokenAsPrimary = broken
+		w.runUntil("initialized", isPhase(v1alpha1.PhaseInitialized))
+		// Git: new config data and an image that fails as the primary.
+		w.do(func(ctx context.Context, cl client.Client) error {
+			cm.Data["level"] = "v2"
+			return cl.Update(ctx, cm)
+		})
+		w.setImage("podinfo", broken)
+		w.runUntil("halted", isPhase(v1alpha1.PhaseHalted))
+		return w
+	}
+	copyData := func(w *faultWorld) string {
+		got := &corev1.ConfigMap{}
+		w.do(func(ctx context.Context, cl client.Client) error {
+			return cl.Get(ctx, types.NamespacedName{Namespace: "apps", Name: "podinfo-config-primary"}, got)
+		})
+		return got.Data["level"]
+	}
+
+	t.Run("Git reverts the config and the image", func(t *testing.T) {
+		w := setup(t, func(*v1alpha1.Canary) {})
+		if got := copyData(w); got != "v2" {
+			t.Fatalf("the promoted copy holds %q, want the new v2", got)
+		}
+		w.do(func(ctx context.Context, cl client.Client) error {
+			cm := &corev1.ConfigMap{}
+			if err := cl.Get(ctx, types.NamespacedName{Namespace: "apps", Name: "podinfo-config"}, cm); err != nil {
+				return err
+			}
+			cm.Data["level"] = "v1"
+			return cl.Update(ctx, cm)
+		})
+		w.setImage("podinfo", "ghcr.io/stefanprodan/podinfo:6.0.0")
+		w.runUntil("succeeded", isPhase(v1alpha1.PhaseSucceeded))
+		if got := copyData(w); got != "v1" {
+			t.Errorf("the restored primary's config copy holds %q, want the promoted v1", got)
+		}
+	})
+
+	t.Run("RestorePrimary without a Git revert stops at the config", func(t *testing.T) {
+		w := setup(t, func(c *v1alpha1.Canary) {
+			c.Spec.Promotion = &v1alpha1.PromotionPolicy{FailurePolicy: v1alpha1.RestorePrimaryPolicy}
+		})
+		w.runUntil("stalled", func(c *v1alpha1.Canary) bool {
+			return conditions.IsStalled(c) && strings.Contains(conditions.GetMessage(c, meta.StalledCondition), "its copy of ConfigMap/podinfo-config holds the new revision's data")
+		})
+		if img := w.deployment("podinfo-primary").Spec.Template.Spec.Containers[0].Image; img != broken {
+			t.Errorf("the primary was restored to %s with the new config data", img)
+		}
+		if p, c := w.routeWeights(); c == 0 {
+			t.Errorf("weights %d/%d: the canary must keep serving", p, c)
+		}
+	})
 }

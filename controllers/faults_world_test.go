@@ -8,6 +8,7 @@ import (
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -40,6 +41,9 @@ type faultWorld struct {
 	writes []string // the reconciler's writes, in order
 	failAt int      // the write to fail (1-based); 0: none
 	world  bool     // true while the world itself writes
+	// brokenAsPrimary is an image whose pods never get ready in the
+	// primary: its Deployment exceeds its progress deadline.
+	brokenAsPrimary string
 	log    []string // transcript, for failure messages
 }
 
@@ -174,6 +178,10 @@ func (w *faultWorld) react() {
 			n = *d.Spec.Replicas
 		}
 		d.Status = appsv1.DeploymentStatus{ObservedGeneration: d.Generation, Replicas: n, UpdatedReplicas: n, ReadyReplicas: n, AvailableReplicas: n}
+		if w.brokenAsPrimary != "" && strings.HasSuffix(d.Name, "-primary") && d.Spec.Template.Spec.Containers[0].Image == w.brokenAsPrimary {
+			d.Status.ReadyReplicas, d.Status.AvailableReplicas = 0, 0
+			d.Status.Conditions = []appsv1.DeploymentCondition{{Type: appsv1.DeploymentProgressing, Status: corev1.ConditionFalse, Reason: "ProgressDeadlineExceeded"}}
+		}
 		if err := w.c.Status().Update(ctx, d); err != nil {
 			w.t.Fatal(err)
 		}
@@ -290,4 +298,6 @@ func (w *faultWorld) routeWeights() (primary, canary int32) {
 	return primary, canary
 }
 
-func reconcileRequest(key types.NamespacedName) ctrl.Request { return ctrl.Request{NamespacedName: key} }
+func reconcileRequest(key types.NamespacedName) ctrl.Request {
+	return ctrl.Request{NamespacedName: key}
+}

@@ -36,6 +36,9 @@ const canaryLabel = "serin.dev/canary"
 type promotedRevision struct {
 	Template corev1.PodTemplateSpec `json:"template"`
 	Replicas *int32                 `json:"replicas,omitempty"`
+	// Configs are the hashes of the tracked ConfigMaps' and Secrets' data
+	// (Kind/name), which the primary's copies held (never the data).
+	Configs map[string]string `json:"configs,omitempty"`
 }
 
 // promotedRevisionName is the ControllerRevision of one promoted spec hash.
@@ -48,8 +51,8 @@ func promotedRevisionName(obj *v1alpha1.Canary, hash string) string {
 
 // recordPromoted keeps the primary's template for hash, before the primary
 // runs it, and prunes the oldest beyond promotedRevisionsKept.
-func (r *CanaryReconciler) recordPromoted(ctx context.Context, obj *v1alpha1.Canary, hash string, primary *appsv1.Deployment) error {
-	data, err := json.Marshal(promotedRevision{Template: primary.Spec.Template, Replicas: primary.Spec.Replicas})
+func (r *CanaryReconciler) recordPromoted(ctx context.Context, obj *v1alpha1.Canary, hash string, primary *appsv1.Deployment, configs map[string]string) error {
+	data, err := json.Marshal(promotedRevision{Template: primary.Spec.Template, Replicas: primary.Spec.Replicas, Configs: configs})
 	if err != nil {
 		return err
 	}
