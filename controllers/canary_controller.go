@@ -282,7 +282,7 @@ func (r *CanaryReconciler) act(ctx context.Context, obj *v1alpha1.Canary, obs ro
 	case rollout.CompleteInitialization:
 		return r.completeInitialization(ctx, obj, obs)
 	case rollout.SyncServices:
-		return r.syncGeneratedServices(ctx, obj)
+		return r.syncGeneratedServices(ctx, obj, obs)
 	case rollout.ScaleDownCanary:
 		return r.scaleDownCanary(ctx, obj)
 	case rollout.AcceptRevision:

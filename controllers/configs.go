@@ -108,6 +108,26 @@ func (r *CanaryReconciler) readConfig(ctx context.Context, key types.NamespacedN
 	return data, cm.ResourceVersion, nil
 }
 
+// primaryConfigsExist reports whether the primary's copy of every tracked
+// config exists (read from the metadata cache).
+func (r *CanaryReconciler) primaryConfigsExist(ctx context.Context, namespace string, tracked map[string]string) (bool, error) {
+	for key := range tracked {
+		ref, ok := workload.ParseConfigRef(key)
+		if !ok {
+			continue
+		}
+		meta := &metav1.PartialObjectMetadata{}
+		meta.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind(ref.Kind))
+		err := r.Get(ctx, types.NamespacedName{Namespace: namespace, Name: workload.PrimaryConfigName(ref.Name)}, meta)
+		if apierrors.IsNotFound(err) {
+			return false, nil
+		} else if err != nil {
+			return false, fmt.Errorf("failed to get the primary's copy of %s: %w", ref, err)
+		}
+	}
+	return true, nil
+}
+
 // copyPrimaryConfigs writes the primary's copies of the tracked configs
 // with their current data (at promotion, the canary's data).
 func (r *CanaryReconciler) copyPrimaryConfigs(ctx context.Context, obj *v1alpha1.Canary, tracked map[string]string) error {
@@ -161,6 +181,10 @@ func (r *CanaryReconciler) copyPrimaryConfig(ctx context.Context, obj *v1alpha1.
 // uses it.
 func (r *CanaryReconciler) canariesForConfig(kind string) handler.MapFunc {
 	return func(ctx context.Context, o client.Object) []reconcile.Request {
+		if owner := o.GetLabels()[workload.CanaryNameLabel]; owner != "" {
+			// The primary's copy: repaired when deleted.
+			return []reconcile.Request{{NamespacedName: types.NamespacedName{Namespace: o.GetNamespace(), Name: owner}}}
+		}
 		var list v1alpha1.CanaryList
 		if err := r.List(ctx, &list, client.InNamespace(o.GetNamespace()),
 			client.MatchingFields{trackedConfigIndexKey: kind + "/" + o.GetName()}); err != nil {

@@ -305,3 +305,20 @@ func TestRestorePrimaryRestoresConfigs(t *testing.T) {
 		}
 	})
 }
+
+// A deleted config copy of the primary is re-created with the promoted data.
+func TestDeletedConfigCopyIsRecreated(t *testing.T) {
+	c := weightedCanary()
+	d := testobj.MakeDeployment("podinfo", "apps").Replicas(2).Deployment
+	d.Spec.Template.Spec.Containers[0].EnvFrom = []corev1.EnvFromSource{{ConfigMapRef: &corev1.ConfigMapEnvSource{LocalObjectReference: corev1.LocalObjectReference{Name: "podinfo-config"}}}}
+	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "apps", Name: "podinfo-config"}, Data: map[string]string{"level": "v1"}}
+	w := newFaultWorld(t, 0, c, cm, &d)
+	w.runUntil("initialized", isPhase(v1alpha1.PhaseInitialized))
+	w.do(func(ctx context.Context, cl client.Client) error {
+		return cl.Delete(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "apps", Name: "podinfo-config-primary"}})
+	})
+	w.runUntil("the copy back", func(*v1alpha1.Canary) bool {
+		got := &corev1.ConfigMap{}
+		return w.c.Get(context.Background(), types.NamespacedName{Namespace: "apps", Name: "podinfo-config-primary"}, got) == nil && got.Data["level"] == "v1"
+	})
+}

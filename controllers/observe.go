@@ -67,6 +67,13 @@ func (r *CanaryReconciler) observe(ctx context.Context, obj *v1alpha1.Canary) (r
 	if obs.ServicesInSync, err = r.servicesInSync(ctx, obj, target); err != nil {
 		return obs, err
 	}
+	if obs.Target.SpecHash == obj.Status.LastPromotedSpec && obs.ServicesInSync {
+		// The copies hold the promoted data, which the sources hold too
+		// only while the target is on the promoted spec.
+		if obs.ServicesInSync, err = r.primaryConfigsExist(ctx, obj.Namespace, tracked); err != nil {
+			return obs, err
+		}
+	}
 	if obj.Spec.AutoscalerRef != nil {
 		inSync, err := r.autoscalerInSync(ctx, obj, &obs)
 		if err != nil || obs.Target.Invalid != "" {

@@ -15,6 +15,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
 	"github.com/serin-dev/serin/api/v1alpha1"
+	"github.com/serin-dev/serin/internal/workload"
 )
 
 // +kubebuilder:rbac:groups=apps,resources=controllerrevisions,verbs=get;list;create;delete
@@ -29,7 +30,7 @@ import (
 const promotedRevisionsKept = 3
 
 // canaryLabel names, on the ControllerRevisions, the Canary they belong to.
-const canaryLabel = "serin.dev/canary"
+const canaryLabel = workload.CanaryNameLabel
 
 // promotedRevision is what a ControllerRevision holds: the primary's pod
 // template and replicas for one promoted spec hash.
