@@ -100,6 +100,10 @@ func repairPrimary(c *v1alpha1.Canary, o Observation) (Action, bool) {
 func decideIdle(c *v1alpha1.Canary, o Observation) Action {
 	st := c.Status
 	switch {
+	case o.CanaryWeight > 0 && o.Primary.Health.Serving > 0:
+		// Outside a rollout every request goes to the primary; weights
+		// changed by hand are put back.
+		return Shield{Side: CanarySide, Reason: fmt.Sprintf("the routes sent %d%% to the canary outside a rollout", o.CanaryWeight)}
 	case o.Target.SpecHash != st.LastAppliedSpec && o.Target.SpecHash == st.LastPromotedSpec:
 		return AcceptRevision{}
 	case o.Target.SpecHash != st.LastAppliedSpec:

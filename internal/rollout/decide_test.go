@@ -292,6 +292,8 @@ func TestDecide(t *testing.T) {
 			Shield{Side: PrimarySide, Reason: "the primary was deleted"}},
 		"a deleted primary mid-rollout, shielded, is re-created": {canary(v1alpha1.PhaseProgressing, atWeight(100)), with(observed(early, "v2", ready, "", ready), func(o *Observation) { o.Primary = Primary{}; o.CanaryWeight = 100 }),
 			RepairPrimary{}},
+		"weights changed by hand outside a rollout are put back": {idle(v1alpha1.PhaseSucceeded), with(observed(t0, "v2", ready, "v2", ready), routesAt(30, Routes{Programmed: true})),
+			Shield{Side: CanarySide, Reason: "the routes sent 30% to the canary outside a rollout"}},
 		"a primary with no ready pod: Ready is not True": {idle(v1alpha1.PhaseSucceeded), with(observed(t0, "v2", ready, "v2", dark), func(o *Observation) { o.Target.Replicas = 0 }),
 			PrimaryUnavailable{Message: dark.Message}},
 
