@@ -186,7 +186,7 @@ func (j *revertJob) pullRequest(ctx context.Context) (RevertResult, error) {
 	if err != nil {
 		return res, err
 	}
-	plan, msg, err := j.plan(head)
+	plan, msg, err := j.plan(ctx, head)
 	if err != nil {
 		return res, err
 	}
@@ -264,14 +264,14 @@ func (j *revertJob) push(ctx context.Context) (RevertResult, error) {
 		if err != nil {
 			return res, err
 		}
-		if done, err := j.repo.FindCommit(head, bad, marker); err != nil {
+		if done, err := j.repo.FindCommit(ctx, head, bad, marker); err != nil {
 			return res, err
 		} else if done != nil {
 			res.Commit, res.State = done.Hash.String(), StatePushed
 			res.Message = fmt.Sprintf("already reverted on %s by %s", j.src.Branch, shortSHA(res.Commit))
 			return res, nil
 		}
-		plan, msg, err := j.plan(head)
+		plan, msg, err := j.plan(ctx, head)
 		if err != nil {
 			return res, err
 		}
@@ -300,7 +300,7 @@ func (j *revertJob) push(ctx context.Context) (RevertResult, error) {
 }
 
 // plan computes and verifies the revert on head, and its commit message.
-func (j *revertJob) plan(head *object.Commit) (*Plan, string, error) {
+func (j *revertJob) plan(ctx context.Context, head *object.Commit) (*Plan, string, error) {
 	bad, err := j.repo.Commit(j.bad)
 	if err != nil {
 		return nil, "", fmt.Errorf("the bad revision is not in the history of %s (was the branch rewritten?): %w", j.src.Branch, err)
@@ -318,14 +318,14 @@ func (j *revertJob) plan(head *object.Commit) (*Plan, string, error) {
 			return nil, "", err
 		}
 	} else {
-		if good, err = PreviousDefinition(bad, j.src.Path, target); err != nil {
+		if good, err = PreviousDefinition(ctx, bad, j.src.Path, target); err != nil {
 			return nil, "", err
 		}
 		goodRevision = fmt.Sprintf("%s@sha1:%s", j.src.Branch, good.Hash)
 		notes = append(notes, fmt.Sprintf("No promoted revision is recorded: %s, the last commit before %s that rendered the target differently, is taken as good.",
 			shortSHA(good.Hash.String()), shortSHA(j.bad)))
 	}
-	plan, err := PlanRevert(PlanInput{Path: j.src.Path, Target: target, Good: good, Bad: bad, Head: head})
+	plan, err := PlanRevert(ctx, PlanInput{Path: j.src.Path, Target: target, Good: good, Bad: bad, Head: head})
 	if errors.Is(err, ErrSameRendering) {
 		// The revision may have been read before kustomize-controller
 		// recorded the one it applied: take the one it applied since.
@@ -333,7 +333,7 @@ func (j *revertJob) plan(head *object.Commit) (*Plan, string, error) {
 			notes = append(notes, fmt.Sprintf("Commit %s, recorded as bad, renders the target as the good one; %s, which the Kustomization applied after it, is reverted.",
 				shortSHA(j.bad), shortSHA(applied.Hash.String())))
 			bad = applied
-			plan, err = PlanRevert(PlanInput{Path: j.src.Path, Target: target, Good: good, Bad: bad, Head: head})
+			plan, err = PlanRevert(ctx, PlanInput{Path: j.src.Path, Target: target, Good: good, Bad: bad, Head: head})
 		}
 	}
 	if err != nil {

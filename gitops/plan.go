@@ -1,6 +1,7 @@
 package gitops
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"sort"
@@ -97,10 +98,21 @@ type planner struct {
 // verifies it by rendering the result. A `git revert` of the commits that
 // changed the target is preferred when they touched nothing else; otherwise
 // the target's definition is edited. When neither verifies, the error wraps
-// ErrUnverifiable and says why.
-func PlanRevert(in PlanInput) (*Plan, error) {
+// ErrUnverifiable and says why. ctx is checked before each render and each
+// commit walked: a cancelled plan stops and returns ctx's error.
+func PlanRevert(ctx context.Context, in PlanInput) (*Plan, error) {
+	plan, err := planRevert(ctx, in)
+	if ctxErr := ctx.Err(); ctxErr != nil {
+		// Renders and walks fail once ctx is done; that is no finding
+		// about the repository.
+		return nil, fmt.Errorf("planning the revert: %w", ctxErr)
+	}
+	return plan, err
+}
+
+func planRevert(ctx context.Context, in PlanInput) (*Plan, error) {
 	p := &planner{in: in}
-	if err := p.load(); err != nil {
+	if err := p.load(ctx); err != nil {
 		return nil, err
 	}
 	headObj := p.hdR.objects[p.headKey]
@@ -119,20 +131,20 @@ func PlanRevert(in PlanInput) (*Plan, error) {
 	if err != nil {
 		return nil, err
 	}
-	defining := p.definingFiles(changed)
+	defining := p.definingFiles(ctx, changed)
 	if len(defining) == 0 {
 		return nil, fmt.Errorf("%w: none of the files changed between %s and %s defines the target",
 			ErrUnverifiable, shortSHA(in.Good.Hash.String()), shortSHA(in.Bad.Hash.String()))
 	}
 
-	plan, why, err := p.tryRevert(defining)
+	plan, why, err := p.tryRevert(ctx, defining)
 	if err != nil {
 		return nil, err
 	}
 	if plan != nil {
 		return plan, nil
 	}
-	plan, err = p.tryEdit(defining)
+	plan, err = p.tryEdit(ctx, defining)
 	if err != nil {
 		return nil, err
 	}
@@ -141,7 +153,7 @@ func PlanRevert(in PlanInput) (*Plan, error) {
 }
 
 // load reads and renders the three commits.
-func (p *planner) load() error {
+func (p *planner) load(ctx context.Context) error {
 	var err error
 	if p.dir, err = cleanPath(p.in.Path); err != nil {
 		return err
@@ -151,7 +163,7 @@ func (p *planner) load() error {
 		if err != nil {
 			return nil, nil, err
 		}
-		r, err := render(files, p.dir)
+		r, err := render(ctx, files, p.dir)
 		if err != nil {
 			return nil, nil, fmt.Errorf("at commit %s: %w", shortSHA(c.Hash.String()), err)
 		}
@@ -187,13 +199,13 @@ func (p *planner) load() error {
 // definingFiles returns the changed files that define the target: those
 // whose change, undone alone, changes the target's rendering at the bad
 // commit (a file that breaks the build when undone alone counts too).
-func (p *planner) definingFiles(changed []string) []string {
+func (p *planner) definingFiles(ctx context.Context, changed []string) []string {
 	if len(changed) > maxInfluenceRenders {
 		return p.annotatedFiles(changed)
 	}
 	var out []string
 	for _, f := range changed {
-		r, err := render(p.bad.with(map[string][]byte{f: p.good[f]}), p.dir)
+		r, err := render(ctx, p.bad.with(map[string][]byte{f: p.good[f]}), p.dir)
 		if err != nil {
 			out = append(out, f)
 			continue
@@ -221,22 +233,22 @@ func (p *planner) annotatedFiles(changed []string) []string {
 // tryRevert plans the revert of the commits between good and head that
 // touched the defining files, when each of them touched nothing else and
 // none came after the bad commit. It returns nil and why not otherwise.
-func (p *planner) tryRevert(defining []string) (*Plan, string, error) {
+func (p *planner) tryRevert(ctx context.Context, defining []string) (*Plan, string, error) {
 	good, bad, head := p.in.Good, p.in.Bad, p.in.Head
 	if ok, err := good.IsAncestor(bad); err != nil {
 		return nil, "", fmt.Errorf("failed to walk the history from %s: %w", shortSHA(bad.Hash.String()), err)
 	} else if !ok {
 		return nil, fmt.Sprintf("Not a revert: %s is not a descendant of %s.", shortSHA(bad.Hash.String()), shortSHA(good.Hash.String())), nil
 	}
-	goodAncestors, err := ancestors(good)
+	goodAncestors, err := ancestors(ctx, good)
 	if err != nil {
 		return nil, "", err
 	}
-	inBad, err := commitsSince(bad, goodAncestors)
+	inBad, err := commitsSince(ctx, bad, goodAncestors)
 	if err != nil {
 		return nil, "", err
 	}
-	inHead, err := commitsSince(head, goodAncestors)
+	inHead, err := commitsSince(ctx, head, goodAncestors)
 	if err != nil {
 		return nil, "", err
 	}
@@ -274,7 +286,7 @@ func (p *planner) tryRevert(defining []string) (*Plan, string, error) {
 	for _, f := range defining {
 		changes[f] = p.good[f]
 	}
-	if err := p.verify(changes); err != nil {
+	if err := p.verify(ctx, changes); err != nil {
 		return nil, fmt.Sprintf("Not a revert: %v.", err), nil
 	}
 	return &Plan{Strategy: StrategyRevert, Files: fileChanges(changes), RevertedCommits: reverted}, "", nil
@@ -285,7 +297,7 @@ func (p *planner) tryRevert(defining []string) (*Plan, string, error) {
 // entry of a kustomization), it undoes the parts that change the target's
 // rendering, and leaves the rest of the file as the head has it. A defining
 // file without such parts is restored as a whole. The result must verify.
-func (p *planner) tryEdit(defining []string) (*Plan, error) {
+func (p *planner) tryEdit(ctx context.Context, defining []string) (*Plan, error) {
 	changes := map[string][]byte{}
 	var notes []string
 	for _, f := range defining {
@@ -296,7 +308,7 @@ func (p *planner) tryEdit(defining []string) (*Plan, error) {
 			if err != nil || !ok {
 				continue
 			}
-			if p.changesTarget(map[string][]byte{f: out}) {
+			if p.changesTarget(ctx, map[string][]byte{f: out}) {
 				kept = append(kept, e)
 			}
 		}
@@ -317,7 +329,7 @@ func (p *planner) tryEdit(defining []string) (*Plan, error) {
 			notes = append(notes, fmt.Sprintf("%s: %s restored.", f, e.what))
 		}
 	}
-	if err := p.verify(changes); err != nil {
+	if err := p.verify(ctx, changes); err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrUnverifiable, err)
 	}
 	return &Plan{Strategy: StrategyEdit, Files: fileChanges(changes), Notes: notes}, nil
@@ -325,8 +337,8 @@ func (p *planner) tryEdit(defining []string) (*Plan, error) {
 
 // changesTarget reports whether the head with the changes renders the
 // target differently from the head (or does not build).
-func (p *planner) changesTarget(changes map[string][]byte) bool {
-	r, err := render(p.head.with(changes), p.dir)
+func (p *planner) changesTarget(ctx context.Context, changes map[string][]byte) bool {
+	r, err := render(ctx, p.head.with(changes), p.dir)
 	if err != nil {
 		return false
 	}
@@ -336,8 +348,8 @@ func (p *planner) changesTarget(changes map[string][]byte) bool {
 
 // verify renders the head with the changes and checks that the target is
 // back to its good rendering and that no other object changed.
-func (p *planner) verify(changes map[string][]byte) error {
-	r, err := render(p.head.with(changes), p.dir)
+func (p *planner) verify(ctx context.Context, changes map[string][]byte) error {
+	r, err := render(ctx, p.head.with(changes), p.dir)
 	if err != nil {
 		return fmt.Errorf("the result does not build: %w", err)
 	}
@@ -434,21 +446,21 @@ func treePaths(a, b *object.Tree) ([]string, error) {
 const maxHistory = 100000
 
 // ancestors returns c and every commit reachable from it.
-func ancestors(c *object.Commit) (map[plumbing.Hash]bool, error) {
+func ancestors(ctx context.Context, c *object.Commit) (map[plumbing.Hash]bool, error) {
 	seen := map[plumbing.Hash]bool{}
-	_, err := walk(c, seen, func(*object.Commit) {})
+	_, err := walk(ctx, c, seen, func(*object.Commit) {})
 	return seen, err
 }
 
 // commitsSince returns the commits reachable from c and not in stop,
 // newest first (breadth first), keyed for lookup.
-func commitsSince(c *object.Commit, stop map[plumbing.Hash]bool) (orderedCommits, error) {
+func commitsSince(ctx context.Context, c *object.Commit, stop map[plumbing.Hash]bool) (orderedCommits, error) {
 	seen := make(map[plumbing.Hash]bool, len(stop))
 	for h := range stop {
 		seen[h] = true
 	}
 	out := orderedCommits{}
-	_, err := walk(c, seen, func(c *object.Commit) { out = append(out, c) })
+	_, err := walk(ctx, c, seen, func(c *object.Commit) { out = append(out, c) })
 	return out, err
 }
 
@@ -464,8 +476,8 @@ func (o orderedCommits) has(h plumbing.Hash) bool {
 }
 
 // walk visits the commits reachable from c that are not in seen, breadth
-// first, adding them to seen.
-func walk(c *object.Commit, seen map[plumbing.Hash]bool, visit func(*object.Commit)) (int, error) {
+// first, adding them to seen. It stops with ctx's error when ctx is done.
+func walk(ctx context.Context, c *object.Commit, seen map[plumbing.Hash]bool, visit func(*object.Commit)) (int, error) {
 	if seen[c.Hash] {
 		return 0, nil
 	}
@@ -473,6 +485,9 @@ func walk(c *object.Commit, seen map[plumbing.Hash]bool, visit func(*object.Comm
 	seen[c.Hash] = true
 	n := 0
 	for len(queue) > 0 {
+		if err := ctx.Err(); err != nil {
+			return n, err
+		}
 		cur := queue[0]
 		queue = queue[1:]
 		visit(cur)
@@ -499,7 +514,7 @@ const maxPreviousDefinition = 200
 // PreviousDefinition returns the last commit before bad, following first
 // parents, that renders the target differently from bad: the target's
 // previous definition, used as the good commit when none was promoted.
-func PreviousDefinition(bad *object.Commit, path string, t Target) (*object.Commit, error) {
+func PreviousDefinition(ctx context.Context, bad *object.Commit, path string, t Target) (*object.Commit, error) {
 	dir, err := cleanPath(path)
 	if err != nil {
 		return nil, err
@@ -509,7 +524,7 @@ func PreviousDefinition(bad *object.Commit, path string, t Target) (*object.Comm
 		if err != nil {
 			return "", err
 		}
-		r, err := render(files, dir)
+		r, err := render(ctx, files, dir)
 		if err != nil {
 			return "", err
 		}
@@ -525,6 +540,9 @@ func PreviousDefinition(bad *object.Commit, path string, t Target) (*object.Comm
 	}
 	c := bad
 	for range maxPreviousDefinition {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
 		if c.NumParents() == 0 {
 			break
 		}

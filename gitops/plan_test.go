@@ -40,7 +40,7 @@ func TestPlanRevert_Golden(t *testing.T) {
 				head = repo.commitDir(filepath.Join(dir, "head"), "Later work")
 			}
 
-			plan, err := PlanRevert(PlanInput{
+			plan, err := PlanRevert(t.Context(), PlanInput{
 				Path:   "./apps/podinfo",
 				Target: Target{Kind: "Deployment", Namespace: "apps", Name: "podinfo"},
 				Good:   good, Bad: bad, Head: head,

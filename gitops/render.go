@@ -1,6 +1,7 @@
 package gitops
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -129,7 +130,14 @@ func cleanPath(p string) (string, error) {
 // render builds the Kustomization path of a snapshot with kustomize, as
 // kustomize-controller does (generating a kustomization.yaml when the path
 // has none), with origin annotations to tell which file defines each object.
-func render(files snapshot, dir string) (*rendering, error) {
+// kustomize sees an in-memory filesystem holding the snapshot and nothing
+// else; remote bases are refused before it runs (refuseRemoteBases), so a
+// render reads no disk and no network. It is not interruptible: ctx is
+// checked before it starts.
+func render(ctx context.Context, files snapshot, dir string) (*rendering, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
 	fs := filesys.MakeFsInMemory()
 	for p, b := range files {
 		if err := fs.WriteFile("/"+p, b); err != nil {
@@ -143,8 +151,14 @@ func render(files snapshot, dir string) (*rendering, error) {
 	if err := prepareKustomization(fs, root); err != nil {
 		return nil, err
 	}
+	if err := refuseRemoteBases(fs, root); err != nil {
+		return nil, fmt.Errorf("kustomize build %s: %w", displayPath(dir), err)
+	}
 	opts := krusty.MakeDefaultOptions()
+	// As kustomize-controller: a path may use files outside its directory
+	// (../base); the filesystem holds the repository only.
 	opts.LoadRestrictions = kustypes.LoadRestrictionsNone
+	opts.PluginConfig = kustypes.DisabledPluginConfig()
 	m, err := krusty.MakeKustomizer(opts).Run(fs, root)
 	if err != nil {
 		return nil, fmt.Errorf("kustomize build %s: %w", displayPath(dir), err)

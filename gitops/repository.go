@@ -303,13 +303,13 @@ func (r *Repository) Push(ctx context.Context, commit plumbing.Hash, branch stri
 
 // FindCommit returns the first commit from head back to (not including)
 // stop whose message contains text, or nil.
-func (r *Repository) FindCommit(head, stop *object.Commit, text string) (*object.Commit, error) {
+func (r *Repository) FindCommit(ctx context.Context, head, stop *object.Commit, text string) (*object.Commit, error) {
 	seen := map[plumbing.Hash]bool{}
 	if stop != nil {
 		seen[stop.Hash] = true
 	}
 	var found *object.Commit
-	_, err := walk(head, seen, func(c *object.Commit) {
+	_, err := walk(ctx, head, seen, func(c *object.Commit) {
 		if found == nil && strings.Contains(c.Message, text) {
 			found = c
 		}
