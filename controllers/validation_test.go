@@ -2,10 +2,17 @@ package controllers
 
 import (
 	"context"
+	"strings"
 	"testing"
+	"time"
 
 	. "github.com/onsi/gomega"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/serin-dev/serin/api/v1alpha1"
 	"github.com/serin-dev/serin/internal/testobj"
@@ -99,15 +106,238 @@ func TestValidation_CanaryCEL(t *testing.T) {
 		},
 	}
 	for name, tt := range tests {
+		t.Run(name, func(t *testing.T) { expectAdmission(t, tt.canary, tt.wantErr) })
+	}
+}
+
+// Each bound of the Canary and MetricTemplate CRDs rejects a value past it
+// with a message that says what to fix, and accepts the value at it.
+func TestValidation_CanaryBounds(t *testing.T) {
+	ns := newNamespace(t)
+	gatewayapi := v1alpha1.CanaryRouting{Provider: v1alpha1.GatewayAPIRouting, GatewayRefs: []v1alpha1.GatewayReference{{Name: "public"}}}
+	tests := map[string]struct {
+		canary  *v1alpha1.Canary
+		wantErr string
+	}{
+		"every bound at its limit, blue/green": {
+			canary: withService(testobj.MakeCanary(strings.Repeat("c", 63), ns).
+				Target("apps/v1", "Deployment", strings.Repeat("t", 55)).
+				Analysis(v1alpha1.CanaryAnalysis{
+					Interval: metaDuration(24 * time.Hour), Threshold: 1000, Iterations: 1000,
+					Metrics: []v1alpha1.CanaryMetric{
+						{Name: v1alpha1.RequestSuccessRateCheck, Interval: metaDuration(time.Second), ThresholdRange: &v1alpha1.ThresholdRange{Min: ptr.To(99.0)}},
+						{Name: v1alpha1.RequestDurationCheck, Interval: metaDuration(24 * time.Hour), ThresholdRange: &v1alpha1.ThresholdRange{Max: ptr.To(500.0)}},
+					},
+					Webhooks: []v1alpha1.CanaryWebhook{
+						{Name: "longest", URL: "https://hooks.example/" + strings.Repeat("p", 2048-len("https://hooks.example/")), Timeout: metaDuration(30 * time.Second), Retries: 3},
+						{Name: "shortest", URL: "http://hooks.example", Timeout: metaDuration(time.Millisecond)},
+					},
+				}).Obj(), func(s *v1alpha1.CanaryService) {
+				s.Name = strings.Repeat("s", 55)
+				s.PortName = strings.Repeat("p", 63)
+				s.TargetPort = ptr.To(intstr.FromInt32(65535))
+			}),
+		},
+		"every bound at its limit, gatewayapi": {
+			canary: withService(testobj.MakeCanary("limits-gw", ns).Routing(gatewayapi).
+				Analysis(v1alpha1.CanaryAnalysis{Interval: metaDuration(time.Second), StepWeights: percentages(100)}).Obj(),
+				func(s *v1alpha1.CanaryService) { s.TargetPort = ptr.To(intstr.FromString("http-metrics-15")) }),
+		},
+		"analysis.interval under 1s": {
+			canary:  testobj.MakeCanary("b1", ns).Analysis(v1alpha1.CanaryAnalysis{Interval: metaDuration(time.Millisecond)}).Obj(),
+			wantErr: "analysis.interval must be between 1s and 24h",
+		},
+		"analysis.interval over 24h": {
+			canary:  testobj.MakeCanary("b2", ns).Analysis(v1alpha1.CanaryAnalysis{Interval: metaDuration(25 * time.Hour)}).Obj(),
+			wantErr: "analysis.interval must be between 1s and 24h",
+		},
+		"metric interval under 1s": {
+			canary: testobj.MakeCanary("b3", ns).Analysis(v1alpha1.CanaryAnalysis{Metrics: []v1alpha1.CanaryMetric{{
+				Name: v1alpha1.RequestSuccessRateCheck, Interval: metaDuration(500 * time.Millisecond), ThresholdRange: &v1alpha1.ThresholdRange{Min: ptr.To(99.0)},
+			}}}).Obj(),
+			wantErr: "metrics[].interval, the query's range window, must be between 1s and 24h",
+		},
+		"threshold over 1000": {
+			canary:  testobj.MakeCanary("b4", ns).Analysis(v1alpha1.CanaryAnalysis{Threshold: 2147483647}).Obj(),
+			wantErr: "spec.analysis.threshold in body should be less than or equal to 1000",
+		},
+		"iterations over 1000": {
+			canary:  testobj.MakeCanary("b5", ns).Analysis(v1alpha1.CanaryAnalysis{Iterations: 100000}).Obj(),
+			wantErr: "spec.analysis.iterations in body should be less than or equal to 1000",
+		},
+		"more than 100 stepWeights": {
+			canary:  testobj.MakeCanary("b6", ns).Routing(gatewayapi).Analysis(v1alpha1.CanaryAnalysis{StepWeights: append(percentages(100), 100)}).Obj(),
+			wantErr: "spec.analysis.stepWeights: Too many: 101: must have at most 100 items",
+		},
+		"targetPort 0": {
+			canary:  withService(testobj.MakeCanary("b7", ns).Obj(), func(s *v1alpha1.CanaryService) { s.TargetPort = ptr.To(intstr.FromInt32(0)) }),
+			wantErr: "service.targetPort must be a port number from 1 to 65535, or a container port name",
+		},
+		"targetPort over 65535": {
+			canary:  withService(testobj.MakeCanary("b8", ns).Obj(), func(s *v1alpha1.CanaryService) { s.TargetPort = ptr.To(intstr.FromInt32(65536)) }),
+			wantErr: "service.targetPort must be a port number from 1 to 65535, or a container port name",
+		},
+		"targetPort name not an IANA_SVC_NAME": {
+			canary:  withService(testobj.MakeCanary("b9", ns).Obj(), func(s *v1alpha1.CanaryService) { s.TargetPort = ptr.To(intstr.FromString("http--metrics")) }),
+			wantErr: "service.targetPort must be a container port name (at most 15 lowercase letters, digits and '-'",
+		},
+		"targetPort name longer than 15": {
+			canary:  withService(testobj.MakeCanary("b10", ns).Obj(), func(s *v1alpha1.CanaryService) { s.TargetPort = ptr.To(intstr.FromString("http-metrics-abc")) }),
+			wantErr: "service.targetPort must be a container port name (at most 15 lowercase letters, digits and '-'",
+		},
+		"targetPort name without a letter": {
+			canary:  withService(testobj.MakeCanary("b11", ns).Obj(), func(s *v1alpha1.CanaryService) { s.TargetPort = ptr.To(intstr.FromString("8080")) }),
+			wantErr: "service.targetPort must be a container port name (at most 15 lowercase letters, digits and '-'",
+		},
+		"portName not a DNS-1123 label": {
+			canary:  withService(testobj.MakeCanary("b12", ns).Obj(), func(s *v1alpha1.CanaryService) { s.PortName = "NOT_valid!" }),
+			wantErr: "service.portName must be a DNS-1123 label, as a Service port name",
+		},
+		"portName longer than 63": {
+			canary:  withService(testobj.MakeCanary("b13", ns).Obj(), func(s *v1alpha1.CanaryService) { s.PortName = strings.Repeat("p", 64) }),
+			wantErr: "spec.service.portName: Too long: may not be more than 63",
+		},
+		"targetRef.name longer than 55": {
+			canary:  testobj.MakeCanary("b14", ns).Target("apps/v1", "Deployment", strings.Repeat("t", 56)).Obj(),
+			wantErr: "targetRef.name must be at most 55 characters: serin names generated objects <name>-primary and <name>-canary",
+		},
+		"targetRef.name not a DNS-1123 label": {
+			canary:  testobj.MakeCanary("b15", ns).Target("apps/v1", "Deployment", "web.v2").Obj(),
+			wantErr: "targetRef.name must be a DNS-1123 label",
+		},
+		"service.name longer than 55": {
+			canary:  withService(testobj.MakeCanary("b16", ns).Obj(), func(s *v1alpha1.CanaryService) { s.Name = strings.Repeat("s", 56) }),
+			wantErr: "service.name must be at most 55 characters: serin names generated Services <name>-primary and <name>-canary",
+		},
+		"service.name not a DNS-1123 label": {
+			canary:  withService(testobj.MakeCanary("b17", ns).Obj(), func(s *v1alpha1.CanaryService) { s.Name = "Web" }),
+			wantErr: "service.name must be a DNS-1123 label",
+		},
+		"Canary name longer than 63": {
+			canary:  testobj.MakeCanary(strings.Repeat("c", 64), ns).Target("apps/v1", "Deployment", "web").Obj(),
+			wantErr: "metadata.name of a Canary must be at most 63 characters",
+		},
+		"webhook timeout over 30s": {
+			canary:  withWebhook(testobj.MakeCanary("b18", ns).Obj(), v1alpha1.CanaryWebhook{Name: "slow", URL: "http://hooks.example", Timeout: metaDuration(time.Minute)}),
+			wantErr: "webhooks[].timeout bounds one call and must be more than 0s and at most 30s",
+		},
+		"webhook timeout 0s": {
+			canary:  withWebhook(testobj.MakeCanary("b19", ns).Obj(), v1alpha1.CanaryWebhook{Name: "zero", URL: "http://hooks.example", Timeout: metaDuration(0)}),
+			wantErr: "webhooks[].timeout bounds one call and must be more than 0s and at most 30s",
+		},
+		"webhook retries over 3": {
+			canary:  withWebhook(testobj.MakeCanary("b20", ns).Obj(), v1alpha1.CanaryWebhook{Name: "retry", URL: "http://hooks.example", Retries: 10}),
+			wantErr: "spec.analysis.webhooks[0].retries in body should be less than or equal to 3",
+		},
+		"webhook url not http": {
+			canary:  withWebhook(testobj.MakeCanary("b21", ns).Obj(), v1alpha1.CanaryWebhook{Name: "ftp", URL: "ftp://hooks.example/x"}),
+			wantErr: "webhooks[].url must be an absolute http:// or https:// URL",
+		},
+		"webhook url without a host": {
+			canary:  withWebhook(testobj.MakeCanary("b22", ns).Obj(), v1alpha1.CanaryWebhook{Name: "nohost", URL: "http://"}),
+			wantErr: "webhooks[].url must be an absolute http:// or https:// URL",
+		},
+		"webhook url longer than 2048": {
+			canary: withWebhook(testobj.MakeCanary("b23", ns).Obj(), v1alpha1.CanaryWebhook{
+				Name: "long", URL: "https://hooks.example/" + strings.Repeat("p", 2049-len("https://hooks.example/"))}),
+			wantErr: "spec.analysis.webhooks[0].url: Too long: may not be more than 2048",
+		},
+	}
+	for name, tt := range tests {
+		t.Run(name, func(t *testing.T) { expectAdmission(t, tt.canary, tt.wantErr) })
+	}
+}
+
+// A Canary without spec.routing gets routing.provider kubernetes, the
+// default the getters and the docs give, and the rules read it so.
+func TestValidation_RoutingDefault(t *testing.T) {
+	ns := newNamespace(t)
+	g := NewWithT(t)
+	ctx := context.Background()
+
+	created := withoutRouting(t, testobj.MakeCanary("no-routing", ns).Analysis(v1alpha1.CanaryAnalysis{Iterations: 2}).Obj())
+	g.Expect(k8s.Create(ctx, created)).To(Succeed())
+	got := &v1alpha1.Canary{}
+	g.Expect(k8s.Get(ctx, client.ObjectKeyFromObject(created), got)).To(Succeed())
+	g.Expect(got.Spec.Routing.Provider).To(Equal(v1alpha1.KubernetesRouting))
+	g.Expect(got.GetRoutingProvider()).To(Equal(v1alpha1.KubernetesRouting))
+
+	expectAdmission(t, withoutRouting(t, testobj.MakeCanary("no-routing-svc", ns).Target("v1", "Service", "web").Obj()),
+		"a Service target needs routing.provider gatewayapi")
+	expectAdmission(t, withoutRouting(t, testobj.MakeCanary("no-routing-weights", ns).Analysis(v1alpha1.CanaryAnalysis{StepWeight: 10}).Obj()),
+		"routing.provider kubernetes switches all traffic at once")
+}
+
+// A MetricTemplate's provider.timeout bounds one query: at most 30s.
+func TestValidation_MetricTemplateBounds(t *testing.T) {
+	ns := newNamespace(t)
+	tests := map[string]struct {
+		timeout time.Duration
+		wantErr string
+	}{
+		"30s":      {timeout: 30 * time.Second},
+		"1ms":      {timeout: time.Millisecond},
+		"over 30s": {timeout: 31 * time.Second, wantErr: "provider.timeout bounds one query and must be more than 0s and at most 30s"},
+		"0s":       {timeout: 0, wantErr: "provider.timeout bounds one query and must be more than 0s and at most 30s"},
+	}
+	for name, tt := range tests {
 		t.Run(name, func(t *testing.T) {
-			g := NewWithT(t)
-			err := k8s.Create(context.Background(), tt.canary)
-			if tt.wantErr == "" {
-				g.Expect(err).NotTo(HaveOccurred())
-				return
-			}
-			g.Expect(err).To(HaveOccurred())
-			g.Expect(err.Error()).To(ContainSubstring(tt.wantErr))
+			expectAdmission(t, &v1alpha1.MetricTemplate{
+				ObjectMeta: metav1.ObjectMeta{Name: "errors-" + strings.ReplaceAll(name, " ", "-"), Namespace: ns},
+				Spec: v1alpha1.MetricTemplateSpec{
+					Provider: v1alpha1.MetricProvider{Address: "http://prometheus:9090", Timeout: metaDuration(tt.timeout)},
+					Query:    "sum(up)",
+				},
+			}, tt.wantErr)
 		})
 	}
+}
+
+// expectAdmission creates obj and checks that the API server accepts it
+// (wantErr empty), or rejects it with an error that contains wantErr.
+func expectAdmission(t *testing.T, obj client.Object, wantErr string) {
+	t.Helper()
+	g := NewWithT(t)
+	err := k8s.Create(context.Background(), obj)
+	if wantErr == "" {
+		g.Expect(err).NotTo(HaveOccurred())
+		return
+	}
+	g.Expect(err).To(HaveOccurred())
+	g.Expect(err.Error()).To(ContainSubstring(wantErr))
+}
+
+func metaDuration(d time.Duration) *metav1.Duration { return &metav1.Duration{Duration: d} }
+
+// percentages returns 1, 2, …, n.
+func percentages(n int) []int {
+	out := make([]int, n)
+	for i := range out {
+		out[i] = i + 1
+	}
+	return out
+}
+
+func withService(c *v1alpha1.Canary, edit func(*v1alpha1.CanaryService)) *v1alpha1.Canary {
+	edit(&c.Spec.Service)
+	return c
+}
+
+func withWebhook(c *v1alpha1.Canary, hook v1alpha1.CanaryWebhook) *v1alpha1.Canary {
+	c.Spec.Analysis = &v1alpha1.CanaryAnalysis{Webhooks: []v1alpha1.CanaryWebhook{hook}}
+	return c
+}
+
+// withoutRouting is the Canary as YAML without spec.routing would send it:
+// a typed client always sends the routing struct.
+func withoutRouting(t *testing.T, c *v1alpha1.Canary) *unstructured.Unstructured {
+	t.Helper()
+	obj, err := runtime.DefaultUnstructuredConverter.ToUnstructured(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	u := &unstructured.Unstructured{Object: obj}
+	unstructured.RemoveNestedField(u.Object, "spec", "routing")
+	unstructured.RemoveNestedField(u.Object, "status")
+	return u
 }

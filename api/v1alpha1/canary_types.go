@@ -34,10 +34,29 @@ const (
 	DefaultStepWeight              = 10
 )
 
-// CanarySpec defines how serin rolls out a new revision of a target.
-// +kubebuilder:validation:XValidation:rule="self.targetRef.kind != 'Service' || self.routing.provider == 'gatewayapi'",message="a Service target needs routing.provider gatewayapi: the kubernetes router switches the apex Service, which is the target itself"
-// +kubebuilder:validation:XValidation:rule="!has(self.analysis) || !has(self.analysis.iterations) || self.analysis.iterations == 0 || self.routing.provider == 'kubernetes'",message="analysis.iterations is for blue/green (routing.provider: kubernetes); with gatewayapi use analysis.stepWeight or analysis.stepWeights"
-// +kubebuilder:validation:XValidation:rule="self.routing.provider != 'kubernetes' || !has(self.analysis) || ((!has(self.analysis.stepWeight) || self.analysis.stepWeight == 0) && !has(self.analysis.stepWeights))",message="routing.provider kubernetes switches all traffic at once: use analysis.iterations instead of analysis.stepWeight or analysis.stepWeights"
+// Bounds the API server enforces on a Canary (the validation markers
+// repeat them; see the Validation section of docs/spec/v1alpha1/canaries.md).
+const (
+	// MinAnalysisInterval and MaxAnalysisInterval bound analysis.interval
+	// and a metric's interval.
+	MinAnalysisInterval = time.Second
+	MaxAnalysisInterval = 24 * time.Hour
+	// MaxThreshold bounds analysis.threshold.
+	MaxThreshold = 1000
+	// MaxIterations bounds analysis.iterations.
+	MaxIterations = 1000
+	// MaxWebhookTimeout bounds one webhook call.
+	MaxWebhookTimeout = 30 * time.Second
+	// MaxWebhookRetries bounds the retries of a webhook within one step.
+	MaxWebhookRetries = 3
+)
+
+// CanarySpec defines how serin rolls out a new revision of a target. The
+// rules read an omitted routing, or routing.provider, as kubernetes, the
+// default.
+// +kubebuilder:validation:XValidation:rule="self.targetRef.kind != 'Service' || (has(self.routing) && has(self.routing.provider) && self.routing.provider == 'gatewayapi')",message="a Service target needs routing.provider gatewayapi: the kubernetes router switches the apex Service, which is the target itself"
+// +kubebuilder:validation:XValidation:rule="!has(self.analysis) || !has(self.analysis.iterations) || self.analysis.iterations == 0 || !has(self.routing) || !has(self.routing.provider) || self.routing.provider == 'kubernetes'",message="analysis.iterations is for blue/green (routing.provider: kubernetes); with gatewayapi use analysis.stepWeight or analysis.stepWeights"
+// +kubebuilder:validation:XValidation:rule="(has(self.routing) && has(self.routing.provider) && self.routing.provider != 'kubernetes') || !has(self.analysis) || ((!has(self.analysis.stepWeight) || self.analysis.stepWeight == 0) && !has(self.analysis.stepWeights))",message="routing.provider kubernetes switches all traffic at once: use analysis.iterations instead of analysis.stepWeight or analysis.stepWeights"
 type CanarySpec struct {
 	// TargetRef is the Deployment or Service this Canary rolls out. Every
 	// change to its pod template (or, for a Service, its spec) is a new
@@ -61,9 +80,11 @@ type CanarySpec struct {
 	// +required
 	Service CanaryService `json:"service"`
 
-	// Routing selects how traffic is shifted between primary and canary.
-	// +required
-	Routing CanaryRouting `json:"routing"`
+	// Routing selects how traffic is shifted between primary and canary;
+	// defaults to provider kubernetes (blue/green).
+	// +kubebuilder:default={provider: kubernetes}
+	// +optional
+	Routing CanaryRouting `json:"routing,omitempty"`
 
 	// Analysis defines the steps, checks and gates of a rollout.
 	// +optional
@@ -112,9 +133,13 @@ type TargetReference struct {
 	// +required
 	Kind string `json:"kind"`
 
-	// Name of the target.
+	// Name of the target: a DNS-1123 label of at most 55 characters, since
+	// serin names the objects it generates <name>-primary and <name>-canary
+	// and Service names are labels of at most 63.
 	// +kubebuilder:validation:MinLength=1
-	// +kubebuilder:validation:MaxLength=245
+	// +kubebuilder:validation:MaxLength=253
+	// +kubebuilder:validation:XValidation:rule="size(self) <= 55",message="targetRef.name must be at most 55 characters: serin names generated objects <name>-primary and <name>-canary"
+	// +kubebuilder:validation:XValidation:rule="self.matches('^[a-z0-9]([-a-z0-9]*[a-z0-9])?$')",message="targetRef.name must be a DNS-1123 label (lowercase letters, digits and '-', starting and ending with a letter or digit): serin names Services after it"
 	// +required
 	Name string `json:"name"`
 }
@@ -141,7 +166,12 @@ type AutoscalerReference struct {
 
 // CanaryService describes the apex, primary and canary Services.
 type CanaryService struct {
-	// Name of the apex Service; defaults to the target's name.
+	// Name of the apex Service; defaults to the target's name. A DNS-1123
+	// label of at most 55 characters: the primary and canary Services are
+	// <name>-primary and <name>-canary.
+	// +kubebuilder:validation:MaxLength=253
+	// +kubebuilder:validation:XValidation:rule="size(self) <= 55",message="service.name must be at most 55 characters: serin names generated Services <name>-primary and <name>-canary"
+	// +kubebuilder:validation:XValidation:rule="self.matches('^[a-z0-9]([-a-z0-9]*[a-z0-9])?$')",message="service.name must be a DNS-1123 label (lowercase letters, digits and '-', starting and ending with a letter or digit): it names Services"
 	// +optional
 	Name string `json:"name,omitempty"`
 
@@ -151,12 +181,19 @@ type CanaryService struct {
 	// +required
 	Port int32 `json:"port"`
 
-	// PortName is the name of the port; defaults to http.
+	// PortName is the name of the port; defaults to http. A Service port
+	// name: a DNS-1123 label of at most 63 characters.
+	// +kubebuilder:validation:MaxLength=63
+	// +kubebuilder:validation:XValidation:rule="self.matches('^[a-z0-9]([-a-z0-9]*[a-z0-9])?$')",message="service.portName must be a DNS-1123 label, as a Service port name: lowercase letters, digits and '-', starting and ending with a letter or digit"
 	// +optional
 	PortName string `json:"portName,omitempty"`
 
-	// TargetPort is the container port (number or name) the Services send
-	// traffic to; defaults to Port.
+	// TargetPort is the container port the Services send traffic to;
+	// defaults to Port. A number from 1 to 65535, or a container port name
+	// (IANA_SVC_NAME: at most 15 lowercase letters, digits and '-', at
+	// least one letter, no '-' at either end and no '--').
+	// +kubebuilder:validation:XValidation:rule="type(self) != int || (self >= 1 && self <= 65535)",message="service.targetPort must be a port number from 1 to 65535, or a container port name"
+	// +kubebuilder:validation:XValidation:rule="type(self) != string || (size(self) <= 15 && self.matches('^[a-z0-9]+(-[a-z0-9]+)*$') && self.matches('[a-z]'))",message="service.targetPort must be a container port name (at most 15 lowercase letters, digits and '-', with at least one letter, no '-' at either end and no '--'), or a port number from 1 to 65535"
 	// +optional
 	TargetPort *intstr.IntOrString `json:"targetPort,omitempty"`
 
@@ -251,15 +288,18 @@ type GatewayReference struct {
 // +kubebuilder:validation:XValidation:rule="!has(self.stepWeights) || (self.stepWeights.all(w, w > 0 && w <= 100) && self.stepWeights.isSorted())",message="analysis.stepWeights must be ascending percentages between 1 and 100"
 // +kubebuilder:validation:XValidation:rule="!has(self.stepWeight) || !has(self.maxWeight) || self.stepWeight <= self.maxWeight",message="analysis.stepWeight must not exceed analysis.maxWeight"
 type CanaryAnalysis struct {
-	// Interval between two analysis steps; defaults to 1m.
+	// Interval between two analysis steps, from 1s to 24h; defaults to 1m.
 	// +kubebuilder:validation:Type=string
+	// +kubebuilder:validation:MaxLength=64
 	// +kubebuilder:validation:Pattern="^([0-9]+(\\.[0-9]+)?(ms|s|m|h))+$"
+	// +kubebuilder:validation:XValidation:rule="!self.matches('^([0-9]+([.][0-9]+)?(ms|s|m|h))+$') || (duration(self) >= duration('1s') && duration(self) <= duration('24h'))",message="analysis.interval must be between 1s and 24h"
 	// +optional
 	Interval *metav1.Duration `json:"interval,omitempty"`
 
 	// Threshold is the number of failed checks after which the canary is
-	// rolled back; defaults to 5.
+	// rolled back, from 1 to 1000; defaults to 5.
 	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=1000
 	// +optional
 	Threshold int `json:"threshold,omitempty"`
 
@@ -270,9 +310,9 @@ type CanaryAnalysis struct {
 	StepWeight int `json:"stepWeight,omitempty"`
 
 	// StepWeights lists the canary's traffic percentages step by step
-	// (gatewayapi), instead of stepWeight.
+	// (gatewayapi), instead of stepWeight; at most 100, one per percentage.
 	// +optional
-	// +kubebuilder:validation:MaxItems=20
+	// +kubebuilder:validation:MaxItems=100
 	StepWeights []int `json:"stepWeights,omitempty"`
 
 	// StepWeightPromotion is the traffic percentage moved to the primary at
@@ -289,8 +329,9 @@ type CanaryAnalysis struct {
 	MaxWeight int `json:"maxWeight,omitempty"`
 
 	// Iterations is the number of analysis steps for blue/green
-	// (routing.provider kubernetes).
+	// (routing.provider kubernetes), at most 1000.
 	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=1000
 	// +optional
 	Iterations int `json:"iterations,omitempty"`
 
@@ -341,10 +382,12 @@ type CanaryMetric struct {
 	// +optional
 	ThresholdRange *ThresholdRange `json:"thresholdRange,omitempty"`
 
-	// Interval is the query's range window, {{ interval }} in the template;
-	// defaults to the analysis interval.
+	// Interval is the query's range window, {{ interval }} in the template,
+	// from 1s to 24h; defaults to the analysis interval.
 	// +kubebuilder:validation:Type=string
+	// +kubebuilder:validation:MaxLength=64
 	// +kubebuilder:validation:Pattern="^([0-9]+(\\.[0-9]+)?(ms|s|m|h))+$"
+	// +kubebuilder:validation:XValidation:rule="!self.matches('^([0-9]+([.][0-9]+)?(ms|s|m|h))+$') || (duration(self) >= duration('1s') && duration(self) <= duration('24h'))",message="metrics[].interval, the query's range window, must be between 1s and 24h"
 	// +optional
 	Interval *metav1.Duration `json:"interval,omitempty"`
 }
@@ -409,20 +452,26 @@ type CanaryWebhook struct {
 	// +optional
 	Type HookType `json:"type,omitempty"`
 
-	// URL the payload is POSTed to.
-	// +kubebuilder:validation:Pattern="^https?://"
+	// URL the payload is POSTed to: an absolute http or https URL of at
+	// most 2048 characters.
+	// +kubebuilder:validation:MaxLength=2048
+	// +kubebuilder:validation:XValidation:rule="isURL(self) && url(self).getScheme() in ['http', 'https'] && url(self).getHostname() != ''",message="webhooks[].url must be an absolute http:// or https:// URL"
 	// +required
 	URL string `json:"url"`
 
-	// Timeout of one call; defaults to 10s.
+	// Timeout of one call, more than 0s and at most 30s; defaults to 10s.
+	// It bounds each attempt; the agent also bounds an analysis step as a
+	// whole, retries included.
 	// +kubebuilder:validation:Type=string
+	// +kubebuilder:validation:MaxLength=64
 	// +kubebuilder:validation:Pattern="^([0-9]+(\\.[0-9]+)?(ms|s|m|h))+$"
+	// +kubebuilder:validation:XValidation:rule="!self.matches('^([0-9]+([.][0-9]+)?(ms|s|m|h))+$') || (duration(self) > duration('0s') && duration(self) <= duration('30s'))",message="webhooks[].timeout bounds one call and must be more than 0s and at most 30s"
 	// +optional
 	Timeout *metav1.Duration `json:"timeout,omitempty"`
 
-	// Retries of a failed call within one step.
+	// Retries of a failed call within one step, from 0 to 3.
 	// +kubebuilder:validation:Minimum=0
-	// +kubebuilder:validation:Maximum=10
+	// +kubebuilder:validation:Maximum=3
 	// +optional
 	Retries int `json:"retries,omitempty"`
 
@@ -624,7 +673,10 @@ type RevertStatus struct {
 	Message string `json:"message,omitempty"`
 }
 
-// Canary drives the progressive delivery of a Deployment or Service.
+// Canary drives the progressive delivery of a Deployment or Service. Its
+// name labels every object serin generates (serin.dev/canary), so it is at
+// most 63 characters, a label value's limit.
+// +kubebuilder:validation:XValidation:rule="!has(self.metadata.name) || size(self.metadata.name) <= 63",message="metadata.name of a Canary must be at most 63 characters: serin labels the objects it generates with serin.dev/canary: <name>"
 // +genclient
 // +kubebuilder:object:root=true
 // +kubebuilder:subresource:status

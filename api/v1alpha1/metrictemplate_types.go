@@ -13,6 +13,9 @@ const MetricTemplateKind = "MetricTemplate"
 // DefaultMetricTimeout bounds one query to a metrics provider.
 const DefaultMetricTimeout = 10 * time.Second
 
+// MaxMetricTimeout is the longest provider.timeout the API server accepts.
+const MaxMetricTimeout = 30 * time.Second
+
 // MetricProviderType names a metrics backend.
 // +kubebuilder:validation:Enum=prometheus
 type MetricProviderType string
@@ -56,9 +59,13 @@ type MetricProvider struct {
 	// +optional
 	InsecureSkipVerify bool `json:"insecureSkipVerify,omitempty"`
 
-	// Timeout of one query; defaults to 10s.
+	// Timeout of one query, more than 0s and at most 30s; defaults to 10s.
+	// It bounds each query; the agent also bounds an analysis step as a
+	// whole.
 	// +kubebuilder:validation:Type=string
+	// +kubebuilder:validation:MaxLength=64
 	// +kubebuilder:validation:Pattern="^([0-9]+(\\.[0-9]+)?(ms|s|m|h))+$"
+	// +kubebuilder:validation:XValidation:rule="!self.matches('^([0-9]+([.][0-9]+)?(ms|s|m|h))+$') || (duration(self) > duration('0s') && duration(self) <= duration('30s'))",message="provider.timeout bounds one query and must be more than 0s and at most 30s"
 	// +optional
 	Timeout *metav1.Duration `json:"timeout,omitempty"`
 }
