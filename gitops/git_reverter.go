@@ -31,6 +31,7 @@ type GitReverter struct {
 	tokenFile string
 	hosts     HostFactory
 	now       func() time.Time
+	limiter   *revertLimiter
 }
 
 // ReverterOption configures a GitReverter.
@@ -93,10 +94,26 @@ func WithClock(now func() time.Time) ReverterOption {
 	}
 }
 
+// WithMaxConcurrentReverts bounds the reverts that run at once, across
+// the agent (DefaultMaxConcurrentReverts by default). Reverts of the same
+// repository branch run one at a time whatever the bound.
+func WithMaxConcurrentReverts(n int) ReverterOption {
+	return func(g *GitReverter) error {
+		if n < 1 {
+			return fmt.Errorf("at least one revert must be able to run, not %d", n)
+		}
+		g.limiter = newRevertLimiter(n)
+		return nil
+	}
+}
+
 // NewGitReverter returns a Reverter that reads Kubernetes objects with c
 // (an uncached reader: reverts are rare).
 func NewGitReverter(c client.Reader, opts ...ReverterOption) (*GitReverter, error) {
-	g := &GitReverter{client: c, author: Signature{Name: "serin", Email: "serin@users.noreply.serin.dev"}, hosts: NewGitProviderHost, now: time.Now}
+	g := &GitReverter{
+		client: c, author: Signature{Name: "serin", Email: "serin@users.noreply.serin.dev"}, hosts: NewGitProviderHost, now: time.Now,
+		limiter: newRevertLimiter(DefaultMaxConcurrentReverts),
+	}
 	var err error
 	if g.message, err = ParseMessageTemplate(""); err != nil {
 		return nil, err
@@ -117,7 +134,9 @@ func RevertBranch(c *v1alpha1.Canary, badCommit string) string {
 // Revert implements Reverter. It is idempotent: with mode PullRequest the
 // branch name is derived from the bad commit and an existing branch or
 // pull request is returned as is; with mode Push a commit carrying the
-// Serin-Reverts trailer of the bad commit is looked for first.
+// Serin-Reverts trailer of the bad commit is looked for first. It waits,
+// as long as ctx allows, for its turn: reverts of one repository branch
+// run one at a time, and at most WithMaxConcurrentReverts at once.
 func (g *GitReverter) Revert(ctx context.Context, req RevertRequest) (RevertResult, error) {
 	if req.Canary == nil {
 		return RevertResult{}, errors.New("no canary")
@@ -130,6 +149,11 @@ func (g *GitReverter) Revert(ctx context.Context, req RevertRequest) (RevertResu
 	if err != nil {
 		return RevertResult{}, err
 	}
+	release, err := g.limiter.acquire(ctx, src.URL, src.Branch)
+	if err != nil {
+		return RevertResult{}, err
+	}
+	defer release()
 	repo, err := OpenRepository(src.URL, src.Branch, WithAuth(src.Auth))
 	if err != nil {
 		return RevertResult{}, fmt.Errorf("GitRepository %s: %w", src.GitRepository, err)

@@ -1,0 +1,88 @@
+package gitops
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync"
+)
+
+// DefaultMaxConcurrentReverts is how many reverts an agent runs at once
+// unless WithMaxConcurrentReverts says otherwise.
+const DefaultMaxConcurrentReverts = 2
+
+// revertLimiter bounds the reverts of an agent: at most cap(slots) at
+// once, and one at a time per repository branch, so that a bad commit to
+// a base that many Canaries share clones the repository once at a time
+// rather than once per Canary at the same moment.
+type revertLimiter struct {
+	slots chan struct{}
+
+	mu    sync.Mutex
+	turns map[string]*repositoryTurn
+}
+
+// repositoryTurn serializes the reverts of one repository branch.
+type repositoryTurn struct {
+	held  chan struct{} // capacity 1: full while a revert of the branch runs
+	users int           // reverts running or waiting, guarded by the limiter's mu
+}
+
+func newRevertLimiter(n int) *revertLimiter {
+	return &revertLimiter{slots: make(chan struct{}, n), turns: map[string]*repositoryTurn{}}
+}
+
+// acquire waits for the turn of the repository branch, then for a slot,
+// or until ctx is done. The revert runs until release is called.
+func (l *revertLimiter) acquire(ctx context.Context, url, branch string) (release func(), err error) {
+	key := repositoryKey(url, branch)
+	turn := l.join(key)
+	select {
+	case turn.held <- struct{}{}:
+	case <-ctx.Done():
+		l.leave(key, turn)
+		return nil, fmt.Errorf("waiting for the running revert of branch %s of %s: %w", branch, url, ctx.Err())
+	}
+	select {
+	case l.slots <- struct{}{}:
+	case <-ctx.Done():
+		<-turn.held
+		l.leave(key, turn)
+		return nil, fmt.Errorf("waiting for one of the %d reverts running at once (--gitops-max-concurrent-reverts): %w", cap(l.slots), ctx.Err())
+	}
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			<-l.slots
+			<-turn.held
+			l.leave(key, turn)
+		})
+	}, nil
+}
+
+func (l *revertLimiter) join(key string) *repositoryTurn {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	t := l.turns[key]
+	if t == nil {
+		t = &repositoryTurn{held: make(chan struct{}, 1)}
+		l.turns[key] = t
+	}
+	t.users++
+	return t
+}
+
+func (l *revertLimiter) leave(key string, t *repositoryTurn) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if t.users--; t.users == 0 {
+		delete(l.turns, key)
+	}
+}
+
+// repositoryKey names a repository branch: the URL without a trailing
+// slash or .git, and the branch.
+func repositoryKey(url, branch string) string {
+	u := strings.TrimSuffix(strings.TrimSuffix(strings.TrimSpace(url), "/"), ".git")
+	return u + "#" + branch
+}
