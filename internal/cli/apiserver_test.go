@@ -100,7 +100,7 @@ func TestAgainstAPIServer(t *testing.T) {
 		}
 	})
 	t.Run("converted examples pass the CRD validation", func(t *testing.T) {
-		for _, example := range []string{"bluegreen-kubernetes", "canary-gatewayapi", "builtin-metrics-webhooks"} {
+		for _, example := range []string{"bluegreen-kubernetes", "canary-gatewayapi", "builtin-metrics-webhooks", "past-serin-bounds"} {
 			for _, object := range readManifests(t, filepath.Join("testdata", "convert", example+".out.yaml")) {
 				if err := kube.Create(ctx, object, client.DryRunAll); err != nil {
 					t.Errorf("%s: %s %s: %v", example, object.GetKind(), object.GetName(), err)

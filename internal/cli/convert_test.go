@@ -10,7 +10,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 )
 
-// TestConvertExamples converts three Flagger examples and compares the
+// TestConvertExamples converts four Flagger examples and compares the
 // manifests (stdout) and the report (stderr) with golden files.
 func TestConvertExamples(t *testing.T) {
 	tests := map[string]struct {
@@ -20,6 +20,7 @@ func TestConvertExamples(t *testing.T) {
 		"blue/green with the kubernetes provider": {example: "bluegreen-kubernetes"},
 		"canary with the Gateway API":             {example: "canary-gatewayapi"},
 		"Istio with builtin metrics and webhooks": {example: "builtin-metrics-webhooks"},
+		"values past serin's bounds":              {example: "past-serin-bounds"},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {

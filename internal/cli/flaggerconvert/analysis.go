@@ -3,6 +3,7 @@ package flaggerconvert
 import (
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -23,9 +24,9 @@ func (c canaryConverter) analysis(in *flaggerAnalysis, path string) *v1alpha1.Ca
 		return nil
 	}
 	out := &v1alpha1.CanaryAnalysis{
-		Interval:   c.duration(path+".interval", in.Interval),
-		Threshold:  in.Threshold,
-		Iterations: in.Iterations,
+		Interval:   c.interval(path+".interval", in.Interval),
+		Threshold:  c.atMost(path+".threshold", in.Threshold, v1alpha1.MaxThreshold),
+		Iterations: c.atMost(path+".iterations", in.Iterations, v1alpha1.MaxIterations),
 	}
 	if out.Threshold == 0 {
 		out.Threshold = flaggerDefaultThreshold
@@ -115,6 +116,67 @@ func (c canaryConverter) duration(field, value string) *metav1.Duration {
 	return &metav1.Duration{Duration: d}
 }
 
+// Flagger takes values that serin's API server refuses (an interval of
+// 500ms, a webhook timeout of 1m, 10 retries): convert brings each within
+// serin's bounds and reports the change, so that the Canary it writes is
+// one the API server accepts.
+
+// interval parses an analysis or metric interval, within 1s to 24h.
+func (c canaryConverter) interval(field, value string) *metav1.Duration {
+	d := c.duration(field, value)
+	switch {
+	case d == nil:
+		return nil
+	case d.Duration < v1alpha1.MinAnalysisInterval:
+		d.Duration = v1alpha1.MinAnalysisInterval
+	case d.Duration > v1alpha1.MaxAnalysisInterval:
+		d.Duration = v1alpha1.MaxAnalysisInterval
+	default:
+		return d
+	}
+	c.report.drop(field, "%s is outside serin's bounds, 1s to 24h: converted to %s", value, shortDuration(d.Duration))
+	return d
+}
+
+// webhookTimeout parses a webhook's timeout: more than 0s and at most 30s,
+// the bound of one call.
+func (c canaryConverter) webhookTimeout(field, value string) *metav1.Duration {
+	d := c.duration(field, value)
+	switch {
+	case d == nil:
+		return nil
+	case d.Duration <= 0:
+		c.report.drop(field, "%s is outside serin's bounds, more than 0s and at most 30s: left out, so the default of 10s applies", value)
+		return nil
+	case d.Duration > v1alpha1.MaxWebhookTimeout:
+		c.report.drop(field, "%s is over serin's bound of one webhook call, 30s: converted to 30s", value)
+		d.Duration = v1alpha1.MaxWebhookTimeout
+	}
+	return d
+}
+
+// atMost returns value, or max with a report when value is over it.
+func (c canaryConverter) atMost(field string, value, max int) int {
+	if value <= max {
+		return value
+	}
+	c.report.drop(field, "%d is over serin's maximum of %d: converted to %d", value, max, max)
+	return max
+}
+
+// shortDuration writes a duration without its zero minutes and seconds
+// (24h, 1m, 30s), as a person would.
+func shortDuration(d time.Duration) string {
+	s := d.String()
+	if strings.HasSuffix(s, "m0s") {
+		s = strings.TrimSuffix(s, "0s")
+	}
+	if strings.HasSuffix(s, "h0m") {
+		s = strings.TrimSuffix(s, "0m")
+	}
+	return s
+}
+
 // builtinMetrics are Flagger's metrics that need no template; serin has the
 // same built-in checks, under the same names.
 var builtinMetrics = map[string]bool{v1alpha1.RequestSuccessRateCheck: true, v1alpha1.RequestDurationCheck: true}
@@ -181,7 +243,7 @@ func (c canaryConverter) builtinMetric(in flaggerMetric, field string, analysisI
 // metric converts what templates and built-in checks share: the name, the
 // range and the interval.
 func (c canaryConverter) metric(in flaggerMetric, field string, analysisInterval time.Duration) v1alpha1.CanaryMetric {
-	out := v1alpha1.CanaryMetric{Name: in.Name, Interval: c.duration(field+".interval", in.Interval)}
+	out := v1alpha1.CanaryMetric{Name: in.Name, Interval: c.interval(field+".interval", in.Interval)}
 	if in.Interval == "" && analysisInterval != flaggerDefaultMetricInterval {
 		// Flagger's metric interval defaults to 1m, serin's to the analysis interval.
 		out.Interval = &metav1.Duration{Duration: flaggerDefaultMetricInterval}
@@ -249,8 +311,8 @@ func (c canaryConverter) webhooks(in []flaggerWebhook, path string) []v1alpha1.C
 			Name:     hook.Name,
 			Type:     hookType,
 			URL:      hook.URL,
-			Timeout:  c.duration(field+".timeout", hook.Timeout),
-			Retries:  hook.Retries,
+			Timeout:  c.webhookTimeout(field+".timeout", hook.Timeout),
+			Retries:  c.atMost(field+".retries", hook.Retries, v1alpha1.MaxWebhookRetries),
 			Metadata: hook.Metadata,
 		})
 	}

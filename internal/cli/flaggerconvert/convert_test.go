@@ -176,6 +176,30 @@ func TestConvert(t *testing.T) {
 			wantSpec: spec(kubernetes(), &v1alpha1.CanaryAnalysis{Iterations: 2, Threshold: 2,
 				Webhooks: []v1alpha1.CanaryWebhook{{Name: "w", Type: v1alpha1.RolloutHook, URL: "http://w"}}}),
 		},
+		"values past serin's bounds are brought within them": {
+			input: canaryYAML("provider: kubernetes", "analysis: {interval: 500ms, iterations: 5000, threshold: 2000, "+
+				"metrics: [{name: errors, templateRef: {name: errors}, interval: 48h, thresholdRange: {max: 1}}], "+
+				"webhooks: [{name: slow, url: 'http://w', timeout: 1m, retries: 10}, {name: zero, url: 'http://w', timeout: 0s}]}"),
+			wantDropped: []string{"spec.analysis.interval", "spec.analysis.threshold", "spec.analysis.iterations",
+				"spec.analysis.metrics[0].interval",
+				"spec.analysis.webhooks[0].timeout", "spec.analysis.webhooks[0].retries", "spec.analysis.webhooks[1].timeout"},
+			wantSpec: spec(kubernetes(), &v1alpha1.CanaryAnalysis{Interval: duration(time.Second), Iterations: 1000, Threshold: 1000,
+				Metrics: []v1alpha1.CanaryMetric{{Name: "errors", TemplateRef: &v1alpha1.TemplateReference{Name: "errors"},
+					Interval: duration(24 * time.Hour), ThresholdRange: &v1alpha1.ThresholdRange{Max: ptr.To(1.0)}}},
+				Webhooks: []v1alpha1.CanaryWebhook{
+					{Name: "slow", Type: v1alpha1.RolloutHook, URL: "http://w", Timeout: duration(30 * time.Second), Retries: 3},
+					{Name: "zero", Type: v1alpha1.RolloutHook, URL: "http://w"},
+				}}),
+		},
+		"values at serin's bounds are kept": {
+			input: canaryYAML("provider: kubernetes", "analysis: {interval: 24h, iterations: 1000, threshold: 1000, "+
+				"metrics: [{name: errors, templateRef: {name: errors}, interval: 1s, thresholdRange: {max: 1}}], "+
+				"webhooks: [{name: w, url: 'http://w', timeout: 30s, retries: 3}]}"),
+			wantSpec: spec(kubernetes(), &v1alpha1.CanaryAnalysis{Interval: duration(24 * time.Hour), Iterations: 1000, Threshold: 1000,
+				Metrics: []v1alpha1.CanaryMetric{{Name: "errors", TemplateRef: &v1alpha1.TemplateReference{Name: "errors"},
+					Interval: duration(time.Second), ThresholdRange: &v1alpha1.ThresholdRange{Max: ptr.To(1.0)}}},
+				Webhooks: []v1alpha1.CanaryWebhook{{Name: "w", Type: v1alpha1.RolloutHook, URL: "http://w", Timeout: duration(30 * time.Second), Retries: 3}}}),
+		},
 		"built-in checks on Istio": {
 			input: canaryYAML("provider: istio", "analysis: {iterations: 2, threshold: 2, metrics: ["+
 				"{name: request-success-rate, interval: 1m, thresholdRange: {min: 99}}, "+
@@ -252,6 +276,26 @@ func TestConvert(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// A value past serin's bounds is reported with the bound and what it became.
+func TestConvertReportsBounds(t *testing.T) {
+	result, err := Convert([]byte(canaryYAML("provider: kubernetes", "analysis: {interval: 25h, iterations: 2, threshold: 1001, "+
+		"webhooks: [{name: slow, url: 'http://w', timeout: 60s, retries: 4}, {name: zero, url: 'http://w', timeout: 0s}]}")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []Dropped{
+		{Object: "Canary apps/podinfo", Field: "spec.analysis.interval", Reason: "25h is outside serin's bounds, 1s to 24h: converted to 24h"},
+		{Object: "Canary apps/podinfo", Field: "spec.analysis.threshold", Reason: "1001 is over serin's maximum of 1000: converted to 1000"},
+		{Object: "Canary apps/podinfo", Field: "spec.analysis.webhooks[0].timeout", Reason: "60s is over serin's bound of one webhook call, 30s: converted to 30s"},
+		{Object: "Canary apps/podinfo", Field: "spec.analysis.webhooks[0].retries", Reason: "4 is over serin's maximum of 3: converted to 3"},
+		{Object: "Canary apps/podinfo", Field: "spec.analysis.webhooks[1].timeout",
+			Reason: "0s is outside serin's bounds, more than 0s and at most 30s: left out, so the default of 10s applies"},
+	}
+	if diff := cmp.Diff(want, result.Dropped); diff != "" {
+		t.Errorf("report differs (-want +got):\n%s", diff)
 	}
 }
 
