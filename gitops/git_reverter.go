@@ -32,6 +32,7 @@ type GitReverter struct {
 	hosts     HostFactory
 	now       func() time.Time
 	limiter   *revertLimiter
+	clone     cloneOptions
 }
 
 // ReverterOption configures a GitReverter.
@@ -107,12 +108,36 @@ func WithMaxConcurrentReverts(n int) ReverterOption {
 	}
 }
 
+// WithCloneDir makes clones in dir (by default os.TempDir(): $TMPDIR or
+// /tmp), each in a directory of its own that is removed when the revert
+// ends.
+func WithCloneDir(dir string) ReverterOption {
+	return func(g *GitReverter) error {
+		g.clone.parent = dir
+		return nil
+	}
+}
+
+// WithMaxCloneSize bounds the disk a clone takes, in bytes
+// (DefaultMaxCloneSize by default, 0 for no bound): a revert whose clone
+// grows beyond it stops with ErrCloneTooLarge.
+func WithMaxCloneSize(bytes int64) ReverterOption {
+	return func(g *GitReverter) error {
+		if bytes < 0 {
+			return fmt.Errorf("a negative clone size bound: %d", bytes)
+		}
+		g.clone.maxSize = bytes
+		return nil
+	}
+}
+
 // NewGitReverter returns a Reverter that reads Kubernetes objects with c
 // (an uncached reader: reverts are rare).
 func NewGitReverter(c client.Reader, opts ...ReverterOption) (*GitReverter, error) {
 	g := &GitReverter{
 		client: c, author: Signature{Name: "serin", Email: "serin@users.noreply.serin.dev"}, hosts: NewGitProviderHost, now: time.Now,
 		limiter: newRevertLimiter(DefaultMaxConcurrentReverts),
+		clone:   cloneOptions{maxSize: DefaultMaxCloneSize},
 	}
 	var err error
 	if g.message, err = ParseMessageTemplate(""); err != nil {
@@ -154,10 +179,15 @@ func (g *GitReverter) Revert(ctx context.Context, req RevertRequest) (RevertResu
 		return RevertResult{}, err
 	}
 	defer release()
-	repo, err := OpenRepository(src.URL, src.Branch, WithAuth(src.Auth))
+	repo, err := OpenRepository(src.URL, src.Branch, WithAuth(src.Auth), withClone(g.clone))
 	if err != nil {
 		return RevertResult{}, fmt.Errorf("GitRepository %s: %w", src.GitRepository, err)
 	}
+	defer func() {
+		if err := repo.Close(); err != nil {
+			ctrl.LoggerFrom(ctx).Error(err, "clone not removed")
+		}
+	}()
 	job := &revertJob{GitReverter: g, req: req, src: src, repo: repo, bad: bad}
 	ctx = ctrl.LoggerInto(ctx, ctrl.LoggerFrom(ctx).WithValues("repository", src.URL, "branch", src.Branch, "badCommit", shortSHA(bad)))
 	if m := req.Canary.Spec.GitOps; m != nil && m.Revert != nil && m.Revert.Mode == v1alpha1.PushRevert {
@@ -206,11 +236,16 @@ func (j *revertJob) pullRequest(ctx context.Context) (RevertResult, error) {
 	if err := j.repo.Clone(ctx); err != nil {
 		return res, err
 	}
-	head, err := j.repo.Head(j.src.Branch)
-	if err != nil {
-		return res, err
-	}
-	plan, msg, err := j.plan(ctx, head)
+	var head *object.Commit
+	var plan *Plan
+	var msg string
+	err = j.withHistory(ctx, func() error {
+		if head, err = j.repo.Head(j.src.Branch); err != nil {
+			return err
+		}
+		plan, msg, err = j.plan(ctx, head)
+		return err
+	})
 	if err != nil {
 		return res, err
 	}
@@ -245,18 +280,30 @@ func (j *revertJob) reopen(ctx context.Context, host PullRequestHost, res Revert
 	if err := j.repo.Clone(ctx); err != nil {
 		return res, err
 	}
-	if err := j.repo.Fetch(ctx, res.Branch); err != nil {
-		return res, err
-	}
-	tip, err := j.repo.Head(res.Branch)
+	var tip *object.Commit
+	var merged bool
+	err := j.withHistory(ctx, func() error {
+		if err := j.repo.Fetch(ctx, res.Branch); err != nil {
+			return err
+		}
+		var err error
+		if tip, err = j.repo.Head(res.Branch); err != nil {
+			return err
+		}
+		head, err := j.repo.Head(j.src.Branch)
+		if err != nil {
+			return err
+		}
+		merged, err = isAncestor(ctx, tip, head)
+		if errors.Is(err, ErrShallowHistory) || ctx.Err() != nil {
+			return err
+		}
+		return nil // a history that cannot be walked counts as not merged
+	})
 	if err != nil {
 		return res, err
 	}
-	head, err := j.repo.Head(j.src.Branch)
-	if err != nil {
-		return res, err
-	}
-	if merged, err := tip.IsAncestor(head); err == nil && (merged || tip.Hash == head.Hash) {
+	if merged {
 		res.State = StateMerged
 		res.Message = fmt.Sprintf("%s is already merged into %s", res.Branch, j.src.Branch)
 		return res, nil
@@ -280,24 +327,31 @@ func (j *revertJob) push(ctx context.Context) (RevertResult, error) {
 	}
 	marker := trailers(j.req.Canary.Namespace, j.req.Canary.Name, j.bad)
 	for attempt := 1; ; attempt++ {
-		head, err := j.repo.Head(j.src.Branch)
+		var head, done *object.Commit
+		var plan *Plan
+		var msg string
+		err := j.withHistory(ctx, func() error {
+			var err error
+			if head, err = j.repo.Head(j.src.Branch); err != nil {
+				return err
+			}
+			bad, err := j.repo.Commit(j.bad)
+			if err != nil {
+				return err
+			}
+			if done, err = j.repo.FindCommit(ctx, head, bad, marker); err != nil || done != nil {
+				return err
+			}
+			plan, msg, err = j.plan(ctx, head)
+			return err
+		})
 		if err != nil {
 			return res, err
 		}
-		bad, err := j.repo.Commit(j.bad)
-		if err != nil {
-			return res, err
-		}
-		if done, err := j.repo.FindCommit(ctx, head, bad, marker); err != nil {
-			return res, err
-		} else if done != nil {
+		if done != nil {
 			res.Commit, res.State = done.Hash.String(), StatePushed
 			res.Message = fmt.Sprintf("already reverted on %s by %s", j.src.Branch, shortSHA(res.Commit))
 			return res, nil
-		}
-		plan, msg, err := j.plan(ctx, head)
-		if err != nil {
-			return res, err
 		}
 		if plan.UpToDate {
 			return j.upToDate(head), nil
@@ -353,7 +407,11 @@ func (j *revertJob) plan(ctx context.Context, head *object.Commit) (*Plan, strin
 	if errors.Is(err, ErrSameRendering) {
 		// The revision may have been read before kustomize-controller
 		// recorded the one it applied: take the one it applied since.
-		if applied, ok := j.appliedAfter(bad); ok {
+		applied, appliedErr := j.appliedAfter(ctx, bad)
+		if appliedErr != nil {
+			return nil, "", appliedErr
+		}
+		if applied != nil {
 			notes = append(notes, fmt.Sprintf("Commit %s, recorded as bad, renders the target as the good one; %s, which the Kustomization applied after it, is reverted.",
 				shortSHA(j.bad), shortSHA(applied.Hash.String())))
 			bad = applied
@@ -389,20 +447,49 @@ func (j *revertJob) plan(ctx context.Context, head *object.Commit) (*Plan, strin
 }
 
 // appliedAfter returns the Kustomization's last applied commit when it is a
-// descendant of bad.
-func (j *revertJob) appliedAfter(bad *object.Commit) (*object.Commit, bool) {
+// descendant of bad, or nil. It fails only when the clone is too shallow
+// to tell (ErrShallowHistory) or ctx is done.
+func (j *revertJob) appliedAfter(ctx context.Context, bad *object.Commit) (*object.Commit, error) {
 	hash, err := CommitOf(j.src.LastAppliedRevision)
 	if err != nil || hash == bad.Hash.String() {
-		return nil, false
+		return nil, nil
 	}
 	applied, err := j.repo.Commit(hash)
+	if errors.Is(err, ErrShallowHistory) {
+		return nil, err
+	}
 	if err != nil {
-		return nil, false
+		return nil, nil
 	}
-	if ok, err := bad.IsAncestor(applied); err != nil || !ok {
-		return nil, false
+	ok, err := isAncestor(ctx, bad, applied)
+	if errors.Is(err, ErrShallowHistory) || ctx.Err() != nil {
+		return nil, err
 	}
-	return applied, true
+	if err != nil || !ok {
+		return nil, nil
+	}
+	return applied, nil
+}
+
+// withHistory runs f on the clone, and while f needs history older than
+// the clone holds (ErrShallowHistory), deepens the clone and runs f again,
+// up to the whole branch. f reads the commits it works on from the clone
+// each time: a deeper clone is a new one.
+func (j *revertJob) withHistory(ctx context.Context, f func() error) error {
+	for {
+		err := f()
+		if !errors.Is(err, ErrShallowHistory) {
+			return err
+		}
+		deeper, deepenErr := j.repo.Deepen(ctx)
+		if deepenErr != nil {
+			return deepenErr
+		}
+		if !deeper {
+			return err
+		}
+		ctrl.LoggerFrom(ctx).V(1).Info("clone deepened", "reason", err.Error(), "depth", j.repo.depth)
+	}
 }
 
 // upToDate is the result when the tracked branch already renders the

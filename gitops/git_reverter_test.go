@@ -207,8 +207,9 @@ func (f *gitFixture) file(branch, path string) (string, *object.Commit) {
 	return content, c
 }
 
-// pushToMain commits a file on top of main on the server, as a person would.
-func (f *gitFixture) pushToMain(path, content, message string) {
+// pushToMain commits a file on top of main on the server, as a person
+// would, and returns the commit.
+func (f *gitFixture) pushToMain(path, content, message string) *object.Commit {
 	f.t.Helper()
 	repo, err := gogit.Clone(memory.NewStorage(), nil, &gogit.CloneOptions{
 		URL: f.url, Auth: f.auth(), ReferenceName: "refs/heads/main", SingleBranch: true, NoCheckout: true,
@@ -229,6 +230,7 @@ func (f *gitFixture) pushToMain(path, content, message string) {
 	if err := repo.Push(&gogit.PushOptions{Auth: f.auth(), RefSpecs: []config.RefSpec{"refs/heads/main:refs/heads/main"}}); err != nil {
 		f.t.Fatal(err)
 	}
+	return c
 }
 
 // fakeHost is an in-memory Git host API.

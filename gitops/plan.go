@@ -235,18 +235,16 @@ func (p *planner) annotatedFiles(changed []string) []string {
 // none came after the bad commit. It returns nil and why not otherwise.
 func (p *planner) tryRevert(ctx context.Context, defining []string) (*Plan, string, error) {
 	good, bad, head := p.in.Good, p.in.Bad, p.in.Head
-	if ok, err := good.IsAncestor(bad); err != nil {
-		return nil, "", fmt.Errorf("failed to walk the history from %s: %w", shortSHA(bad.Hash.String()), err)
-	} else if !ok {
-		return nil, fmt.Sprintf("Not a revert: %s is not a descendant of %s.", shortSHA(bad.Hash.String()), shortSHA(good.Hash.String())), nil
-	}
 	goodAncestors, err := ancestors(ctx, good)
 	if err != nil {
 		return nil, "", err
 	}
 	inBad, err := commitsSince(ctx, bad, goodAncestors)
 	if err != nil {
-		return nil, "", err
+		return nil, "", fmt.Errorf("failed to walk the history from %s: %w", shortSHA(bad.Hash.String()), err)
+	}
+	if !inBad.haveParent(good.Hash) {
+		return nil, fmt.Sprintf("Not a revert: %s is not a descendant of %s.", shortSHA(bad.Hash.String()), shortSHA(good.Hash.String())), nil
 	}
 	inHead, err := commitsSince(ctx, head, goodAncestors)
 	if err != nil {
@@ -442,72 +440,6 @@ func treePaths(a, b *object.Tree) ([]string, error) {
 	return out, nil
 }
 
-// maxHistory bounds the commits walked.
-const maxHistory = 100000
-
-// ancestors returns c and every commit reachable from it.
-func ancestors(ctx context.Context, c *object.Commit) (map[plumbing.Hash]bool, error) {
-	seen := map[plumbing.Hash]bool{}
-	_, err := walk(ctx, c, seen, func(*object.Commit) {})
-	return seen, err
-}
-
-// commitsSince returns the commits reachable from c and not in stop,
-// newest first (breadth first), keyed for lookup.
-func commitsSince(ctx context.Context, c *object.Commit, stop map[plumbing.Hash]bool) (orderedCommits, error) {
-	seen := make(map[plumbing.Hash]bool, len(stop))
-	for h := range stop {
-		seen[h] = true
-	}
-	out := orderedCommits{}
-	_, err := walk(ctx, c, seen, func(c *object.Commit) { out = append(out, c) })
-	return out, err
-}
-
-type orderedCommits []*object.Commit
-
-func (o orderedCommits) has(h plumbing.Hash) bool {
-	for _, c := range o {
-		if c.Hash == h {
-			return true
-		}
-	}
-	return false
-}
-
-// walk visits the commits reachable from c that are not in seen, breadth
-// first, adding them to seen. It stops with ctx's error when ctx is done.
-func walk(ctx context.Context, c *object.Commit, seen map[plumbing.Hash]bool, visit func(*object.Commit)) (int, error) {
-	if seen[c.Hash] {
-		return 0, nil
-	}
-	queue := []*object.Commit{c}
-	seen[c.Hash] = true
-	n := 0
-	for len(queue) > 0 {
-		if err := ctx.Err(); err != nil {
-			return n, err
-		}
-		cur := queue[0]
-		queue = queue[1:]
-		visit(cur)
-		if n++; n > maxHistory {
-			return n, fmt.Errorf("history longer than %d commits", maxHistory)
-		}
-		err := cur.Parents().ForEach(func(parent *object.Commit) error {
-			if !seen[parent.Hash] {
-				seen[parent.Hash] = true
-				queue = append(queue, parent)
-			}
-			return nil
-		})
-		if err != nil {
-			return n, fmt.Errorf("failed to read the parents of %s (a shallow clone?): %w", shortSHA(cur.Hash.String()), err)
-		}
-	}
-	return n, nil
-}
-
 // maxPreviousDefinition bounds the first-parent walk of PreviousDefinition.
 const maxPreviousDefinition = 200
 
@@ -546,9 +478,14 @@ func PreviousDefinition(ctx context.Context, bad *object.Commit, path string, t 
 		if c.NumParents() == 0 {
 			break
 		}
-		if c, err = c.Parent(0); err != nil {
+		parent, err := c.Parent(0)
+		if errors.Is(err, plumbing.ErrObjectNotFound) {
+			err = fmt.Errorf("%w: the parent of %s is not in it", ErrShallowHistory, shortSHA(c.Hash.String()))
+		}
+		if err != nil {
 			return nil, fmt.Errorf("failed to walk back from %s: %w", shortSHA(bad.Hash.String()), err)
 		}
+		c = parent
 		if data, err := target(c); err == nil && data != badData {
 			return c, nil
 		}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"github.com/ProtonMail/go-crypto/openpgp"
 	"path"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -17,6 +18,7 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/filemode"
 	"github.com/go-git/go-git/v5/plumbing/object"
 	"github.com/go-git/go-git/v5/plumbing/transport"
+	"github.com/go-git/go-git/v5/storage/filesystem"
 	"github.com/go-git/go-git/v5/storage/memory"
 )
 
@@ -25,14 +27,21 @@ var ErrNonFastForward = errors.New("the remote branch moved (non-fast-forward)")
 
 const remoteName = "origin"
 
-// Repository is one branch of a remote Git repository, cloned into memory,
-// with what serin does to it: read history, commit file changes, push
-// without ever forcing. It hides go-git from the rest of the package.
+// Repository is one branch of a remote Git repository, cloned into a
+// temporary directory (see clone.go for the bounds), with what serin does
+// to it: read history, commit file changes, push without ever forcing. It
+// hides go-git from the rest of the package. Close removes the clone.
 type Repository struct {
 	url       string
 	branch    string
 	transport transportOptions
-	repo      *gogit.Repository
+	clone     cloneOptions
+	// depth is the depth of the clone, 0 for the whole branch; dir is
+	// where it lives, storage its object store.
+	depth   int
+	dir     string
+	storage *filesystem.Storage
+	repo    *gogit.Repository
 }
 
 // RepositoryOption configures a Repository.
@@ -84,25 +93,57 @@ func (r *Repository) RemoteBranch(ctx context.Context, branch string) (plumbing.
 	return plumbing.ZeroHash, nil
 }
 
-// Clone fetches the tracked branch with its history (single branch, no
-// tags, no working tree: the planner reads trees from the object store).
+// Clone fetches the tracked branch (single branch, no tags, no working
+// tree: the planner reads trees from the object store) into a new
+// temporary directory, shallow: its last commits only. Deepen fetches more
+// when a plan needs older ones.
 func (r *Repository) Clone(ctx context.Context) error {
-	repo, err := gogit.CloneContext(ctx, memory.NewStorage(), nil, &gogit.CloneOptions{
-		URL:           r.url,
-		RemoteName:    remoteName,
-		ReferenceName: plumbing.NewBranchReferenceName(r.branch),
-		SingleBranch:  true,
-		NoCheckout:    true,
-		Tags:          gogit.NoTags,
-		Auth:          r.transport.auth,
-		CABundle:      r.transport.caBundle,
-		ClientCert:    r.transport.clientCert,
-		ClientKey:     r.transport.clientKey,
+	return r.cloneAt(ctx, r.clone.depths()[0])
+}
+
+// Deepen clones the branch again, deeper (the next of the clone depths,
+// the last being the whole branch). It returns false when the clone
+// already holds the whole branch.
+func (r *Repository) Deepen(ctx context.Context) (bool, error) {
+	depths := r.clone.depths()
+	i := slices.Index(depths, r.depth)
+	if r.depth == 0 || i < 0 || i == len(depths)-1 {
+		return false, nil
+	}
+	return true, r.cloneAt(ctx, depths[i+1])
+}
+
+// cloneAt replaces the clone with one of the given depth (0: the whole
+// branch).
+func (r *Repository) cloneAt(ctx context.Context, depth int) error {
+	if err := r.Close(); err != nil {
+		return err
+	}
+	if err := r.makeDir(); err != nil {
+		return err
+	}
+	err := r.withinSize(ctx, func(ctx context.Context) error {
+		repo, err := gogit.CloneContext(ctx, r.storage, nil, &gogit.CloneOptions{
+			URL:           r.url,
+			RemoteName:    remoteName,
+			ReferenceName: plumbing.NewBranchReferenceName(r.branch),
+			SingleBranch:  true,
+			NoCheckout:    true,
+			Depth:         depth,
+			Tags:          gogit.NoTags,
+			Auth:          r.transport.auth,
+			CABundle:      r.transport.caBundle,
+			ClientCert:    r.transport.clientCert,
+			ClientKey:     r.transport.clientKey,
+		})
+		r.repo = repo
+		return err
 	})
 	if err != nil {
+		_ = r.Close()
 		return fmt.Errorf("failed to clone branch %s of %s: %w", r.branch, r.url, err)
 	}
-	r.repo = repo
+	r.depth = depth
 	return nil
 }
 
@@ -110,14 +151,16 @@ func (r *Repository) Clone(ctx context.Context) error {
 // another one such as an existing revert branch).
 func (r *Repository) Fetch(ctx context.Context, branch string) error {
 	spec := config.RefSpec(fmt.Sprintf("+%s:%s", plumbing.NewBranchReferenceName(branch), plumbing.NewRemoteReferenceName(remoteName, branch)))
-	err := r.repo.FetchContext(ctx, &gogit.FetchOptions{
-		RemoteName: remoteName,
-		RefSpecs:   []config.RefSpec{spec},
-		Tags:       gogit.NoTags,
-		Auth:       r.transport.auth,
-		CABundle:   r.transport.caBundle,
-		ClientCert: r.transport.clientCert,
-		ClientKey:  r.transport.clientKey,
+	err := r.withinSize(ctx, func(ctx context.Context) error {
+		return r.repo.FetchContext(ctx, &gogit.FetchOptions{
+			RemoteName: remoteName,
+			RefSpecs:   []config.RefSpec{spec},
+			Tags:       gogit.NoTags,
+			Auth:       r.transport.auth,
+			CABundle:   r.transport.caBundle,
+			ClientCert: r.transport.clientCert,
+			ClientKey:  r.transport.clientKey,
+		})
 	})
 	if err != nil && !errors.Is(err, gogit.NoErrAlreadyUpToDate) {
 		return fmt.Errorf("failed to fetch branch %s of %s: %w", branch, r.url, err)
@@ -139,6 +182,9 @@ func (r *Repository) Head(branch string) (*object.Commit, error) {
 // Commit returns a commit of the fetched history.
 func (r *Repository) Commit(hash string) (*object.Commit, error) {
 	c, err := r.repo.CommitObject(plumbing.NewHash(hash))
+	if errors.Is(err, plumbing.ErrObjectNotFound) && r.depth > 0 {
+		return nil, fmt.Errorf("%w: commit %s is not in the last %d commits of branch %s of %s", ErrShallowHistory, shortSHA(hash), r.depth, r.branch, r.url)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("commit %s not found in branch %s of %s: %w", shortSHA(hash), r.branch, r.url, err)
 	}
@@ -297,22 +343,32 @@ func (r *Repository) Push(ctx context.Context, commit plumbing.Hash, branch stri
 		return nil
 	case errors.Is(err, gogit.ErrForceNeeded), strings.Contains(err.Error(), "non-fast-forward"):
 		return fmt.Errorf("%w: %s of %s", ErrNonFastForward, branch, r.url)
+	case errors.Is(err, plumbing.ErrObjectNotFound) && r.depth > 0:
+		// go-git looks for the remote's tip in the history of the commit
+		// pushed; in a shallow clone it reaches the boundary instead of
+		// the root when the tip is not there: the branch moved.
+		return fmt.Errorf("%w: %s of %s", ErrNonFastForward, branch, r.url)
 	}
 	return fmt.Errorf("failed to push %s to %s: %w", branch, r.url, err)
 }
 
-// FindCommit returns the first commit from head back to (not including)
-// stop whose message contains text, or nil.
+// FindCommit returns the first commit from head back to stop (neither
+// stop nor its ancestors) whose message contains text, or nil.
 func (r *Repository) FindCommit(ctx context.Context, head, stop *object.Commit, text string) (*object.Commit, error) {
 	seen := map[plumbing.Hash]bool{}
 	if stop != nil {
-		seen[stop.Hash] = true
+		var err error
+		if seen, err = ancestors(ctx, stop); err != nil {
+			return nil, err
+		}
 	}
 	var found *object.Commit
-	_, err := walk(ctx, head, seen, func(c *object.Commit) {
-		if found == nil && strings.Contains(c.Message, text) {
+	err := walk(ctx, head, seen, false, func(c *object.Commit) error {
+		if strings.Contains(c.Message, text) {
 			found = c
+			return errStopWalk
 		}
+		return nil
 	})
 	return found, err
 }

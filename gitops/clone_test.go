@@ -1,0 +1,167 @@
+package gitops
+
+import (
+	"context"
+	"errors"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/fluxcd/pkg/git"
+	"github.com/go-git/go-git/v5/plumbing/object"
+
+	"github.com/serin-dev/serin/api/v1alpha1"
+)
+
+// openHost calls onOpen when a pull request is opened: after the push,
+// while the clone is still there.
+type openHost struct {
+	PullRequestHost
+	onOpen func()
+}
+
+func (h openHost) Open(ctx context.Context, branch, base, title, body string) (*PullRequest, error) {
+	h.onOpen()
+	return h.PullRequestHost.Open(ctx, branch, base, title, body)
+}
+
+// A revert clones into a directory of its own under the clone directory,
+// and removes it when it ends.
+func TestGitReverter_ClonesOnDiskAndRemovesTheClone(t *testing.T) {
+	f := newGitFixture(t)
+	dir := t.TempDir()
+	var during []os.DirEntry
+	g := f.reverter(WithCloneDir(dir), WithHostFactory(func(ctx context.Context, repo RepositoryURL, provider, token string) (PullRequestHost, error) {
+		h, err := f.host.factory(ctx, repo, provider, token)
+		return openHost{PullRequestHost: h, onOpen: func() { during, _ = os.ReadDir(dir) }}, err
+	}))
+	if _, err := g.Revert(t.Context(), f.request(v1alpha1.PullRequestRevert)); err != nil {
+		t.Fatal(err)
+	}
+	if len(during) != 1 || !strings.HasPrefix(during[0].Name(), "serin-clone-") {
+		t.Errorf("clone directory during the revert: %v, want one serin-clone-*", during)
+	}
+	if after, err := os.ReadDir(dir); err != nil || len(after) != 0 {
+		t.Errorf("clone directory after the revert: %v, %v; want it empty", after, err)
+	}
+}
+
+// A clone larger than its bound stops the revert with ErrCloneTooLarge and
+// leaves nothing on disk.
+func TestGitReverter_CloneSizeBound(t *testing.T) {
+	f := newGitFixture(t)
+	dir := t.TempDir()
+	_, err := f.reverter(WithCloneDir(dir), WithMaxCloneSize(1<<10)).Revert(t.Context(), f.request(v1alpha1.PullRequestRevert))
+	if !errors.Is(err, ErrCloneTooLarge) || !strings.Contains(err.Error(), "more than --gitops-max-clone-size (1.0 KiB)") {
+		t.Errorf("revert with a 1 KiB bound: %v, want ErrCloneTooLarge", err)
+	}
+	if after, _ := os.ReadDir(dir); len(after) != 0 {
+		t.Errorf("clone directory after the revert: %v, want it empty", after)
+	}
+	if len(f.host.prs) != 0 {
+		t.Errorf("%d pull requests opened", len(f.host.prs))
+	}
+}
+
+func TestRepository_Deepen(t *testing.T) {
+	f := newGitFixture(t)
+	later := f.pushToMain("docs/NOTES.md", "later\n", "Notes")
+	auth := &git.AuthOptions{Transport: git.HTTP, Username: gitUser, Password: gitPassword}
+	r, err := OpenRepository(f.url, "main", WithAuth(auth), withClone(cloneOptions{parent: t.TempDir(), depthSteps: []int{1, 0}}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	ctx := t.Context()
+	if err := r.Clone(ctx); err != nil {
+		t.Fatal(err)
+	}
+	head, err := r.Head("main")
+	if err != nil || head.Hash != later.Hash {
+		t.Fatalf("head of a clone of depth 1: %v, %v; want %s", head, err, later.Hash)
+	}
+	if _, err := r.Commit(f.bad.Hash.String()); !errors.Is(err, ErrShallowHistory) {
+		t.Errorf("a commit older than the clone: %v, want ErrShallowHistory", err)
+	}
+	if _, err := isAncestor(ctx, head, head); err != nil {
+		t.Error(err)
+	}
+	if _, err := commitsSince(ctx, head, nil); !errors.Is(err, ErrShallowHistory) {
+		t.Errorf("walking past the clone: %v, want ErrShallowHistory", err)
+	}
+	if deeper, err := r.Deepen(ctx); !deeper || err != nil {
+		t.Fatalf("Deepen = %v, %v", deeper, err)
+	}
+	bad, err := r.Commit(f.bad.Hash.String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	head, _ = r.Head("main")
+	if ok, err := isAncestor(ctx, bad, head); !ok || err != nil {
+		t.Errorf("isAncestor(bad, head) in the whole branch = %v, %v", ok, err)
+	}
+	if deeper, err := r.Deepen(ctx); deeper || err != nil {
+		t.Errorf("Deepen of the whole branch = %v, %v; want false", deeper, err)
+	}
+}
+
+// shallowFixture is a fixture whose main branch has, after the bad commit
+// of the fixture, two unrelated commits, the good image again (good) and
+// the release candidate again (bad), then one more unrelated commit: a
+// clone of depth 3 holds the good and the bad commits, and its boundary is
+// the good one.
+func shallowFixture(t *testing.T) *gitFixture {
+	f := newGitFixture(t)
+	read := func(dir string) string {
+		return mustRead(t, "testdata/image-bump-kustomization/"+dir+"/apps/podinfo/kustomization.yaml")
+	}
+	f.pushToMain("docs/a.md", "a\n", "Docs a")
+	f.pushToMain("docs/b.md", "b\n", "Docs b")
+	f.good = f.pushToMain("apps/podinfo/kustomization.yaml", read("good"), "Back to podinfo 6.7.0")
+	f.bad = f.pushToMain("apps/podinfo/kustomization.yaml", read("original"), "Try podinfo 6.8.0-rc.1 again")
+	f.pushToMain("docs/c.md", "c\n", "Docs c")
+	return f
+}
+
+// Reverts work in shallow clones: as deep as the plan needs, deeper when
+// it needs older history, and a push to a branch that moved meanwhile is
+// a non-fast-forward (planned again), not an object missing from the clone.
+func TestGitReverter_ShallowClones(t *testing.T) {
+	tests := map[string]struct {
+		depths []int
+		mode   v1alpha1.RevertMode
+		moves  bool
+	}{
+		"pull request from a clone of depth 3":                {depths: []int{3}, mode: v1alpha1.PullRequestRevert},
+		"pull request after deepening from depth 1":           {depths: []int{1, 2, 3}, mode: v1alpha1.PullRequestRevert},
+		"push from a clone of depth 3 to a branch that moved": {depths: []int{3}, mode: v1alpha1.PushRevert, moves: true},
+	}
+	for name, tt := range tests {
+		t.Run(name, func(t *testing.T) {
+			f := shallowFixture(t)
+			var moved *object.Commit
+			g := f.reverter(WithClock(func() time.Time {
+				if tt.moves && moved == nil { // someone pushes while serin commits
+					moved = f.pushToMain("docs/NOTES.md", "unrelated\n", "Add notes")
+				}
+				return testEpoch.Add(time.Hour)
+			}))
+			g.clone.depthSteps = tt.depths
+			res, err := g.Revert(t.Context(), f.request(tt.mode))
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, tip := f.file(res.Branch, "apps/podinfo/kustomization.yaml")
+			if tip.Hash.String() != res.Commit || !strings.Contains(got, "newTag: 6.7.0") {
+				t.Errorf("%s at %s (revert %s):\n%s", res.Branch, tip.Hash, res.Commit, got)
+			}
+			if !strings.Contains(tip.Message, "This reverts commit "+f.bad.Hash.String()) {
+				t.Errorf("revert message:\n%s", tip.Message)
+			}
+			if parent, _ := tip.Parent(0); tt.moves && (parent == nil || parent.Hash != moved.Hash) {
+				t.Errorf("the revert is not on top of the moved branch: parent %v", parent)
+			}
+		})
+	}
+}
