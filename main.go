@@ -18,6 +18,7 @@ import (
 	"github.com/fluxcd/pkg/runtime/pprof"
 	"github.com/fluxcd/pkg/runtime/probes"
 	flag "github.com/spf13/pflag"
+	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/runtime"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
@@ -247,6 +248,11 @@ type gitopsRevertOptions struct {
 	TokenFile       string
 	SigningKey      string
 	SigningPass     string
+	// MaxConcurrent, MaxCloneSize and CloneDir bound the reverts
+	// (docs/gitops-revert.md#limits).
+	MaxConcurrent int
+	MaxCloneSize  resource.QuantityValue
+	CloneDir      string
 }
 
 // BindFlags binds the GitOps revert flags.
@@ -265,6 +271,13 @@ func (o *gitopsRevertOptions) BindFlags(fs *flag.FlagSet) {
 		"An ASCII-armored OpenPGP private key file: revert commits are signed with it.")
 	fs.StringVar(&o.SigningPass, "git-signing-passphrase-file", "",
 		"A file holding the passphrase of an encrypted --git-signing-key-file.")
+	fs.IntVar(&o.MaxConcurrent, "gitops-max-concurrent-reverts", gitops.DefaultMaxConcurrentReverts,
+		"The number of reverts (clone, plan, push) run at the same time; reverts of one repository branch run one at a time.")
+	o.MaxCloneSize.Quantity = *resource.NewQuantity(gitops.DefaultMaxCloneSize, resource.BinarySI)
+	fs.Var(&o.MaxCloneSize, "gitops-max-clone-size",
+		"The disk a revert's clone may take (a quantity: 512Mi, 2Gi); a larger clone stops the revert. 0 for no bound.")
+	fs.StringVar(&o.CloneDir, "gitops-clone-dir", "",
+		"The directory reverts clone into (each clone is removed when its revert ends); empty for $TMPDIR or /tmp.")
 }
 
 // Reverter builds the GitReverter the flags describe.
@@ -282,6 +295,9 @@ func (o *gitopsRevertOptions) Reverter(reader ctrlclient.Reader) (*gitops.GitRev
 		gitops.WithMessageTemplate(template),
 		gitops.WithProvider(o.Provider),
 		gitops.WithProviderTokenFile(o.TokenFile),
+		gitops.WithMaxConcurrentReverts(o.MaxConcurrent),
+		gitops.WithMaxCloneSize(o.MaxCloneSize.Value()),
+		gitops.WithCloneDir(o.CloneDir),
 	}
 	if o.SigningKey != "" {
 		var pass []byte
