@@ -60,6 +60,8 @@ func main() {
 		dataPlane             string
 		healthAddr            string
 		concurrent            int
+		analysisWorkers       int
+		analysisStepTimeout   time.Duration
 		clientOptions         client.Options
 		logOptions            logger.Options
 		leaderElectionOptions leaderelection.Options
@@ -86,6 +88,14 @@ func main() {
 	// Flux's usual 4 workers cannot carry when a write takes 20 ms or more
 	// (docs/performance.md).
 	flag.IntVar(&concurrent, "concurrent", 32, "The number of concurrent canary reconciles.")
+	// Webhooks and metric queries never run in a reconcile: an analysis
+	// step's calls run all at once in this pool, so that a hanging
+	// dependency holds an analysis worker for at most the step deadline and
+	// never a reconcile worker (docs/guides/agent.md#analysis-workers).
+	flag.IntVar(&analysisWorkers, "analysis-workers", analysis.DefaultWorkers,
+		"The number of analysis steps (webhooks and metric checks of one step, called at once) run at the same time.")
+	flag.DurationVar(&analysisStepTimeout, "analysis-step-timeout", analysis.DefaultStepTimeout,
+		"The deadline of all the calls of one analysis step; a call still unanswered then fails its check.")
 	flag.BoolVar(&showVersion, "version", false, "Print the version and exit.")
 	clientOptions.BindFlags(flag.CommandLine)
 	// One agent runs thousands of canaries, whose steps come in bursts: a
@@ -203,17 +213,24 @@ func main() {
 	}
 
 	ctx := ctrl.SetupSignalHandler()
+	webhooks := &analysis.Webhooks{}
+	checks := &analysis.Metrics{
+		Reader:        mgr.GetClient(),
+		MetricsServer: metricsServer,
+		DataPlane:     defaultDataPlane,
+	}
 	reconciler := &controllers.CanaryReconciler{
 		Client:         mgr.GetClient(),
 		EventRecorder:  eventRecorder,
 		Metrics:        helper.NewMetrics(mgr, metrics.MustMakeRecorder(), v1alpha1.CanaryFinalizer),
 		ControllerName: controllers.ControllerName,
 		Notifier:       notifications,
-		Checks: &analysis.Metrics{
-			Reader:        mgr.GetClient(),
-			MetricsServer: metricsServer,
-			DataPlane:     defaultDataPlane,
-		},
+		Webhooks:       webhooks,
+		Checks:         checks,
+		Analysis: analysis.NewRunner(webhooks, checks, analysis.RunnerOptions{
+			Workers:     analysisWorkers,
+			StepTimeout: analysisStepTimeout,
+		}),
 	}
 	if revertOptions.Enabled {
 		reverter, err := revertOptions.Reverter(mgr.GetAPIReader())

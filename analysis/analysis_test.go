@@ -135,21 +135,19 @@ func TestWebhooks(t *testing.T) {
 		{Name: "default-type", URL: failFirst.URL},
 	}
 	w := &Webhooks{}
-	if err := w.Run(context.Background(), c, v1alpha1.PreRolloutHook); err != nil {
+	if err := w.Call(context.Background(), c, c.Spec.Analysis.Webhooks[0], c.Status.Phase); err != nil {
 		t.Fatalf("a retried webhook failed: %v", err)
 	}
 	want := Payload{Name: "podinfo", Namespace: "apps", Phase: "Progressing", Checksum: "abc123", Type: "pre-rollout", Metadata: map[string]string{"k": "v"}}
 	if diff := cmp.Diff(want, payload); diff != "" {
 		t.Errorf("payload (-want +got):\n%s", diff)
 	}
-	if open, closed := w.Gate(context.Background(), c, v1alpha1.ConfirmPromotionHook); open || !contains(closed, "slow") {
-		t.Errorf("a webhook past its timeout must keep the gate closed: open=%v %q", open, closed)
+	err := w.Call(context.Background(), c, c.Spec.Analysis.Webhooks[1], c.Status.Phase)
+	if !errors.Is(err, context.DeadlineExceeded) || !contains(err.Error(), "webhook slow: no answer within 50ms: call deadline exceeded") {
+		t.Errorf("a webhook past its timeout fails naming it and its deadline: %v", err)
 	}
 	if got := len(Hooks(c, v1alpha1.RolloutHook)); got != 1 {
 		t.Errorf("a webhook without type is a rollout hook: got %d", got)
-	}
-	if open, _ := w.Gate(context.Background(), c, v1alpha1.ConfirmRolloutHook); !open {
-		t.Error("a gate without webhooks is open")
 	}
 }
 

@@ -51,7 +51,7 @@ func (m *Metrics) Check(ctx context.Context, canary *v1alpha1.Canary, metric v1a
 	if err != nil {
 		return fail("%v", err)
 	}
-	v, err := provider.Query(ctx, query)
+	v, err := m.query(ctx, provider, query)
 	var noData *ErrNoData
 	switch {
 	case errors.As(err, &noData) && metric.IsBuiltin():
@@ -75,6 +75,20 @@ func (m *Metrics) Check(ctx context.Context, canary *v1alpha1.Canary, metric v1a
 	res.Passed = true
 	res.Message = fmt.Sprintf("metric %s: %g", metric.Name, v)
 	return res
+}
+
+// query sends a query to its provider within the provider's timeout. A
+// query that gets no answer in time fails with a *DeadlineError: the
+// provider's timeout, or the deadline of ctx (the analysis step's) when that
+// comes first.
+func (m *Metrics) query(ctx context.Context, provider *Prometheus, query string) (float64, error) {
+	ctx, cancel := context.WithTimeoutCause(ctx, provider.Timeout, &DeadlineError{Of: "call", After: provider.Timeout})
+	defer cancel()
+	v, err := provider.Query(ctx, query)
+	if cause := context.Cause(ctx); err != nil && cause != nil {
+		return 0, cause
+	}
+	return v, err
 }
 
 // source returns the query of a check and the Prometheus to send it to:

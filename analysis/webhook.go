@@ -32,7 +32,9 @@ type Webhooks struct {
 }
 
 // Call POSTs the payload to one webhook, with its timeout and retries, and
-// returns nil on a 2xx answer.
+// returns nil on a 2xx answer. A call that gets no answer in time fails with
+// a *DeadlineError: the webhook's own timeout, or the deadline of ctx (the
+// analysis step's) when that comes first.
 func (w *Webhooks) Call(ctx context.Context, canary *v1alpha1.Canary, hook v1alpha1.CanaryWebhook, phase v1alpha1.CanaryPhase) error {
 	payload := Payload{
 		Name:      canary.Name,
@@ -51,11 +53,10 @@ func (w *Webhooks) Call(ctx context.Context, canary *v1alpha1.Canary, hook v1alp
 		timeout = hook.Timeout.Duration
 	}
 	var last error
-	for attempt := 0; attempt <= hook.Retries; attempt++ {
+	for attempt := 0; attempt <= hook.Retries && ctx.Err() == nil; attempt++ {
 		if attempt > 0 {
 			select {
 			case <-ctx.Done():
-				return ctx.Err()
 			case <-time.After(time.Duration(attempt) * 200 * time.Millisecond):
 			}
 		}
@@ -63,11 +64,14 @@ func (w *Webhooks) Call(ctx context.Context, canary *v1alpha1.Canary, hook v1alp
 			return nil
 		}
 	}
+	if cause := context.Cause(ctx); cause != nil {
+		last = cause
+	}
 	return fmt.Errorf("webhook %s: %w", hook.Name, last)
 }
 
 func (w *Webhooks) post(ctx context.Context, url string, body []byte, timeout time.Duration) error {
-	ctx, cancel := context.WithTimeout(ctx, timeout)
+	ctx, cancel := context.WithTimeoutCause(ctx, timeout, &DeadlineError{Of: "call", After: timeout})
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(body))
 	if err != nil {
@@ -80,6 +84,9 @@ func (w *Webhooks) post(ctx context.Context, url string, body []byte, timeout ti
 	}
 	resp, err := client.Do(req)
 	if err != nil {
+		if cause := context.Cause(ctx); cause != nil {
+			return cause
+		}
 		return err
 	}
 	defer resp.Body.Close()
@@ -106,35 +113,4 @@ func Hooks(canary *v1alpha1.Canary, t v1alpha1.HookType) []v1alpha1.CanaryWebhoo
 		}
 	}
 	return out
-}
-
-// Gate calls every webhook of a gate type and reports whether all are open
-// (2xx); closed names the first that is not.
-func (w *Webhooks) Gate(ctx context.Context, canary *v1alpha1.Canary, t v1alpha1.HookType) (open bool, closed string) {
-	for _, h := range Hooks(canary, t) {
-		if err := w.Call(ctx, canary, h, canary.Status.Phase); err != nil {
-			return false, err.Error()
-		}
-	}
-	return true, ""
-}
-
-// Run calls every webhook of a type and returns the first failure.
-func (w *Webhooks) Run(ctx context.Context, canary *v1alpha1.Canary, t v1alpha1.HookType) error {
-	for _, h := range Hooks(canary, t) {
-		if err := w.Call(ctx, canary, h, canary.Status.Phase); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// RollbackRequested reports whether a rollback webhook answered 2xx.
-func (w *Webhooks) RollbackRequested(ctx context.Context, canary *v1alpha1.Canary) (bool, string) {
-	for _, h := range Hooks(canary, v1alpha1.RollbackHook) {
-		if err := w.Call(ctx, canary, h, canary.Status.Phase); err == nil {
-			return true, h.Name
-		}
-	}
-	return false, ""
 }

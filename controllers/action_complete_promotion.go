@@ -5,6 +5,7 @@ import (
 
 	ctrl "sigs.k8s.io/controller-runtime"
 
+	"github.com/serin-dev/serin/analysis"
 	"github.com/serin-dev/serin/api/v1alpha1"
 	"github.com/serin-dev/serin/internal/rollout"
 	"github.com/serin-dev/serin/notifier"
@@ -27,10 +28,19 @@ func (r *CanaryReconciler) completePromotion(ctx context.Context, obj *v1alpha1.
 	return ctrl.Result{}, nil
 }
 
-// postRollout calls the post-rollout hooks; their result is only logged.
+// postRollout queues the post-rollout hooks in the analysis runner's
+// bounded queue, as a snapshot of the Canary now; a failure is logged and
+// emitted as an event.
 func (r *CanaryReconciler) postRollout(ctx context.Context, obj *v1alpha1.Canary) {
-	if err := r.Webhooks.Run(ctx, obj, v1alpha1.PostRolloutHook); err != nil {
-		ctrl.LoggerFrom(ctx).Error(err, "post-rollout hook failed")
-		r.emit(ctx, obj, notifier.SeverityWarn, "PostRolloutFailed", "post-rollout hook failed: %v", err)
+	snapshot := obj.DeepCopy()
+	log := ctrl.LoggerFrom(ctx)
+	for _, h := range analysis.Hooks(obj, v1alpha1.PostRolloutHook) {
+		r.Analysis.Fire(snapshot, h, func(err error) {
+			if err == nil {
+				return
+			}
+			log.Error(err, "post-rollout hook failed")
+			r.emit(ctrl.LoggerInto(context.Background(), log), snapshot, notifier.SeverityWarn, "PostRolloutFailed", "post-rollout hook failed: %v", err)
+		})
 	}
 }

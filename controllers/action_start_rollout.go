@@ -18,6 +18,11 @@ import (
 // confirm-rollout gate (Waiting while closed), then scales the canary up to
 // the primary's replicas with no traffic yet.
 func (r *CanaryReconciler) startRollout(ctx context.Context, obj *v1alpha1.Canary, obs rollout.Observation, a rollout.StartRollout) (ctrl.Result, error) {
+	closed, asked := r.confirmRollout(obj, obs)
+	if !asked {
+		// Nothing recorded until the gate answered: the next reconcile starts over.
+		return r.analysisPending(ctx, "confirm-rollout")
+	}
 	st := &obj.Status
 	if a.Retry {
 		st.HandledRequests.Retry = obs.Requests.Retry
@@ -29,7 +34,7 @@ func (r *CanaryReconciler) startRollout(ctx context.Context, obj *v1alpha1.Canar
 		r.emit(ctx, obj, notifier.SeverityInfo, "NewRevision", "new revision %s of %s detected, starting the analysis", obs.Target.SpecHash, obj.Spec.TargetRef.Name)
 	}
 
-	if open, closed := r.Webhooks.Gate(ctx, obj, v1alpha1.ConfirmRolloutHook); !open {
+	if closed != "" {
 		transition(obj, v1alpha1.PhaseWaiting, obs.Now, string(v1alpha1.PhaseWaiting), "waiting for approval: %s", closed)
 		return ctrl.Result{RequeueAfter: obj.GetAnalysisInterval()}, nil
 	}

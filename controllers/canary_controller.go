@@ -76,6 +76,10 @@ type CanaryReconciler struct {
 	Webhooks *analysis.Webhooks
 	// Checks runs the Canaries' metric checks.
 	Checks *analysis.Metrics
+	// Analysis runs the steps' webhooks and metric checks off the
+	// reconcile workers (analysis_runs.go); nil means a runner with the
+	// defaults over Webhooks and Checks.
+	Analysis *analysis.Runner
 	// APIReader reads what the cache does not hold (the Flux objects that
 	// applied a target), uncached; only when a new revision appears.
 	APIReader client.Reader
@@ -151,7 +155,11 @@ func (r *CanaryReconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manage
 	} else {
 		ctrl.LoggerFrom(ctx).Info("Gateway API HTTPRoute not installed: gatewayapi routing works once it is, after a restart")
 	}
-	return b.Complete(r)
+	// An analysis outcome reconciles its Canary.
+	if err := mgr.Add(r.Analysis); err != nil {
+		return fmt.Errorf("failed to add the analysis runner: %w", err)
+	}
+	return b.WatchesRawSource(r.analysisResults()).Complete(r)
 }
 
 // setDefaults gives the reconciler its in-memory state and the
@@ -167,6 +175,9 @@ func (r *CanaryReconciler) setDefaults(cached, uncached client.Reader) {
 	}
 	if r.Checks == nil {
 		r.Checks = &analysis.Metrics{Reader: cached}
+	}
+	if r.Analysis == nil {
+		r.Analysis = analysis.NewRunner(r.Webhooks, r.Checks, analysis.RunnerOptions{})
 	}
 	if r.APIReader == nil {
 		r.APIReader = uncached
@@ -206,6 +217,7 @@ func (r *CanaryReconciler) Reconcile(ctx context.Context, req ctrl.Request) (res
 		if apierrors.IsNotFound(err) {
 			r.expectations.forget(req.NamespacedName)
 			r.routeClocks.forget(req.NamespacedName)
+			r.Analysis.Forget(req.NamespacedName)
 		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}

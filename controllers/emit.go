@@ -3,7 +3,6 @@ package controllers
 import (
 	"context"
 	"fmt"
-	"time"
 
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -47,8 +46,9 @@ func (r *CanaryReconciler) send(ctx context.Context, obj *v1alpha1.Canary, sever
 }
 
 // callEventHooks sends an event to the Canary's `event` webhooks, fire and
-// forget: they must never slow the rollout down. Each call is bounded by the
-// webhook's timeout.
+// forget, through the analysis runner's bounded queue: they never slow the
+// rollout down, and a flood of events drops the oldest calls (counted in
+// serin_webhook_calls_dropped_total) rather than piling up goroutines.
 func (r *CanaryReconciler) callEventHooks(obj *v1alpha1.Canary, msg string) {
 	hooks := analysis.Hooks(obj, v1alpha1.EventHook)
 	if len(hooks) == 0 {
@@ -57,13 +57,11 @@ func (r *CanaryReconciler) callEventHooks(obj *v1alpha1.Canary, msg string) {
 	snapshot := obj.DeepCopy()
 	for _, h := range hooks {
 		h.Metadata = withEventMessage(h.Metadata, msg)
-		go func() {
-			ctx, cancel := context.WithTimeout(context.Background(), analysis.DefaultWebhookTimeout+time.Second)
-			defer cancel()
-			if err := r.Webhooks.Call(ctx, snapshot, h, snapshot.Status.Phase); err != nil {
+		r.Analysis.Fire(snapshot, h, func(err error) {
+			if err != nil {
 				ctrl.Log.WithName("event-webhook").Info("event webhook failed", "canary", client.ObjectKeyFromObject(snapshot), "webhook", h.Name, "error", err.Error())
 			}
-		}()
+		})
 	}
 }
 

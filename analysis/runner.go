@@ -1,0 +1,472 @@
+package analysis
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"k8s.io/apimachinery/pkg/types"
+	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
+
+	"github.com/serin-dev/serin/api/v1alpha1"
+)
+
+// The runner's defaults: the agent's --analysis-workers and
+// --analysis-step-timeout, and the bounded queue of the calls nobody waits for.
+const (
+	// DefaultWorkers is the number of analysis steps run at once.
+	DefaultWorkers = 32
+	// DefaultStepTimeout bounds all the calls of one analysis step.
+	DefaultStepTimeout = 30 * time.Second
+	// DefaultHookWorkers is the number of event and post-rollout webhook
+	// calls made at once.
+	DefaultHookWorkers = 4
+	// DefaultHookQueueSize bounds the event and post-rollout webhook calls
+	// waiting for a worker; past it the oldest is dropped.
+	DefaultHookQueueSize = 1000
+)
+
+// DeadlineError is the failure of a call that got no answer in time: Of
+// names the deadline, "call" (a webhook's timeout, a MetricTemplate's
+// provider.timeout) or "analysis step" (the runner's step timeout).
+type DeadlineError struct {
+	Of    string
+	After time.Duration
+}
+
+func (e *DeadlineError) Error() string {
+	return fmt.Sprintf("no answer within %s: %s deadline exceeded", e.After, e.Of)
+}
+
+// Unwrap makes errors.Is(err, context.DeadlineExceeded) true.
+func (e *DeadlineError) Unwrap() error { return context.DeadlineExceeded }
+
+// Work is what one analysis step, or one gate, calls. Rollback, Hooks and
+// Metrics are called all at once; Gate once none of them failed or
+// requested a rollback.
+type Work struct {
+	// Canary is a snapshot, not modified afterwards: the payload's name,
+	// namespace, phase and checksum, and the queries' variables.
+	Canary *v1alpha1.Canary
+	// At is the time the work stands for, returned in its Outcome: when the
+	// reconcile that found the step due asked for it.
+	At time.Time
+	// Rollback are rollback webhooks: a 2xx from any requests a rollback.
+	Rollback []v1alpha1.CanaryWebhook
+	// Hooks are pre-rollout or rollout webhooks: a failure fails the check.
+	Hooks []v1alpha1.CanaryWebhook
+	// Metrics are metric checks: a failure fails the check.
+	Metrics []v1alpha1.CanaryMetric
+	// Gate are the webhooks of a confirm-* gate: a failure holds.
+	Gate []v1alpha1.CanaryWebhook
+}
+
+// Empty reports whether the work calls nothing: its outcome is known at once.
+func (w Work) Empty() bool {
+	return len(w.Rollback)+len(w.Hooks)+len(w.Metrics)+len(w.Gate) == 0
+}
+
+// Outcome is the result of a Work. Failures are reported in the order of
+// the Canary's spec, as when the calls ran one after another.
+type Outcome struct {
+	// At is the Work's At.
+	At time.Time
+	// RollbackBy names the first rollback webhook that answered 2xx.
+	RollbackBy string
+	// HookErr is the first failed hook.
+	HookErr error
+	// MetricFailure is the message of the first failed metric check.
+	MetricFailure string
+	// Passed are the messages of the metric checks when all passed.
+	Passed []string
+	// GateClosed is the error of the first gate webhook that did not
+	// answer 2xx; empty when the gate is open or was not asked.
+	GateClosed string
+}
+
+// State is where the Work asked for with Runner.Result is.
+type State int
+
+const (
+	// Queued means this call queued the work.
+	Queued State = iota
+	// Running means the work waits for a worker or runs.
+	Running
+	// Done means the Outcome is there.
+	Done
+)
+
+// RunnerOptions configure a Runner; zero values mean the defaults.
+type RunnerOptions struct {
+	// Workers is the number of steps run at once (--analysis-workers).
+	Workers int
+	// StepTimeout bounds each step, whatever its calls' own timeouts
+	// (--analysis-step-timeout), and each event or post-rollout call.
+	StepTimeout time.Duration
+	// HookWorkers is the number of event and post-rollout calls made at once.
+	HookWorkers int
+	// HookQueueSize bounds the event and post-rollout calls waiting.
+	HookQueueSize int
+}
+
+// Runner runs the analysis off the reconcile workers. A reconcile that finds
+// a step due asks for its Outcome by a key naming the step; the first ask
+// queues the Work for a pool of Workers goroutines and returns, the Work
+// calls every hook and metric at once under the step deadline, stores its
+// Outcome and tells OnDone's function, whose reconcile reads it. A Canary
+// has one Work at most: asking for another key cancels the previous one,
+// whose result is dropped. Outcomes live in memory: after a restart the
+// step runs again.
+//
+// Event and post-rollout webhooks, whose answer the rollout does not wait
+// for, go through Fire: a bounded queue that drops its oldest call when
+// full, served by HookWorkers goroutines.
+//
+// A Runner is a manager.Runnable: the manager's context stops its workers.
+// Workers start with the first Work, so that a Runner works without one.
+type Runner struct {
+	webhooks *Webhooks
+	metrics  *Metrics
+	opts     RunnerOptions
+
+	ctx    context.Context
+	cancel context.CancelFunc
+	start  sync.Once
+
+	mu      sync.Mutex
+	wake    *sync.Cond
+	runs    map[types.NamespacedName]*run
+	queue   []*run
+	running int
+	stopped bool
+	notify  func(types.NamespacedName)
+
+	calls   chan call
+	dropped atomic.Int64
+}
+
+// run is one Work of one Canary.
+type run struct {
+	canary  types.NamespacedName
+	key     string
+	work    Work
+	ctx     context.Context
+	cancel  context.CancelFunc
+	started bool
+	done    bool
+	out     Outcome
+}
+
+// call is one webhook call nobody waits for.
+type call struct {
+	canary *v1alpha1.Canary
+	hook   v1alpha1.CanaryWebhook
+	done   func(error)
+}
+
+// NewRunner returns a Runner calling webhooks and metrics.
+func NewRunner(webhooks *Webhooks, metrics *Metrics, opts RunnerOptions) *Runner {
+	if opts.Workers <= 0 {
+		opts.Workers = DefaultWorkers
+	}
+	if opts.StepTimeout <= 0 {
+		opts.StepTimeout = DefaultStepTimeout
+	}
+	if opts.HookWorkers <= 0 {
+		opts.HookWorkers = DefaultHookWorkers
+	}
+	if opts.HookQueueSize <= 0 {
+		opts.HookQueueSize = DefaultHookQueueSize
+	}
+	r := &Runner{
+		webhooks: webhooks,
+		metrics:  metrics,
+		opts:     opts,
+		runs:     map[types.NamespacedName]*run{},
+		calls:    make(chan call, opts.HookQueueSize),
+	}
+	r.ctx, r.cancel = context.WithCancel(context.Background())
+	r.wake = sync.NewCond(&r.mu)
+	registerRunnerMetrics()
+	return r
+}
+
+// StepTimeout is the deadline of one step.
+func (r *Runner) StepTimeout() time.Duration { return r.opts.StepTimeout }
+
+// OnDone sets the function told the Canary whose Work has an Outcome.
+func (r *Runner) OnDone(notify func(types.NamespacedName)) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.notify = notify
+}
+
+// Result returns the Outcome of the Work named key for a Canary. The first
+// ask for a key queues the Work (Queued) and drops the Canary's Work of any
+// other key, cancelled if it runs; until the Outcome is there the state is
+// Running. An empty Work is Done at once. The Outcome stays until the
+// Canary asks for another key or is forgotten, so that a reconcile that
+// failed after reading it reads it again.
+func (r *Runner) Result(canary types.NamespacedName, key string, work Work) (Outcome, State) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if cur := r.runs[canary]; cur != nil {
+		if cur.key == key {
+			if cur.done {
+				return cur.out, Done
+			}
+			return Outcome{}, Running
+		}
+		r.drop(cur)
+	}
+	if work.Empty() {
+		return Outcome{At: work.At}, Done
+	}
+	r.startWorkers()
+	ctx, cancel := context.WithCancel(r.ctx)
+	next := &run{canary: canary, key: key, work: work, ctx: ctx, cancel: cancel}
+	r.runs[canary] = next
+	r.queue = append(r.queue, next)
+	runnerMetrics.queued.Inc()
+	r.wake.Signal()
+	return Outcome{}, Queued
+}
+
+// Forget drops the Work of a deleted Canary.
+func (r *Runner) Forget(canary types.NamespacedName) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if cur := r.runs[canary]; cur != nil {
+		r.drop(cur)
+	}
+}
+
+// drop cancels a Work and forgets it; r.mu is held.
+func (r *Runner) drop(stale *run) {
+	stale.cancel()
+	delete(r.runs, stale.canary)
+	if stale.started {
+		return
+	}
+	for i, q := range r.queue {
+		if q == stale {
+			r.queue = append(r.queue[:i], r.queue[i+1:]...)
+			runnerMetrics.queued.Dec()
+			return
+		}
+	}
+}
+
+// Start runs until ctx ends, then stops the workers and cancels what runs.
+func (r *Runner) Start(ctx context.Context) error {
+	<-ctx.Done()
+	r.mu.Lock()
+	r.stopped = true
+	r.wake.Broadcast()
+	r.mu.Unlock()
+	r.cancel()
+	return nil
+}
+
+// NeedLeaderElection is false: only the leader's reconciles queue work.
+func (r *Runner) NeedLeaderElection() bool { return false }
+
+func (r *Runner) startWorkers() {
+	r.start.Do(func() {
+		for range r.opts.Workers {
+			go r.work()
+		}
+		for range r.opts.HookWorkers {
+			go r.fire()
+		}
+	})
+}
+
+// work runs queued Works one after another until the Runner stops.
+func (r *Runner) work() {
+	for {
+		r.mu.Lock()
+		for len(r.queue) == 0 && !r.stopped {
+			r.wake.Wait()
+		}
+		if r.stopped {
+			r.mu.Unlock()
+			return
+		}
+		next := r.queue[0]
+		r.queue = r.queue[1:]
+		next.started = true
+		r.running++
+		runnerMetrics.queued.Dec()
+		r.mu.Unlock()
+		r.execute(next)
+		r.mu.Lock()
+		r.running--
+		r.mu.Unlock()
+	}
+}
+
+// Stats counts the Works waiting for a worker and those running.
+func (r *Runner) Stats() (queued, running int) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return len(r.queue), r.running
+}
+
+// execute runs one Work under the step deadline and keeps its Outcome if
+// the Work is still its Canary's.
+func (r *Runner) execute(w *run) {
+	runnerMetrics.running.Inc()
+	began := time.Now()
+	ctx, cancel := context.WithTimeoutCause(w.ctx, r.opts.StepTimeout, &DeadlineError{Of: "analysis step", After: r.opts.StepTimeout})
+	out := r.runStep(ctx, w.work)
+	cancel()
+	runnerMetrics.running.Dec()
+	runnerMetrics.duration.Observe(time.Since(began).Seconds())
+
+	r.mu.Lock()
+	current := r.runs[w.canary] == w
+	if current {
+		w.out, w.done = out, true
+	}
+	notify := r.notify
+	r.mu.Unlock()
+	if current && notify != nil {
+		notify(w.canary)
+	}
+}
+
+// runStep makes every call of a Work at once, then asks the gate when
+// nothing failed.
+func (r *Runner) runStep(ctx context.Context, w Work) Outcome {
+	rollback := make([]error, len(w.Rollback))
+	hooks := make([]error, len(w.Hooks))
+	metrics := make([]MetricResult, len(w.Metrics))
+	var wg sync.WaitGroup
+	r.callEach(ctx, &wg, w.Canary, w.Rollback, rollback)
+	r.callEach(ctx, &wg, w.Canary, w.Hooks, hooks)
+	for i, m := range w.Metrics {
+		wg.Go(func() { metrics[i] = r.metrics.Check(ctx, w.Canary, m) })
+	}
+	wg.Wait()
+
+	out := Outcome{At: w.At, HookErr: firstError(hooks)}
+	for i, err := range rollback {
+		if err == nil {
+			out.RollbackBy = w.Rollback[i].Name
+			break
+		}
+	}
+	for _, m := range metrics {
+		if !m.Passed {
+			out.MetricFailure, out.Passed = m.Message, nil
+			break
+		}
+		out.Passed = append(out.Passed, m.Message)
+	}
+	if out.RollbackBy != "" || out.HookErr != nil || out.MetricFailure != "" {
+		return out
+	}
+	gate := make([]error, len(w.Gate))
+	r.callEach(ctx, &wg, w.Canary, w.Gate, gate)
+	wg.Wait()
+	if err := firstError(gate); err != nil {
+		out.GateClosed = err.Error()
+	}
+	return out
+}
+
+// callEach calls every hook at once in wg, each error in errs.
+func (r *Runner) callEach(ctx context.Context, wg *sync.WaitGroup, canary *v1alpha1.Canary, hooks []v1alpha1.CanaryWebhook, errs []error) {
+	for i, h := range hooks {
+		wg.Go(func() { errs[i] = r.webhooks.Call(ctx, canary, h, canary.Status.Phase) })
+	}
+}
+
+func firstError(errs []error) error {
+	for _, err := range errs {
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Fire queues a webhook call whose answer the rollout does not wait for
+// (event and post-rollout webhooks); done, when not nil, gets its error
+// from a worker. canary is not modified afterwards. It never blocks: when
+// the queue is full, the oldest call waiting is dropped and counted.
+func (r *Runner) Fire(canary *v1alpha1.Canary, hook v1alpha1.CanaryWebhook, done func(error)) {
+	r.startWorkers()
+	c := call{canary: canary, hook: hook, done: done}
+	for {
+		select {
+		case r.calls <- c:
+			return
+		default:
+		}
+		select {
+		case <-r.calls:
+			r.dropped.Add(1)
+			runnerMetrics.dropped.Inc()
+		default:
+		}
+	}
+}
+
+// Dropped counts the calls Fire dropped because its queue was full.
+func (r *Runner) Dropped() int64 { return r.dropped.Load() }
+
+// fire makes the queued calls until the Runner stops; each is bounded by
+// its webhook's timeout and by the step deadline.
+func (r *Runner) fire() {
+	for {
+		select {
+		case <-r.ctx.Done():
+			return
+		case c := <-r.calls:
+			ctx, cancel := context.WithTimeoutCause(r.ctx, r.opts.StepTimeout, &DeadlineError{Of: "analysis step", After: r.opts.StepTimeout})
+			err := r.webhooks.Call(ctx, c.canary, c.hook, c.canary.Status.Phase)
+			cancel()
+			if c.done != nil {
+				c.done(err)
+			}
+		}
+	}
+}
+
+// runnerMetrics are the runner's Prometheus metrics, registered once per
+// process with controller-runtime's.
+var runnerMetrics struct {
+	once     sync.Once
+	queued   prometheus.Gauge
+	running  prometheus.Gauge
+	duration prometheus.Histogram
+	dropped  prometheus.Counter
+}
+
+func registerRunnerMetrics() {
+	runnerMetrics.once.Do(func() {
+		runnerMetrics.queued = prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "serin_analysis_steps_queued",
+			Help: "Analysis steps (and gates) waiting for an analysis worker.",
+		})
+		runnerMetrics.running = prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "serin_analysis_steps_running",
+			Help: "Analysis steps (and gates) running; at most --analysis-workers.",
+		})
+		runnerMetrics.duration = prometheus.NewHistogram(prometheus.HistogramOpts{
+			Name:    "serin_analysis_step_duration_seconds",
+			Help:    "Duration of an analysis step's calls (webhooks and metric checks, all at once), bounded by --analysis-step-timeout.",
+			Buckets: []float64{0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 20, 30, 60},
+		})
+		runnerMetrics.dropped = prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "serin_webhook_calls_dropped_total",
+			Help: "Event and post-rollout webhook calls dropped because their queue was full.",
+		})
+		ctrlmetrics.Registry.MustRegister(runnerMetrics.queued, runnerMetrics.running, runnerMetrics.duration, runnerMetrics.dropped)
+	})
+}
