@@ -102,6 +102,25 @@ func (r *testRepo) object(h plumbing.Hash) *object.Commit {
 	return c
 }
 
+// commitFiles reads the files of a commit.
+func commitFiles(t *testing.T, c *object.Commit) map[string][]byte {
+	t.Helper()
+	files := map[string][]byte{}
+	tree, err := c.Tree()
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = tree.Files().ForEach(func(f *object.File) error {
+		content, err := f.Contents()
+		files[f.Name] = []byte(content)
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return files
+}
+
 // readTree reads the files under dir as slash-separated relative paths.
 func readTree(t testing.TB, dir string) map[string][]byte {
 	t.Helper()

@@ -85,12 +85,20 @@ func (p *Plan) Paths() []string {
 
 // planner holds the renderings a plan is computed and verified against.
 type planner struct {
-	in               PlanInput
-	dir              string
-	good, bad, head  snapshot
+	in              PlanInput
+	dir             string
+	good, bad, head snapshot
+	// files holds the contents of the changed files the plan works on.
+	files            map[string]versions
 	goodR, badR, hdR *rendering
 	goodObj, badObj  renderedObject
 	headKey          objectKey
+}
+
+// versions are the contents of a file at the good, bad and head commits,
+// nil where it does not exist.
+type versions struct {
+	good, bad, head []byte
 }
 
 // PlanRevert computes the smallest change to the head that makes the
@@ -111,7 +119,7 @@ func PlanRevert(ctx context.Context, in PlanInput) (*Plan, error) {
 }
 
 func planRevert(ctx context.Context, in PlanInput) (*Plan, error) {
-	p := &planner{in: in}
+	p := &planner{in: in, files: map[string]versions{}}
 	if err := p.load(ctx); err != nil {
 		return nil, err
 	}
@@ -131,7 +139,10 @@ func planRevert(ctx context.Context, in PlanInput) (*Plan, error) {
 	if err != nil {
 		return nil, err
 	}
-	defining := p.definingFiles(ctx, changed)
+	defining, err := p.definingFiles(ctx, changed)
+	if err != nil {
+		return nil, err
+	}
 	if len(defining) == 0 {
 		return nil, fmt.Errorf("%w: none of the files changed between %s and %s defines the target",
 			ErrUnverifiable, shortSHA(in.Good.Hash.String()), shortSHA(in.Bad.Hash.String()))
@@ -161,11 +172,11 @@ func (p *planner) load(ctx context.Context) error {
 	load := func(c *object.Commit) (snapshot, *rendering, error) {
 		files, err := snapshotOf(c)
 		if err != nil {
-			return nil, nil, err
+			return snapshot{}, nil, err
 		}
 		r, err := render(ctx, files, p.dir)
 		if err != nil {
-			return nil, nil, fmt.Errorf("at commit %s: %w", shortSHA(c.Hash.String()), err)
+			return snapshot{}, nil, fmt.Errorf("at commit %s: %w", shortSHA(c.Hash.String()), err)
 		}
 		return files, r, nil
 	}
@@ -198,14 +209,19 @@ func (p *planner) load(ctx context.Context) error {
 
 // definingFiles returns the changed files that define the target: those
 // whose change, undone alone, changes the target's rendering at the bad
-// commit (a file that breaks the build when undone alone counts too).
-func (p *planner) definingFiles(ctx context.Context, changed []string) []string {
+// commit (a file that breaks the build when undone alone counts too). It
+// reads their contents into p.files.
+func (p *planner) definingFiles(ctx context.Context, changed []string) ([]string, error) {
 	if len(changed) > maxInfluenceRenders {
-		return p.annotatedFiles(changed)
+		out := p.annotatedFiles(changed)
+		return out, p.readFiles(out)
+	}
+	if err := p.readFiles(changed); err != nil {
+		return nil, err
 	}
 	var out []string
 	for _, f := range changed {
-		r, err := render(ctx, p.bad.with(map[string][]byte{f: p.good[f]}), p.dir)
+		r, err := render(ctx, p.bad.with(map[string][]byte{f: p.files[f].good}), p.dir)
 		if err != nil {
 			out = append(out, f)
 			continue
@@ -215,7 +231,26 @@ func (p *planner) definingFiles(ctx context.Context, changed []string) []string 
 			out = append(out, f)
 		}
 	}
-	return out
+	return out, nil
+}
+
+// readFiles reads the good, bad and head contents of files into p.files.
+func (p *planner) readFiles(files []string) error {
+	for _, f := range files {
+		var v versions
+		var err error
+		if v.good, err = p.good.file(f); err != nil {
+			return err
+		}
+		if v.bad, err = p.bad.file(f); err != nil {
+			return err
+		}
+		if v.head, err = p.head.file(f); err != nil {
+			return err
+		}
+		p.files[f] = v
+	}
+	return nil
 }
 
 // annotatedFiles approximates definingFiles for large changes: the
@@ -282,7 +317,7 @@ func (p *planner) tryRevert(ctx context.Context, defining []string) (*Plan, stri
 	}
 	changes := map[string][]byte{}
 	for _, f := range defining {
-		changes[f] = p.good[f]
+		changes[f] = p.files[f].good
 	}
 	if err := p.verify(ctx, changes); err != nil {
 		return nil, fmt.Sprintf("Not a revert: %v.", err), nil
@@ -299,10 +334,11 @@ func (p *planner) tryEdit(ctx context.Context, defining []string) (*Plan, error)
 	changes := map[string][]byte{}
 	var notes []string
 	for _, f := range defining {
-		all := fileEdits(f, p.good[f], p.bad[f], p.in.Target)
+		v := p.files[f]
+		all := fileEdits(f, v.good, v.bad, p.in.Target)
 		var kept []edit
 		for _, e := range all {
-			out, ok, err := applyEdits(p.head[f], []edit{e})
+			out, ok, err := applyEdits(v.head, []edit{e})
 			if err != nil || !ok {
 				continue
 			}
@@ -313,12 +349,12 @@ func (p *planner) tryEdit(ctx context.Context, defining []string) (*Plan, error)
 		if len(kept) == 0 {
 			kept = all
 		}
-		out, ok, err := applyEdits(p.head[f], kept)
+		out, ok, err := applyEdits(v.head, kept)
 		if err != nil {
 			return nil, fmt.Errorf("editing %s: %w", f, err)
 		}
 		if !ok {
-			changes[f] = p.good[f]
+			changes[f] = v.good
 			notes = append(notes, fmt.Sprintf("%s restored as it was at %s.", f, shortSHA(p.in.Good.Hash.String())))
 			continue
 		}

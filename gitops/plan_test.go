@@ -53,15 +53,14 @@ func TestPlanRevert_Golden(t *testing.T) {
 				return
 			}
 
-			headFiles, err := snapshotOf(head)
-			if err != nil {
-				t.Fatal(err)
-			}
-			changes := map[string][]byte{}
+			got := commitFiles(t, head)
 			for _, f := range plan.Files {
-				changes[f.Path] = f.Content
+				if f.Content == nil {
+					delete(got, f.Path)
+				} else {
+					got[f.Path] = f.Content
+				}
 			}
-			got := headFiles.with(changes)
 			if _, err := os.Stat(filepath.Join(dir, "expected")); update && os.IsNotExist(err) {
 				writeTree(t, filepath.Join(dir, "expected"), got)
 			}

@@ -41,11 +41,11 @@ func TestRender_RefusesRemoteBases(t *testing.T) {
 		return "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\n" + body
 	}
 	// only is a repository holding only the Kustomization of apps/podinfo.
-	only := func(body string) snapshot {
-		return snapshot{"apps/podinfo/kustomization.yaml": []byte(kustomization(body))}
+	only := func(body string) map[string][]byte {
+		return map[string][]byte{"apps/podinfo/kustomization.yaml": []byte(kustomization(body))}
 	}
 	tests := map[string]struct {
-		files    snapshot
+		files    map[string][]byte
 		wantBase string
 		wantFile string // apps/podinfo/kustomization.yaml when empty
 	}{
@@ -62,28 +62,28 @@ func TestRender_RefusesRemoteBases(t *testing.T) {
 			files: only("resources:\n  - https://raw.githubusercontent.com/acme/fleet/v1/deployment.yaml\n"), wantBase: "https://raw.githubusercontent.com/acme/fleet/v1/deployment.yaml",
 		},
 		"remote component": {
-			files: snapshot{
+			files: map[string][]byte{
 				"apps/podinfo/kustomization.yaml": []byte(kustomization("resources:\n  - deployment.yaml\ncomponents:\n  - ssh://git@git.example.com/acme/components.git//monitoring\n")),
 				"apps/podinfo/deployment.yaml":    []byte(testDeployment),
 			},
 			wantBase: "ssh://git@git.example.com/acme/components.git//monitoring",
 		},
 		"patch over https": {
-			files: snapshot{
+			files: map[string][]byte{
 				"apps/podinfo/kustomization.yaml": []byte(kustomization("resources:\n  - deployment.yaml\npatches:\n  - path: https://example.com/patch.yaml\n")),
 				"apps/podinfo/deployment.yaml":    []byte(testDeployment),
 			},
 			wantBase: "https://example.com/patch.yaml",
 		},
 		"remote base of a local base": {
-			files: snapshot{
+			files: map[string][]byte{
 				"apps/podinfo/kustomization.yaml": []byte(kustomization("resources:\n  - ../base\n")),
 				"apps/base/kustomization.yaml":    []byte(kustomization("resources:\n  - git::https://git.example.com/acme/base.git?ref=v2\n")),
 			},
 			wantBase: "git::https://git.example.com/acme/base.git?ref=v2", wantFile: "apps/base/kustomization.yaml",
 		},
 		"local bases only": {
-			files: snapshot{
+			files: map[string][]byte{
 				"apps/podinfo/kustomization.yaml": []byte(kustomization("resources:\n  - ../base\nnamespace: apps\n")),
 				"apps/base/kustomization.yaml":    []byte(kustomization("resources:\n  - deployment.yaml\n  - ../shared\n")),
 				"apps/base/deployment.yaml":       []byte(testDeployment),
@@ -94,7 +94,7 @@ func TestRender_RefusesRemoteBases(t *testing.T) {
 	}
 	for name, tt := range tests {
 		t.Run(name, func(t *testing.T) {
-			r, err := render(t.Context(), tt.files, "apps/podinfo")
+			r, err := render(t.Context(), snapshot{changes: tt.files}, "apps/podinfo")
 			if tt.wantBase == "" {
 				if err != nil {
 					t.Fatal(err)

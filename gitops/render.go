@@ -5,14 +5,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"path"
 	"sort"
 	"strings"
 
-	"github.com/go-git/go-git/v5/plumbing/filemode"
-	"github.com/go-git/go-git/v5/plumbing/object"
 	"sigs.k8s.io/kustomize/api/krusty"
+	"sigs.k8s.io/kustomize/api/resmap"
 	"sigs.k8s.io/kustomize/api/resource"
 	kustypes "sigs.k8s.io/kustomize/api/types"
 	"sigs.k8s.io/kustomize/kyaml/filesys"
@@ -20,9 +18,6 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 	sigsyaml "sigs.k8s.io/yaml"
 )
-
-// maxTreeBytes bounds the repository content loaded to render one commit.
-const maxTreeBytes = 128 << 20
 
 // Build annotations serin asks kustomize for, and removes again before
 // comparing renderings.
@@ -33,60 +28,6 @@ const (
 
 // kustomizationFileNames are the names kustomize looks for, in its order.
 var kustomizationFileNames = []string{"kustomization.yaml", "kustomization.yml", "Kustomization"}
-
-// snapshot is the content of a repository at one commit: slash-separated
-// paths relative to the root to file contents. Symlinks and submodules are
-// left out.
-type snapshot map[string][]byte
-
-// snapshotOf reads the files of a commit.
-func snapshotOf(c *object.Commit) (snapshot, error) {
-	tree, err := c.Tree()
-	if err != nil {
-		return nil, fmt.Errorf("failed to read the tree of %s: %w", c.Hash, err)
-	}
-	files := snapshot{}
-	var total int64
-	err = tree.Files().ForEach(func(f *object.File) error {
-		if f.Mode != filemode.Regular && f.Mode != filemode.Executable {
-			return nil
-		}
-		if total += f.Size; total > maxTreeBytes {
-			return fmt.Errorf("repository larger than %d MiB at %s", maxTreeBytes>>20, shortSHA(c.Hash.String()))
-		}
-		r, err := f.Reader()
-		if err != nil {
-			return err
-		}
-		defer r.Close()
-		b, err := io.ReadAll(r)
-		if err != nil {
-			return err
-		}
-		files[f.Name] = b
-		return nil
-	})
-	if err != nil {
-		return nil, fmt.Errorf("failed to read commit %s: %w", shortSHA(c.Hash.String()), err)
-	}
-	return files, nil
-}
-
-// with returns a copy of s with changes applied (nil content deletes).
-func (s snapshot) with(changes map[string][]byte) snapshot {
-	out := make(snapshot, len(s)+len(changes))
-	for p, b := range s {
-		out[p] = b
-	}
-	for p, b := range changes {
-		if b == nil {
-			delete(out, p)
-		} else {
-			out[p] = b
-		}
-	}
-	return out
-}
 
 // objectKey identifies a rendered object.
 type objectKey struct {
@@ -130,20 +71,37 @@ func cleanPath(p string) (string, error) {
 // render builds the Kustomization path of a snapshot with kustomize, as
 // kustomize-controller does (generating a kustomization.yaml when the path
 // has none), with origin annotations to tell which file defines each object.
-// kustomize sees an in-memory filesystem holding the snapshot and nothing
-// else; remote bases are refused before it runs (refuseRemoteBases), so a
-// render reads no disk and no network. It is not interruptible: ctx is
-// checked before it starts.
+// kustomize sees an in-memory filesystem into which the directories of
+// the snapshot it looks at are read (snapshotFS), and nothing else; remote
+// bases are refused before it runs (refuseRemoteBases), so a render reads
+// only the clone, and no network. It is not interruptible: ctx is checked
+// before it starts.
 func render(ctx context.Context, files snapshot, dir string) (*rendering, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	fs := filesys.MakeFsInMemory()
-	for p, b := range files {
-		if err := fs.WriteFile("/"+p, b); err != nil {
-			return nil, err
-		}
+	fs := newSnapshotFS(files)
+	m, err := build(fs, dir)
+	if fs.err != nil { // what kustomize saw was incomplete
+		return nil, fmt.Errorf("kustomize build %s: %w", displayPath(dir), fs.err)
 	}
+	if err != nil {
+		return nil, err
+	}
+	out := &rendering{objects: map[objectKey]renderedObject{}}
+	for _, res := range m.Resources() {
+		key := objectKey{APIVersion: res.GetApiVersion(), Kind: res.GetKind(), Namespace: res.GetNamespace(), Name: res.GetName()}
+		obj, err := canonical(res, dir)
+		if err != nil {
+			return nil, fmt.Errorf("rendering %s: %w", key, err)
+		}
+		out.objects[key] = obj
+	}
+	return out, nil
+}
+
+// build runs kustomize on the directory dir of fs.
+func build(fs filesys.FileSystem, dir string) (resmap.ResMap, error) {
 	root := path.Join("/", dir)
 	if !fs.IsDir(root) {
 		return nil, fmt.Errorf("path %q not found in the repository", dir)
@@ -163,16 +121,7 @@ func render(ctx context.Context, files snapshot, dir string) (*rendering, error)
 	if err != nil {
 		return nil, fmt.Errorf("kustomize build %s: %w", displayPath(dir), err)
 	}
-	out := &rendering{objects: map[objectKey]renderedObject{}}
-	for _, res := range m.Resources() {
-		key := objectKey{APIVersion: res.GetApiVersion(), Kind: res.GetKind(), Namespace: res.GetNamespace(), Name: res.GetName()}
-		obj, err := canonical(res, dir)
-		if err != nil {
-			return nil, fmt.Errorf("rendering %s: %w", key, err)
-		}
-		out.objects[key] = obj
-	}
-	return out, nil
+	return m, nil
 }
 
 // canonical strips the build annotations of a rendered resource and
