@@ -139,6 +139,15 @@ func decideWaiting(c *v1alpha1.Canary, o Observation) Action {
 // decideAnalysis runs the analysis steps of Progressing and WaitingPromotion.
 func decideAnalysis(c *v1alpha1.Canary, o Observation) Action {
 	st := c.Status
+	if o.Primary.Exists && o.Primary.SpecHash == st.LastAppliedSpec && st.LastAppliedSpec != st.LastPromotedSpec {
+		// The primary runs the analysed revision: the promotion was
+		// written, its status was not (a failed write, a killed agent).
+		// From here on it is a promotion: never a rollback.
+		if shield, ok := shieldDarkSide(o); ok {
+			return shield
+		}
+		return whenRoutesProgrammed(c, o, 0, Promote{Reason: "resuming the promotion: the primary runs the analysed revision"})
+	}
 	switch {
 	case o.Target.SpecHash != st.LastAppliedSpec:
 		return RestartAnalysis{}
