@@ -44,7 +44,7 @@ type faultWorld struct {
 	// brokenAsPrimary is an image whose pods never get ready in the
 	// primary: its Deployment exceeds its progress deadline.
 	brokenAsPrimary string
-	log    []string // transcript, for failure messages
+	log             []string // transcript, for failure messages
 }
 
 func newFaultWorld(t *testing.T, failAt int, objs ...client.Object) *faultWorld {
