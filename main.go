@@ -89,11 +89,12 @@ func main() {
 	// (docs/performance.md).
 	flag.IntVar(&concurrent, "concurrent", 32, "The number of concurrent canary reconciles.")
 	// Webhooks and metric queries never run in a reconcile: an analysis
-	// step's calls run all at once in this pool, so that a hanging
-	// dependency holds an analysis worker for at most the step deadline and
-	// never a reconcile worker (docs/guides/agent.md#analysis-workers).
+	// step's calls run all at once in this pool; a step still running
+	// after a second gives its worker back, so that a hanging dependency
+	// never holds up the other Canaries (docs/guides/agent.md#analysis).
 	flag.IntVar(&analysisWorkers, "analysis-workers", analysis.DefaultWorkers,
-		"The number of analysis steps (webhooks and metric checks of one step, called at once) run at the same time.")
+		"The number of analysis steps (webhooks and metric checks of one step, called at once) started at the same time; "+
+			"a step running for more than a second gives its worker back, and at most 8 times this many steps are in flight.")
 	flag.DurationVar(&analysisStepTimeout, "analysis-step-timeout", analysis.DefaultStepTimeout,
 		"The deadline of all the calls of one analysis step; a call still unanswered then fails its check.")
 	flag.BoolVar(&showVersion, "version", false, "Print the version and exit.")

@@ -17,8 +17,15 @@ import (
 // The runner's defaults: the agent's --analysis-workers and
 // --analysis-step-timeout, and the bounded queue of the calls nobody waits for.
 const (
-	// DefaultWorkers is the number of analysis steps run at once.
+	// DefaultWorkers is the number of analysis steps started at once.
 	DefaultWorkers = 32
+	// DefaultSlowAfter is how long a step runs before it is slow: it then
+	// stops counting toward the workers, so that steps waiting on a slow
+	// or hanging dependency never hold up the others.
+	DefaultSlowAfter = time.Second
+	// inFlightPerWorker bounds the steps in flight, slow ones included:
+	// inFlightPerWorker × Workers.
+	inFlightPerWorker = 8
 	// DefaultStepTimeout bounds all the calls of one analysis step.
 	DefaultStepTimeout = 30 * time.Second
 	// DefaultHookWorkers is the number of event and post-rollout webhook
@@ -101,8 +108,14 @@ const (
 
 // RunnerOptions configure a Runner; zero values mean the defaults.
 type RunnerOptions struct {
-	// Workers is the number of steps run at once (--analysis-workers).
+	// Workers is the number of steps started at once (--analysis-workers):
+	// a step holds a worker until it ends or SlowAfter has passed.
 	Workers int
+	// SlowAfter is how long a step holds its worker.
+	SlowAfter time.Duration
+	// MaxInFlight bounds the steps in flight, slow ones included; zero
+	// means 8 × Workers.
+	MaxInFlight int
 	// StepTimeout bounds each step, whatever its calls' own timeouts
 	// (--analysis-step-timeout), and each event or post-rollout call.
 	StepTimeout time.Duration
@@ -114,12 +127,18 @@ type RunnerOptions struct {
 
 // Runner runs the analysis off the reconcile workers. A reconcile that finds
 // a step due asks for its Outcome by a key naming the step; the first ask
-// queues the Work for a pool of Workers goroutines and returns, the Work
-// calls every hook and metric at once under the step deadline, stores its
-// Outcome and tells OnDone's function, whose reconcile reads it. A Canary
-// has one Work at most: asking for another key cancels the previous one,
-// whose result is dropped. Outcomes live in memory: after a restart the
-// step runs again.
+// queues the Work and returns. The Work calls every hook and metric at once
+// under the step deadline, stores its Outcome and tells OnDone's function,
+// whose reconcile reads it. A Canary has one Work at most: asking for
+// another key cancels the previous one, whose result is dropped. Outcomes
+// live in memory: after a restart the step runs again.
+//
+// The pool: at most Workers steps start at once, in the order they were
+// asked for. A step that still runs after SlowAfter (it waits on a slow or
+// hanging dependency) gives its worker back and counts only toward
+// MaxInFlight, so that a hanging dependency costs the others at most
+// SlowAfter of waiting, not the step deadline. Past MaxInFlight steps in
+// flight, the next ones wait.
 //
 // Event and post-rollout webhooks, whose answer the rollout does not wait
 // for, go through Fire: a bounded queue that drops its oldest call when
@@ -135,6 +154,11 @@ type Runner struct {
 	ctx    context.Context
 	cancel context.CancelFunc
 	start  sync.Once
+
+	// starts holds a token per step started less than SlowAfter ago,
+	// inFlight one per step in flight.
+	starts   chan struct{}
+	inFlight chan struct{}
 
 	mu      sync.Mutex
 	wake    *sync.Cond
@@ -172,6 +196,12 @@ func NewRunner(webhooks *Webhooks, metrics *Metrics, opts RunnerOptions) *Runner
 	if opts.Workers <= 0 {
 		opts.Workers = DefaultWorkers
 	}
+	if opts.SlowAfter <= 0 {
+		opts.SlowAfter = DefaultSlowAfter
+	}
+	if opts.MaxInFlight < opts.Workers {
+		opts.MaxInFlight = inFlightPerWorker * opts.Workers
+	}
 	if opts.StepTimeout <= 0 {
 		opts.StepTimeout = DefaultStepTimeout
 	}
@@ -186,6 +216,8 @@ func NewRunner(webhooks *Webhooks, metrics *Metrics, opts RunnerOptions) *Runner
 		metrics:  metrics,
 		opts:     opts,
 		runs:     map[types.NamespacedName]*run{},
+		starts:   make(chan struct{}, opts.Workers),
+		inFlight: make(chan struct{}, opts.MaxInFlight),
 		calls:    make(chan call, opts.HookQueueSize),
 	}
 	r.ctx, r.cancel = context.WithCancel(context.Background())
@@ -276,25 +308,35 @@ func (r *Runner) NeedLeaderElection() bool { return false }
 
 func (r *Runner) startWorkers() {
 	r.start.Do(func() {
-		for range r.opts.Workers {
-			go r.work()
-		}
+		go r.dispatch()
 		for range r.opts.HookWorkers {
 			go r.fire()
 		}
 	})
 }
 
-// work runs queued Works one after another until the Runner stops.
-func (r *Runner) work() {
+// dispatch starts the queued Works in order, each once a worker and a
+// place in flight are free, until the Runner stops.
+func (r *Runner) dispatch() {
 	for {
 		r.mu.Lock()
 		for len(r.queue) == 0 && !r.stopped {
 			r.wake.Wait()
 		}
-		if r.stopped {
-			r.mu.Unlock()
+		stopped := r.stopped
+		r.mu.Unlock()
+		if stopped || !r.acquire(r.starts) {
 			return
+		}
+		if !r.acquire(r.inFlight) {
+			return
+		}
+		r.mu.Lock()
+		if len(r.queue) == 0 { // the Work waiting was dropped meanwhile
+			r.mu.Unlock()
+			<-r.inFlight
+			<-r.starts
+			continue
 		}
 		next := r.queue[0]
 		r.queue = r.queue[1:]
@@ -302,32 +344,55 @@ func (r *Runner) work() {
 		r.running++
 		runnerMetrics.queued.Dec()
 		r.mu.Unlock()
-		r.execute(next)
-		r.mu.Lock()
-		r.running--
-		r.mu.Unlock()
+		go r.execute(next)
 	}
 }
 
-// Stats counts the Works waiting for a worker and those running.
+// acquire takes a token of a pool; false when the Runner stopped.
+func (r *Runner) acquire(pool chan struct{}) bool {
+	select {
+	case pool <- struct{}{}:
+		return true
+	case <-r.ctx.Done():
+		return false
+	}
+}
+
+// Stats counts the Works waiting to start and those in flight.
 func (r *Runner) Stats() (queued, running int) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return len(r.queue), r.running
 }
 
-// execute runs one Work under the step deadline and keeps its Outcome if
-// the Work is still its Canary's.
+// execute runs one Work under the step deadline, gives its worker back
+// when it ends or turns slow, and keeps its Outcome if the Work is still
+// its Canary's.
 func (r *Runner) execute(w *run) {
 	runnerMetrics.running.Inc()
 	began := time.Now()
+	var slow atomic.Bool
+	turnSlow := time.AfterFunc(r.opts.SlowAfter, func() {
+		if slow.CompareAndSwap(false, true) {
+			runnerMetrics.slow.Inc()
+			<-r.starts
+		}
+	})
 	ctx, cancel := context.WithTimeoutCause(w.ctx, r.opts.StepTimeout, &DeadlineError{Of: "analysis step", After: r.opts.StepTimeout})
 	out := r.runStep(ctx, w.work)
 	cancel()
+	turnSlow.Stop()
+	if slow.CompareAndSwap(false, true) {
+		<-r.starts
+	} else {
+		runnerMetrics.slow.Dec()
+	}
+	<-r.inFlight
 	runnerMetrics.running.Dec()
 	runnerMetrics.duration.Observe(time.Since(began).Seconds())
 
 	r.mu.Lock()
+	r.running--
 	current := r.runs[w.canary] == w
 	if current {
 		w.out, w.done = out, true
@@ -444,6 +509,7 @@ var runnerMetrics struct {
 	once     sync.Once
 	queued   prometheus.Gauge
 	running  prometheus.Gauge
+	slow     prometheus.Gauge
 	duration prometheus.Histogram
 	dropped  prometheus.Counter
 }
@@ -456,7 +522,11 @@ func registerRunnerMetrics() {
 		})
 		runnerMetrics.running = prometheus.NewGauge(prometheus.GaugeOpts{
 			Name: "serin_analysis_steps_running",
-			Help: "Analysis steps (and gates) running; at most --analysis-workers.",
+			Help: "Analysis steps (and gates) in flight, slow ones included; at most 8 × --analysis-workers.",
+		})
+		runnerMetrics.slow = prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "serin_analysis_steps_slow",
+			Help: "Analysis steps running for more than a second: waiting on a slow or hanging dependency, until the step deadline.",
 		})
 		runnerMetrics.duration = prometheus.NewHistogram(prometheus.HistogramOpts{
 			Name:    "serin_analysis_step_duration_seconds",
@@ -467,6 +537,6 @@ func registerRunnerMetrics() {
 			Name: "serin_webhook_calls_dropped_total",
 			Help: "Event and post-rollout webhook calls dropped because their queue was full.",
 		})
-		ctrlmetrics.Registry.MustRegister(runnerMetrics.queued, runnerMetrics.running, runnerMetrics.duration, runnerMetrics.dropped)
+		ctrlmetrics.Registry.MustRegister(runnerMetrics.queued, runnerMetrics.running, runnerMetrics.slow, runnerMetrics.duration, runnerMetrics.dropped)
 	})
 }

@@ -253,8 +253,8 @@ func TestRunner_StaleResultDropped(t *testing.T) {
 }
 
 // With N workers, N steps run and the others wait while every worker is
-// held by a call that does not answer; once the calls answer, every queued
-// step runs, never more than N at once.
+// held by a call that does not answer (and no step turns slow); once the
+// calls answer, every queued step runs, never more than N at once.
 func TestRunner_PoolBound(t *testing.T) {
 	const workers, steps = 3, 10
 	var inFlight, peak, arrived atomic.Int32
@@ -272,7 +272,7 @@ func TestRunner_PoolBound(t *testing.T) {
 		}
 	}))
 	t.Cleanup(srv.Close)
-	r, done := newTestRunner(t, "", RunnerOptions{Workers: workers, StepTimeout: safety})
+	r, done := newTestRunner(t, "", RunnerOptions{Workers: workers, SlowAfter: safety, StepTimeout: safety})
 	for i := range steps {
 		c := canary()
 		c.Name = fmt.Sprintf("app-%d", i)
@@ -296,6 +296,43 @@ func TestRunner_PoolBound(t *testing.T) {
 	if got := peak.Load(); got != workers {
 		t.Errorf("%d steps ran at once, want %d", got, workers)
 	}
+}
+
+// A step that hangs gives its worker back once it is slow: a quick step
+// queued behind more hanging steps than there are workers still runs while
+// they hang; and no more than MaxInFlight steps are ever in flight.
+func TestRunner_SlowStepsStepAside(t *testing.T) {
+	hang, arrived := hangingServer(t)
+	quick := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}))
+	t.Cleanup(quick.Close)
+	r, done := newTestRunner(t, "", RunnerOptions{Workers: 2, SlowAfter: 10 * time.Millisecond, MaxInFlight: 4, StepTimeout: safety})
+	step := func(name, url string) types.NamespacedName {
+		c := canary()
+		c.Name = name
+		key := types.NamespacedName{Namespace: c.Namespace, Name: c.Name}
+		r.Result(key, "step", Work{Canary: c, Hooks: hooks(1, v1alpha1.RolloutHook, url)})
+		return key
+	}
+	for i := range 3 {
+		step(fmt.Sprintf("hanging-%d", i), hang.URL)
+	}
+	for range 3 {
+		<-arrived // three hanging steps in flight with two workers
+	}
+	quickStep := step("quick", quick.URL)
+	if got := await(t, r, done, quickStep, "step"); got.HookErr != nil {
+		t.Errorf("the quick step: %v", got.HookErr)
+	}
+	if len(arrived) != 0 {
+		t.Fatal("a hanging step answered")
+	}
+	for i := range 3 {
+		step(fmt.Sprintf("hanging-%d", 3+i), hang.URL)
+	}
+	eventually(t, "four hanging steps in flight, two waiting", func() bool {
+		queued, running := r.Stats()
+		return running == 4 && queued == 2 && len(arrived) == 1
+	})
 }
 
 // eventually waits until cond holds.

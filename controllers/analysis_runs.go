@@ -22,8 +22,9 @@ import (
 // by a key naming the step. The first ask starts the step's calls in the
 // runner's bounded pool and returns; when they are done, the runner
 // enqueues the Canary and the next reconcile reads the outcome and acts on
-// it as a synchronous step did. A slow or hanging dependency holds an
-// analysis worker for at most the step deadline, never a reconcile worker.
+// it as a synchronous step did. A slow or hanging dependency never holds a
+// reconcile worker; it holds an analysis worker for a second at most, then
+// a place among the steps in flight until the step deadline.
 
 // analysisResults is the source that reconciles a Canary whose analysis
 // work has an outcome.
