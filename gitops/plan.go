@@ -291,21 +291,25 @@ func (p *planner) tryRevert(ctx context.Context, defining []string) (*Plan, stri
 	}
 	var reverted []string
 	for _, c := range inHead {
+		if err := ctx.Err(); err != nil {
+			return nil, "", err
+		}
+		// Most commits of a busy repository touch none of the defining
+		// files: looking them up is cheaper than listing what changed.
+		if touches, err := changesAny(c, defining); err != nil {
+			return nil, "", err
+		} else if !touches {
+			continue
+		}
 		files, err := commitPaths(c)
 		if err != nil {
 			return nil, "", err
 		}
-		var touches bool
 		var others []string
 		for _, f := range files {
-			if isDefining[f] {
-				touches = true
-			} else {
+			if !isDefining[f] {
 				others = append(others, f)
 			}
-		}
-		if !touches {
-			continue
 		}
 		if !inBad.has(c.Hash) {
 			return nil, fmt.Sprintf("Not a revert: commit %s, after %s, also changed %s.", shortSHA(c.Hash.String()), shortSHA(bad.Hash.String()), strings.Join(defining, ", ")), nil
@@ -455,6 +459,59 @@ func commitPaths(c *object.Commit) ([]string, error) {
 		}
 	}
 	return treePaths(parentTree, tree)
+}
+
+// changesAny reports whether a commit changed one of the files against
+// its first parent (added, removed, another content or mode).
+func changesAny(c *object.Commit, files []string) (bool, error) {
+	tree, err := c.Tree()
+	if err != nil {
+		return false, err
+	}
+	var parentTree *object.Tree
+	if c.NumParents() > 0 {
+		parent, err := c.Parent(0)
+		if errors.Is(err, plumbing.ErrObjectNotFound) {
+			err = fmt.Errorf("%w: the parent of %s is not in it", ErrShallowHistory, shortSHA(c.Hash.String()))
+		}
+		if err != nil {
+			return false, err
+		}
+		if parentTree, err = parent.Tree(); err != nil {
+			return false, err
+		}
+	}
+	for _, f := range files {
+		before, err := treeEntry(parentTree, f)
+		if err != nil {
+			return false, err
+		}
+		after, err := treeEntry(tree, f)
+		if err != nil {
+			return false, err
+		}
+		if before != after {
+			return true, nil
+		}
+	}
+	return false, nil
+}
+
+// treeEntry returns the entry of a file in a tree, the zero entry when
+// there is none.
+func treeEntry(t *object.Tree, p string) (object.TreeEntry, error) {
+	if t == nil {
+		return object.TreeEntry{}, nil
+	}
+	e, err := t.FindEntry(p)
+	switch {
+	case errors.Is(err, object.ErrEntryNotFound), errors.Is(err, object.ErrDirectoryNotFound),
+		errors.Is(err, plumbing.ErrObjectNotFound): // a file where the path has a directory
+		return object.TreeEntry{}, nil
+	case err != nil:
+		return object.TreeEntry{}, fmt.Errorf("failed to look %s up in %s: %w", p, t.Hash, err)
+	}
+	return object.TreeEntry{Mode: e.Mode, Hash: e.Hash}, nil
 }
 
 func treePaths(a, b *object.Tree) ([]string, error) {
