@@ -64,6 +64,16 @@ func isAncestor(ctx context.Context, a, b *object.Commit) (bool, error) {
 	return found, err
 }
 
+// firstParent returns the first parent of a commit; ErrShallowHistory
+// when the clone does not hold it.
+func firstParent(c *object.Commit) (*object.Commit, error) {
+	parent, err := c.Parent(0)
+	if errors.Is(err, plumbing.ErrObjectNotFound) {
+		return nil, fmt.Errorf("%w: the parent of %s is not in it", ErrShallowHistory, shortSHA(c.Hash.String()))
+	}
+	return parent, err
+}
+
 type orderedCommits []*object.Commit
 
 func (o orderedCommits) has(h plumbing.Hash) bool {

@@ -444,42 +444,38 @@ func changedPaths(from, to *object.Commit) ([]string, error) {
 
 // commitPaths lists the files a commit changed against its first parent.
 func commitPaths(c *object.Commit) ([]string, error) {
-	tree, err := c.Tree()
+	parentTree, tree, err := commitTrees(c)
 	if err != nil {
 		return nil, err
 	}
-	var parentTree *object.Tree
-	if c.NumParents() > 0 {
-		parent, err := c.Parent(0)
-		if err != nil {
-			return nil, err
-		}
-		if parentTree, err = parent.Tree(); err != nil {
-			return nil, err
-		}
-	}
 	return treePaths(parentTree, tree)
+}
+
+// commitTrees returns the trees of a commit's first parent (nil for a root
+// commit) and of the commit.
+func commitTrees(c *object.Commit) (parentTree, tree *object.Tree, err error) {
+	if tree, err = c.Tree(); err != nil {
+		return nil, nil, err
+	}
+	if c.NumParents() == 0 {
+		return nil, tree, nil
+	}
+	parent, err := firstParent(c)
+	if err != nil {
+		return nil, nil, err
+	}
+	if parentTree, err = parent.Tree(); err != nil {
+		return nil, nil, err
+	}
+	return parentTree, tree, nil
 }
 
 // changesAny reports whether a commit changed one of the files against
 // its first parent (added, removed, another content or mode).
 func changesAny(c *object.Commit, files []string) (bool, error) {
-	tree, err := c.Tree()
+	parentTree, tree, err := commitTrees(c)
 	if err != nil {
 		return false, err
-	}
-	var parentTree *object.Tree
-	if c.NumParents() > 0 {
-		parent, err := c.Parent(0)
-		if errors.Is(err, plumbing.ErrObjectNotFound) {
-			err = fmt.Errorf("%w: the parent of %s is not in it", ErrShallowHistory, shortSHA(c.Hash.String()))
-		}
-		if err != nil {
-			return false, err
-		}
-		if parentTree, err = parent.Tree(); err != nil {
-			return false, err
-		}
 	}
 	for _, f := range files {
 		before, err := treeEntry(parentTree, f)
@@ -571,10 +567,7 @@ func PreviousDefinition(ctx context.Context, bad *object.Commit, path string, t 
 		if c.NumParents() == 0 {
 			break
 		}
-		parent, err := c.Parent(0)
-		if errors.Is(err, plumbing.ErrObjectNotFound) {
-			err = fmt.Errorf("%w: the parent of %s is not in it", ErrShallowHistory, shortSHA(c.Hash.String()))
-		}
+		parent, err := firstParent(c)
 		if err != nil {
 			return nil, fmt.Errorf("failed to walk back from %s: %w", shortSHA(bad.Hash.String()), err)
 		}
