@@ -16,6 +16,7 @@ import (
 
 	gogit "github.com/go-git/go-git/v5"
 	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/object"
 
 	"github.com/serin-dev/serin/api/v1alpha1"
 )
@@ -30,14 +31,27 @@ const (
 
 // BenchmarkRevertLargeRepo reverts, end to end (clone, plan, commit, push,
 // pull request), a bad image bump near the head of a repository of 5,000
-// files and 10,000 commits served over HTTP by an in-process Git server.
-// It reports the wall time, the heap in use at its highest (sampled) and
-// the bytes allocated, as metrics and as one key=value line.
+// files and 10,000 commits served over HTTP by an in-process Git server:
+// once with the last promoted revision just before the bad one, once with
+// it 3,000 commits before (the clone must reach it). Each reports the wall
+// time, the heap in use at its highest (sampled) and the bytes allocated,
+// as metrics and as one key=value line.
 func BenchmarkRevertLargeRepo(b *testing.B) {
 	if _, err := exec.LookPath("git"); err != nil {
 		b.Skip("needs the git CLI (git fast-import)")
 	}
-	f := newLargeRepoFixture(b)
+	f, commitBack := newLargeRepoFixture(b)
+	for _, promotedBack := range []int{1, 3000} {
+		b.Run(fmt.Sprintf("promoted=%d-before-bad", promotedBack), func(b *testing.B) {
+			f.t = b
+			f.good = commitBack(largeRepoAfterBad + promotedBack)
+			benchmarkRevert(b, f, promotedBack)
+		})
+	}
+}
+
+// benchmarkRevert measures the revert of the fixture's bad commit.
+func benchmarkRevert(b *testing.B, f *gitFixture, promotedBack int) {
 	g := f.reverter()
 	req := f.request(v1alpha1.PullRequestRevert)
 	ctx := context.Background()
@@ -69,15 +83,16 @@ func BenchmarkRevertLargeRepo(b *testing.B) {
 	b.ReportMetric(seconds, "s/revert")
 	b.ReportMetric(peak, "peak-heap-MiB")
 	b.ReportMetric(alloc, "alloc-MiB")
-	fmt.Printf("revert_large_repo files=%d commits=%d seconds=%.2f peak_heap_mib=%.1f alloc_mib=%.1f\n",
-		largeRepoFiles, largeRepoCommits, seconds, peak, alloc)
+	fmt.Printf("revert_large_repo files=%d commits=%d promoted_back=%d seconds=%.2f peak_heap_mib=%.1f alloc_mib=%.1f\n",
+		largeRepoFiles, largeRepoCommits, promotedBack, seconds, peak, alloc)
 }
 
 func mib(bytes uint64) float64 { return float64(bytes) / (1 << 20) }
 
 // newLargeRepoFixture serves the large repository, generated with git
-// fast-import into the benchmark's temporary directory.
-func newLargeRepoFixture(b *testing.B) *gitFixture {
+// fast-import into the benchmark's temporary directory, with its bad
+// commit; commitBack returns the commit n commits before the head.
+func newLargeRepoFixture(b *testing.B) (f *gitFixture, commitBack func(n int) *object.Commit) {
 	b.Helper()
 	server := startGitServer(b)
 	dir := filepath.Join(server.Root(), repoPath)
@@ -89,23 +104,21 @@ func newLargeRepoFixture(b *testing.B) *gitFixture {
 	if err != nil {
 		b.Fatal(err)
 	}
-	commit := func(rev string) plumbing.Hash {
-		h, err := repo.ResolveRevision(plumbing.Revision(rev))
+	commitBack = func(n int) *object.Commit {
+		h, err := repo.ResolveRevision(plumbing.Revision(fmt.Sprintf("refs/heads/main~%d", n)))
 		if err != nil {
 			b.Fatal(err)
 		}
-		return *h
+		c, err := repo.CommitObject(*h)
+		if err != nil {
+			b.Fatal(err)
+		}
+		return c
 	}
-	f := &gitFixture{t: b, server: server, url: server.HTTPAddress() + "/" + repoPath, host: &fakeHost{}}
-	head := commit("refs/heads/main")
-	if f.bad, err = repo.CommitObject(commit(fmt.Sprintf("refs/heads/main~%d", largeRepoAfterBad))); err != nil {
-		b.Fatal(err)
-	}
-	if f.good, err = repo.CommitObject(commit(fmt.Sprintf("refs/heads/main~%d", largeRepoAfterBad+1))); err != nil {
-		b.Fatal(err)
-	}
-	f.k8s = fleetClient(f.url, head)
-	return f
+	f = &gitFixture{t: b, server: server, url: server.HTTPAddress() + "/" + repoPath, host: &fakeHost{}}
+	f.bad = commitBack(largeRepoAfterBad)
+	f.k8s = fleetClient(f.url, commitBack(0).Hash)
+	return f, commitBack
 }
 
 // resetRevert deletes the revert branch and the pull requests of an
