@@ -165,3 +165,23 @@ func TestGitReverter_ShallowClones(t *testing.T) {
 		})
 	}
 }
+
+// A branch shorter than the clone's depth is all there: nothing to deepen.
+func TestRepository_ShortBranchIsWhole(t *testing.T) {
+	f := newGitFixture(t)
+	auth := &git.AuthOptions{Transport: git.HTTP, Username: gitUser, Password: gitPassword}
+	r, err := OpenRepository(f.url, "main", WithAuth(auth), withClone(cloneOptions{parent: t.TempDir()}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	if err := r.Clone(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if deeper, err := r.Deepen(t.Context()); deeper || err != nil {
+		t.Errorf("Deepen of a 2-commit branch cloned 64 deep = %v, %v; want false", deeper, err)
+	}
+	if _, err := r.Commit("0123456789abcdef0123456789abcdef01234567"); err == nil || errors.Is(err, ErrShallowHistory) {
+		t.Errorf("a commit not in the branch: %v, want not found, not ErrShallowHistory", err)
+	}
+}

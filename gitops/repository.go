@@ -144,6 +144,9 @@ func (r *Repository) cloneAt(ctx context.Context, depth int) error {
 		return fmt.Errorf("failed to clone branch %s of %s: %w", r.branch, r.url, err)
 	}
 	r.depth = depth
+	if shallow, err := r.storage.Shallow(); err == nil && len(shallow) == 0 {
+		r.depth = 0 // the branch is shorter than the depth: all of it is here
+	}
 	return nil
 }
 
