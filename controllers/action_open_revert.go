@@ -15,9 +15,6 @@ import (
 	"github.com/serin-dev/serin/notifier"
 )
 
-// revertTimeout bounds one revert: clone, render, commit, push, pull request.
-const revertTimeout = 2 * time.Minute
-
 // openRevert reverts the bad revision in its Git source and records the
 // branch, commit and pull request in status.revert. A revert that cannot be
 // made (not configured, nothing to revert, cannot be verified) is recorded
@@ -25,18 +22,21 @@ const revertTimeout = 2 * time.Minute
 // (serin revert) tries again.
 func (r *CanaryReconciler) openRevert(ctx context.Context, obj *v1alpha1.Canary, obs rollout.Observation) (ctrl.Result, error) {
 	st := &obj.Status
-	if v := obs.Requests.Revert; v != "" {
-		st.HandledRequests.Revert = v
-	}
 	reason := conditions.GetMessage(obj, meta.StalledCondition)
-	rctx, cancel := context.WithTimeout(ctx, revertTimeout)
-	defer cancel()
-	res, err := r.Reverter.Revert(rctx, gitops.RevertRequest{
+	res, err := r.Reverter.Revert(ctx, gitops.RevertRequest{
 		Canary:       obj,
 		BadRevision:  st.LastAttemptedRevision,
 		GoodRevision: st.LastPromotedRevision,
 		Reason:       reason,
 	})
+	if errors.Is(err, gitops.ErrBusy) {
+		// Nothing recorded, the worker given back: asked again shortly.
+		ctrl.LoggerFrom(ctx).Info("revert waits for its turn", "revision", st.LastAttemptedRevision, "reason", err.Error())
+		return ctrl.Result{RequeueAfter: 5 * time.Second}, nil
+	}
+	if v := obs.Requests.Revert; v != "" {
+		st.HandledRequests.Revert = v
+	}
 	st.Revert = &v1alpha1.RevertStatus{
 		Revision:       st.LastAttemptedRevision,
 		Branch:         res.Branch,

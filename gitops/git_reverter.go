@@ -174,11 +174,21 @@ func (g *GitReverter) Revert(ctx context.Context, req RevertRequest) (RevertResu
 	if err != nil {
 		return RevertResult{}, err
 	}
-	release, err := g.limiter.acquire(ctx, src.URL, src.Branch)
+	// A revert waits for its turn without holding the caller: when the
+	// branch's revert or every slot is taken, it says so and is asked again.
+	turnCtx, cancelTurn := context.WithTimeout(ctx, turnWait)
+	release, err := g.limiter.acquire(turnCtx, src.URL, src.Branch)
+	cancelTurn()
 	if err != nil {
+		if ctx.Err() == nil {
+			err = fmt.Errorf("%w: %w", ErrBusy, err)
+		}
 		return RevertResult{}, err
 	}
 	defer release()
+	// The time bound starts once the revert runs, not while it waited.
+	ctx, cancel := context.WithTimeout(ctx, RevertTimeout)
+	defer cancel()
 	repo, err := OpenRepository(src.URL, src.Branch, WithAuth(src.Auth), withClone(g.clone))
 	if err != nil {
 		return RevertResult{}, fmt.Errorf("GitRepository %s: %w", src.GitRepository, err)

@@ -2,14 +2,28 @@ package gitops
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"sync"
+	"time"
 )
 
 // DefaultMaxConcurrentReverts is how many reverts an agent runs at once
 // unless WithMaxConcurrentReverts says otherwise.
 const DefaultMaxConcurrentReverts = 2
+
+// RevertTimeout bounds one revert once it runs: clone, render, commit,
+// push, pull request.
+const RevertTimeout = 2 * time.Minute
+
+// turnWait is how long a revert waits for its turn before it reports
+// ErrBusy, so that its caller (a reconcile worker) is not held.
+const turnWait = 200 * time.Millisecond
+
+// ErrBusy means the revert did not start: another revert of the same
+// branch runs, or as many reverts as the agent allows. Ask again later.
+var ErrBusy = errors.New("another revert runs")
 
 // revertLimiter bounds the reverts of an agent: at most cap(slots) at
 // once, and one at a time per repository branch, so that a bad commit to
