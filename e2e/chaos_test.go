@@ -6,6 +6,7 @@ import (
 	"io"
 	"math/rand/v2"
 	"net/http"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -41,10 +42,11 @@ func chaosAgents(t *testing.T, g Gomega) []*testbed.Agent {
 		a, err := env.StartAgentWith(ctx, "..", testbed.AgentOptions{
 			Name: fmt.Sprintf("serin-agent-chaos-%d", i),
 			Env:  []string{"RUNTIME_NAMESPACE=" + leaseNamespace},
-			Flags: []string{"--metrics-server=" + prom.URL, "--data-plane=traefik", "--log-level=info",
+			Flags: append([]string{"--metrics-server=" + prom.URL, "--data-plane=traefik", "--log-level=info",
 				"--watch-label-selector=" + shardLabel + "=chaos", "--enable-leader-election",
 				// The lease a SIGKILLed leader cannot release expires in 10 s.
 				"--leader-election-lease-duration=10s", "--leader-election-renew-deadline=8s", "--leader-election-retry-period=1s"},
+				gitopsFlags...),
 		})
 		g.Expect(err).NotTo(HaveOccurred())
 		agents = append(agents, a)
@@ -65,10 +67,23 @@ const (
 	failingChecks                      // answers 5xx: rolled back, Failed
 	brokenPromotion                    // the primary never gets ready: Halted, then reverted in Git: Succeeded
 	rolloutKinds
+	gitRevision // through Git and Flux: a bad revision reverted by serin's pull request, or a good one
 )
 
 func (k rolloutKind) String() string {
-	return [...]string{"good", "failing-checks", "broken-promotion+revert"}[k]
+	return [...]string{"good", "failing-checks", "broken-promotion+revert", "", "git"}[k]
+}
+
+// chaosGitRound releases round's revision of a Git lane: bad ones on even
+// rounds, good ones on odd rounds.
+func chaosGitRound(l *gitLane, round int) (ended string, stuck bool) {
+	g := NewGomega(func(message string, _ ...int) { panic(message) })
+	defer func() {
+		if r := recover(); r != nil {
+			ended, stuck = fmt.Sprint("test error: ", r), true
+		}
+	}()
+	return l.round(g, fmt.Sprintf("v%d", round+2), round%2 == 0), false
 }
 
 // 50 rollouts of mixed outcomes in 10 namespaces while the agent (two
@@ -81,15 +96,23 @@ func TestChaos_AgentKilledDuringRollouts(t *testing.T) {
 	ctx := context.Background()
 	agents := chaosAgents(t, g)
 
-	const namespaces, rounds = 10, 5
+	// 8 lanes on Gateway API weights, 2 lanes whose revisions come from
+	// Git through Flux (blue/green), each 5 rollouts in a row.
+	const namespaces, gitLanes, rounds = 8, 2, 5
 	type lane struct {
 		ns  string
 		c   *v1alpha1.Canary
+		git *gitLane
 		inv *invariants
 	}
-	lanes := make([]lane, namespaces)
+	lanes := make([]lane, namespaces+gitLanes)
 	for i := range lanes {
 		ns := newNamespace(t)
+		if i >= namespaces {
+			gl := newGitLane(g, func(files map[string]string) *fleet { return newFleet(t, g, ns, files) }, ns)
+			lanes[i] = lane{ns: ns, c: gl.c, git: gl, inv: watchInvariants(t, ns)}
+			continue
+		}
 		c := safetyCanary(t, g, ns, func(c *v1alpha1.Canary) {
 			c.Labels = map[string]string{shardLabel: "chaos"}
 			c.Spec.ProgressDeadlineSeconds = ptrInt32(10)
@@ -138,6 +161,19 @@ func TestChaos_AgentKilledDuringRollouts(t *testing.T) {
 	for i := range lanes {
 		wg.Go(func() {
 			l := lanes[i]
+			if l.git != nil {
+				for round := range rounds {
+					begun := time.Now()
+					ended, stuck := chaosGitRound(l.git, round)
+					mu.Lock()
+					outcomes = append(outcomes, outcome{lane: i, round: round, kind: gitRevision, ended: ended, took: time.Since(begun)})
+					mu.Unlock()
+					if stuck {
+						return
+					}
+				}
+				return
+			}
 			good := "podinfo:v1"
 			for round := range rounds {
 				kind := rolloutKind((i + round) % int(rolloutKinds))
@@ -181,12 +217,24 @@ func TestChaos_AgentKilledDuringRollouts(t *testing.T) {
 		samples += l.inv.samples
 		l.inv.mu.Unlock()
 	}
+	prs, branches, lost := 0, 0, 0
+	for _, l := range lanes {
+		if l.git != nil {
+			p, b, c := l.git.audit(g)
+			prs, branches, lost = prs+p, branches+b, lost+c
+		}
+	}
 	sort.Slice(durations, func(i, j int) bool { return durations[i] < durations[j] })
+	slowest := slices.SortedFunc(slices.Values(outcomes), func(a, b outcome) int { return int(b.took - a.took) })
+	for _, o := range slowest[:min(3, len(slowest))] {
+		t.Logf("slow: lane %d round %d (%s) took %s: %s", o.lane, o.round, o.kind, o.took.Round(time.Second), o.ended)
+	}
 	t.Logf("chaos: %d rollouts in %s, by outcome %v", len(outcomes), time.Since(started).Round(time.Second), byKind)
-	fmt.Printf("chaos rollouts=%d agent_kills=%d stuck=%d traffic_samples=%d traffic_violations=%d rollout_p50_seconds=%.1f rollout_max_seconds=%.1f\n",
-		len(outcomes), kills.Load(), stuck, samples, violations, durations[len(durations)/2].Seconds(), durations[len(durations)-1].Seconds())
-	g.Expect(outcomes).To(HaveLen(namespaces*rounds), "every lane ran every round")
+	fmt.Printf("chaos rollouts=%d agent_kills=%d stuck=%d traffic_samples=%d traffic_violations=%d duplicate_pull_requests=%d duplicate_branches=%d lost_commits=%d rollout_p50_seconds=%.1f rollout_max_seconds=%.1f\n",
+		len(outcomes), kills.Load(), stuck, samples, violations, prs, branches, lost, durations[len(durations)/2].Seconds(), durations[len(durations)-1].Seconds())
+	g.Expect(outcomes).To(HaveLen(len(lanes)*rounds), "every lane ran every round")
 	g.Expect(stuck).To(BeZero())
+	g.Expect([]int{prs, branches, lost}).To(Equal([]int{0, 0, 0}), "duplicate pull requests, duplicate branches, lost commits")
 
 	// Leader failover: kill the leader; the standby takes over.
 	var leader, standby *testbed.Agent
@@ -238,7 +286,7 @@ type chaosEnd struct {
 // minute and a half at most, whatever the agent's restarts.
 func chaosRollout(c *v1alpha1.Canary, kind rolloutKind, image, good string) chaosEnd {
 	g := NewGomega(func(message string, _ ...int) { panic(message) })
-	const deadline = 90 * time.Second
+	const deadline = 240 * time.Second
 	get := func() *v1alpha1.Canary {
 		cur := &v1alpha1.Canary{}
 		if err := k8s.Get(context.Background(), client.ObjectKeyFromObject(c), cur); err != nil {

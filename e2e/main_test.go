@@ -40,6 +40,8 @@ var (
 	// prom is a real Prometheus scraping the data plane's per-backend
 	// request metrics: what the analysis judges.
 	prom *testbed.Prometheus
+	// gitopsFlags are the agent flags of GitOps revert on the testbed.
+	gitopsFlags []string
 )
 
 func TestMain(m *testing.M) {
@@ -91,7 +93,7 @@ func run(m *testing.M) int {
 		return 1
 	}
 
-	gitopsFlags, err := startGitOps(ctx)
+	gitopsFlags, err = startGitOps(ctx)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "e2e:", err)
 		return 1
