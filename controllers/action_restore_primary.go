@@ -37,23 +37,22 @@ func (r *CanaryReconciler) restorePrimary(ctx context.Context, obj *v1alpha1.Can
 	if err := r.APIReader.List(ctx, &replicaSets, client.InNamespace(obj.Namespace), client.MatchingLabels(primary.Spec.Selector.MatchLabels)); err != nil {
 		return ctrl.Result{}, fmt.Errorf("failed to list the primary's replicasets: %w", err)
 	}
+	// What was recorded when the good revision was promoted: its template,
+	// should the ReplicaSets be gone (revisionHistoryLimit, or the primary
+	// was re-created), and its configs' hashes.
+	rev, recorded, err := r.promotedTemplate(ctx, obj, good)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
 	tpl, ok := workload.LastGoodTemplate(replicaSets.Items, good)
-	if !ok {
-		// The ReplicaSets are gone (revisionHistoryLimit, or the primary
-		// was re-created): the template recorded at its promotion.
-		rev, found, err := r.promotedTemplate(ctx, obj, good)
-		if err != nil {
-			return ctrl.Result{}, err
-		}
-		if found {
-			tpl, ok = &rev.Template, true
-		}
+	if !ok && recorded {
+		tpl, ok = &rev.Template, true
 	}
 	if !ok {
 		return ctrl.Result{}, &stallingError{Reason: v1alpha1.HaltedReason, Err: fmt.Errorf(
 			"cannot restore %s: no ReplicaSet of it ran the last promoted revision %s (revisionHistoryLimit too low?); fix the target in Git", primary.Name, good)}
 	}
-	if err := r.restorePrimaryConfigs(ctx, obj, obs); err != nil {
+	if err := r.restorePrimaryConfigs(ctx, obj, obs, rev); err != nil {
 		return ctrl.Result{}, err
 	}
 	patch := client.MergeFrom(primary.DeepCopy())
@@ -73,14 +72,12 @@ func (r *CanaryReconciler) restorePrimary(ctx context.Context, obj *v1alpha1.Can
 // (the target is on the last promoted spec again). When the sources still
 // hold the bad revision's data and the copies do too, the restore stops
 // rather than run the good template with the bad data.
-func (r *CanaryReconciler) restorePrimaryConfigs(ctx context.Context, obj *v1alpha1.Canary, obs rollout.Observation) error {
-	good := obj.Status.LastPromotedSpec
-	if obs.Target.SpecHash == good {
+func (r *CanaryReconciler) restorePrimaryConfigs(ctx context.Context, obj *v1alpha1.Canary, obs rollout.Observation, rev *promotedRevision) error {
+	if obs.Target.SpecHash == obj.Status.LastPromotedSpec {
 		return r.copyPrimaryConfigs(ctx, obj, obs.Target.TrackedConfigs)
 	}
-	rev, found, err := r.promotedTemplate(ctx, obj, good)
-	if err != nil || !found {
-		return err // recorded before this version of serin: the template alone
+	if rev == nil {
+		return nil // promoted before serin recorded revisions: the template alone
 	}
 	for key, want := range rev.Configs {
 		ref, ok := workload.ParseConfigRef(key)

@@ -29,9 +29,6 @@ import (
 // promotedRevisionsKept is how many promoted revisions a Canary keeps.
 const promotedRevisionsKept = 3
 
-// canaryLabel names, on the ControllerRevisions, the Canary they belong to.
-const canaryLabel = workload.CanaryNameLabel
-
 // promotedRevision is what a ControllerRevision holds: the primary's pod
 // template and replicas for one promoted spec hash.
 type promotedRevision struct {
@@ -58,7 +55,7 @@ func (r *CanaryReconciler) recordPromoted(ctx context.Context, obj *v1alpha1.Can
 		return err
 	}
 	var existing appsv1.ControllerRevisionList
-	if err := r.APIReader.List(ctx, &existing, client.InNamespace(obj.Namespace), client.MatchingLabels{canaryLabel: obj.Name}); err != nil {
+	if err := r.APIReader.List(ctx, &existing, client.InNamespace(obj.Namespace), client.MatchingLabels{workload.CanaryNameLabel: obj.Name}); err != nil {
 		return fmt.Errorf("failed to list promoted revisions: %w", err)
 	}
 	name := promotedRevisionName(obj, hash)
@@ -70,7 +67,7 @@ func (r *CanaryReconciler) recordPromoted(ctx context.Context, obj *v1alpha1.Can
 		next = max(next, cr.Revision+1)
 	}
 	cr := &appsv1.ControllerRevision{
-		ObjectMeta: metav1.ObjectMeta{Namespace: obj.Namespace, Name: name, Labels: map[string]string{canaryLabel: obj.Name},
+		ObjectMeta: metav1.ObjectMeta{Namespace: obj.Namespace, Name: name, Labels: map[string]string{workload.CanaryNameLabel: obj.Name},
 			Annotations: map[string]string{specHashAnnotation: hash}},
 		Data:     runtime.RawExtension{Raw: data},
 		Revision: next,
