@@ -105,6 +105,18 @@ type CanarySpec struct {
 	// +kubebuilder:validation:MaxItems=10
 	Alerts []CanaryAlert `json:"alerts,omitempty"`
 
+	// ServiceAccountName is the service account, in the Canary's namespace,
+	// that serin impersonates for everything it writes on this Canary's
+	// behalf (the primary, the generated Services and routes, the target's
+	// scale) and for the Secrets it reads (MetricTemplates', Providers',
+	// webhook signing keys). Empty means the agent's
+	// --default-service-account, or, without it, the agent itself, as with
+	// Flux's kustomize-controller and helm-controller.
+	// +kubebuilder:validation:MaxLength=253
+	// +kubebuilder:validation:Pattern="^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$"
+	// +optional
+	ServiceAccountName string `json:"serviceAccountName,omitempty"`
+
 	// SkipAnalysis promotes every new revision at once, without analysis.
 	// +optional
 	SkipAnalysis bool `json:"skipAnalysis,omitempty"`
@@ -478,6 +490,13 @@ type CanaryWebhook struct {
 	// Metadata is sent in the payload's metadata field.
 	// +optional
 	Metadata map[string]string `json:"metadata,omitempty"`
+
+	// SigningSecretRef names a Secret in the Canary's namespace whose
+	// `token` key signs each call: an HMAC-SHA256 of the request body, sent
+	// in the X-Serin-Signature-256 header as sha256=<hex>, for the receiver
+	// to verify (docs/security.md#signed-webhooks).
+	// +optional
+	SigningSecretRef *meta.LocalObjectReference `json:"signingSecretRef,omitempty"`
 }
 
 // FailurePolicy is what serin does when the primary fails during promotion.
