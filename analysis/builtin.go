@@ -25,7 +25,8 @@ const DefaultDataPlane = v1alpha1.TraefikDataPlane
 // Each data plane's query is a Go template with {{ namespace }},
 // {{ service }} (the canary's backend Service), {{ port }} (its port),
 // {{ workload }} (the canary Deployment, for a Deployment target) and
-// {{ interval }}. A success rate is 100 × non-5xx / all responses, the
+// {{ interval }}, the names escaped for PromQL string literals as a
+// MetricTemplate's are (EscapePromQL). A success rate is 100 × non-5xx / all responses, the
 // non-5xx sum counting as 0 when the canary answered only 5xx; a duration is
 // the 99th percentile in milliseconds. No requests give no data (or NaN),
 // which fails the check.
@@ -160,15 +161,15 @@ func BuiltinQuery(canary *v1alpha1.Canary, metric v1alpha1.CanaryMetric, dataPla
 		return "", fmt.Errorf("%s is not available with data plane %s: %s", metric.Name, dataPlane, q.unavailable)
 	}
 	funcs := template.FuncMap{
-		"namespace": func() string { return canary.Namespace },
-		"service":   func() string { return canary.GetCanaryServiceName() },
+		"namespace": func() string { return EscapePromQL(canary.Namespace) },
+		"service":   func() string { return EscapePromQL(canary.GetCanaryServiceName()) },
 		"port":      func() int32 { return canary.Spec.Service.Port },
 		"interval":  func() string { return promDuration(metricInterval(canary, metric)) },
 		"workload": func() (string, error) {
 			if canary.Spec.TargetRef.Kind != "Deployment" {
 				return "", errNoWorkload
 			}
-			return canary.Spec.TargetRef.Name, nil
+			return EscapePromQL(canary.Spec.TargetRef.Name), nil
 		},
 	}
 	t, err := template.New(metric.Name).Funcs(funcs).Parse(q.promQL)

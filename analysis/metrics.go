@@ -7,12 +7,15 @@ import (
 	"strings"
 	"text/template"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/serin-dev/serin/api/v1alpha1"
+	"github.com/serin-dev/serin/internal/tenancy"
 )
 
 // MetricResult is the outcome of one metric check.
@@ -27,10 +30,15 @@ type MetricResult struct {
 	Message string
 }
 
-// Metrics runs metric checks: MetricTemplates, read with Reader with their
-// Secrets, and the built-in checks, sent to MetricsServer.
+// Metrics runs metric checks: MetricTemplates, read with Reader, and their
+// Secrets, read through Tenancy, and the built-in checks, sent to
+// MetricsServer.
 type Metrics struct {
 	Reader client.Reader
+	// Tenancy decides which MetricTemplates a Canary may reference and
+	// reads their providers' Secrets on its behalf, uncached; nil allows
+	// every reference and reads the Secrets with Reader.
+	Tenancy *tenancy.Tenancy
 	// MetricsServer is the address of the Prometheus the built-in checks
 	// query (the agent's --metrics-server); without it they fail.
 	MetricsServer string
@@ -121,27 +129,52 @@ func (m *Metrics) builtinSource(canary *v1alpha1.Canary, metric v1alpha1.CanaryM
 // templateSource is a MetricTemplate's rendered query and its provider.
 func (m *Metrics) templateSource(ctx context.Context, canary *v1alpha1.Canary, metric v1alpha1.CanaryMetric) (string, *Prometheus, error) {
 	tpl := &v1alpha1.MetricTemplate{}
-	ns := metric.TemplateRef.Namespace
-	if ns == "" {
-		ns = canary.Namespace
+	key := types.NamespacedName{Namespace: metric.TemplateRef.Namespace, Name: metric.TemplateRef.Name}
+	if key.Namespace == "" {
+		key.Namespace = canary.Namespace
 	}
-	if err := m.Reader.Get(ctx, types.NamespacedName{Namespace: ns, Name: metric.TemplateRef.Name}, tpl); err != nil {
-		return "", nil, fmt.Errorf("failed to get MetricTemplate %s/%s: %w", ns, metric.TemplateRef.Name, err)
+	if err := m.Tenancy.CheckRef(canary, templateRefField(canary, metric), "MetricTemplate", key); err != nil {
+		return "", nil, err
+	}
+	if err := m.Reader.Get(ctx, key, tpl); err != nil {
+		return "", nil, fmt.Errorf("failed to get MetricTemplate %s: %w", key, err)
 	}
 	query, err := RenderQuery(tpl.Spec.Query, canary, metric)
 	if err != nil {
 		return "", nil, err
 	}
-	provider, err := m.provider(ctx, tpl)
+	provider, err := m.provider(ctx, canary, tpl)
 	if err != nil {
 		return "", nil, err
 	}
 	return query, provider, nil
 }
 
+// templateRefField names a check's templateRef in the Canary's spec, for
+// messages: metrics[i].templateRef.
+func templateRefField(canary *v1alpha1.Canary, metric v1alpha1.CanaryMetric) string {
+	if canary.Spec.Analysis != nil {
+		for i, m := range canary.Spec.Analysis.Metrics {
+			if m.Name == metric.Name {
+				return fmt.Sprintf("metrics[%d].templateRef", i)
+			}
+		}
+	}
+	return "metrics[].templateRef"
+}
+
+// secretReader is the reader of the Secrets of c's MetricTemplates: the
+// Tenancy's, else Reader.
+func (m *Metrics) secretReader(c *v1alpha1.Canary) (client.Reader, error) {
+	if m.Tenancy == nil {
+		return m.Reader, nil
+	}
+	return m.Tenancy.SecretReader(c)
+}
+
 // provider builds the query client of a MetricTemplate, with credentials
-// from its Secret.
-func (m *Metrics) provider(ctx context.Context, tpl *v1alpha1.MetricTemplate) (*Prometheus, error) {
+// from its Secret, read on the Canary's behalf.
+func (m *Metrics) provider(ctx context.Context, canary *v1alpha1.Canary, tpl *v1alpha1.MetricTemplate) (*Prometheus, error) {
 	if t := tpl.Spec.Provider.Type; t != "" && t != v1alpha1.PrometheusProvider {
 		return nil, fmt.Errorf("metric provider %q is not supported", t)
 	}
@@ -151,9 +184,13 @@ func (m *Metrics) provider(ctx context.Context, tpl *v1alpha1.MetricTemplate) (*
 		Timeout:            tpl.GetTimeout(),
 	}
 	if ref := tpl.Spec.Provider.SecretRef; ref != nil {
+		reader, err := m.secretReader(canary)
+		if err != nil {
+			return nil, fmt.Errorf("cannot read the provider secret %s/%s: %w", tpl.Namespace, ref.Name, err)
+		}
 		secret := &corev1.Secret{}
-		if err := m.Reader.Get(ctx, types.NamespacedName{Namespace: tpl.Namespace, Name: ref.Name}, secret); err != nil {
-			return nil, fmt.Errorf("failed to get the provider secret %s/%s: %w", tpl.Namespace, ref.Name, err)
+		if err := reader.Get(ctx, types.NamespacedName{Namespace: tpl.Namespace, Name: ref.Name}, secret); err != nil {
+			return nil, fmt.Errorf("failed to get the provider secret %s/%s: %w", tpl.Namespace, ref.Name, m.Tenancy.AccessError(canary, err))
 		}
 		p.Username, p.Password, p.Token = string(secret.Data["username"]), string(secret.Data["password"]), string(secret.Data["token"])
 		if p.Token == "" && p.Username == "" {
@@ -165,18 +202,20 @@ func (m *Metrics) provider(ctx context.Context, tpl *v1alpha1.MetricTemplate) (*
 
 // RenderQuery renders a MetricTemplate's query with Flagger's variables:
 // {{ name }}, {{ namespace }}, {{ target }}, {{ service }}, {{ interval }}
-// and {{ variables.NAME }}.
+// and {{ variables.NAME }}. Every value is escaped for a PromQL string
+// literal (EscapePromQL), so that a value placed between quotes, as in
+// app="{{ variables.app }}", stays in them.
 func RenderQuery(query string, canary *v1alpha1.Canary, metric v1alpha1.CanaryMetric) (string, error) {
 	interval := metricInterval(canary, metric)
-	vars := metric.TemplateVariables
-	if vars == nil {
-		vars = map[string]string{}
+	vars := make(map[string]string, len(metric.TemplateVariables))
+	for k, v := range metric.TemplateVariables {
+		vars[k] = EscapePromQL(v)
 	}
 	funcs := template.FuncMap{
-		"name":      func() string { return canary.Name },
-		"namespace": func() string { return canary.Namespace },
-		"target":    func() string { return canary.Spec.TargetRef.Name },
-		"service":   func() string { return canary.GetServiceName() },
+		"name":      func() string { return EscapePromQL(canary.Name) },
+		"namespace": func() string { return EscapePromQL(canary.Namespace) },
+		"target":    func() string { return EscapePromQL(canary.Spec.TargetRef.Name) },
+		"service":   func() string { return EscapePromQL(canary.GetServiceName()) },
 		"interval":  func() string { return promDuration(interval) },
 		"variables": func() map[string]string { return vars },
 	}
@@ -209,4 +248,40 @@ func promDuration(d time.Duration) string {
 		return fmt.Sprintf("%ds", d/time.Second)
 	}
 	return fmt.Sprintf("%dms", d/time.Millisecond)
+}
+
+// EscapePromQL escapes s for the inside of a PromQL string literal: the
+// characters that could end the literal or the line (backslash, double
+// and single quotes, backtick, control characters) become \xNN or \uNNNN
+// escapes, which PromQL reads back as the character itself in a double-
+// or single-quoted string. Every other character, letters, digits and the
+// punctuation of names, paths and regular expressions, is unchanged. A
+// value placed outside a string literal is PromQL, as in Flagger: a
+// MetricTemplate quotes the variables it matches on.
+func EscapePromQL(s string) string {
+	if !strings.ContainsFunc(s, promQLUnsafe) {
+		return s
+	}
+	var b strings.Builder
+	for _, r := range s {
+		switch {
+		case !promQLUnsafe(r):
+			b.WriteRune(r)
+		case r < utf8.RuneSelf:
+			fmt.Fprintf(&b, `\x%02x`, r)
+		default:
+			fmt.Fprintf(&b, `\u%04x`, r)
+		}
+	}
+	return b.String()
+}
+
+// promQLUnsafe reports whether r may end a PromQL string literal, or the
+// line it is on.
+func promQLUnsafe(r rune) bool {
+	switch r {
+	case '\\', '"', '\'', '`', utf8.RuneError:
+		return true
+	}
+	return unicode.IsControl(r) || r == '\u2028' || r == '\u2029'
 }

@@ -2,18 +2,18 @@ package analysis
 
 import (
 	"context"
-	"crypto/tls"
 	"encoding/json"
 	"fmt"
-	"io"
 	"maps"
 	"math"
 	"net/http"
-	"net/url"
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
+
+	"github.com/serin-dev/serin/internal/outbound"
 )
 
 // ErrNoData means the query returned no sample, or NaN: a failed check.
@@ -54,14 +54,26 @@ type promResponse struct {
 	} `json:"data"`
 }
 
-// Query runs an instant query and returns its single value.
+// maxPrometheusAnswer bounds the answer to one query.
+const maxPrometheusAnswer = 1 << 20
+
+// Query runs an instant query and returns its single value. The query URL
+// is the provider's address (a path prefix included, as a Thanos or a
+// Mimir one has) joined with /api/v1/query; errors name it redacted and
+// quote at most an excerpt of the answer.
 func (p *Prometheus) Query(ctx context.Context, query string) (float64, error) {
 	ctx, cancel := context.WithTimeout(ctx, p.Timeout)
 	defer cancel()
-	u := strings.TrimSuffix(p.Address, "/") + "/api/v1/query?" + url.Values{"query": {query}}.Encode()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
+	u, err := outbound.JoinURL(p.Address, "api/v1/query")
 	if err != nil {
-		return 0, err
+		return 0, fmt.Errorf("prometheus: %w", err)
+	}
+	params := u.Query()
+	params.Set("query", query)
+	u.RawQuery = params.Encode()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
+	if err != nil {
+		return 0, outbound.RedactError(err)
 	}
 	switch {
 	case p.Token != "":
@@ -71,19 +83,19 @@ func (p *Prometheus) Query(ctx context.Context, query string) (float64, error) {
 	}
 	resp, err := p.httpClient().Do(req)
 	if err != nil {
-		return 0, fmt.Errorf("prometheus query failed: %w", err)
+		return 0, fmt.Errorf("prometheus query failed: %w", outbound.RequestError(u.String(), err))
 	}
 	defer resp.Body.Close()
-	body, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+	body, err := outbound.ReadAtMost(resp.Body, maxPrometheusAnswer)
 	if err != nil {
-		return 0, err
+		return 0, fmt.Errorf("prometheus at %s answered %d: %w", outbound.Redact(p.Address), resp.StatusCode, outbound.RedactError(err))
 	}
 	var r promResponse
 	if err := json.Unmarshal(body, &r); err != nil {
-		return 0, fmt.Errorf("prometheus answered %d with no JSON: %.200s", resp.StatusCode, body)
+		return 0, fmt.Errorf("prometheus at %s answered %d with no JSON: %q", outbound.Redact(p.Address), resp.StatusCode, outbound.Excerpt(body))
 	}
 	if r.Status != "success" {
-		return 0, fmt.Errorf("prometheus query %q failed: %s: %s", query, r.ErrorType, r.Error)
+		return 0, fmt.Errorf("prometheus query %q failed: %s: %s", query, outbound.Excerpt([]byte(r.ErrorType)), outbound.Excerpt([]byte(r.Error)))
 	}
 	return singleValue(r, query)
 }
@@ -126,7 +138,7 @@ func singleValue(r promResponse, query string) (float64, error) {
 	v, err := strconv.ParseFloat(s, 64)
 	switch {
 	case err != nil:
-		return 0, fmt.Errorf("query %q returned %q, not a number", query, s)
+		return 0, fmt.Errorf("query %q returned %q, not a number", query, outbound.Excerpt([]byte(s)))
 	case math.IsNaN(v):
 		return 0, &ErrNoData{Query: query, NaN: true}
 	case math.IsInf(v, 0):
@@ -148,7 +160,7 @@ func seriesLabels(samples []promSample) string {
 		for _, k := range slices.Sorted(maps.Keys(sample.Metric)) {
 			pairs = append(pairs, fmt.Sprintf("%s=%q", k, sample.Metric[k]))
 		}
-		names = append(names, "{"+strings.Join(pairs, ",")+"}")
+		names = append(names, outbound.Excerpt([]byte("{"+strings.Join(pairs, ",")+"}")))
 	}
 	if len(samples) > maxSeriesShown {
 		names = append(names, "…")
@@ -156,12 +168,21 @@ func seriesLabels(samples []promSample) string {
 	return strings.Join(names, ", ")
 }
 
+// The clients of the providers that set none: shared, so that connections
+// are reused; one verifies certificates, the other does not.
+var (
+	prometheusClient         = sync.OnceValue(func() *http.Client { return outbound.NewClient(outbound.Options{}) })
+	insecurePrometheusClient = sync.OnceValue(func() *http.Client {
+		return outbound.NewClient(outbound.Options{InsecureSkipVerify: true})
+	})
+)
+
 func (p *Prometheus) httpClient() *http.Client {
-	if p.Client != nil {
+	switch {
+	case p.Client != nil:
 		return p.Client
+	case p.InsecureSkipVerify:
+		return insecurePrometheusClient()
 	}
-	if p.InsecureSkipVerify {
-		return &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}}
-	}
-	return http.DefaultClient
+	return prometheusClient()
 }

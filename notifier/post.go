@@ -1,18 +1,18 @@
 package notifier
 
 import (
-	"bytes"
 	"context"
 	"crypto/tls"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"net/url"
 	"strings"
 	"time"
 
 	"github.com/hashicorp/go-retryablehttp"
+
+	"github.com/serin-dev/serin/internal/outbound"
 )
 
 // RetryPolicy bounds the retries of one delivery. Waits grow exponentially
@@ -50,26 +50,34 @@ type endpoint struct {
 	checkRetry retryablehttp.CheckRetry
 }
 
+// maxAnswer is how much of a refused delivery's answer is read, for its
+// excerpt.
+const maxAnswer = 1 << 10
+
 // post sends req with retries and backoff until it succeeds, fails for
-// good, or ctx ends.
+// good, or ctx ends. The client is outbound's: it follows no redirect, and
+// a redirect is not retried. Errors name only the receiver's origin
+// (scheme and host: a webhook's path is often its credential) and quote
+// at most an excerpt of its answer.
 func post(ctx context.Context, policy RetryPolicy, ep endpoint, req request) error {
-	transport := http.DefaultTransport.(*http.Transport).Clone()
-	if ep.proxy != nil {
-		transport.Proxy = http.ProxyURL(ep.proxy)
-	}
-	if ep.tls != nil {
-		transport.TLSClientConfig = ep.tls
-	}
-	defer transport.CloseIdleConnections()
+	httpClient := outbound.NewClient(outbound.Options{Timeout: ep.attemptTimeout, Proxy: ep.proxy, TLS: ep.tls})
+	defer httpClient.CloseIdleConnections()
 
 	c := retryablehttp.NewClient()
-	c.HTTPClient = &http.Client{Transport: transport, Timeout: ep.attemptTimeout}
+	c.HTTPClient = httpClient
 	c.RetryMax = policy.Max
 	c.RetryWaitMin = policy.WaitMin
 	c.RetryWaitMax = policy.WaitMax
 	c.Logger = nil
+	checkRetry := retryablehttp.DefaultRetryPolicy
 	if ep.checkRetry != nil {
-		c.CheckRetry = ep.checkRetry
+		checkRetry = ep.checkRetry
+	}
+	c.CheckRetry = func(ctx context.Context, resp *http.Response, err error) (bool, error) {
+		if outbound.IsRedirect(err) {
+			return false, err
+		}
+		return checkRetry(ctx, resp, err)
 	}
 	// Hand back the last response, not a generic "giving up" error, so
 	// that validate can say what the receiver answered.
@@ -77,7 +85,7 @@ func post(ctx context.Context, policy RetryPolicy, ep endpoint, req request) err
 
 	r, err := retryablehttp.NewRequestWithContext(ctx, http.MethodPost, req.url, req.body)
 	if err != nil {
-		return fmt.Errorf("failed to create the request: %w", err)
+		return fmt.Errorf("failed to create the request to %s: %w", outbound.Origin(req.url), outbound.RedactError(outbound.WithoutURL(err)))
 	}
 	for k, v := range req.header {
 		r.Header[k] = v
@@ -87,7 +95,7 @@ func post(ctx context.Context, policy RetryPolicy, ep endpoint, req request) err
 	}
 	resp, err := c.Do(r)
 	if err != nil {
-		return fmt.Errorf("failed to post: %w", err)
+		return fmt.Errorf("failed to post to %s: %w", outbound.Origin(req.url), outbound.RedactError(outbound.WithoutURL(err)))
 	}
 	defer resp.Body.Close()
 	validate := req.validate
@@ -97,17 +105,22 @@ func post(ctx context.Context, policy RetryPolicy, ep endpoint, req request) err
 	return validate(resp)
 }
 
-// expect2xx accepts any 2xx response and names the status and body of others.
+// expect2xx accepts any 2xx response and names the status and an excerpt
+// of the body of others.
 func expect2xx(resp *http.Response) error {
 	if resp.StatusCode >= 200 && resp.StatusCode < 300 {
 		return nil
 	}
-	b, _ := io.ReadAll(io.LimitReader(resp.Body, 1024))
-	return fmt.Errorf("request failed with status code %d: %s", resp.StatusCode, bytes.TrimSpace(b))
+	b, _ := outbound.ReadAtMost(resp.Body, maxAnswer)
+	if excerpt := outbound.Excerpt(b); excerpt != "" {
+		return fmt.Errorf("request failed with status code %d: %q", resp.StatusCode, excerpt)
+	}
+	return fmt.Errorf("request failed with status code %d", resp.StatusCode)
 }
 
 // redact removes secrets (webhook addresses, tokens) from an error before
-// it is logged: a Slack or Teams webhook URL is itself a credential.
+// it is logged: a Slack or Teams webhook URL is itself a credential. The
+// URLs left are redacted too (outbound.RedactText).
 func redact(err error, secrets ...string) error {
 	if err == nil {
 		return nil
@@ -118,5 +131,5 @@ func redact(err error, secrets ...string) error {
 			msg = strings.ReplaceAll(msg, s, "*****")
 		}
 	}
-	return errors.New(msg)
+	return errors.New(outbound.RedactText(msg))
 }

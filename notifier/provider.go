@@ -12,6 +12,8 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
+
+	"github.com/serin-dev/serin/internal/outbound"
 )
 
 // maxAddressLength is notification-controller's limit on an address.
@@ -35,7 +37,7 @@ func resolveProvider(ctx context.Context, r client.Reader, p *notificationv1.Pro
 	if p.Spec.Proxy != "" {
 		u, err := url.Parse(p.Spec.Proxy)
 		if err != nil {
-			return cfg, fmt.Errorf("invalid spec.proxy: %w", err)
+			return cfg, fmt.Errorf("invalid spec.proxy: %w", outbound.RedactError(outbound.WithoutURL(err)))
 		}
 		cfg.endpoint.proxy = u
 	}
@@ -58,7 +60,7 @@ func resolveProvider(ctx context.Context, r client.Reader, p *notificationv1.Pro
 		}
 		u, err := secrets.ProxyURLFromSecret(ctx, s)
 		if err != nil {
-			return cfg, fmt.Errorf("failed to read the proxy: %w", err)
+			return cfg, fmt.Errorf("failed to read the proxy: %w", outbound.RedactError(outbound.WithoutURL(err)))
 		}
 		cfg.endpoint.proxy = u
 	}

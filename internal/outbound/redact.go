@@ -1,0 +1,150 @@
+package outbound
+
+import (
+	"errors"
+	"net/url"
+	"regexp"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+)
+
+// Unparsable stands for a URL Redact cannot parse: never the input, which
+// may hold a credential.
+const Unparsable = "<unparsable URL>"
+
+// redactedValue replaces every query value.
+const redactedValue = "redacted"
+
+// Redact returns rawURL fit to print: its userinfo replaced by "redacted"
+// (https://redacted@host/), every query value by "redacted" (the keys
+// kept), the fragment dropped. Input it cannot parse as a URL, or an
+// opaque one ("user:pass@host" parses as the scheme "user"), gives
+// Unparsable.
+func Redact(rawURL string) string {
+	u, err := url.Parse(rawURL)
+	if err != nil || u.Opaque != "" {
+		return Unparsable
+	}
+	if u.User != nil {
+		u.User = url.User(redactedValue)
+	}
+	u.Fragment, u.RawFragment = "", ""
+	u.ForceQuery = false
+	u.RawQuery = redactQuery(u.RawQuery)
+	return u.String()
+}
+
+// Origin returns the scheme and host of rawURL, for the addresses whose
+// path is itself a credential (a Slack, Teams or Discord webhook's):
+// https://hooks.slack.com. Input Redact cannot parse gives Unparsable.
+func Origin(rawURL string) string {
+	u, err := url.Parse(rawURL)
+	if err != nil || u.Opaque != "" {
+		return Unparsable
+	}
+	return (&url.URL{Scheme: u.Scheme, Host: u.Host}).String()
+}
+
+// redactQuery keeps the keys of a raw query and replaces its values.
+func redactQuery(raw string) string {
+	if raw == "" {
+		return ""
+	}
+	pairs := strings.Split(raw, "&")
+	for i, pair := range pairs {
+		if key, _, ok := strings.Cut(pair, "="); ok {
+			pairs[i] = key + "=" + redactedValue
+		}
+	}
+	return strings.Join(pairs, "&")
+}
+
+// urlInText finds URLs in free text: a scheme, ://, then everything up to
+// a space, a quote, a backslash or an angle bracket. Go's errors quote the
+// URL they name (Post "https://…": …).
+var urlInText = regexp.MustCompile(`[A-Za-z][A-Za-z0-9+.-]*://[^\s"'<>\\` + "`" + `]+`)
+
+// RedactText returns s with every URL in it redacted (see Redact): error
+// messages of net/http name the URL they called.
+func RedactText(s string) string {
+	return urlInText.ReplaceAllStringFunc(s, func(match string) string {
+		trimmed := strings.TrimRight(match, ".,:;")
+		return Redact(trimmed) + match[len(trimmed):]
+	})
+}
+
+// MaxExcerptRunes is the length of an Excerpt, "…" included.
+const MaxExcerptRunes = 64
+
+// ansiEscape matches the terminal escape sequences a body may carry: CSI
+// sequences (colours, cursor moves), OSC sequences (titles, hyperlinks)
+// and two-character escapes.
+var ansiEscape = regexp.MustCompile(`\x1b(\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(\x07|\x1b\\)?|[@-_])`)
+
+// Excerpt returns at most MaxExcerptRunes of a remote answer, fit for a
+// condition, an event or a log: escape sequences, control and format
+// characters and invalid UTF-8 removed, whitespace collapsed to single
+// spaces, URLs redacted, and "…" at the end when it was cut.
+func Excerpt(body []byte) string {
+	text := RedactText(printable(ansiEscape.ReplaceAll(body, nil)))
+	if utf8.RuneCountInString(text) <= MaxExcerptRunes {
+		return text
+	}
+	runes := []rune(text)[:MaxExcerptRunes-1]
+	return strings.TrimRight(string(runes), " ") + "…"
+}
+
+// printable keeps the printable characters of b, each run of whitespace
+// (and of characters dropped between them) as one space, trimmed.
+func printable(b []byte) string {
+	var out strings.Builder
+	space := false
+	for len(b) > 0 {
+		r, size := utf8.DecodeRune(b)
+		b = b[size:]
+		switch {
+		case r == utf8.RuneError && size <= 1:
+			continue
+		case unicode.IsSpace(r):
+			space = true
+			continue
+		case !unicode.IsPrint(r):
+			continue
+		}
+		if space && out.Len() > 0 {
+			out.WriteByte(' ')
+		}
+		space = false
+		out.WriteRune(r)
+	}
+	return out.String()
+}
+
+// RedactError returns err with its message redacted (RedactText); it still
+// wraps err for errors.Is and errors.As. nil stays nil.
+func RedactError(err error) error {
+	if err == nil {
+		return nil
+	}
+	return &redactedError{msg: RedactText(err.Error()), err: err}
+}
+
+type redactedError struct {
+	msg string
+	err error
+}
+
+func (e *redactedError) Error() string { return e.msg }
+func (e *redactedError) Unwrap() error { return e.err }
+
+// WithoutURL returns the cause of a *url.Error (net/http's "Post "URL":
+// cause"), for a caller that names the URL its own way; other errors are
+// returned as they are.
+func WithoutURL(err error) error {
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		return ue.Err
+	}
+	return err
+}
