@@ -492,9 +492,14 @@ type CanaryWebhook struct {
 	Metadata map[string]string `json:"metadata,omitempty"`
 
 	// SigningSecretRef names a Secret in the Canary's namespace whose
-	// `token` key signs each call: an HMAC-SHA256 of the request body, sent
-	// in the X-Serin-Signature-256 header as sha256=<hex>, for the receiver
-	// to verify (docs/security.md#signed-webhooks).
+	// `token` key (surrounding whitespace trimmed) signs each call: serin
+	// sends the header X-Serin-Timestamp, the time of the call in Unix
+	// seconds, and X-Serin-Signature-256: sha256=<hex>, the lowercase hex
+	// HMAC-SHA256, keyed with the token, of the timestamp, a dot and the
+	// request body as sent ("<timestamp>.<body>"). A receiver recomputes it,
+	// compares in constant time and refuses old timestamps
+	// (docs/security.md#signed-webhooks). The Secret is read as the
+	// Canary's service account; a missing Secret or key fails the call.
 	// +optional
 	SigningSecretRef *meta.LocalObjectReference `json:"signingSecretRef,omitempty"`
 }
