@@ -8,6 +8,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
 	"github.com/serin-dev/serin/api/v1alpha1"
@@ -61,7 +62,7 @@ func (r *CanaryReconciler) syncServices(ctx context.Context, obj *v1alpha1.Canar
 // applyService creates or updates one generated Service.
 func (r *CanaryReconciler) applyService(ctx context.Context, obj *v1alpha1.Canary, want desiredService) error {
 	svc := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: obj.Namespace, Name: want.name}}
-	op, err := controllerutil.CreateOrUpdate(ctx, r.Client, svc, func() error {
+	op, err := r.createOrUpdate(ctx, obj, svc, func() {
 		selector := want.selector
 		if selector == nil {
 			selector = svc.Spec.Selector
@@ -70,7 +71,6 @@ func (r *CanaryReconciler) applyService(ctx context.Context, obj *v1alpha1.Canar
 			selector = want.initial
 		}
 		workload.MutateService(obj, svc, selector, want.ports)
-		return r.setOwner(obj, svc)
 	})
 	if err != nil {
 		return fmt.Errorf("failed to apply service %s: %w", want.name, err)
@@ -90,15 +90,18 @@ func (r *CanaryReconciler) applyPrimary(ctx context.Context, obj *v1alpha1.Canar
 	if _, err := r.getOptional(ctx, obj.Namespace, primary.Name, primary); err != nil {
 		return err
 	}
+	// Refused before the revision is recorded for it.
+	if err := workload.MayManage(obj, primary, r.Client.Scheme()); err != nil {
+		return err
+	}
 	want := primary.DeepCopy()
 	workload.MutatePrimary(obj, target, want, true, revision.TrackedConfigs)
 	if err := r.recordPromoted(ctx, obj, revision.SpecHash, want, revision.TrackedConfigs); err != nil {
 		return err
 	}
-	op, err := controllerutil.CreateOrUpdate(ctx, r.Client, primary, func() error {
+	op, err := r.createOrUpdate(ctx, obj, primary, func() {
 		workload.MutatePrimary(obj, target, primary, true, revision.TrackedConfigs)
 		primary.Annotations[specHashAnnotation] = revision.SpecHash
-		return r.setOwner(obj, primary)
 	})
 	if err != nil {
 		return fmt.Errorf("failed to apply primary deployment %s: %w", primary.Name, err)
@@ -107,14 +110,17 @@ func (r *CanaryReconciler) applyPrimary(ctx context.Context, obj *v1alpha1.Canar
 	return nil
 }
 
-// setOwner makes the Canary the controller of a generated object. An object
-// another controller owns (e.g. Flagger's Canary during a migration) is not
-// taken over: the reconcile stalls and says whose it is.
-func (r *CanaryReconciler) setOwner(obj *v1alpha1.Canary, o metav1.Object) error {
-	if owner := metav1.GetControllerOf(o); owner != nil && owner.UID != obj.UID {
-		return &stallingError{Reason: v1alpha1.InvalidTargetReason, Err: fmt.Errorf(
-			"%s is controlled by %s %s/%s: remove it (or that %s) so that serin can generate it",
-			o.GetName(), owner.Kind, owner.APIVersion, owner.Name, owner.Kind)}
-	}
-	return controllerutil.SetControllerReference(obj, o, r.Client.Scheme())
+// createOrUpdate creates or updates a generated object, read from the
+// cache, with mutate. An existing object the Canary may not take over
+// (workload.MayManage: one it did not create, or another controller's) is
+// left as it is and the reconcile stalls (AdoptionRefused, see
+// stallOnForeign); the Canary becomes the controller of any other.
+func (r *CanaryReconciler) createOrUpdate(ctx context.Context, obj *v1alpha1.Canary, o client.Object, mutate func()) (controllerutil.OperationResult, error) {
+	return controllerutil.CreateOrUpdate(ctx, r.Client, o, func() error {
+		if err := workload.Claim(obj, o, r.Client.Scheme()); err != nil {
+			return err
+		}
+		mutate()
+		return nil
+	})
 }

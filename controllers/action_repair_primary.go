@@ -45,7 +45,7 @@ func (r *CanaryReconciler) repairPrimary(ctx context.Context, obj *v1alpha1.Cana
 			primary.Spec.Replicas = rev.Replicas
 		}
 		primary.Annotations[specHashAnnotation] = good
-		if err := r.setOwner(obj, primary); err != nil {
+		if err := workload.Claim(obj, primary, r.Client.Scheme()); err != nil {
 			return ctrl.Result{}, err
 		}
 		if err := r.Create(ctx, primary, client.FieldOwner(r.ControllerName)); err != nil {

@@ -10,7 +10,6 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/serin-dev/serin/api/v1alpha1"
@@ -58,9 +57,8 @@ func (r *CanaryReconciler) applyPrimaryAutoscaler(ctx context.Context, obj *v1al
 		return fmt.Errorf("failed to get autoscaler: %w", err)
 	}
 	hpa := &autoscalingv2.HorizontalPodAutoscaler{ObjectMeta: metav1.ObjectMeta{Namespace: obj.Namespace, Name: workload.PrimaryAutoscalerName(obj)}}
-	op, err := controllerutil.CreateOrUpdate(ctx, r.Client, hpa, func() error {
+	op, err := r.createOrUpdate(ctx, obj, hpa, func() {
 		workload.MutatePrimaryAutoscaler(obj, target, hpa)
-		return r.setOwner(obj, hpa)
 	})
 	if err != nil {
 		return fmt.Errorf("failed to apply autoscaler %s: %w", hpa.Name, err)

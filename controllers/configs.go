@@ -11,7 +11,6 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
@@ -143,35 +142,49 @@ func (r *CanaryReconciler) copyPrimaryConfigs(ctx context.Context, obj *v1alpha1
 	return nil
 }
 
+// copyPrimaryConfig creates or updates the primary's copy of one config
+// with the source's data, read live. What exists under the copy's name is
+// read from the metadata cache that the config watch keeps anyway: a full
+// get through the cache would start a cluster-wide informer holding every
+// Secret's data. A copy the Canary may not take over is left as it is.
 func (r *CanaryReconciler) copyPrimaryConfig(ctx context.Context, obj *v1alpha1.Canary, ref workload.ConfigRef) error {
-	src := types.NamespacedName{Namespace: obj.Namespace, Name: ref.Name}
+	current := &metav1.PartialObjectMetadata{}
+	current.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind(ref.Kind))
+	found, err := r.getOptional(ctx, obj.Namespace, workload.PrimaryConfigName(ref.Name), current)
+	if err != nil {
+		return err
+	}
 	dst := metav1.ObjectMeta{Namespace: obj.Namespace, Name: workload.PrimaryConfigName(ref.Name)}
-	var copyObj client.Object
-	var mutate func() error
+	if found {
+		dst = current.ObjectMeta
+	}
+	dst.Labels = map[string]string{workload.CanaryNameLabel: obj.Name}
+	src := types.NamespacedName{Namespace: obj.Namespace, Name: ref.Name}
+	var out client.Object
 	if ref.Kind == "Secret" {
 		in := &corev1.Secret{}
 		if err := r.APIReader.Get(ctx, src, in); err != nil {
 			return fmt.Errorf("failed to read secret %s: %w", src, err)
 		}
-		out := &corev1.Secret{ObjectMeta: dst}
-		copyObj, mutate = out, func() error {
-			out.Type, out.Data = in.Type, in.Data
-			out.Labels = map[string]string{workload.CanaryNameLabel: obj.Name}
-			return r.setOwner(obj, out)
-		}
+		out = &corev1.Secret{ObjectMeta: dst, Type: in.Type, Data: in.Data}
 	} else {
 		in := &corev1.ConfigMap{}
 		if err := r.APIReader.Get(ctx, src, in); err != nil {
 			return fmt.Errorf("failed to read configmap %s: %w", src, err)
 		}
-		out := &corev1.ConfigMap{ObjectMeta: dst}
-		copyObj, mutate = out, func() error {
-			out.Data, out.BinaryData = in.Data, in.BinaryData
-			out.Labels = map[string]string{workload.CanaryNameLabel: obj.Name}
-			return r.setOwner(obj, out)
-		}
+		out = &corev1.ConfigMap{ObjectMeta: dst, Data: in.Data, BinaryData: in.BinaryData}
 	}
-	if _, err := controllerutil.CreateOrUpdate(ctx, r.Client, copyObj, mutate); err != nil {
+	if err := workload.Claim(obj, out, r.Client.Scheme()); err != nil {
+		return err
+	}
+	// The resourceVersion read with the metadata turns a stale cache into
+	// a conflict, retried, rather than a lost write.
+	if found {
+		err = r.Update(ctx, out, client.FieldOwner(r.ControllerName))
+	} else {
+		err = r.Create(ctx, out, client.FieldOwner(r.ControllerName))
+	}
+	if err != nil {
 		return fmt.Errorf("failed to copy %s for the primary: %w", ref, err)
 	}
 	return nil

@@ -101,7 +101,7 @@ func (r *CanaryReconciler) revertTarget(ctx context.Context, obj *v1alpha1.Canar
 		return false, nil
 	}
 	apex := &corev1.Service{}
-	if err := r.Get(ctx, types.NamespacedName{Namespace: obj.Namespace, Name: obj.GetServiceName()}, apex); err == nil {
+	if err := r.Get(ctx, types.NamespacedName{Namespace: obj.Namespace, Name: obj.GetServiceName()}, apex); err == nil && metav1.IsControlledBy(apex, obj) {
 		patch := client.MergeFrom(apex.DeepCopy())
 		apex.Spec.Selector = maps.Clone(target.Spec.Selector.MatchLabels)
 		dropOwner(apex, obj)
@@ -122,6 +122,9 @@ func (r *CanaryReconciler) keepRouteOnApex(ctx context.Context, obj *v1alpha1.Ca
 	route := &gatewayv1.HTTPRoute{}
 	if err := r.Get(ctx, types.NamespacedName{Namespace: obj.Namespace, Name: obj.GetServiceName()}, route); err != nil {
 		return client.IgnoreNotFound(ignoreNoMatch(err))
+	}
+	if !metav1.IsControlledBy(route, obj) {
+		return nil // not serin's to change
 	}
 	patch := client.MergeFrom(route.DeepCopy())
 	for i := range route.Spec.Rules {
@@ -152,20 +155,6 @@ func (r *CanaryReconciler) orphanGenerated(ctx context.Context, obj *v1alpha1.Ca
 		{&corev1.Service{}, obj.GetCanaryServiceName()},
 		{&gatewayv1.HTTPRoute{}, obj.GetServiceName()},
 	}
-	for key := range obj.Status.TrackedConfigs {
-		ref, ok := workload.ParseConfigRef(key)
-		if !ok {
-			continue
-		}
-		var o client.Object = &corev1.ConfigMap{}
-		if ref.Kind == "Secret" {
-			o = &corev1.Secret{}
-		}
-		names = append(names, struct {
-			obj  client.Object
-			name string
-		}{o, workload.PrimaryConfigName(ref.Name)})
-	}
 	for _, n := range names {
 		if err := r.Get(ctx, types.NamespacedName{Namespace: obj.Namespace, Name: n.name}, n.obj); err != nil {
 			if err = client.IgnoreNotFound(ignoreNoMatch(err)); err != nil {
@@ -182,8 +171,34 @@ func (r *CanaryReconciler) orphanGenerated(ctx context.Context, obj *v1alpha1.Ca
 			return fmt.Errorf("failed to orphan %s: %w", n.name, err)
 		}
 	}
+	for key := range obj.Status.TrackedConfigs {
+		if ref, ok := workload.ParseConfigRef(key); ok {
+			if err := r.orphanConfigCopy(ctx, obj, ref); err != nil {
+				return err
+			}
+		}
+	}
 	r.emit(ctx, obj, notifier.SeverityWarn, "Orphaned",
 		"canary deleted without revertOnDeletion: %s and its Services keep serving; delete them when the target serves again", obj.GetPrimaryName())
+	return nil
+}
+
+// orphanConfigCopy removes the Canary's ownership of the primary's copy of
+// a config. It reads the copy live, as the cache holds no Secret's data,
+// and updates it whole: serin writes Secrets with create and update only.
+func (r *CanaryReconciler) orphanConfigCopy(ctx context.Context, obj *v1alpha1.Canary, ref workload.ConfigRef) error {
+	var o client.Object = &corev1.ConfigMap{}
+	if ref.Kind == "Secret" {
+		o = &corev1.Secret{}
+	}
+	key := types.NamespacedName{Namespace: obj.Namespace, Name: workload.PrimaryConfigName(ref.Name)}
+	if err := r.APIReader.Get(ctx, key, o); err != nil || !metav1.IsControlledBy(o, obj) {
+		return client.IgnoreNotFound(err)
+	}
+	dropOwner(o, obj)
+	if err := r.Update(ctx, o, client.FieldOwner(r.ControllerName)); err != nil {
+		return fmt.Errorf("failed to orphan %s: %w", key.Name, err)
+	}
 	return nil
 }
 

@@ -1,11 +1,15 @@
 package controllers
 
 import (
+	"errors"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/serin-dev/serin/api/v1alpha1"
+	"github.com/serin-dev/serin/internal/workload"
 )
 
 // stallingError means a person must act: the Canary or its target is wrong
@@ -18,6 +22,20 @@ type stallingError struct {
 
 func (e *stallingError) Error() string { return e.Err.Error() }
 func (e *stallingError) Unwrap() error { return e.Err }
+
+// stallOnForeign turns a generated object the Canary may not take over
+// (workload.NotManagedError, from an action or a router) into a stall: a
+// person must delete it or annotate it serin.dev/adopt=true, which no
+// retry does; a change to the object does not reconcile the Canary, one to
+// the Canary does.
+func stallOnForeign(err error) error {
+	var foreign *workload.NotManagedError
+	var stalling *stallingError
+	if errors.As(err, &foreign) && !errors.As(err, &stalling) {
+		return &stallingError{Reason: v1alpha1.AdoptionRefusedReason, Err: foreign}
+	}
+	return err
+}
 
 // waitingError means the reconcile waits for something outside serin (a
 // Deployment rollout, a gate) and is retried after RequeueAfter without

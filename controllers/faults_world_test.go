@@ -39,8 +39,11 @@ type faultWorld struct {
 	now    time.Time
 	key    types.NamespacedName
 	writes []string // the reconciler's writes, in order
-	failAt int      // the write to fail (1-based); 0: none
-	world  bool     // true while the world itself writes
+	// cachedReads are the types the reconciler read through its cached
+	// client (the APIReader is not counted), in order.
+	cachedReads []string
+	failAt      int  // the write to fail (1-based); 0: none
+	world       bool // true while the world itself writes
 	// brokenAsPrimary is an image whose pods never get ready in the
 	// primary: its Deployment exceeds its progress deadline.
 	brokenAsPrimary string
@@ -54,54 +57,63 @@ func newFaultWorld(t *testing.T, failAt int, objs ...client.Object) *faultWorld 
 	_ = v1alpha1.AddToScheme(s)
 	_ = gatewayv1.Install(s)
 	w := &faultWorld{t: t, failAt: failAt, now: time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC)}
-	w.c = fake.NewClientBuilder().WithScheme(s).
+	uncached := fake.NewClientBuilder().WithScheme(s).
 		WithObjects(objs...).
 		WithStatusSubresource(&v1alpha1.Canary{}, &appsv1.Deployment{}, &gatewayv1.HTTPRoute{}).
-		WithInterceptorFuncs(interceptor.Funcs{
-			Create: func(ctx context.Context, c client.WithWatch, o client.Object, opts ...client.CreateOption) error {
-				if err := w.write("create", o); err != nil {
-					return err
-				}
-				return c.Create(ctx, o, opts...)
-			},
-			Update: func(ctx context.Context, c client.WithWatch, o client.Object, opts ...client.UpdateOption) error {
-				if err := w.write("update", o); err != nil {
-					return err
-				}
-				return c.Update(ctx, o, opts...)
-			},
-			Patch: func(ctx context.Context, c client.WithWatch, o client.Object, p client.Patch, opts ...client.PatchOption) error {
-				if err := w.write("patch", o); err != nil {
-					return err
-				}
-				return c.Patch(ctx, o, p, opts...)
-			},
-			Delete: func(ctx context.Context, c client.WithWatch, o client.Object, opts ...client.DeleteOption) error {
-				if err := w.write("delete", o); err != nil {
-					return err
-				}
-				return c.Delete(ctx, o, opts...)
-			},
-			SubResourcePatch: func(ctx context.Context, c client.Client, sub string, o client.Object, p client.Patch, opts ...client.SubResourcePatchOption) error {
-				if err := w.write("patch-"+sub, o); err != nil {
-					return err
-				}
-				return c.SubResource(sub).Patch(ctx, o, p, opts...)
-			},
-			SubResourceUpdate: func(ctx context.Context, c client.Client, sub string, o client.Object, opts ...client.SubResourceUpdateOption) error {
-				if err := w.write("update-"+sub, o); err != nil {
-					return err
-				}
-				return c.SubResource(sub).Update(ctx, o, opts...)
-			},
-		}).Build()
+		Build()
+	w.c = interceptor.NewClient(uncached, interceptor.Funcs{
+		Get: func(ctx context.Context, c client.WithWatch, key client.ObjectKey, o client.Object, opts ...client.GetOption) error {
+			w.read(o)
+			return c.Get(ctx, key, o, opts...)
+		},
+		List: func(ctx context.Context, c client.WithWatch, list client.ObjectList, opts ...client.ListOption) error {
+			w.read(list)
+			return c.List(ctx, list, opts...)
+		},
+		Create: func(ctx context.Context, c client.WithWatch, o client.Object, opts ...client.CreateOption) error {
+			if err := w.write("create", o); err != nil {
+				return err
+			}
+			return c.Create(ctx, o, opts...)
+		},
+		Update: func(ctx context.Context, c client.WithWatch, o client.Object, opts ...client.UpdateOption) error {
+			if err := w.write("update", o); err != nil {
+				return err
+			}
+			return c.Update(ctx, o, opts...)
+		},
+		Patch: func(ctx context.Context, c client.WithWatch, o client.Object, p client.Patch, opts ...client.PatchOption) error {
+			if err := w.write("patch", o); err != nil {
+				return err
+			}
+			return c.Patch(ctx, o, p, opts...)
+		},
+		Delete: func(ctx context.Context, c client.WithWatch, o client.Object, opts ...client.DeleteOption) error {
+			if err := w.write("delete", o); err != nil {
+				return err
+			}
+			return c.Delete(ctx, o, opts...)
+		},
+		SubResourcePatch: func(ctx context.Context, c client.Client, sub string, o client.Object, p client.Patch, opts ...client.SubResourcePatchOption) error {
+			if err := w.write("patch-"+sub, o); err != nil {
+				return err
+			}
+			return c.SubResource(sub).Patch(ctx, o, p, opts...)
+		},
+		SubResourceUpdate: func(ctx context.Context, c client.Client, sub string, o client.Object, opts ...client.SubResourceUpdateOption) error {
+			if err := w.write("update-"+sub, o); err != nil {
+				return err
+			}
+			return c.SubResource(sub).Update(ctx, o, opts...)
+		},
+	})
 	w.r = &CanaryReconciler{
 		Client:         w.c,
 		EventRecorder:  record.NewFakeRecorder(1000),
 		ControllerName: ControllerName,
 		Clock:          func() time.Time { return w.now },
 	}
-	w.r.setDefaults(w.c, w.c)
+	w.r.setDefaults(w.c, uncached)
 	for _, o := range objs {
 		if c, ok := o.(*v1alpha1.Canary); ok {
 			w.key = client.ObjectKeyFromObject(c)
@@ -123,6 +135,13 @@ func (w *faultWorld) write(verb string, o client.Object) error {
 		return apierrors.NewServiceUnavailable("injected fault")
 	}
 	return nil
+}
+
+// read records a read of the reconciler through the cached client.
+func (w *faultWorld) read(o runtime.Object) {
+	if !w.world {
+		w.cachedReads = append(w.cachedReads, fmt.Sprintf("%T", o))
+	}
 }
 
 // runUntil reconciles, lets the world react and moves the clock, until done

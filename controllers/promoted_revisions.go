@@ -60,6 +60,8 @@ func (r *CanaryReconciler) recordPromoted(ctx context.Context, obj *v1alpha1.Can
 	}
 	name := promotedRevisionName(obj, hash)
 	next := int64(1)
+	// Only the Canary's own: a label is anyone's to set.
+	existing.Items = slices.DeleteFunc(existing.Items, func(cr appsv1.ControllerRevision) bool { return !metav1.IsControlledBy(&cr, obj) })
 	for _, cr := range existing.Items {
 		if cr.Name == name {
 			return nil // recorded when this revision was promoted
@@ -101,7 +103,7 @@ func (r *CanaryReconciler) promotedTemplate(ctx context.Context, obj *v1alpha1.C
 	} else if err != nil {
 		return nil, false, fmt.Errorf("failed to read promoted revision: %w", err)
 	}
-	if cr.Annotations[specHashAnnotation] != hash {
+	if cr.Annotations[specHashAnnotation] != hash || !metav1.IsControlledBy(cr, obj) {
 		return nil, false, nil
 	}
 	var rev promotedRevision

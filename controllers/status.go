@@ -24,6 +24,7 @@ var ownedConditions = []string{
 // error is not retried, a waiting error is retried after its delay, any
 // other error is retried with backoff.
 func setConditions(obj *v1alpha1.Canary, result ctrl.Result, err error) (ctrl.Result, error) {
+	err = stallOnForeign(err)
 	var stalling *stallingError
 	var waiting *waitingError
 	switch {

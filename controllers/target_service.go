@@ -12,7 +12,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/serin-dev/serin/api/v1alpha1"
@@ -92,15 +91,16 @@ func (r *CanaryReconciler) syncServiceTarget(ctx context.Context, obj *v1alpha1.
 	}
 	backend := workload.BackendOf(target)
 	canary := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: obj.Namespace, Name: obj.GetCanaryServiceName()}}
-	if _, err := controllerutil.CreateOrUpdate(ctx, r.Client, canary, func() error {
+	if _, err := r.createOrUpdate(ctx, obj, canary, func() {
 		workload.MutateServiceCopy(obj, canary, backend)
-		return r.setOwner(obj, canary)
 	}); err != nil {
 		return fmt.Errorf("failed to apply %s: %w", canary.Name, err)
 	}
 	primary := &corev1.Service{}
 	if found, err := r.getOptional(ctx, obj.Namespace, obj.GetPrimaryServiceName(), primary); err != nil {
 		return err
+	} else if err := workload.MayManage(obj, primary, r.Client.Scheme()); err != nil {
+		return err // not routed to while it is someone else's
 	} else if !found {
 		if err := r.applyServicePrimary(ctx, obj, backend, backend.Hash()); err != nil {
 			return err
@@ -117,7 +117,7 @@ func (r *CanaryReconciler) syncServiceTarget(ctx context.Context, obj *v1alpha1.
 // replaces in an annotation for a restore.
 func (r *CanaryReconciler) applyServicePrimary(ctx context.Context, obj *v1alpha1.Canary, b workload.ServiceBackend, hash string) error {
 	primary := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: obj.Namespace, Name: obj.GetPrimaryServiceName()}}
-	_, err := controllerutil.CreateOrUpdate(ctx, r.Client, primary, func() error {
+	_, err := r.createOrUpdate(ctx, obj, primary, func() {
 		previous := primary.Annotations[workload.PreviousSpecAnnotation]
 		if !primary.CreationTimestamp.IsZero() && primary.Annotations[specHashAnnotation] != hash {
 			data, _ := json.Marshal(struct {
@@ -131,7 +131,6 @@ func (r *CanaryReconciler) applyServicePrimary(ctx context.Context, obj *v1alpha
 		if previous != "" {
 			primary.Annotations[workload.PreviousSpecAnnotation] = previous
 		}
-		return r.setOwner(obj, primary)
 	})
 	if err != nil {
 		return fmt.Errorf("failed to apply %s: %w", primary.Name, err)

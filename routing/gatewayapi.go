@@ -13,6 +13,7 @@ import (
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	"github.com/serin-dev/serin/api/v1alpha1"
+	"github.com/serin-dev/serin/internal/workload"
 )
 
 // GatewayAPIRouter shifts weights between the primary and canary Services on
@@ -23,10 +24,16 @@ type GatewayAPIRouter struct {
 }
 
 // Reconcile creates the HTTPRoute with all traffic on the primary, or
-// updates its parents and hostnames keeping the weights.
+// updates its parents and hostnames keeping the weights. A route of that
+// name the Canary may not take over is left as it is
+// (workload.NotManagedError).
 func (r *GatewayAPIRouter) Reconcile(ctx context.Context, canary *v1alpha1.Canary, t Target) error {
 	route := &gatewayv1.HTTPRoute{ObjectMeta: metav1.ObjectMeta{Namespace: canary.Namespace, Name: t.ApexService}}
 	_, err := controllerutil.CreateOrUpdate(ctx, r.Client, route, func() error {
+		// A route serin did not create is not taken over, unless annotated.
+		if err := workload.Claim(canary, route, r.Client.Scheme()); err != nil {
+			return err
+		}
 		w := AllPrimary
 		if current, ok := weightsOf(route, t); ok {
 			w = current
@@ -34,7 +41,7 @@ func (r *GatewayAPIRouter) Reconcile(ctx context.Context, canary *v1alpha1.Canar
 		route.Labels = map[string]string{"serin.dev/canary": canary.Name}
 		route.Annotations = map[string]string{"kustomize.toolkit.fluxcd.io/reconcile": "disabled"}
 		route.Spec = routeSpec(canary, t, w)
-		return controllerutil.SetControllerReference(canary, route, r.Client.Scheme())
+		return nil
 	})
 	if err != nil {
 		return fmt.Errorf("failed to apply httproute %s: %w", route.Name, err)

@@ -41,3 +41,12 @@ type HandledRequests struct {
 // about the Canary itself) or direct (posted straight to the Providers in
 // spec.alerts, without notification-controller).
 const NotificationModeAnnotation = "serin.dev/notification-mode"
+
+// AdoptAnnotation set to "true" on an existing object lets serin take it
+// over as one of the objects it generates for a Canary (the `-primary`
+// Deployment, the Services, the HTTPRoute, the primary's autoscaler or
+// config copies). Without it, an object of a generated name that no
+// controller or another controller owns is left untouched and the Canary
+// stalls (AdoptionRefusedReason). An object controlled by another
+// controller is never taken over, annotated or not.
+const AdoptAnnotation = "serin.dev/adopt"

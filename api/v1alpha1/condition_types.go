@@ -47,6 +47,12 @@ const (
 	TargetNotFoundReason string = "TargetNotFound"
 	// InvalidTargetReason: the target exists but cannot be rolled out as is.
 	InvalidTargetReason string = "InvalidTarget"
+	// AdoptionRefusedReason: an object with the name of one serin
+	// generates for the Canary exists and is not controlled by it; serin
+	// leaves it untouched until someone deletes it or annotates it
+	// serin.dev/adopt=true (AdoptAnnotation). One controlled by another
+	// controller, another Canary included, is never taken over.
+	AdoptionRefusedReason string = "AdoptionRefused"
 	// RouteNotProgrammedReason: the gateway has not accepted the HTTPRoute's
 	// current weights (a parent rejected it, or has not reported on its
 	// generation yet); the rollout waits, and stalls past the progress
