@@ -35,24 +35,6 @@ import (
 	"github.com/serin-dev/serin/notifier"
 )
 
-// +kubebuilder:rbac:groups=serin.dev,resources=canaries,verbs=get;list;watch;update;patch
-// +kubebuilder:rbac:groups=serin.dev,resources=canaries/status,verbs=get;update;patch
-// +kubebuilder:rbac:groups=serin.dev,resources=canaries/finalizers,verbs=update
-// +kubebuilder:rbac:groups=serin.dev,resources=metrictemplates,verbs=get;list;watch
-// +kubebuilder:rbac:groups=apps,resources=deployments,verbs=get;list;watch;create;update;patch;delete
-// +kubebuilder:rbac:groups=apps,resources=replicasets,verbs=get;list;watch
-// +kubebuilder:rbac:groups="",resources=services,verbs=get;list;watch;create;update;patch;delete
-// +kubebuilder:rbac:groups="",resources=configmaps;secrets,verbs=get;list;watch;create;update;patch
-// +kubebuilder:rbac:groups="",resources=events,verbs=create;patch
-// +kubebuilder:rbac:groups=discovery.k8s.io,resources=endpointslices,verbs=get;list;watch
-// +kubebuilder:rbac:groups=autoscaling,resources=horizontalpodautoscalers,verbs=get;list;watch;create;update;patch;delete
-// +kubebuilder:rbac:groups=gateway.networking.k8s.io,resources=httproutes,verbs=get;list;watch;create;update;patch;delete
-// +kubebuilder:rbac:groups=kustomize.toolkit.fluxcd.io,resources=kustomizations,verbs=get;list;watch
-// +kubebuilder:rbac:groups=helm.toolkit.fluxcd.io,resources=helmreleases,verbs=get;list;watch
-// +kubebuilder:rbac:groups=source.toolkit.fluxcd.io,resources=gitrepositories,verbs=get;list;watch
-// +kubebuilder:rbac:groups=notification.toolkit.fluxcd.io,resources=providers,verbs=get;list;watch
-// +kubebuilder:rbac:groups=coordination.k8s.io,resources=leases,verbs=get;list;watch;create;update;patch;delete
-
 // ControllerName is the name serin reports events and field ownership with.
 const ControllerName = "serin"
 
@@ -140,6 +122,8 @@ func (r *CanaryReconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manage
 		Watches(&appsv1.Deployment{}, handler.EnqueueRequestsFromMapFunc(r.canariesForTarget("Deployment"))).
 		Watches(&corev1.Service{}, handler.EnqueueRequestsFromMapFunc(r.canariesForTarget("Service"))).
 		Watches(&discoveryv1.EndpointSlice{}, handler.EnqueueRequestsFromMapFunc(r.canariesForEndpoints)).
+		// Metadata only: the informers hold no ConfigMap's or Secret's
+		// data, which is read live (APIReader) when a resourceVersion is new.
 		WatchesMetadata(&corev1.ConfigMap{}, handler.EnqueueRequestsFromMapFunc(r.canariesForConfig("ConfigMap"))).
 		WatchesMetadata(&corev1.Secret{}, handler.EnqueueRequestsFromMapFunc(r.canariesForConfig("Secret"))).
 		WithOptions(controller.Options{

@@ -38,7 +38,7 @@ func TestTestbed_InstallManifestsApply(t *testing.T) {
 	}
 	g.Expect(kinds).To(Equal(map[string]int{
 		"Namespace": 1, "CustomResourceDefinition": 2, "ServiceAccount": 1, "ClusterRole": 1,
-		"ClusterRoleBinding": 1, "Deployment": 1, "Service": 1,
+		"ClusterRoleBinding": 1, "Role": 1, "RoleBinding": 1, "Deployment": 1, "Service": 1,
 	}))
 
 	agentDeploy := &appsv1.Deployment{}

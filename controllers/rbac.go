@@ -1,0 +1,46 @@
+package controllers
+
+// The agent's ClusterRole (config/rbac/role.yaml), verb by verb what the
+// code calls; docs/security.md explains each line. Cached kinds need get,
+// list and watch; reads through the APIReader only get or list. Nothing
+// is ever deleted but pruned ControllerRevisions: generated objects go
+// with their Canary through garbage collection. The leader election Lease
+// is in a namespaced Role (config/rbac/leader_election_role.yaml).
+
+// Canaries are cached; their finalizer and status are patched.
+// +kubebuilder:rbac:groups=serin.dev,resources=canaries,verbs=get;list;watch;patch
+// +kubebuilder:rbac:groups=serin.dev,resources=canaries/status,verbs=patch
+// Owner references with blockOwnerDeletion on the generated objects.
+// +kubebuilder:rbac:groups=serin.dev,resources=canaries/finalizers,verbs=update
+// MetricTemplates are cached.
+// +kubebuilder:rbac:groups=serin.dev,resources=metrictemplates,verbs=get;list;watch
+
+// Targets, the primary Deployment and the generated Services are cached,
+// created, updated (create-or-update) and patched (replicas, restore,
+// selectors, orphaning).
+// +kubebuilder:rbac:groups=apps,resources=deployments,verbs=get;list;watch;create;update;patch
+// +kubebuilder:rbac:groups="",resources=services,verbs=get;list;watch;create;update;patch
+// The primary's ReplicaSets are listed live when it is restored.
+// +kubebuilder:rbac:groups=apps,resources=replicasets,verbs=list
+// EndpointSlices are cached: the readiness of a Service target.
+// +kubebuilder:rbac:groups=discovery.k8s.io,resources=endpointslices,verbs=get;list;watch
+// The primary's autoscaler is cached and created or updated.
+// +kubebuilder:rbac:groups=autoscaling,resources=horizontalpodautoscalers,verbs=get;list;watch;create;update
+// The HTTPRoute is cached, created or updated, and patched (weights).
+// +kubebuilder:rbac:groups=gateway.networking.k8s.io,resources=httproutes,verbs=get;list;watch;create;update;patch
+
+// ConfigMaps and Secrets are watched by metadata only (list, watch), their
+// data read live (get), and the primary's copies created and updated.
+// +kubebuilder:rbac:groups="",resources=configmaps;secrets,verbs=get;list;watch;create;update
+// Kubernetes Events of the Canaries (core/v1 recorder).
+// +kubebuilder:rbac:groups="",resources=events,verbs=create;patch
+
+// The Flux objects that applied a target, the GitRepository of a GitOps
+// revert and the Providers of direct notifications are read live.
+// +kubebuilder:rbac:groups=kustomize.toolkit.fluxcd.io,resources=kustomizations,verbs=get
+// +kubebuilder:rbac:groups=helm.toolkit.fluxcd.io,resources=helmreleases,verbs=get
+// +kubebuilder:rbac:groups=source.toolkit.fluxcd.io,resources=gitrepositories,verbs=get
+// +kubebuilder:rbac:groups=notification.toolkit.fluxcd.io,resources=providers,verbs=get
+
+// A Canary's writes impersonate its service account (spec.serviceAccountName).
+// +kubebuilder:rbac:groups="",resources=serviceaccounts,verbs=impersonate
