@@ -9,6 +9,7 @@ import (
 	"time"
 
 	notificationv1 "github.com/fluxcd/notification-controller/api/v1beta3"
+	"github.com/fluxcd/pkg/runtime/acl"
 	"github.com/fluxcd/pkg/runtime/client"
 	helper "github.com/fluxcd/pkg/runtime/controller"
 	feathelper "github.com/fluxcd/pkg/runtime/features"
@@ -35,6 +36,7 @@ import (
 	"github.com/serin-dev/serin/controllers"
 	"github.com/serin-dev/serin/gitops"
 	"github.com/serin-dev/serin/internal/features"
+	"github.com/serin-dev/serin/internal/tenancy"
 	"github.com/serin-dev/serin/internal/version"
 	"github.com/serin-dev/serin/notifier"
 )
@@ -68,6 +70,8 @@ func main() {
 		rateLimiterOptions    helper.RateLimiterOptions
 		watchOptions          helper.WatchOptions
 		featureGates          feathelper.FeatureGates
+		aclOptions            acl.Options
+		defaultServiceAccount string
 		showVersion           bool
 	)
 
@@ -97,6 +101,12 @@ func main() {
 			"a step running for more than a second gives its worker back, and at most 8 times this many steps are in flight.")
 	flag.DurationVar(&analysisStepTimeout, "analysis-step-timeout", analysis.DefaultStepTimeout,
 		"The deadline of all the calls of one analysis step; a call still unanswered then fails its check.")
+	// Flux's tenancy flags, with their names and meaning
+	// (docs/security.md): cross-namespace references and impersonation.
+	aclOptions.BindFlags(flag.CommandLine)
+	flag.StringVar(&defaultServiceAccount, "default-service-account", "",
+		"The service account, in a Canary's namespace, that serin impersonates for a Canary without spec.serviceAccountName; "+
+			"empty acts as the agent itself.")
 	flag.BoolVar(&showVersion, "version", false, "Print the version and exit.")
 	clientOptions.BindFlags(flag.CommandLine)
 	// One agent runs thousands of canaries, whose steps come in bursts: a
@@ -192,6 +202,11 @@ func main() {
 	}
 	probes.SetupChecks(mgr, setupLog)
 
+	tenants := tenancy.New(restConfig, mgr.GetScheme(), mgr.GetRESTMapper(), mgr.GetClient(), mgr.GetAPIReader(), tenancy.Options{
+		NoCrossNamespaceRefs:  aclOptions.NoCrossNamespaceRefs,
+		DefaultServiceAccount: defaultServiceAccount,
+	})
+
 	mode, err := notifier.ParseMode(notificationMode)
 	if err != nil {
 		setupLog.Error(err, "invalid --notification-mode")
@@ -207,6 +222,7 @@ func main() {
 		APIReader:           mgr.GetAPIReader(),
 		ReportingController: controllers.ControllerName,
 		Logger:              ctrl.Log.WithName("notifier"),
+		Tenancy:             tenants,
 	})
 	if err := mgr.Add(notifications); err != nil {
 		setupLog.Error(err, "unable to add the notifier")
@@ -214,8 +230,9 @@ func main() {
 	}
 
 	ctx := ctrl.SetupSignalHandler()
-	webhooks := &analysis.Webhooks{}
+	webhooks := &analysis.Webhooks{Tenancy: tenants}
 	checks := &analysis.Metrics{
+		Tenancy:       tenants,
 		Reader:        mgr.GetClient(),
 		MetricsServer: metricsServer,
 		DataPlane:     defaultDataPlane,
@@ -228,13 +245,14 @@ func main() {
 		Notifier:       notifications,
 		Webhooks:       webhooks,
 		Checks:         checks,
+		Tenancy:        tenants,
 		Analysis: analysis.NewRunner(webhooks, checks, analysis.RunnerOptions{
 			Workers:     analysisWorkers,
 			StepTimeout: analysisStepTimeout,
 		}),
 	}
 	if revertOptions.Enabled {
-		reverter, err := revertOptions.Reverter(mgr.GetAPIReader())
+		reverter, err := revertOptions.Reverter(mgr.GetAPIReader(), gitops.WithNoCrossNamespaceRefs(aclOptions.NoCrossNamespaceRefs))
 		if err != nil {
 			setupLog.Error(err, "unable to configure GitOps revert")
 			os.Exit(1)
@@ -299,7 +317,7 @@ func (o *gitopsRevertOptions) BindFlags(fs *flag.FlagSet) {
 }
 
 // Reverter builds the GitReverter the flags describe.
-func (o *gitopsRevertOptions) Reverter(reader ctrlclient.Reader) (*gitops.GitReverter, error) {
+func (o *gitopsRevertOptions) Reverter(reader ctrlclient.Reader, extra ...gitops.ReverterOption) (*gitops.GitReverter, error) {
 	var template string
 	if o.MessageTemplate != "" {
 		b, err := os.ReadFile(o.MessageTemplate)
@@ -331,6 +349,7 @@ func (o *gitopsRevertOptions) Reverter(reader ctrlclient.Reader) (*gitops.GitRev
 		}
 		opts = append(opts, gitops.WithSigningKey(key))
 	}
+	opts = append(opts, extra...)
 	return gitops.NewGitReverter(reader, opts...)
 }
 

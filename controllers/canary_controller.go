@@ -32,6 +32,7 @@ import (
 	"github.com/serin-dev/serin/api/v1alpha1"
 	"github.com/serin-dev/serin/gitops"
 	"github.com/serin-dev/serin/internal/rollout"
+	"github.com/serin-dev/serin/internal/tenancy"
 	"github.com/serin-dev/serin/notifier"
 )
 
@@ -69,6 +70,10 @@ type CanaryReconciler struct {
 	Notifier notifier.Notifier
 	// Reverter reverts bad revisions in Git; nil disables GitOps revert.
 	Reverter gitops.Reverter
+	// Tenancy refuses cross-namespace references and gives the clients
+	// that act as a Canary's service account; nil allows every reference
+	// and acts as the agent.
+	Tenancy *tenancy.Tenancy
 
 	metrics      *canaryMetrics
 	expectations *writeExpectations
@@ -154,6 +159,9 @@ func (r *CanaryReconciler) setDefaults(cached, uncached client.Reader) {
 	r.expectations = newWriteExpectations()
 	r.routeClocks = newRouteClocks()
 	r.configs = &configHashes{byName: map[string]configHash{}}
+	if _, wrapped := r.Client.(tenantClient); !wrapped {
+		r.Client = tenantClient{Client: r.Client}
+	}
 	if r.Webhooks == nil {
 		r.Webhooks = &analysis.Webhooks{}
 	}
@@ -222,6 +230,12 @@ func (r *CanaryReconciler) Reconcile(ctx context.Context, req ctrl.Request) (res
 		r.Metrics.RecordDuration(ctx, obj, start)
 	}()
 
+	ctx, err := r.actAs(ctx, obj)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	defer func() { retErr = r.accessDenied(obj, retErr) }()
+
 	if !obj.DeletionTimestamp.IsZero() {
 		return r.reconcileDelete(ctx, obj)
 	}
@@ -244,6 +258,7 @@ func (r *CanaryReconciler) Reconcile(ctx context.Context, req ctrl.Request) (res
 	if obs.Target.Found {
 		obj.Status.TrackedConfigs = obs.Target.TrackedConfigs
 	}
+	obs.RefusedRefs = r.refusedRefs(obj)
 	action := rollout.Decide(obj, obs)
 	log.V(1).Info("decided", "phase", obj.Status.Phase, "action", action.String())
 	before := obj.Status.DeepCopy()

@@ -202,8 +202,17 @@ func (r *CanaryReconciler) orphanConfigCopy(ctx context.Context, obj *v1alpha1.C
 	return nil
 }
 
-// dropOwner removes the Canary from an object's owner references.
+// dropOwner removes the Canary from an object's owner references and marks
+// the object as serin's to take back (serin.dev/adopt): a Canary created
+// again under the same name picks up what serin generated, without a
+// person annotating each object.
 func dropOwner(o metav1.Object, obj *v1alpha1.Canary) {
+	ann := o.GetAnnotations()
+	if ann == nil {
+		ann = map[string]string{}
+	}
+	ann[v1alpha1.AdoptAnnotation] = "true"
+	o.SetAnnotations(ann)
 	refs := o.GetOwnerReferences()
 	kept := refs[:0]
 	for _, ref := range refs {

@@ -9,11 +9,11 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/serin-dev/serin/api/v1alpha1"
-	"github.com/serin-dev/serin/internal/fluxowner"
 	"github.com/serin-dev/serin/internal/rollout"
 	"github.com/serin-dev/serin/internal/workload"
 	"github.com/serin-dev/serin/routing"
@@ -56,9 +56,7 @@ func (r *CanaryReconciler) observe(ctx context.Context, obj *v1alpha1.Canary) (r
 	if obs.Target.SpecHash != obj.Status.LastAppliedSpec {
 		// A new revision: ask the Flux object that applied it which source
 		// revision it is. Not cached, so only here, once per revision.
-		if owner, ok := fluxowner.Of(target); ok {
-			obs.Target.Revision = fluxowner.Revision(ctx, r.APIReader, owner)
-		}
+		obs.Target.Revision = r.ownerRevision(ctx, obj, target, schema.GroupKind{Group: appsv1.GroupName, Kind: "Deployment"})
 	}
 
 	if _, err := r.observePrimary(ctx, obj, &obs); err != nil {

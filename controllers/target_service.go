@@ -10,12 +10,12 @@ import (
 	discoveryv1 "k8s.io/api/discovery/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/serin-dev/serin/api/v1alpha1"
-	"github.com/serin-dev/serin/internal/fluxowner"
 	"github.com/serin-dev/serin/internal/rollout"
 	"github.com/serin-dev/serin/internal/workload"
 	"github.com/serin-dev/serin/routing"
@@ -43,9 +43,7 @@ func (r *CanaryReconciler) observeServiceTarget(ctx context.Context, obj *v1alph
 	obs.Target.SpecHash = backend.Hash()
 	obs.Target.Revision = obj.Status.LastAttemptedRevision
 	if obs.Target.SpecHash != obj.Status.LastAppliedSpec {
-		if owner, ok := fluxowner.Of(target); ok {
-			obs.Target.Revision = fluxowner.Revision(ctx, r.APIReader, owner)
-		}
+		obs.Target.Revision = r.ownerRevision(ctx, obj, target, schema.GroupKind{Kind: "Service"})
 	}
 	canary, primary := &corev1.Service{}, &corev1.Service{}
 	canaryFound, err := r.getOptional(ctx, obj.Namespace, obj.GetCanaryServiceName(), canary)

@@ -249,11 +249,15 @@ func notifyKustomization(t testing.TB, g Gomega, ns, name, revision string) *uns
 	return ks
 }
 
-// setLastAppliedRevision plays kustomize-controller having applied a commit.
+// setLastAppliedRevision plays kustomize-controller having applied a commit
+// that holds the Deployment podinfo: its inventory lists it, which is what
+// serin checks before it speaks for the Kustomization.
 func setLastAppliedRevision(g Gomega, ks *unstructured.Unstructured, revision string) {
 	g.Eventually(func(g Gomega) {
 		g.Expect(k8s.Get(context.Background(), client.ObjectKeyFromObject(ks), ks)).To(Succeed())
 		g.Expect(unstructured.SetNestedField(ks.Object, revision, "status", "lastAppliedRevision")).To(Succeed())
+		g.Expect(unstructured.SetNestedSlice(ks.Object, []any{map[string]any{"id": ks.GetNamespace() + "_podinfo_apps_Deployment", "v": "v1"}},
+			"status", "inventory", "entries")).To(Succeed())
 		g.Expect(k8s.Status().Update(context.Background(), ks)).To(Succeed())
 	}, 10*time.Second, 100*time.Millisecond).Should(Succeed())
 }

@@ -33,6 +33,18 @@ type GitReverter struct {
 	now       func() time.Time
 	limiter   *revertLimiter
 	clone     cloneOptions
+	// crossNamespace lets a Canary revert through a Kustomization or
+	// GitRepository in another namespace (not under --no-cross-namespace-refs).
+	crossNamespace bool
+}
+
+// WithNoCrossNamespaceRefs refuses a Kustomization or GitRepository in
+// another namespace than the Canary's (Flux's --no-cross-namespace-refs).
+func WithNoCrossNamespaceRefs(refuse bool) ReverterOption {
+	return func(g *GitReverter) error {
+		g.crossNamespace = !refuse
+		return nil
+	}
 }
 
 // ReverterOption configures a GitReverter.
@@ -137,7 +149,7 @@ func NewGitReverter(c client.Reader, opts ...ReverterOption) (*GitReverter, erro
 	g := &GitReverter{
 		client: c, author: Signature{Name: "serin", Email: "serin@users.noreply.serin.dev"}, hosts: NewGitProviderHost, now: time.Now,
 		limiter: newRevertLimiter(DefaultMaxConcurrentReverts),
-		clone:   cloneOptions{maxSize: DefaultMaxCloneSize},
+		clone:   cloneOptions{maxSize: DefaultMaxCloneSize}, crossNamespace: true,
 	}
 	var err error
 	if g.message, err = ParseMessageTemplate(""); err != nil {
@@ -170,7 +182,7 @@ func (g *GitReverter) Revert(ctx context.Context, req RevertRequest) (RevertResu
 	if err != nil {
 		return RevertResult{}, fmt.Errorf("cannot revert: %w", err)
 	}
-	src, err := DiscoverSource(ctx, g.client, req.Canary)
+	src, err := DiscoverSource(ctx, g.client, req.Canary, g.crossNamespace)
 	if err != nil {
 		return RevertResult{}, err
 	}

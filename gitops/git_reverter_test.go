@@ -94,7 +94,8 @@ func startGitServer(t testing.TB) *gittestserver.GitServer {
 }
 
 // fleetClient is a cluster holding the target Deployment apps/podinfo, the
-// Kustomization of ./apps/podinfo that applied lastApplied, and the
+// Kustomization of ./apps/podinfo that applied lastApplied (its inventory
+// lists the target), and the
 // GitRepository of url with its secret.
 func fleetClient(url string, lastApplied plumbing.Hash) client.Client {
 	scheme := runtime.NewScheme()
@@ -111,7 +112,10 @@ func fleetClient(url string, lastApplied plumbing.Hash) client.Client {
 			Path:      "./apps/podinfo",
 			SourceRef: kustomizev1.CrossNamespaceSourceReference{Kind: sourcev1.GitRepositoryKind, Name: "fleet"},
 		},
-		Status: kustomizev1.KustomizationStatus{LastAppliedRevision: "main@sha1:" + lastApplied.String()},
+		Status: kustomizev1.KustomizationStatus{
+			LastAppliedRevision: "main@sha1:" + lastApplied.String(),
+			Inventory:           &kustomizev1.ResourceInventory{Entries: []kustomizev1.ResourceRef{{ID: "apps_podinfo_apps_Deployment", Version: "v1"}}},
+		},
 	}
 	repo := &sourcev1.GitRepository{
 		ObjectMeta: metav1.ObjectMeta{Name: "fleet", Namespace: "flux-system"},

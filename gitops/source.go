@@ -59,7 +59,13 @@ func targetOf(c *v1alpha1.Canary) Target {
 // DiscoverSource finds the Kustomization that applied the Canary's target
 // (from the labels kustomize-controller sets) and its GitRepository, with
 // the credentials of the GitRepository's secret.
-func DiscoverSource(ctx context.Context, c client.Reader, canary *v1alpha1.Canary) (*Source, error) {
+//
+// The Kustomization is used only when its status.inventory lists the
+// target (fluxowner.Verify): the labels alone are the tenant's to write. With
+// crossNamespace false (--no-cross-namespace-refs), the Kustomization and
+// its GitRepository, whose Secret serin clones and pushes with, must be in
+// the Canary's namespace.
+func DiscoverSource(ctx context.Context, c client.Reader, canary *v1alpha1.Canary, crossNamespace bool) (*Source, error) {
 	ref := canary.Spec.TargetRef
 	apiVersion := ref.APIVersion
 	if apiVersion == "" {
@@ -70,11 +76,15 @@ func DiscoverSource(ctx context.Context, c client.Reader, canary *v1alpha1.Canar
 	if err := c.Get(ctx, types.NamespacedName{Namespace: canary.Namespace, Name: ref.Name}, target); err != nil {
 		return nil, fmt.Errorf("failed to get target %s/%s: %w", ref.Kind, ref.Name, err)
 	}
-	owner, ok := fluxowner.Of(target)
+	applied, ok, err := fluxowner.Verify(ctx, c, target, target.GroupVersionKind().GroupKind(), crossNamespace)
 	if !ok {
 		return nil, fmt.Errorf("%w: %s %s/%s was not applied by a Flux Kustomization (no %s/name label)",
 			ErrUnsupportedSource, ref.Kind, canary.Namespace, ref.Name, fluxowner.KustomizeGroup)
 	}
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrUnsupportedSource, err)
+	}
+	owner := applied.Owner
 	if owner.Group != fluxowner.KustomizeGroup {
 		return nil, fmt.Errorf("%w: %s %s/%s is applied by %s %s/%s; only Kustomizations can be reverted in Git",
 			ErrUnsupportedSource, ref.Kind, canary.Namespace, ref.Name, owner.Kind, owner.Namespace, owner.Name)
@@ -92,6 +102,10 @@ func DiscoverSource(ctx context.Context, c client.Reader, canary *v1alpha1.Canar
 	repoKey := types.NamespacedName{Namespace: src.Namespace, Name: src.Name}
 	if repoKey.Namespace == "" {
 		repoKey.Namespace = ks.Namespace
+	}
+	if !crossNamespace && repoKey.Namespace != canary.Namespace {
+		return nil, fmt.Errorf("%w: Kustomization %s/%s builds GitRepository %s in another namespace, and cross-namespace references are disabled (--no-cross-namespace-refs)",
+			ErrUnsupportedSource, ks.Namespace, ks.Name, repoKey)
 	}
 	repo := &sourcev1.GitRepository{}
 	gvk := sourcev1.GroupVersion.WithKind(sourcev1.GitRepositoryKind)

@@ -20,6 +20,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
 	"github.com/serin-dev/serin/api/v1alpha1"
+	"github.com/serin-dev/serin/internal/fluxowner"
 )
 
 // sourceObjects are the Flux objects behind Deployment apps/podinfo; each
@@ -42,7 +43,10 @@ func newSourceObjects() *sourceObjects {
 				Path:      "./apps/podinfo",
 				SourceRef: kustomizev1.CrossNamespaceSourceReference{Kind: sourcev1.GitRepositoryKind, Name: "fleet"},
 			},
-			Status: kustomizev1.KustomizationStatus{LastAppliedRevision: "main@sha1:0123456789abcdef0123456789abcdef01234567"},
+			Status: kustomizev1.KustomizationStatus{
+				LastAppliedRevision: "main@sha1:0123456789abcdef0123456789abcdef01234567",
+				Inventory:           &kustomizev1.ResourceInventory{Entries: []kustomizev1.ResourceRef{{ID: "apps_podinfo_apps_Deployment", Version: "v1"}}},
+			},
 		},
 		repo: &sourcev1.GitRepository{
 			ObjectMeta: metav1.ObjectMeta{Name: "fleet", Namespace: "flux-system"},
@@ -83,10 +87,26 @@ func TestDiscoverSource(t *testing.T) {
 		LastAppliedRevision: "main@sha1:0123456789abcdef0123456789abcdef01234567",
 	}
 	tests := map[string]struct {
-		mutate  func(*sourceObjects)
-		want    func(*Source)
-		wantErr error
+		mutate           func(*sourceObjects)
+		noCrossNamespace bool
+		want             func(*Source)
+		wantErr          error
 	}{
+		"labels name a Kustomization that does not list the target": {
+			mutate: func(o *sourceObjects) {
+				o.ks.Status.Inventory.Entries[0].ID = "flux-system_source-controller_apps_Deployment"
+			},
+			wantErr: fluxowner.ErrUnverified,
+		},
+		"Kustomization in another namespace under --no-cross-namespace-refs": {noCrossNamespace: true, wantErr: ErrUnsupportedSource},
+		"GitRepository in another namespace under --no-cross-namespace-refs": {
+			mutate: func(o *sourceObjects) {
+				o.target.Labels["kustomize.toolkit.fluxcd.io/namespace"] = "apps"
+				o.ks.Namespace = "apps"
+				o.ks.Spec.SourceRef.Namespace = "flux-system"
+			},
+			noCrossNamespace: true, wantErr: ErrUnsupportedSource,
+		},
 		"username and password": {},
 		"bearer token": {
 			mutate: func(o *sourceObjects) {
@@ -139,7 +159,7 @@ func TestDiscoverSource(t *testing.T) {
 			if tt.mutate != nil {
 				tt.mutate(o)
 			}
-			got, err := DiscoverSource(context.Background(), o.client(), canary)
+			got, err := DiscoverSource(context.Background(), o.client(), canary, !tt.noCrossNamespace)
 			if tt.wantErr != nil {
 				if !errors.Is(err, tt.wantErr) {
 					t.Fatalf("err = %v, want %v", err, tt.wantErr)

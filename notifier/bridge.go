@@ -12,6 +12,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/serin-dev/serin/api/v1alpha1"
+	"github.com/serin-dev/serin/internal/tenancy"
 )
 
 // Options configure a Bridge.
@@ -49,6 +50,10 @@ type Options struct {
 	Logger logr.Logger
 	// Now returns the current time; nil means time.Now.
 	Now func() time.Time
+	// Tenancy refuses Providers in other namespaces
+	// (--no-cross-namespace-refs) and reads Providers and their Secrets as
+	// the Canary's service account; nil reads them with APIReader.
+	Tenancy *tenancy.Tenancy
 }
 
 // Bridge is the Notifier of the agent: Notify queues the event and returns

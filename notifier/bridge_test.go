@@ -17,6 +17,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/serin-dev/serin/api/v1alpha1"
+	"github.com/serin-dev/serin/internal/tenancy"
 	"github.com/serin-dev/serin/internal/testobj"
 )
 
@@ -140,13 +141,22 @@ func ncEvents(t *testing.T, s *sink) []eventv1.Event {
 	return evs
 }
 
+// kustomization is a Kustomization whose inventory lists the test
+// Deployment apps/podinfo.
 func kustomization(name, namespace, revision string) *unstructured.Unstructured {
-	u := &unstructured.Unstructured{Object: map[string]any{
-		"apiVersion": "kustomize.toolkit.fluxcd.io/v1", "kind": "Kustomization",
+	return fluxOwner("kustomize.toolkit.fluxcd.io/v1", "Kustomization", name, namespace, revision, "apps_podinfo_apps_Deployment")
+}
+
+func fluxOwner(apiVersion, kind, name, namespace, revision string, inventory ...string) *unstructured.Unstructured {
+	entries := []any{}
+	for _, id := range inventory {
+		entries = append(entries, map[string]any{"id": id, "v": "v1"})
+	}
+	return &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": apiVersion, "kind": kind,
 		"metadata": map[string]any{"name": name, "namespace": namespace},
-		"status":   map[string]any{"lastAppliedRevision": revision},
+		"status":   map[string]any{"lastAppliedRevision": revision, "inventory": map[string]any{"entries": entries}},
 	}}
-	return u
 }
 
 func appliedBy(name, namespace string) *testobj.DeploymentWrapper {
@@ -227,9 +237,16 @@ func TestModes(t *testing.T) {
 		mode       Mode
 		annotation string
 		target     client.Object
+		owners     []client.Object // default: the Kustomization flux-system/apps listing the target
+		tenancy    tenancy.Options
 		wantKind   string // "" means nothing sent to notification-controller
 		wantGroup  string
 	}{
+		"owner whose inventory does not list the target": {mode: ModeOwner, target: appliedBy("flux-system", "flux-system").Obj(),
+			owners:   []client.Object{fluxOwner("kustomize.toolkit.fluxcd.io/v1", "Kustomization", "flux-system", "flux-system", "main@sha1:ffff", "flux-system_source-controller_apps_Deployment")},
+			wantKind: "Canary", wantGroup: "serin.dev"},
+		"owner in another namespace under --no-cross-namespace-refs": {mode: ModeOwner, target: appliedBy("apps", "flux-system").Obj(),
+			tenancy: tenancy.Options{NoCrossNamespaceRefs: true}, wantKind: "Canary", wantGroup: "serin.dev"},
 		"owner":                          {mode: ModeOwner, target: appliedBy("apps", "flux-system").Obj(), wantKind: "Kustomization", wantGroup: "kustomize.toolkit.fluxcd.io"},
 		"owner of a helm release":        {mode: ModeOwner, target: testobj.MakeDeployment("podinfo", "apps").Label("helm.toolkit.fluxcd.io/name", "web").Label("helm.toolkit.fluxcd.io/namespace", "apps").Obj(), wantKind: "HelmRelease", wantGroup: "helm.toolkit.fluxcd.io"},
 		"owner falls back to canary":     {mode: ModeOwner, target: testobj.MakeDeployment("podinfo", "apps").Obj(), wantKind: "Canary", wantGroup: "serin.dev"},
@@ -244,11 +261,17 @@ func TestModes(t *testing.T) {
 	for name, tt := range tests {
 		t.Run(name, func(t *testing.T) {
 			nc := newSink(t, func(int) int { return http.StatusAccepted })
-			var objs []client.Object
+			objs := tt.owners
+			if objs == nil {
+				objs = []client.Object{kustomization("apps", "flux-system", "main@sha1:ffff"),
+					fluxOwner("helm.toolkit.fluxcd.io/v2", "HelmRelease", "web", "apps", "1.0.0", "apps_podinfo_apps_Deployment")}
+			}
 			if tt.target != nil {
 				objs = append(objs, tt.target)
 			}
-			b := testBridge(t, Options{Mode: tt.mode, EventsAddr: nc.URL, Reader: fakeReader(t, objs...)})
+			reader := fakeReader(t, objs...)
+			b := testBridge(t, Options{Mode: tt.mode, EventsAddr: nc.URL, Reader: reader,
+				Tenancy: tenancy.Static(nil, reader, tt.tenancy)})
 			c := testCanary()
 			if tt.annotation != "" {
 				c.Annotations = map[string]string{v1alpha1.NotificationModeAnnotation: tt.annotation}
@@ -395,3 +418,28 @@ func TestCommitStatusOnlyOnThePhaseChange(t *testing.T) {
 }
 
 const notifyRevisionForTest = "main@sha1:7c9d7c9d7c9d7c9d7c9d7c9d7c9d7c9d7c9d7c9d"
+
+// TestDirect_CrossNamespaceProviderRefused: under --no-cross-namespace-refs
+// a Canary in apps cannot post through flux-system's Provider (its token,
+// its channel); a Provider in its own namespace still works.
+func TestDirect_CrossNamespaceProviderRefused(t *testing.T) {
+	s := newSink(t, func(int) int { return http.StatusOK })
+	theirs := provider("slack", notificationv1.SlackProvider, func(p *notificationv1.Provider) { p.Spec.Address = s.URL + "/theirs" })
+	ours := provider("slack", notificationv1.SlackProvider, func(p *notificationv1.Provider) { p.Namespace = "apps"; p.Spec.Address = s.URL + "/ours" })
+	reader := fakeReader(t, theirs, ours)
+	b := testBridge(t, Options{Mode: ModeDirect, Reader: reader, Tenancy: tenancy.Static(nil, reader, tenancy.Options{NoCrossNamespaceRefs: true})})
+	if deliverNow(b, withAlerts(testCanary(), alertFor("slack", "info")), promoted()) {
+		t.Error("delivered through a Provider in another namespace")
+	}
+	if got := s.got(); len(got) != 0 {
+		t.Fatalf("the other namespace's Provider received %d requests", len(got))
+	}
+	own := alertFor("slack", "info")
+	own.ProviderRef.Namespace = ""
+	if !deliverNow(b, withAlerts(testCanary(), own), promoted()) {
+		t.Fatal("delivery through the Canary's own Provider failed")
+	}
+	if got := s.got(); len(got) != 1 || got[0].path != "/ours" {
+		t.Errorf("requests = %+v, want one to /ours", got)
+	}
+}

@@ -8,6 +8,8 @@ import (
 	eventv1 "github.com/fluxcd/pkg/apis/event/v1beta1"
 	"github.com/go-logr/logr"
 	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/serin-dev/serin/api/v1alpha1"
 )
 
 // sendToProviders posts the event to each Provider of spec.alerts whose
@@ -28,7 +30,12 @@ func (b *Bridge) sendToProviders(ctx context.Context, j job) bool {
 		if key.Namespace == "" {
 			key.Namespace = j.canary.Namespace
 		}
-		if err := b.sendToProvider(ctx, key, ev); err != nil {
+		if err := b.opts.Tenancy.CheckRef(j.canary, "spec.alerts[].providerRef", "Provider", key); err != nil {
+			log.Error(err, "notification not sent", "provider", key.String())
+			ok = false
+			continue
+		}
+		if err := b.sendToProvider(ctx, j.canary, key, ev); err != nil {
 			log.Error(err, "failed to send notification", "provider", key.String())
 			ok = false
 		}
@@ -38,12 +45,21 @@ func (b *Bridge) sendToProviders(ctx context.Context, j job) bool {
 
 // sendToProvider posts one event to one Provider, unless it is suspended,
 // within the Provider's timeout.
-func (b *Bridge) sendToProvider(ctx context.Context, key types.NamespacedName, ev eventv1.Event) error {
-	if b.opts.APIReader == nil {
+func (b *Bridge) sendToProvider(ctx context.Context, canary *v1alpha1.Canary, key types.NamespacedName, ev eventv1.Event) error {
+	reader := b.opts.APIReader
+	if b.opts.Tenancy != nil {
+		// As the Canary's service account, when it has one: a tenant
+		// reaches only the Providers and Secrets its own RBAC allows.
+		var err error
+		if reader, err = b.opts.Tenancy.SecretReader(canary); err != nil {
+			return err
+		}
+	}
+	if reader == nil {
 		return fmt.Errorf("cannot read provider %s: the notifier has no API reader", key)
 	}
 	p := &notificationv1.Provider{}
-	if err := b.opts.APIReader.Get(ctx, key, p); err != nil {
+	if err := reader.Get(ctx, key, p); err != nil {
 		return fmt.Errorf("failed to get provider: %w", err)
 	}
 	if p.Spec.Suspend {
@@ -56,7 +72,7 @@ func (b *Bridge) sendToProvider(ctx context.Context, key types.NamespacedName, e
 	}
 	ctx, cancel := context.WithTimeout(ctx, p.GetTimeout())
 	defer cancel()
-	cfg, err := resolveProvider(ctx, b.opts.APIReader, p)
+	cfg, err := resolveProvider(ctx, reader, p)
 	if err != nil {
 		return err
 	}

@@ -32,6 +32,7 @@ func (b *Bridge) sendToNotificationController(ctx context.Context, j job, mode M
 	obj, group := canaryReference(j.canary), v1alpha1.GroupVersion.Group
 	if mode == ModeOwner {
 		if owner, ok := b.ownerOf(ctx, j.canary); ok {
+			// Verified: the owner's inventory lists the target.
 			obj = corev1.ObjectReference{
 				APIVersion: schema.GroupVersion{Group: owner.Group, Version: owner.Version}.String(),
 				Kind:       owner.Kind,
@@ -40,7 +41,7 @@ func (b *Bridge) sendToNotificationController(ctx context.Context, j job, mode M
 			}
 			group = owner.Group
 			if f.revision == "" {
-				f.revision = fluxowner.Revision(ctx, b.opts.APIReader, owner)
+				f.revision = owner.Revision
 			}
 		} else {
 			log.V(1).Info("target not applied by a Flux Kustomization or HelmRelease: sending the event about the Canary")
@@ -65,13 +66,17 @@ func (b *Bridge) sendToNotificationController(ctx context.Context, j job, mode M
 	return nil
 }
 
-// ownerOf returns the Flux object that applied the Canary's target.
-func (b *Bridge) ownerOf(ctx context.Context, c *v1alpha1.Canary) (fluxowner.Owner, bool) {
+// ownerOf returns the Flux object that applied the Canary's target, once
+// fluxowner.Verify found it lists the target in its inventory: the labels
+// alone, which the tenant writes, would let a Canary speak for the
+// platform's Kustomization (its Alerts, its commit statuses).
+func (b *Bridge) ownerOf(ctx context.Context, c *v1alpha1.Canary) (fluxowner.Applied, bool) {
 	if b.opts.Reader == nil {
-		return fluxowner.Owner{}, false
+		return fluxowner.Applied{}, false
 	}
 	ref := c.Spec.TargetRef
 	key := types.NamespacedName{Namespace: c.Namespace, Name: ref.Name}
+	gk := schema.FromAPIVersionAndKind(ref.APIVersion, ref.Kind).GroupKind()
 	var target client.Object
 	switch ref.Kind {
 	case "Deployment":
@@ -85,9 +90,14 @@ func (b *Bridge) ownerOf(ctx context.Context, c *v1alpha1.Canary) (fluxowner.Own
 	}
 	if err := b.opts.Reader.Get(ctx, key, target); err != nil {
 		logr.FromContextOrDiscard(ctx).V(1).Info("cannot read the target to find its Flux owner", "error", err.Error())
-		return fluxowner.Owner{}, false
+		return fluxowner.Applied{}, false
 	}
-	return fluxowner.Of(target)
+	applied, found, err := fluxowner.Verify(ctx, b.opts.APIReader, target, gk, !b.opts.Tenancy.Options().NoCrossNamespaceRefs)
+	if err != nil {
+		logr.FromContextOrDiscard(ctx).Info("the target's Flux owner is not used: sending the event about the Canary", "reason", err.Error())
+		return fluxowner.Applied{}, false
+	}
+	return applied, found
 }
 
 // retryUnlessDuplicate retries connection errors and 5xx answers, not 429:

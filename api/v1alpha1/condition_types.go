@@ -60,6 +60,12 @@ const (
 	RouteNotProgrammedReason string = "RouteNotProgrammed"
 	// SuspendedReason: spec.suspend is true.
 	SuspendedReason string = "Suspended"
+	// AccessDeniedReason: a reference the agent refuses (another namespace
+	// under --no-cross-namespace-refs), or a write the API server refused
+	// to the service account serin impersonates for the Canary. The message
+	// names the reference or the account, and the fix. The same reason as
+	// Flux's (fluxcd/pkg/apis/acl).
+	AccessDeniedReason string = "AccessDenied"
 	// ReconciliationFailedReason: a transient error; serin retries with backoff.
 	ReconciliationFailedReason string = "ReconciliationFailed"
 )

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/serin-dev/serin/api/v1alpha1"
+	"github.com/serin-dev/serin/internal/outbound"
 )
 
 // writeChecks lists the metrics and webhooks of the analysis.
@@ -36,7 +37,7 @@ func (d canaryDescription) writeChecks(w io.Writer) {
 		if hookType == "" {
 			hookType = v1alpha1.RolloutHook
 		}
-		fmt.Fprintf(w, "  %s\t%s\t%s\n", hook.Name, hookType, hook.URL)
+		fmt.Fprintf(w, "  %s\t%s\t%s\n", hook.Name, hookType, outbound.Redact(hook.URL))
 	}
 }
 

@@ -5,6 +5,11 @@ package fluxowner
 
 import (
 	"context"
+	"errors"
+	"fmt"
+
+	"github.com/fluxcd/cli-utils/pkg/object"
+	"github.com/fluxcd/pkg/runtime/acl"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -47,6 +52,66 @@ func Of(obj client.Object) (Owner, bool) {
 	return Owner{}, false
 }
 
+// ErrUnverified is returned by Verify when a Flux object is named by the
+// labels of an object but does not list it in its inventory.
+var ErrUnverified = errors.New("not applied by the Flux object its labels name")
+
+// Applied is a Flux owner that Verify found to really apply an object.
+type Applied struct {
+	Owner
+	// Revision is the source revision it is applying (see Revision).
+	Revision string
+}
+
+// Verify returns the Flux object that applied obj (of group and kind gk)
+// when obj's labels name it and its status.inventory lists obj. Labels are
+// written by whoever writes the object, a tenant included; the inventory
+// is written by the Flux controller that applied it. So a tenant cannot
+// borrow a Kustomization's Git credentials, its Alerts or its commit
+// statuses by labelling a Deployment. An owner in another namespace than
+// obj is refused unless crossNamespace allows it (Flux's
+// --no-cross-namespace-refs). Errors: not labelled (found is false), the
+// owner cannot be read, ErrUnverified, or an acl.AccessDeniedError.
+func Verify(ctx context.Context, reader client.Reader, obj client.Object, gk schema.GroupKind, crossNamespace bool) (applied Applied, found bool, err error) {
+	o, ok := Of(obj)
+	if !ok {
+		return Applied{}, false, nil
+	}
+	if !crossNamespace && o.Namespace != obj.GetNamespace() {
+		return Applied{}, true, acl.AccessDeniedError(fmt.Sprintf(
+			"%s %s/%s is labelled as applied by %s %s/%s in another namespace, and cross-namespace references are disabled (--no-cross-namespace-refs)",
+			gk.Kind, obj.GetNamespace(), obj.GetName(), o.Kind, o.Namespace, o.Name))
+	}
+	u := &unstructured.Unstructured{}
+	u.SetGroupVersionKind(o.GroupVersionKind())
+	if err := reader.Get(ctx, types.NamespacedName{Namespace: o.Namespace, Name: o.Name}, u); err != nil {
+		return Applied{}, true, fmt.Errorf("failed to read %s %s/%s: %w", o.Kind, o.Namespace, o.Name, err)
+	}
+	if !inInventory(u, InventoryID(obj.GetNamespace(), obj.GetName(), gk)) {
+		return Applied{}, true, fmt.Errorf("%w: %s %s/%s is labelled as applied by %s %s/%s, whose status.inventory does not list it",
+			ErrUnverified, gk.Kind, obj.GetNamespace(), obj.GetName(), o.Kind, o.Namespace, o.Name)
+	}
+	return Applied{Owner: o, Revision: revisionOf(u)}, true, nil
+}
+
+// InventoryID is the id of an object in a Flux inventory
+// (status.inventory.entries[].id): namespace_name_group_kind, as
+// fluxcd/cli-utils' ObjMetadata writes it.
+func InventoryID(namespace, name string, gk schema.GroupKind) string {
+	return object.ObjMetadata{Namespace: namespace, Name: name, GroupKind: gk}.String()
+}
+
+// inInventory reports whether a Kustomization or HelmRelease lists id.
+func inInventory(u *unstructured.Unstructured, id string) bool {
+	entries, _, _ := unstructured.NestedSlice(u.Object, "status", "inventory", "entries")
+	for _, e := range entries {
+		if m, ok := e.(map[string]any); ok && m["id"] == id {
+			return true
+		}
+	}
+	return false
+}
+
 // Revision returns the source revision the owner is applying, e.g.
 // main@sha1:…, or "" when the owner or its CRD cannot be read: a revision is
 // information, never a requirement. kustomize-controller writes
@@ -60,6 +125,10 @@ func Revision(ctx context.Context, reader client.Reader, o Owner) string {
 	if err := reader.Get(ctx, types.NamespacedName{Namespace: o.Namespace, Name: o.Name}, u); err != nil {
 		return ""
 	}
+	return revisionOf(u)
+}
+
+func revisionOf(u *unstructured.Unstructured) string {
 	if rev, _, _ := unstructured.NestedString(u.Object, "status", "lastAttemptedRevision"); rev != "" {
 		return rev
 	}

@@ -2,6 +2,7 @@ package fluxowner
 
 import (
 	"context"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -9,6 +10,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 )
 
@@ -60,5 +62,83 @@ func TestRevision(t *testing.T) {
 	owner.Name = "missing"
 	if got := Revision(context.Background(), c, owner); got != "" {
 		t.Errorf("Revision() of a missing owner = %q, want empty", got)
+	}
+}
+
+func TestVerify(t *testing.T) {
+	deployment := schema.GroupKind{Group: "apps", Kind: "Deployment"}
+	kustomization := func(ns, name string, ids ...string) *unstructured.Unstructured {
+		entries := make([]any, 0, len(ids))
+		for _, id := range ids {
+			entries = append(entries, map[string]any{"id": id, "v": "v1"})
+		}
+		return &unstructured.Unstructured{Object: map[string]any{
+			"apiVersion": "kustomize.toolkit.fluxcd.io/v1", "kind": "Kustomization",
+			"metadata": map[string]any{"name": name, "namespace": ns},
+			"status": map[string]any{
+				"lastAppliedRevision": "main@sha1:0123456789abcdef0123456789abcdef01234567",
+				"inventory":           map[string]any{"entries": entries},
+			},
+		}}
+	}
+	c := fake.NewClientBuilder().WithScheme(runtime.NewScheme()).WithObjects(
+		kustomization("team-a", "apps", "team-a_web_apps_Deployment", "team-a_web__Service"),
+		kustomization("flux-system", "flux-system", "flux-system_source-controller_apps_Deployment"),
+		kustomization("flux-system", "tenants", "team-a_web_apps_Deployment"),
+	).Build()
+	labelled := func(ns, name string) *appsv1.Deployment {
+		return &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Name: "web", Labels: map[string]string{
+			"kustomize.toolkit.fluxcd.io/name": name, "kustomize.toolkit.fluxcd.io/namespace": ns,
+		}}}
+	}
+	tests := map[string]struct {
+		obj            *appsv1.Deployment
+		crossNamespace bool
+		wantOwner      string
+		wantFound      bool
+		wantErr        string
+	}{
+		"listed in its own namespace": {obj: labelled("team-a", "apps"), wantOwner: "team-a/apps", wantFound: true},
+		"labels borrow the platform's Kustomization, which does not list it": {
+			obj: labelled("flux-system", "flux-system"), crossNamespace: true, wantFound: true,
+			wantErr: "Deployment team-a/web is labelled as applied by Kustomization flux-system/flux-system, whose status.inventory does not list it",
+		},
+		"listed by a Kustomization in another namespace, cross-namespace allowed": {
+			obj: labelled("flux-system", "tenants"), crossNamespace: true, wantOwner: "flux-system/tenants", wantFound: true,
+		},
+		"listed by a Kustomization in another namespace, cross-namespace refused": {
+			obj: labelled("flux-system", "tenants"), wantFound: true,
+			wantErr: "cross-namespace references are disabled (--no-cross-namespace-refs)",
+		},
+		"labelled with a Kustomization that does not exist": {
+			obj: labelled("team-a", "gone"), wantFound: true, wantErr: "failed to read Kustomization team-a/gone",
+		},
+		"not labelled": {obj: &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Name: "web"}}},
+	}
+	for name, tt := range tests {
+		t.Run(name, func(t *testing.T) {
+			got, found, err := Verify(context.Background(), c, tt.obj, deployment, tt.crossNamespace)
+			if found != tt.wantFound {
+				t.Errorf("found = %v, want %v", found, tt.wantFound)
+			}
+			if tt.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+					t.Fatalf("err = %v, want it to contain %q", err, tt.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tt.wantOwner != "" && got.Namespace+"/"+got.Name != tt.wantOwner {
+				t.Errorf("owner = %s/%s, want %s", got.Namespace, got.Name, tt.wantOwner)
+			}
+			if tt.wantOwner != "" && got.Revision != "main@sha1:0123456789abcdef0123456789abcdef01234567" {
+				t.Errorf("revision = %q", got.Revision)
+			}
+		})
+	}
+	if id := InventoryID("team-a", "web", schema.GroupKind{Kind: "Service"}); id != "team-a_web__Service" {
+		t.Errorf("InventoryID of a core object = %q", id)
 	}
 }

@@ -71,6 +71,8 @@ func Decide(c *v1alpha1.Canary, o Observation) Action {
 // waits for the primary before taking the target's pods away.
 func decideInitialization(o Observation) Action {
 	switch {
+	case o.RefusedRefs != "":
+		return Stall{Reason: v1alpha1.AccessDeniedReason, Message: o.RefusedRefs}
 	case !o.ServicesInSync || !o.Primary.Exists || o.Primary.SpecHash != o.Target.SpecHash:
 		return Initialize{}
 	case o.Primary.Health.Failed:
@@ -104,6 +106,10 @@ func decideIdle(c *v1alpha1.Canary, o Observation) Action {
 		// Outside a rollout every request goes to the primary; weights
 		// changed by hand are put back.
 		return Shield{Side: CanarySide, Reason: fmt.Sprintf("the routes sent %d%% to the canary outside a rollout", o.CanaryWeight)}
+	case o.RefusedRefs != "":
+		// A rollout under way is judged with the references it has (a
+		// refused MetricTemplate fails its check); none starts.
+		return Stall{Reason: v1alpha1.AccessDeniedReason, Message: o.RefusedRefs}
 	case o.Target.SpecHash != st.LastAppliedSpec && o.Target.SpecHash == st.LastPromotedSpec:
 		return AcceptRevision{}
 	case o.Target.SpecHash != st.LastAppliedSpec:

@@ -31,6 +31,11 @@ type Observation struct {
 
 	// Requests are the user's pending requests (annotations not yet handled).
 	Requests Requests
+
+	// RefusedRefs, when not empty, says which of the Canary's references
+	// the agent refuses (--no-cross-namespace-refs): no rollout starts
+	// until they are fixed.
+	RefusedRefs string
 }
 
 // Target is the observed state of the workload named by spec.targetRef.

@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strconv"
 	"syscall"
+
+	"sigs.k8s.io/controller-runtime/pkg/envtest"
 )
 
 // Agent is a serin agent built from the source tree and running against the
@@ -34,6 +36,10 @@ type AgentOptions struct {
 	Env []string
 	// Flags are added to the agent's flags.
 	Flags []string
+	// User, when set, is the user the agent authenticates as, with no
+	// group: only the RBAC bound to it applies (the testbed's admin
+	// otherwise).
+	User string
 }
 
 // StartAgent builds the agent from the module at root, starts it with the
@@ -60,6 +66,12 @@ func (tb *Testbed) StartAgentWith(ctx context.Context, root string, opts AgentOp
 	if err != nil {
 		return nil, err
 	}
+	kubeconfig := tb.Kubeconfig
+	if opts.User != "" {
+		if kubeconfig, err = tb.UserKubeconfig(opts.User); err != nil {
+			return nil, err
+		}
+	}
 	metrics := "127.0.0.1:" + strconv.Itoa(ports[0])
 	health := "127.0.0.1:" + strconv.Itoa(ports[1])
 	a := &Agent{
@@ -67,7 +79,7 @@ func (tb *Testbed) StartAgentWith(ctx context.Context, root string, opts AgentOp
 		Name:       opts.Name,
 		tb:         tb,
 		bin:        bin,
-		env:        append([]string{"KUBECONFIG=" + tb.Kubeconfig}, opts.Env...),
+		env:        append([]string{"KUBECONFIG=" + kubeconfig}, opts.Env...),
 		args: append([]string{
 			"--metrics-addr=" + metrics, "--health-addr=" + health,
 			"--log-level=debug", "--log-encoding=console",
@@ -78,6 +90,22 @@ func (tb *Testbed) StartAgentWith(ctx context.Context, root string, opts AgentOp
 		return nil, err
 	}
 	return a, nil
+}
+
+// UserKubeconfig writes a kubeconfig of user (a client certificate of the
+// testbed's API server, no group) and returns its path: what it may do is
+// only what RBAC grants it.
+func (tb *Testbed) UserKubeconfig(user string) (string, error) {
+	u, err := tb.env.AddUser(envtest.User{Name: user}, nil)
+	if err != nil {
+		return "", fmt.Errorf("failed to create user %s: %w", user, err)
+	}
+	b, err := u.KubeConfig()
+	if err != nil {
+		return "", err
+	}
+	path := filepath.Join(tb.Dir, user+".kubeconfig")
+	return path, os.WriteFile(path, b, 0o600)
 }
 
 // Start starts the agent's process (again, after Kill), appending to its
