@@ -202,10 +202,15 @@ func TestTenancy_BorrowsAreRefused(t *testing.T) {
 			"sourceRef": map[string]any{"kind": "GitRepository", "name": "apps"},
 		})
 		g.Expect(k8s.Create(ctx, ks)).To(Succeed())
-		g.Expect(unstructured.SetNestedField(ks.Object, "main@sha1:1111111111111111111111111111111111111111", "status", "lastAppliedRevision")).To(Succeed())
-		g.Expect(unstructured.SetNestedSlice(ks.Object, []any{map[string]any{"id": teamA + "_listed_apps_Deployment", "v": "v1"}},
-			"status", "inventory", "entries")).To(Succeed())
-		g.Expect(k8s.Status().Update(ctx, ks)).To(Succeed())
+		// kustomize-controller, when running, writes the suspended
+		// Kustomization too (its finalizer): retry on a conflict.
+		g.Eventually(func(g Gomega) {
+			g.Expect(k8s.Get(ctx, client.ObjectKeyFromObject(ks), ks)).To(Succeed())
+			g.Expect(unstructured.SetNestedField(ks.Object, "main@sha1:1111111111111111111111111111111111111111", "status", "lastAppliedRevision")).To(Succeed())
+			g.Expect(unstructured.SetNestedSlice(ks.Object, []any{map[string]any{"id": teamA + "_listed_apps_Deployment", "v": "v1"}},
+				"status", "inventory", "entries")).To(Succeed())
+			g.Expect(k8s.Status().Update(ctx, ks)).To(Succeed())
+		}, 10*time.Second, 100*time.Millisecond).Should(Succeed())
 		claims := func(ns string) map[string]string {
 			return map[string]string{"kustomize.toolkit.fluxcd.io/name": "apps", "kustomize.toolkit.fluxcd.io/namespace": ns}
 		}
