@@ -48,10 +48,8 @@ func (r *CanaryReconciler) accessDenied(obj *v1alpha1.Canary, err error) error {
 		return err
 	}
 	var forbidden *tenancy.ForbiddenError
-	if !errors.As(err, &forbidden) {
-		if err = r.Tenancy.AccessError(obj, err); !errors.As(err, &forbidden) {
-			return err
-		}
+	if !errors.As(r.Tenancy.AccessError(obj, err), &forbidden) {
+		return err
 	}
 	return &waitingError{Reason: v1alpha1.AccessDeniedReason, Err: forbidden, RequeueAfter: accessDeniedRetry}
 }

@@ -59,7 +59,7 @@ var ErrUnverified = errors.New("not applied by the Flux object its labels name")
 // Applied is a Flux owner that Verify found to really apply an object.
 type Applied struct {
 	Owner
-	// Revision is the source revision it is applying (see Revision).
+	// Revision is the source revision it is applying (see revisionOf).
 	Revision string
 }
 
@@ -112,22 +112,11 @@ func inInventory(u *unstructured.Unstructured, id string) bool {
 	return false
 }
 
-// Revision returns the source revision the owner is applying, e.g.
-// main@sha1:…, or "" when the owner or its CRD cannot be read: a revision is
-// information, never a requirement. kustomize-controller writes
-// status.lastAttemptedRevision before it applies and lastAppliedRevision
-// only after, so a change to an applied object is seen while
-// lastAppliedRevision still names the previous commit: the attempted
-// revision is the one that made the change.
-func Revision(ctx context.Context, reader client.Reader, o Owner) string {
-	u := &unstructured.Unstructured{}
-	u.SetGroupVersionKind(o.GroupVersionKind())
-	if err := reader.Get(ctx, types.NamespacedName{Namespace: o.Namespace, Name: o.Name}, u); err != nil {
-		return ""
-	}
-	return revisionOf(u)
-}
-
+// revisionOf returns the source revision a Flux owner is applying, e.g.
+// main@sha1:…. kustomize-controller writes status.lastAttemptedRevision
+// before it applies and lastAppliedRevision only after, so a change to an
+// applied object is seen while lastAppliedRevision still names the previous
+// commit: the attempted revision is the one that made the change.
 func revisionOf(u *unstructured.Unstructured) string {
 	if rev, _, _ := unstructured.NestedString(u.Object, "status", "lastAttemptedRevision"); rev != "" {
 		return rev

@@ -41,27 +41,17 @@ func TestOf(t *testing.T) {
 	}
 }
 
-func TestRevision(t *testing.T) {
+func TestRevisionOf(t *testing.T) {
 	ks := &unstructured.Unstructured{Object: map[string]any{
-		"apiVersion": "kustomize.toolkit.fluxcd.io/v1", "kind": "Kustomization",
-		"metadata": map[string]any{"name": "apps", "namespace": "flux-system"},
-		"status":   map[string]any{"lastAppliedRevision": "main@sha1:0123456789abcdef0123456789abcdef01234567"},
+		"status": map[string]any{"lastAppliedRevision": "main@sha1:0123456789abcdef0123456789abcdef01234567"},
 	}}
+	if got := revisionOf(ks); got != "main@sha1:0123456789abcdef0123456789abcdef01234567" {
+		t.Errorf("revisionOf() = %q", got)
+	}
 	applying := ks.DeepCopy()
-	applying.SetName("applying")
 	_ = unstructured.SetNestedField(applying.Object, "main@sha1:fedcba9876543210fedcba9876543210fedcba98", "status", "lastAttemptedRevision")
-	c := fake.NewClientBuilder().WithScheme(runtime.NewScheme()).WithObjects(ks, applying).Build()
-	owner := Owner{Group: KustomizeGroup, Version: "v1", Kind: "Kustomization", Name: "apps", Namespace: "flux-system"}
-	if got := Revision(context.Background(), c, owner); got != "main@sha1:0123456789abcdef0123456789abcdef01234567" {
-		t.Errorf("Revision() = %q", got)
-	}
-	owner.Name = "applying"
-	if got := Revision(context.Background(), c, owner); got != "main@sha1:fedcba9876543210fedcba9876543210fedcba98" {
-		t.Errorf("Revision() while applying = %q, want the attempted revision", got)
-	}
-	owner.Name = "missing"
-	if got := Revision(context.Background(), c, owner); got != "" {
-		t.Errorf("Revision() of a missing owner = %q, want empty", got)
+	if got := revisionOf(applying); got != "main@sha1:fedcba9876543210fedcba9876543210fedcba98" {
+		t.Errorf("revisionOf() while applying = %q, want the attempted revision", got)
 	}
 }
 

@@ -8,6 +8,7 @@ package tenancy
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 
@@ -172,7 +173,8 @@ func (t *Tenancy) SecretReader(c *v1alpha1.Canary) (client.Reader, error) {
 // errors are returned as they are.
 func (t *Tenancy) AccessError(c *v1alpha1.Canary, err error) error {
 	user := t.Username(c)
-	if user == "" || !apierrors.IsForbidden(err) {
+	var explained *ForbiddenError
+	if user == "" || !apierrors.IsForbidden(err) || errors.As(err, &explained) {
 		return err
 	}
 	return &ForbiddenError{User: user, Err: err}
