@@ -47,12 +47,19 @@ tidy: ## Tidy both modules.
 	cd api && go mod tidy
 	go mod tidy
 
+.PHONY: headers
+headers: ## Add the licence header of hack/boilerplate.go.txt to Go files that lack it.
+	hack/headers.sh --fix
+
 .PHONY: verify
-verify: generate manifests ## Fail when generated files are stale or Go files are not gofmt'ed.
+verify: generate manifests ## Fail when generated files are stale, go.mod is untidy, a Go file lacks its licence header or is not gofmt'ed.
 	@git diff --exit-code -- api/v1alpha1/zz_generated.deepcopy.go config/crd config/rbac \
 		|| { echo "generated files are stale: run 'make generate manifests' and commit"; exit 1; }
 	@unformatted=$$(gofmt -l $$(git ls-files '*.go' | grep -v '^hack/testbed/modules/')); \
 		[ -z "$$unformatted" ] || { echo "not gofmt'ed (run 'make fmt'):"; echo "$$unformatted"; exit 1; }
+	@hack/headers.sh
+	@go mod tidy -diff || { echo "go.mod/go.sum are not tidy: run 'make tidy' and commit"; exit 1; }
+	@cd api && go mod tidy -diff || { echo "api/go.mod/go.sum are not tidy: run 'make tidy' and commit"; exit 1; }
 
 ##@ Test
 
