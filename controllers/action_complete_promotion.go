@@ -38,7 +38,7 @@ func (r *CanaryReconciler) completePromotion(ctx context.Context, obj *v1alpha1.
 	st.LastPromotedRevision = st.LastAttemptedRevision
 	st.CanaryWeight, st.FailedChecks = 0, 0
 	transition(obj, v1alpha1.PhaseSucceeded, obs.Now, v1alpha1.SucceededReason, "revision %s promoted", st.LastAppliedSpec)
-	r.emit(ctx, obj, notifier.SeverityInfo, "Promoted", "promotion of revision %s completed: canary scaled to zero", st.LastAppliedSpec)
+	r.emit(ctx, obj, notifier.SeverityInfo, v1alpha1.PromotedReason, "promotion of revision %s completed: canary scaled to zero", st.LastAppliedSpec)
 	r.metrics.endRollout(obj, obs.Now, true)
 	r.postRollout(ctx, obj)
 	return ctrl.Result{}, nil
@@ -56,7 +56,7 @@ func (r *CanaryReconciler) postRollout(ctx context.Context, obj *v1alpha1.Canary
 				return
 			}
 			log.Error(err, "post-rollout hook failed")
-			r.emit(ctrl.LoggerInto(context.Background(), log), snapshot, notifier.SeverityWarn, "PostRolloutFailed", "post-rollout hook failed: %v", err)
+			r.emit(ctrl.LoggerInto(context.Background(), log), snapshot, notifier.SeverityWarn, v1alpha1.PostRolloutFailedReason, "post-rollout hook failed: %v", err)
 		})
 	}
 }

@@ -35,7 +35,7 @@ func (r *CanaryReconciler) finalise(ctx context.Context, obj *v1alpha1.Canary, o
 		return ctrl.Result{}, err
 	}
 	if obj.Status.Phase != v1alpha1.PhaseFinalising {
-		r.emit(ctx, obj, notifier.SeverityInfo, "Finalising", "primary %s runs revision %s and is ready: routing traffic to it", obj.GetPrimaryName(), obj.Status.LastAppliedSpec)
+		r.emit(ctx, obj, notifier.SeverityInfo, v1alpha1.FinalisingReason, "primary %s runs revision %s and is ready: routing traffic to it", obj.GetPrimaryName(), obj.Status.LastAppliedSpec)
 	}
 	transition(obj, v1alpha1.PhaseFinalising, obs.Now, v1alpha1.ProgressingReason, "routing traffic to the promoted primary (canary weight %d)", weight)
 	if weight > 0 {

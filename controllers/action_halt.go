@@ -33,7 +33,7 @@ import (
 // moves the Canary on.
 func (r *CanaryReconciler) halt(ctx context.Context, obj *v1alpha1.Canary, obs rollout.Observation, a rollout.Halt) (ctrl.Result, error) {
 	transition(obj, v1alpha1.PhaseHalted, obs.Now, v1alpha1.HaltedReason, "promotion of revision %s halted, canary kept serving: %s", obj.Status.LastAppliedSpec, a.Reason)
-	r.emit(ctx, obj, notifier.SeverityError, "Halted", "promotion halted, routing frozen and canary kept serving: %s", a.Reason)
+	r.emit(ctx, obj, notifier.SeverityError, v1alpha1.HaltedReason, "promotion halted, routing frozen and canary kept serving: %s", a.Reason)
 	r.metrics.endRollout(obj, obs.Now, false)
 	// Decide again at once: the Halted phase has its own ways out (the
 	// failure policy, the GitOps revert), which must not wait for an event.

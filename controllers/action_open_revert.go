@@ -67,16 +67,16 @@ func (r *CanaryReconciler) openRevert(ctx context.Context, obj *v1alpha1.Canary,
 		if errors.Is(err, gitops.ErrNotConfigured) {
 			st.Revert.Message = "spec.gitops.revert is set but this agent runs without GitOps revert (--gitops-revert): " + err.Error()
 		}
-		r.emit(ctx, obj, notifier.SeverityError, "RevertFailed", "revert of revision %s failed: %s", st.LastAttemptedRevision, st.Revert.Message)
+		r.emit(ctx, obj, notifier.SeverityError, v1alpha1.RevertFailedReason, "revert of revision %s failed: %s", st.LastAttemptedRevision, st.Revert.Message)
 		return ctrl.Result{}, nil
 	}
 	switch res.State {
 	case gitops.StateMerged:
-		r.emit(ctx, obj, notifier.SeverityInfo, "RevertMerged", "revert of revision %s already in Git: %s", st.LastAttemptedRevision, res.Message)
+		r.emit(ctx, obj, notifier.SeverityInfo, v1alpha1.RevertMergedReason, "revert of revision %s already in Git: %s", st.LastAttemptedRevision, res.Message)
 	case gitops.StateOpened:
-		r.emit(ctx, obj, notifier.SeverityWarn, "RevertOpened", "revert of revision %s proposed: %s", st.LastAttemptedRevision, res.PullRequestURL)
+		r.emit(ctx, obj, notifier.SeverityWarn, v1alpha1.RevertOpenedReason, "revert of revision %s proposed: %s", st.LastAttemptedRevision, res.PullRequestURL)
 	default:
-		r.emit(ctx, obj, notifier.SeverityWarn, "RevertPushed", "revert of revision %s pushed to %s as %s", st.LastAttemptedRevision, res.Branch, res.Commit)
+		r.emit(ctx, obj, notifier.SeverityWarn, v1alpha1.RevertPushedReason, "revert of revision %s pushed to %s as %s", st.LastAttemptedRevision, res.Branch, res.Commit)
 	}
 	return ctrl.Result{}, nil
 }

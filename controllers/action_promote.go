@@ -47,7 +47,7 @@ func (r *CanaryReconciler) promote(ctx context.Context, obj *v1alpha1.Canary, ob
 		return ctrl.Result{}, err
 	}
 	if obj.Status.Phase != v1alpha1.PhasePromoting {
-		r.emit(ctx, obj, notifier.SeverityInfo, "Promoting", "%s: copying the canary spec %s to %s", a.Reason, obj.Status.LastAppliedSpec, obj.GetPrimaryName())
+		r.emit(ctx, obj, notifier.SeverityInfo, v1alpha1.PromotingReason, "%s: copying the canary spec %s to %s", a.Reason, obj.Status.LastAppliedSpec, obj.GetPrimaryName())
 	}
 	transition(obj, v1alpha1.PhasePromoting, obs.Now, v1alpha1.ProgressingReason, "%s: promoting revision %s to the primary", a.Reason, obj.Status.LastAppliedSpec)
 	return ctrl.Result{RequeueAfter: obj.GetProgressDeadline()}, nil

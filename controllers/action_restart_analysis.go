@@ -34,7 +34,7 @@ func (r *CanaryReconciler) restartAnalysis(ctx context.Context, obj *v1alpha1.Ca
 		return ctrl.Result{}, err
 	}
 	st := &obj.Status
-	r.emit(ctx, obj, notifier.SeverityInfo, "AnalysisRestarted",
+	r.emit(ctx, obj, notifier.SeverityInfo, v1alpha1.AnalysisRestartedReason,
 		"new revision %s detected during the analysis of %s: traffic back to the primary, analysis restarted", obs.Target.SpecHash, st.LastAppliedSpec)
 	st.LastAppliedSpec = obs.Target.SpecHash
 	st.LastAttemptedRevision = obs.Target.Revision

@@ -40,7 +40,7 @@ func (r *CanaryReconciler) restorePrimary(ctx context.Context, obj *v1alpha1.Can
 		if err := r.restoreServicePrimary(ctx, obj); err != nil {
 			return ctrl.Result{}, err
 		}
-		r.emit(ctx, obj, notifier.SeverityWarn, "RestoringPrimary", "restored %s to the last promoted revision %s", obj.GetPrimaryServiceName(), good)
+		r.emit(ctx, obj, notifier.SeverityWarn, v1alpha1.RestoringPrimaryReason, "restored %s to the last promoted revision %s", obj.GetPrimaryServiceName(), good)
 		return ctrl.Result{RequeueAfter: obj.GetProgressDeadline()}, nil
 	}
 	primary := &appsv1.Deployment{}
@@ -77,7 +77,7 @@ func (r *CanaryReconciler) restorePrimary(ctx context.Context, obj *v1alpha1.Can
 	if err := r.Patch(ctx, primary, patch, client.FieldOwner(r.ControllerName)); err != nil {
 		return ctrl.Result{}, fmt.Errorf("failed to restore primary %s: %w", primary.Name, err)
 	}
-	r.emit(ctx, obj, notifier.SeverityWarn, "RestoringPrimary",
+	r.emit(ctx, obj, notifier.SeverityWarn, v1alpha1.RestoringPrimaryReason,
 		"restoring %s to the last promoted revision %s while the canary keeps serving", primary.Name, good)
 	setReconcilingMessage(obj, "restoring %s to revision %s", primary.Name, good)
 	return ctrl.Result{RequeueAfter: obj.GetProgressDeadline()}, nil

@@ -46,7 +46,7 @@ func (r *CanaryReconciler) rollback(ctx context.Context, obj *v1alpha1.Canary, o
 		return ctrl.Result{}, err
 	}
 	transition(obj, v1alpha1.PhaseFailed, obs.Now, v1alpha1.FailedReason, "rolled back revision %s: %s", obj.Status.LastAppliedSpec, a.Reason)
-	r.emit(ctx, obj, notifier.SeverityError, "RolledBack", "canary %s rolled back: %s", obj.Name, a.Reason)
+	r.emit(ctx, obj, notifier.SeverityError, v1alpha1.RolledBackReason, "canary %s rolled back: %s", obj.Name, a.Reason)
 	r.metrics.endRollout(obj, obs.Now, false)
 	r.postRollout(ctx, obj)
 	return ctrl.Result{}, nil

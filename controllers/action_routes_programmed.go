@@ -34,7 +34,7 @@ import (
 // says again what the rollout does, and decide runs again at once for what
 // the wait held back.
 func (r *CanaryReconciler) routesProgrammed(ctx context.Context, obj *v1alpha1.Canary, obs rollout.Observation) (ctrl.Result, error) {
-	r.emit(ctx, obj, notifier.SeverityInfo, "RouteProgrammed", "the gateway accepted canary weight %d", obs.CanaryWeight)
+	r.emit(ctx, obj, notifier.SeverityInfo, v1alpha1.RouteProgrammedReason, "the gateway accepted canary weight %d", obs.CanaryWeight)
 	reason, msg := v1alpha1.ProgressingReason, fmt.Sprintf("the gateway accepted canary weight %d", obs.CanaryWeight)
 	switch obj.Status.Phase {
 	case v1alpha1.PhaseProgressing:

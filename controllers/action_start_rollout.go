@@ -47,7 +47,7 @@ func (r *CanaryReconciler) startRollout(ctx context.Context, obj *v1alpha1.Canar
 	st.LastAppliedSpec = obs.Target.SpecHash
 	st.LastAttemptedRevision = obs.Target.Revision
 	if newRevision || a.Retry {
-		r.emit(ctx, obj, notifier.SeverityInfo, "NewRevision", "new revision %s of %s detected, starting the analysis", obs.Target.SpecHash, obj.Spec.TargetRef.Name)
+		r.emit(ctx, obj, notifier.SeverityInfo, v1alpha1.NewRevisionReason, "new revision %s of %s detected, starting the analysis", obs.Target.SpecHash, obj.Spec.TargetRef.Name)
 	}
 
 	if closed != "" {

@@ -84,11 +84,11 @@ func (r *CanaryReconciler) advance(ctx context.Context, obj *v1alpha1.Canary, ob
 		if err := r.setRoutes(ctx, obj, routing.Canary(plan.Weight)); err != nil {
 			return ctrl.Result{}, err
 		}
-		r.emit(ctx, obj, notifier.SeverityInfo, "WeightIncreased", "advance %s canary weight %d: %s", obj.Name, plan.Weight, checks)
+		r.emit(ctx, obj, notifier.SeverityInfo, v1alpha1.WeightIncreasedReason, "advance %s canary weight %d: %s", obj.Name, plan.Weight, checks)
 		transition(obj, v1alpha1.PhaseProgressing, out.At, v1alpha1.ProgressingReason, "%s", analysingMessage(obj))
 	case rollout.Iterate:
 		st.Iterations++
-		r.emit(ctx, obj, notifier.SeverityInfo, "Iteration", "advance %s canary iteration %d/%d: %s", obj.Name, st.Iterations, obj.GetIterations(), checks)
+		r.emit(ctx, obj, notifier.SeverityInfo, v1alpha1.IterationReason, "advance %s canary iteration %d/%d: %s", obj.Name, st.Iterations, obj.GetIterations(), checks)
 		transition(obj, v1alpha1.PhaseProgressing, out.At, v1alpha1.ProgressingReason, "%s", analysingMessage(obj))
 	case rollout.ReadyToPromote:
 		if obj.GetRoutingProvider() == v1alpha1.KubernetesRouting {
@@ -96,7 +96,7 @@ func (r *CanaryReconciler) advance(ctx context.Context, obj *v1alpha1.Canary, ob
 		}
 		if closed != "" {
 			if st.Phase != v1alpha1.PhaseWaitingPromotion {
-				r.emit(ctx, obj, notifier.SeverityInfo, "WaitingPromotion", "analysis passed; waiting for approval to promote: %s", closed)
+				r.emit(ctx, obj, notifier.SeverityInfo, v1alpha1.WaitingPromotionReason, "analysis passed; waiting for approval to promote: %s", closed)
 			}
 			transition(obj, v1alpha1.PhaseWaitingPromotion, out.At, string(v1alpha1.PhaseWaitingPromotion), "analysis passed; waiting for approval to promote: %s", closed)
 			return ctrl.Result{RequeueAfter: requeueAtNextStep(obj, obs.Now)}, nil
@@ -111,7 +111,7 @@ func (r *CanaryReconciler) advance(ctx context.Context, obj *v1alpha1.Canary, ob
 func (r *CanaryReconciler) failCheck(ctx context.Context, obj *v1alpha1.Canary, obs rollout.Observation, at time.Time, msg string) (ctrl.Result, error) {
 	st := &obj.Status
 	st.FailedChecks++
-	r.emit(ctx, obj, notifier.SeverityWarn, "CheckFailed", "%s (failed checks %d/%d)", msg, st.FailedChecks, obj.GetThreshold())
+	r.emit(ctx, obj, notifier.SeverityWarn, v1alpha1.CheckFailedReason, "%s (failed checks %d/%d)", msg, st.FailedChecks, obj.GetThreshold())
 	transition(obj, st.Phase, at, v1alpha1.ProgressingReason, "%s (failed checks %d/%d)", msg, st.FailedChecks, obj.GetThreshold())
 	if st.FailedChecks >= obj.GetThreshold() {
 		return ctrl.Result{RequeueAfter: 10e6}, nil

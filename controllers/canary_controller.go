@@ -50,6 +50,7 @@ import (
 	"github.com/serin-dev/serin/internal/rollout"
 	"github.com/serin-dev/serin/internal/tenancy"
 	"github.com/serin-dev/serin/notifier"
+	"github.com/serin-dev/serin/routing"
 )
 
 // ControllerName is the name serin reports events and field ownership with.
@@ -90,6 +91,10 @@ type CanaryReconciler struct {
 	// that act as a Canary's service account; nil allows every reference
 	// and acts as the agent.
 	Tenancy *tenancy.Tenancy
+	// Router, when set, routes every Canary whatever its provider (tests
+	// give a routing.Memory); nil picks the router of each Canary's
+	// spec.routing.provider.
+	Router routing.Router
 
 	metrics      *canaryMetrics
 	expectations *writeExpectations

@@ -35,6 +35,7 @@ import (
 	"github.com/serin-dev/serin/api/v1alpha1"
 	"github.com/serin-dev/serin/internal/workload"
 	"github.com/serin-dev/serin/notifier"
+	"github.com/serin-dev/serin/routing"
 )
 
 // reconcileDelete makes sure that deleting a Canary never takes traffic
@@ -48,12 +49,12 @@ func (r *CanaryReconciler) reconcileDelete(ctx context.Context, obj *v1alpha1.Ca
 		var done bool
 		switch {
 		case obj.Spec.RevertOnDeletion && isServiceTarget(obj):
-			done, err = true, r.keepRouteOnApex(ctx, obj)
+			done, err = true, r.releaseRoutes(ctx, obj)
 		case obj.Spec.RevertOnDeletion && !r.targetServes(ctx, obj):
 			// The target runs a revision that was never promoted (rolled
 			// back, or under analysis): scaling it up would serve it to
 			// everyone. The primary keeps serving instead.
-			r.emit(ctx, obj, notifier.SeverityWarn, "RevertOnDeletionSkipped",
+			r.emit(ctx, obj, notifier.SeverityWarn, v1alpha1.RevertOnDeletionSkippedReason,
 				"revertOnDeletion: %s runs a revision that was not promoted (last promoted %s): %s keeps serving; fix the target in Git, then delete %s",
 				obj.Spec.TargetRef.Name, obj.Status.LastPromotedSpec, obj.GetPrimaryName(), obj.GetPrimaryName())
 			done, err = true, r.orphanGenerated(ctx, obj)
@@ -120,42 +121,26 @@ func (r *CanaryReconciler) revertTarget(ctx context.Context, obj *v1alpha1.Canar
 	if err := r.Get(ctx, types.NamespacedName{Namespace: obj.Namespace, Name: obj.GetServiceName()}, apex); err == nil && metav1.IsControlledBy(apex, obj) {
 		patch := client.MergeFrom(apex.DeepCopy())
 		apex.Spec.Selector = maps.Clone(target.Spec.Selector.MatchLabels)
-		dropOwner(apex, obj)
+		workload.Release(obj, apex)
 		if err := r.Patch(ctx, apex, patch); err != nil {
 			return false, fmt.Errorf("failed to point the apex service at the target: %w", err)
 		}
 	}
-	if err := r.keepRouteOnApex(ctx, obj); err != nil {
+	if err := r.releaseRoutes(ctx, obj); err != nil {
 		return false, err
 	}
-	r.emit(ctx, obj, notifier.SeverityInfo, "Reverted", "canary deleted: %s serves again through %s; generated objects removed", target.Name, obj.GetServiceName())
+	r.emit(ctx, obj, notifier.SeverityInfo, v1alpha1.RevertedReason, "canary deleted: %s serves again through %s; generated objects removed", target.Name, obj.GetServiceName())
 	return true, nil
 }
 
-// keepRouteOnApex sends the HTTPRoute's traffic to the apex Service and
-// keeps the route, so that the Gateway keeps serving.
-func (r *CanaryReconciler) keepRouteOnApex(ctx context.Context, obj *v1alpha1.Canary) error {
-	route := &gatewayv1.HTTPRoute{}
-	if err := r.Get(ctx, types.NamespacedName{Namespace: obj.Namespace, Name: obj.GetServiceName()}, route); err != nil {
-		return client.IgnoreNotFound(ignoreNoMatch(err))
+// releaseRoutes hands the routing objects back (Router.Finalize): all
+// traffic through the apex Service, and no longer owned by the Canary.
+func (r *CanaryReconciler) releaseRoutes(ctx context.Context, obj *v1alpha1.Canary) error {
+	router, err := r.router(obj)
+	if err != nil {
+		return err
 	}
-	if !metav1.IsControlledBy(route, obj) {
-		return nil // not serin's to change
-	}
-	patch := client.MergeFrom(route.DeepCopy())
-	for i := range route.Spec.Rules {
-		refs := route.Spec.Rules[i].BackendRefs
-		if len(refs) == 0 {
-			continue
-		}
-		only := refs[0]
-		only.Name = gatewayv1.ObjectName(obj.GetServiceName())
-		weight := int32(100)
-		only.Weight = &weight
-		route.Spec.Rules[i].BackendRefs = []gatewayv1.HTTPBackendRef{only}
-	}
-	dropOwner(route, obj)
-	return r.Patch(ctx, route, patch)
+	return router.Finalize(ctx, obj, routing.Target{ApexService: obj.GetServiceName()})
 }
 
 // orphanGenerated removes the Canary's ownership of the objects it
@@ -182,7 +167,7 @@ func (r *CanaryReconciler) orphanGenerated(ctx context.Context, obj *v1alpha1.Ca
 			continue
 		}
 		patch := client.MergeFrom(n.obj.DeepCopyObject().(client.Object))
-		dropOwner(n.obj, obj)
+		workload.Release(obj, n.obj)
 		if err := r.Patch(ctx, n.obj, patch); err != nil {
 			return fmt.Errorf("failed to orphan %s: %w", n.name, err)
 		}
@@ -194,7 +179,7 @@ func (r *CanaryReconciler) orphanGenerated(ctx context.Context, obj *v1alpha1.Ca
 			}
 		}
 	}
-	r.emit(ctx, obj, notifier.SeverityWarn, "Orphaned",
+	r.emit(ctx, obj, notifier.SeverityWarn, v1alpha1.OrphanedReason,
 		"canary deleted without revertOnDeletion: %s and its Services keep serving; delete them when the target serves again", obj.GetPrimaryName())
 	return nil
 }
@@ -211,30 +196,9 @@ func (r *CanaryReconciler) orphanConfigCopy(ctx context.Context, obj *v1alpha1.C
 	if err := r.APIReader.Get(ctx, key, o); err != nil || !metav1.IsControlledBy(o, obj) {
 		return client.IgnoreNotFound(err)
 	}
-	dropOwner(o, obj)
+	workload.Release(obj, o)
 	if err := r.Update(ctx, o, client.FieldOwner(r.ControllerName)); err != nil {
 		return fmt.Errorf("failed to orphan %s: %w", key.Name, err)
 	}
 	return nil
-}
-
-// dropOwner removes the Canary from an object's owner references and marks
-// the object as serin's to take back (serin.dev/adopt): a Canary created
-// again under the same name picks up what serin generated, without a
-// person annotating each object.
-func dropOwner(o metav1.Object, obj *v1alpha1.Canary) {
-	ann := o.GetAnnotations()
-	if ann == nil {
-		ann = map[string]string{}
-	}
-	ann[v1alpha1.AdoptAnnotation] = "true"
-	o.SetAnnotations(ann)
-	refs := o.GetOwnerReferences()
-	kept := refs[:0]
-	for _, ref := range refs {
-		if ref.UID != obj.UID {
-			kept = append(kept, ref)
-		}
-	}
-	o.SetOwnerReferences(kept)
 }

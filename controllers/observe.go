@@ -205,6 +205,9 @@ func (r *CanaryReconciler) getTarget(ctx context.Context, obj *v1alpha1.Canary) 
 
 // router returns the Canary's traffic router.
 func (r *CanaryReconciler) router(obj *v1alpha1.Canary) (routing.Router, error) {
+	if r.Router != nil {
+		return r.Router, nil
+	}
 	return routing.New(r.Client, r.ControllerName, obj.GetRoutingProvider())
 }
 

@@ -21,6 +21,7 @@ import (
 	"fmt"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
@@ -94,6 +95,38 @@ func (r *GatewayAPIRouter) GetRoutes(ctx context.Context, canary *v1alpha1.Canar
 	}
 	w, ok := weightsOf(route, t)
 	return Routes{Found: ok, Weights: w, Status: routeStatus(route)}, nil
+}
+
+// Finalize sends every rule of the HTTPRoute to the apex Service alone and
+// releases the route (workload.Release), so that the Gateway keeps serving
+// through the apex Service once the primary and canary Services are gone.
+// A missing route, or a missing HTTPRoute kind, is nothing to do.
+func (r *GatewayAPIRouter) Finalize(ctx context.Context, canary *v1alpha1.Canary, t Target) error {
+	route := &gatewayv1.HTTPRoute{}
+	if err := r.Client.Get(ctx, types.NamespacedName{Namespace: canary.Namespace, Name: t.ApexService}, route); err != nil {
+		if apierrors.IsNotFound(err) || meta.IsNoMatchError(err) {
+			return nil
+		}
+		return fmt.Errorf("failed to get httproute %s: %w", t.ApexService, err)
+	}
+	if !metav1.IsControlledBy(route, canary) {
+		return nil // not serin's to change
+	}
+	patch := client.MergeFrom(route.DeepCopy())
+	for i, rule := range route.Spec.Rules {
+		if len(rule.BackendRefs) == 0 {
+			continue
+		}
+		only := rule.BackendRefs[0]
+		only.Name = gatewayv1.ObjectName(t.ApexService)
+		only.Weight = ptr.To(int32(100))
+		route.Spec.Rules[i].BackendRefs = []gatewayv1.HTTPBackendRef{only}
+	}
+	workload.Release(canary, route)
+	if err := r.Client.Patch(ctx, route, patch, client.FieldOwner(r.FieldOwner)); err != nil {
+		return fmt.Errorf("failed to hand httproute %s back to the apex service: %w", route.Name, err)
+	}
+	return nil
 }
 
 // routeSpec is the HTTPRoute serin wants: the Canary's gateways and hosts,

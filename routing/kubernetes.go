@@ -40,6 +40,10 @@ type KubernetesRouter struct {
 // nothing of its own to create.
 func (r *KubernetesRouter) Reconcile(context.Context, *v1alpha1.Canary, Target) error { return nil }
 
+// Finalize has nothing to hand back: the apex Service is the controller's,
+// which points it at the target before releasing it.
+func (r *KubernetesRouter) Finalize(context.Context, *v1alpha1.Canary, Target) error { return nil }
+
 // SetRoutes points the apex Service at the canary when it gets any traffic,
 // at the primary otherwise.
 func (r *KubernetesRouter) SetRoutes(ctx context.Context, canary *v1alpha1.Canary, t Target, w Weights) error {

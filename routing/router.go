@@ -64,6 +64,12 @@ type Router interface {
 	// GetRoutes reads the routing objects back: their weights, and whether
 	// the data plane accepted them.
 	GetRoutes(ctx context.Context, canary *v1alpha1.Canary, t Target) (Routes, error)
+	// Finalize hands the routing objects back when the Canary is deleted
+	// with revertOnDeletion: all traffic goes to t.ApexService, and the
+	// objects are no longer owned by the Canary, so that the data plane
+	// keeps serving once the Canary and its other objects are gone.
+	// Objects the Canary does not control are left alone.
+	Finalize(ctx context.Context, canary *v1alpha1.Canary, t Target) error
 }
 
 // Routes is what a router reads back from its routing objects.

@@ -77,3 +77,25 @@ func Claim(canary *v1alpha1.Canary, o client.Object, scheme *runtime.Scheme) err
 	}
 	return controllerutil.SetControllerReference(canary, o, scheme)
 }
+
+// Release undoes Claim when canary goes away: it removes canary from o's
+// owner references, so that garbage collection keeps o, and marks o as
+// serin's to take back (serin.dev/adopt), so that a Canary created again
+// under the same name picks up what serin generated without a person
+// annotating each object.
+func Release(canary *v1alpha1.Canary, o metav1.Object) {
+	ann := o.GetAnnotations()
+	if ann == nil {
+		ann = map[string]string{}
+	}
+	ann[v1alpha1.AdoptAnnotation] = "true"
+	o.SetAnnotations(ann)
+	refs := o.GetOwnerReferences()
+	kept := refs[:0]
+	for _, ref := range refs {
+		if ref.UID != canary.UID {
+			kept = append(kept, ref)
+		}
+	}
+	o.SetOwnerReferences(kept)
+}
