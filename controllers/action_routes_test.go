@@ -28,6 +28,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/record"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/serin-dev/serin/api/v1alpha1"
 	"github.com/serin-dev/serin/internal/rollout"
@@ -77,8 +78,8 @@ func TestRoutesWaitConditions(t *testing.T) {
 	// Past the progress deadline, decide stalls.
 	stall := rollout.Stall{Reason: v1alpha1.RouteNotProgrammedReason, Message: "not applied within the progress deadline"}
 	res, err := setConditions(c, ctrl.Result{}, &stallingError{Reason: stall.Reason, Err: errors.New(stall.Message)})
-	if err != nil || res.RequeueAfter != 0 {
-		t.Fatalf("stall: %v, %v", res, err)
+	if !errors.Is(err, reconcile.TerminalError(nil)) || res.RequeueAfter != 0 {
+		t.Fatalf("stall: %v, %v; want a terminal error", res, err)
 	}
 	if !conditions.IsStalled(c) || conditions.IsReconciling(c) || conditions.GetReason(c, meta.ReadyCondition) != v1alpha1.RouteNotProgrammedReason {
 		t.Errorf("stalled %v, reconciling %v, reason %q", conditions.IsStalled(c), conditions.IsReconciling(c), conditions.GetReason(c, meta.ReadyCondition))

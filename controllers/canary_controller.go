@@ -366,7 +366,8 @@ func (r *CanaryReconciler) act(ctx context.Context, obj *v1alpha1.Canary, obs ro
 }
 
 // finalizeStatus derives the conditions from the phase and the reconcile
-// error, records the phase change as an event, and patches the status once.
+// error, records the phase change as an event, and patches the status once;
+// status.observedGeneration only when the reconcile settled (settled).
 func (r *CanaryReconciler) finalizeStatus(ctx context.Context, obj *v1alpha1.Canary, patcher *patch.SerialPatcher,
 	before v1alpha1.CanaryPhase, result ctrl.Result, retErr error) (ctrl.Result, error) {
 	result, retErr = setConditions(obj, result, retErr)
@@ -382,11 +383,14 @@ func (r *CanaryReconciler) finalizeStatus(ctx context.Context, obj *v1alpha1.Can
 		}
 		return result, retErr
 	}
-	if err := patcher.Patch(ctx, obj,
+	opts := []patch.Option{
 		patch.WithOwnedConditions{Conditions: ownedConditions},
-		patch.WithStatusObservedGeneration{},
 		patch.WithFieldOwner(r.ControllerName),
-	); err != nil {
+	}
+	if settled(obj, retErr) {
+		opts = append(opts, patch.WithStatusObservedGeneration{})
+	}
+	if err := patcher.Patch(ctx, obj, opts...); err != nil {
 		if !obj.DeletionTimestamp.IsZero() {
 			err = client.IgnoreNotFound(err)
 		}

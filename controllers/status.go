@@ -22,6 +22,7 @@ import (
 	"github.com/fluxcd/pkg/apis/meta"
 	"github.com/fluxcd/pkg/runtime/conditions"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/serin-dev/serin/api/v1alpha1"
 )
@@ -36,9 +37,11 @@ var ownedConditions = []string{
 }
 
 // setConditions derives the kstatus conditions from the phase and the
-// reconcile error, and turns typed errors into their handling: a stalling
-// error is not retried, a waiting error is retried after its delay, any
-// other error is retried with backoff.
+// reconcile error, and turns typed errors into their handling, as Flux's
+// controllers do: a stalling error becomes a reconcile.TerminalError (not
+// retried), a waiting error a requeue after its delay with no error, any
+// other error is returned for a retry with backoff, Reconciling's reason
+// ProgressingWithRetry.
 func setConditions(obj *v1alpha1.Canary, result ctrl.Result, err error) (ctrl.Result, error) {
 	err = stallOnForeign(err)
 	var stalling *stallingError
@@ -48,7 +51,9 @@ func setConditions(obj *v1alpha1.Canary, result ctrl.Result, err error) (ctrl.Re
 		conditions.MarkStalled(obj, stalling.Reason, "%s", stalling.Error())
 		conditions.MarkFalse(obj, meta.ReadyCondition, stalling.Reason, "%s", stalling.Error())
 		conditions.Delete(obj, meta.ReconcilingCondition)
-		return ctrl.Result{}, nil
+		// Terminal: controller-runtime logs and counts it, and does not
+		// retry; a change to the Canary or what it watches reconciles it.
+		return ctrl.Result{}, reconcile.TerminalError(stalling)
 	case errors.As(err, &waiting):
 		conditions.MarkReconciling(obj, waiting.Reason, "%s", waiting.Error())
 		conditions.MarkFalse(obj, meta.ReadyCondition, waiting.Reason, "%s", waiting.Error())
@@ -56,7 +61,8 @@ func setConditions(obj *v1alpha1.Canary, result ctrl.Result, err error) (ctrl.Re
 		return ctrl.Result{RequeueAfter: waiting.RequeueAfter}, nil
 	case err != nil:
 		conditions.MarkFalse(obj, meta.ReadyCondition, v1alpha1.ReconciliationFailedReason, "%s", err.Error())
-		conditions.MarkReconciling(obj, v1alpha1.ReconciliationFailedReason, "%s", err.Error())
+		conditions.MarkReconciling(obj, meta.ProgressingWithRetryReason, "%s", err.Error())
+		conditions.Delete(obj, meta.StalledCondition)
 		return result, err
 	}
 	setPhaseConditions(obj)
@@ -113,4 +119,21 @@ func setReconcilingMessage(obj *v1alpha1.Canary, format string, args ...any) {
 		reason = v1alpha1.ProgressingReason
 	}
 	conditions.MarkFalse(obj, meta.ReadyCondition, reason, format, args...)
+}
+
+// settled reports whether a reconcile ended in a state Flux records as the
+// outcome of the Canary's current generation (status.observedGeneration):
+// Ready (initialized or promoted, nothing in progress), Stalled (a person
+// or a new revision must act), or suspended, where standing still is what
+// the spec asks for. A rollout in progress, a wait or a failure to retry
+// leaves observedGeneration at the last settled generation, so that
+// kstatus, and `flux`-style waits on it, see the Canary as in progress.
+func settled(obj *v1alpha1.Canary, reconcileErr error) bool {
+	switch {
+	case conditions.IsStalled(obj):
+		return true
+	case reconcileErr != nil:
+		return false
+	}
+	return conditions.IsReady(obj) || obj.Spec.Suspend
 }

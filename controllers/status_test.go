@@ -17,15 +17,19 @@ limitations under the License.
 package controllers
 
 import (
+	"errors"
 	"testing"
 	"time"
 
 	"github.com/fluxcd/pkg/apis/meta"
 	"github.com/fluxcd/pkg/runtime/conditions"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/serin-dev/serin/api/v1alpha1"
 	"github.com/serin-dev/serin/internal/testobj"
+	"github.com/serin-dev/serin/internal/workload"
 )
 
 // The conditions follow the phase, keep the reason and message of the
@@ -86,5 +90,91 @@ func TestSetConditions_NewCanaryHasReasons(t *testing.T) {
 	}
 	if !conditions.IsReconciling(c) {
 		t.Error("a new canary is reconciling")
+	}
+}
+
+// Errors are handled as Flux's controllers handle them, and
+// observedGeneration records only a settled outcome.
+func TestSetConditions_ErrorHandlingAndObservedGeneration(t *testing.T) {
+	transient := errors.New("etcdserver: request timed out")
+	tests := map[string]struct {
+		phase       v1alpha1.CanaryPhase
+		suspend     bool
+		err         error
+		wantTerm    bool
+		wantErr     bool
+		wantRequeue time.Duration
+		wantReady   metav1.ConditionStatus
+		wantReason  string // of Reconciling, or Stalled when stalled
+		wantStalled bool
+		wantSettled bool
+	}{
+		"stall is terminal and settled": {
+			phase: v1alpha1.PhaseInitialized, err: &stallingError{Reason: v1alpha1.TargetNotFoundReason, Err: errors.New("deployment podinfo not found")},
+			wantTerm: true, wantErr: true, wantReady: metav1.ConditionFalse, wantReason: v1alpha1.TargetNotFoundReason, wantStalled: true, wantSettled: true,
+		},
+		"a refused object stalls with AdoptionRefused": {
+			phase: v1alpha1.PhaseInitializing, err: stallOnForeign(&workload.NotManagedError{Kind: "Service", Name: "podinfo-primary"}),
+			wantTerm: true, wantErr: true, wantReady: metav1.ConditionFalse, wantReason: v1alpha1.AdoptionRefusedReason, wantStalled: true, wantSettled: true,
+		},
+		"wait requeues without an error and is not settled": {
+			phase: v1alpha1.PhaseProgressing, err: &waitingError{Reason: v1alpha1.WaitingForPrimaryReason, Err: errors.New("primary not ready"), RequeueAfter: 5 * time.Second},
+			wantRequeue: 5 * time.Second, wantReady: metav1.ConditionFalse, wantReason: v1alpha1.WaitingForPrimaryReason,
+		},
+		"transient error is retried with ProgressingWithRetry": {
+			phase: v1alpha1.PhaseSucceeded, err: transient,
+			wantErr: true, wantReady: metav1.ConditionFalse, wantReason: meta.ProgressingWithRetryReason,
+		},
+		"initialized is settled": {
+			phase: v1alpha1.PhaseInitialized, wantReady: metav1.ConditionTrue, wantSettled: true,
+		},
+		"a rollout in progress is not settled": {
+			phase: v1alpha1.PhaseProgressing, wantReady: metav1.ConditionFalse, wantReason: string(v1alpha1.PhaseProgressing),
+		},
+		"halted is stalled and settled": {
+			phase: v1alpha1.PhaseHalted, wantReady: metav1.ConditionFalse, wantReason: string(v1alpha1.PhaseHalted), wantStalled: true, wantSettled: true,
+		},
+		"suspended mid-rollout is settled": {
+			phase: v1alpha1.PhaseProgressing, suspend: true, wantReady: metav1.ConditionFalse, wantReason: string(v1alpha1.PhaseProgressing), wantSettled: true,
+		},
+		"suspended with a transient error is not settled": {
+			phase: v1alpha1.PhaseProgressing, suspend: true, err: transient,
+			wantErr: true, wantReady: metav1.ConditionFalse, wantReason: meta.ProgressingWithRetryReason,
+		},
+	}
+	for name, tt := range tests {
+		t.Run(name, func(t *testing.T) {
+			c := testobj.MakeCanary("p", "apps").Phase(tt.phase).Obj()
+			c.Spec.Suspend = tt.suspend
+			res, err := setConditions(c, ctrl.Result{}, tt.err)
+			if got := errors.Is(err, reconcile.TerminalError(nil)); got != tt.wantTerm {
+				t.Errorf("terminal = %v, want %v (%v)", got, tt.wantTerm, err)
+			}
+			if got := err != nil; got != tt.wantErr {
+				t.Errorf("error = %v, want an error: %v", err, tt.wantErr)
+			}
+			if res.RequeueAfter != tt.wantRequeue {
+				t.Errorf("requeue after %s, want %s", res.RequeueAfter, tt.wantRequeue)
+			}
+			if got := conditions.Get(c, meta.ReadyCondition); got == nil || got.Status != tt.wantReady {
+				t.Errorf("Ready = %v, want %s", got, tt.wantReady)
+			}
+			if got := conditions.IsStalled(c); got != tt.wantStalled {
+				t.Errorf("Stalled = %v, want %v", got, tt.wantStalled)
+			}
+			if conditions.IsStalled(c) && conditions.IsReconciling(c) {
+				t.Error("Stalled and Reconciling at once")
+			}
+			reason := conditions.GetReason(c, meta.ReconcilingCondition)
+			if tt.wantStalled {
+				reason = conditions.GetReason(c, meta.StalledCondition)
+			}
+			if reason != tt.wantReason {
+				t.Errorf("reason = %q, want %q", reason, tt.wantReason)
+			}
+			if got := settled(c, err); got != tt.wantSettled {
+				t.Errorf("settled = %v, want %v", got, tt.wantSettled)
+			}
+		})
 	}
 }

@@ -74,8 +74,6 @@ const (
 	// generation yet); the rollout waits, and stalls past the progress
 	// deadline.
 	RouteNotProgrammedReason string = "RouteNotProgrammed"
-	// SuspendedReason: spec.suspend is true.
-	SuspendedReason string = "Suspended"
 	// AccessDeniedReason: a reference the agent refuses (another namespace
 	// under --no-cross-namespace-refs), or a write the API server refused
 	// to the service account serin impersonates for the Canary. The message

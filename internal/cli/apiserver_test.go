@@ -27,6 +27,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fluxcd/pkg/apis/meta"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -73,16 +74,17 @@ func TestAgainstAPIServer(t *testing.T) {
 			t.Errorf("got %v and:\n%s", got.err, got.stdout)
 		}
 	})
-	t.Run("suspend waits for the new generation", func(t *testing.T) {
+	t.Run("suspend waits for the agent to handle it", func(t *testing.T) {
 		agentCtx, stopAgent := context.WithCancel(ctx)
 		defer stopAgent()
 		go fakeAgent(agentCtx, kube, client.ObjectKeyFromObject(podinfo), func(c *v1alpha1.Canary) bool {
-			changed := c.Status.ObservedGeneration != c.Generation
-			c.Status.ObservedGeneration = c.Generation
+			requested, ok := meta.ReconcileAnnotationValue(c.GetAnnotations())
+			changed := ok && c.Status.LastHandledReconcileAt != requested
+			c.Status.SetLastHandledReconcileRequest(requested)
 			return changed && c.Spec.Suspend
 		})
 		got := run("suspend", "podinfo", "--timeout", "10s")
-		if got.err != nil || !strings.Contains(got.stderr, "waiting for serin to observe generation 2") {
+		if got.err != nil || !strings.Contains(got.stderr, "serin handled the change") {
 			t.Errorf("got %v and:\n%s", got.err, got.stderr)
 		}
 		got = run("resume", "podinfo", "--no-wait")

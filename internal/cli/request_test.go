@@ -21,6 +21,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fluxcd/pkg/apis/meta"
 	"github.com/google/go-cmp/cmp"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -153,11 +154,12 @@ func requestAnnotations(t *testing.T, kube client.Client, canary *v1alpha1.Canar
 }
 
 func TestSuspension(t *testing.T) {
-	observeGeneration := func(canary *v1alpha1.Canary) bool {
-		if canary.Status.ObservedGeneration == canary.Generation {
+	handleReconcile := func(canary *v1alpha1.Canary) bool {
+		requested, ok := meta.ReconcileAnnotationValue(canary.GetAnnotations())
+		if !ok || canary.Status.LastHandledReconcileAt == requested {
 			return false
 		}
-		canary.Status.ObservedGeneration = canary.Generation
+		canary.Status.SetLastHandledReconcileRequest(requested)
 		canary.Status.Phase = v1alpha1.PhaseProgressing
 		return true
 	}
@@ -170,25 +172,25 @@ func TestSuspension(t *testing.T) {
 		wantStderr  string
 	}{
 		"suspend, observed by the agent": {
-			args: []string{"suspend", "podinfo"}, agent: observeGeneration, wantSuspend: true,
+			args: []string{"suspend", "podinfo"}, agent: handleReconcile, wantSuspend: true,
 			canary: makeCanary("apps", "podinfo").generation(4, 3).obj(),
 			wantStderr: "► suspending Canary podinfo in apps namespace\n✔ Canary suspended\n" +
-				"◎ waiting for serin to observe generation 4\n" +
-				"✔ serin observed generation 4: phase Progressing, canary weight 0\n",
+				"◎ waiting for serin to handle the change\n" +
+				"✔ serin handled the change: phase Progressing, canary weight 0\n",
 		},
 		"resume, observed by the agent": {
-			args: []string{"resume", "podinfo"}, agent: observeGeneration, wantSuspend: false,
+			args: []string{"resume", "podinfo"}, agent: handleReconcile, wantSuspend: false,
 			canary: makeCanary("apps", "podinfo").suspended().generation(5, 4).obj(),
 			wantStderr: "► resuming Canary podinfo in apps namespace\n✔ Canary resumed\n" +
-				"◎ waiting for serin to observe generation 5\n" +
-				"✔ serin observed generation 5: phase Progressing, canary weight 0\n",
+				"◎ waiting for serin to handle the change\n" +
+				"✔ serin handled the change: phase Progressing, canary weight 0\n",
 		},
 		"suspend, no agent: times out": {
 			args: []string{"suspend", "podinfo", "--timeout", "200ms"}, agent: ignoreRequests, wantSuspend: true,
 			canary:  makeCanary("apps", "podinfo").generation(4, 3).obj(),
-			wantErr: "timed out after 200ms waiting for serin to observe generation 4: is the serin agent running?",
+			wantErr: "timed out after 200ms waiting for serin to handle the change: is the serin agent running?",
 			wantStderr: "► suspending Canary podinfo in apps namespace\n✔ Canary suspended\n" +
-				"◎ waiting for serin to observe generation 4\n",
+				"◎ waiting for serin to handle the change\n",
 		},
 		"resume without waiting": {
 			args: []string{"resume", "podinfo", "--no-wait"}, agent: ignoreRequests, wantSuspend: false,

@@ -20,7 +20,9 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"time"
 
+	"github.com/fluxcd/pkg/apis/meta"
 	"github.com/spf13/cobra"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -55,8 +57,9 @@ func newSuspensionCommand(env *environment, s suspension) *cobra.Command {
 		Short: s.short,
 		Long: s.long + `
 
-Unless --no-wait is given, the command waits until the agent has observed the
-change (status.observedGeneration reaches the Canary's new generation).
+Unless --no-wait is given, the command also requests a reconciliation (the
+reconcile.fluxcd.io/requestedAt annotation, as flux reconcile does) and waits
+until the agent has handled it (status.lastHandledReconcileAt).
 
 A Canary applied by Flux gets spec.suspend back from Git at the next
 reconciliation if its manifest sets it.`,
@@ -86,7 +89,15 @@ func (s suspension) run(cmd *cobra.Command, env *environment, name string, noWai
 		return err
 	}
 	log.actionf("%s %s %s in %s namespace", s.doing, v1alpha1.CanaryKind, name, namespace)
-	if err := patchSuspend(ctx, kube, canary, s.suspend); err != nil {
+	// The reconcile request rides on the same patch, so the agent's handling
+	// of it proves it read the new spec.suspend. status.observedGeneration
+	// would not: it follows a settled outcome only, and a resumed rollout
+	// settles when it ends.
+	requested := ""
+	if !noWait {
+		requested = env.now().UTC().Format(time.RFC3339Nano)
+	}
+	if err := patchSuspend(ctx, kube, canary, s.suspend, requested); err != nil {
 		return err
 	}
 	log.successf("%s %s", v1alpha1.CanaryKind, s.done)
@@ -94,22 +105,25 @@ func (s suspension) run(cmd *cobra.Command, env *environment, name string, noWai
 		return nil
 	}
 
-	generation := canary.Generation
-	log.waitingf("waiting for serin to observe generation %d", generation)
+	log.waitingf("waiting for serin to handle the change")
 	observed, err := waitForCanary(ctx, kube, key, env.pollInterval, func(c *v1alpha1.Canary) bool {
-		return c.Status.ObservedGeneration >= generation
+		return c.Status.LastHandledReconcileAt == requested
 	})
 	if err != nil {
-		return waitError(err, env.timeout, fmt.Sprintf("serin to observe generation %d", generation))
+		return waitError(err, env.timeout, "serin to handle the change")
 	}
-	log.successf("serin observed generation %d: %s", observed.Status.ObservedGeneration, progressSummary(observed))
+	log.successf("serin handled the change: %s", progressSummary(observed))
 	return nil
 }
 
-// patchSuspend sets spec.suspend with a JSON merge patch; canary is updated
-// with the patched object, so its generation is the new one.
-func patchSuspend(ctx context.Context, kube client.Client, canary *v1alpha1.Canary, suspend bool) error {
-	patch, err := json.Marshal(map[string]any{"spec": map[string]any{"suspend": suspend}})
+// patchSuspend sets spec.suspend, and the reconcile request annotation when
+// requested is not empty, with one JSON merge patch.
+func patchSuspend(ctx context.Context, kube client.Client, canary *v1alpha1.Canary, suspend bool, requested string) error {
+	body := map[string]any{"spec": map[string]any{"suspend": suspend}}
+	if requested != "" {
+		body["metadata"] = map[string]any{"annotations": map[string]string{meta.ReconcileRequestAnnotation: requested}}
+	}
+	patch, err := json.Marshal(body)
 	if err != nil {
 		return err
 	}
