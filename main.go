@@ -139,13 +139,15 @@ func main() {
 	revertOptions.BindFlags(flag.CommandLine)
 	flag.Parse()
 
+	build := version.Get()
 	if showVersion {
-		fmt.Println(version.Version)
+		fmt.Println(build.Version)
 		return
 	}
 
 	logger.SetLogger(logger.NewLogger(logOptions))
-	setupLog.Info("starting serin-agent", "version", version.Version)
+	setupLog.Info("starting serin-agent", "version", build.Version, "commit", build.GitCommit,
+		"treeState", build.GitTreeState, "go", build.GoVersion, "platform", build.Platform)
 
 	if err := featureGates.WithLogger(setupLog).SupportedFeatures(features.FeatureGates()); err != nil {
 		setupLog.Error(err, "unable to load feature gates")

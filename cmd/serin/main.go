@@ -15,8 +15,9 @@ limitations under the License.
 */
 
 // Command serin is the command line of serin, progressive delivery for Flux
-// users. Installed as kubectl-serin it also runs as `kubectl serin`: it does
-// not look at the name it was started by.
+// users. Installed as kubectl-serin (a copy or a link) it is kubectl's
+// plugin `kubectl serin`: the commands are the same, and its help says
+// `kubectl serin`.
 package main
 
 import (
@@ -30,7 +31,9 @@ import (
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
-	err := cli.NewRootCommand().ExecuteContext(ctx)
+	root := cli.NewRootCommand()
+	cli.SetDisplayName(root, cli.DisplayName(os.Args[0]))
+	err := root.ExecuteContext(ctx)
 	stop()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "✗", err)

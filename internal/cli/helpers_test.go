@@ -35,12 +35,19 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
 	"github.com/serin-dev/serin/api/v1alpha1"
+	"github.com/serin-dev/serin/internal/version"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files with the current output")
 
 // testNow is the clock of every test.
 var testNow = time.Date(2026, 5, 4, 10, 0, 0, 0, time.UTC)
+
+// testVersion is the CLI's version in every test.
+var testVersion = version.Info{
+	Version: "v0.3.0", GitCommit: "0123456789abcdef0123456789abcdef01234567", GitTreeState: "clean",
+	GoVersion: "go1.26.8", Platform: "linux/amd64",
+}
 
 // assertGolden compares got with the file at path (under testdata).
 func assertGolden(t *testing.T, path, got string) {
@@ -88,6 +95,7 @@ func newTestEnvironment(t *testing.T, kube client.WithWatch) *environment {
 		newClient:    func() (client.WithWatch, error) { return kube, nil },
 		now:          func() time.Time { return testNow },
 		pollInterval: 10 * time.Millisecond,
+		version:      func() version.Info { return testVersion },
 	}
 }
 

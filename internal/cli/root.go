@@ -26,6 +26,8 @@ import (
 	"github.com/spf13/cobra"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/serin-dev/serin/internal/version"
 )
 
 const (
@@ -44,6 +46,8 @@ type environment struct {
 	newClient    func() (client.WithWatch, error)
 	now          func() time.Time
 	pollInterval time.Duration
+	// version is this binary's version (version.Get).
+	version func() version.Info
 }
 
 // NewRootCommand returns the serin command, connected to the cluster
@@ -54,6 +58,7 @@ func NewRootCommand() *cobra.Command {
 		kubeconfig:   genericclioptions.NewConfigFlags(false),
 		now:          time.Now,
 		pollInterval: defaultPollInterval,
+		version:      version.Get,
 	}
 	env.newClient = func() (client.WithWatch, error) { return newKubeClient(env.kubeconfig) }
 	return newRootCommand(env)

@@ -18,7 +18,9 @@ package cli
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"io"
 	"strings"
 	"time"
 
@@ -42,49 +44,93 @@ const (
 
 func newVersionCommand(env *environment) *cobra.Command {
 	var clientOnly bool
-	var agentNamespace string
+	var agentNamespace, output string
 	cmd := &cobra.Command{
 		Use:   "version",
 		Short: "Print the versions of the CLI and of the agent",
-		Long: `Print the version of this CLI and the version of the serin agent, read from
-the image tag of the serin-agent Deployment. When the cluster cannot be
-reached, the agent's version is unknown and the command still succeeds.`,
+		Long: `Print the version of this CLI (with the Git commit and the Go version it was
+built with) and the version of the serin agent, read from the image tag of
+the serin-agent Deployment. When the cluster cannot be reached, the agent's
+version is unknown and the command still succeeds.`,
 		Example: `  serin version
-  serin version --client`,
+  serin version --client
+  serin version -o json`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			out := cmd.OutOrStdout()
-			fmt.Fprintf(out, "serin: %s\n", version.Version)
-			if clientOnly {
-				return nil
+			if output != "" && output != "json" {
+				return fmt.Errorf("unknown output format %q: use json, or leave --output out", output)
 			}
-			ctx, cancel := context.WithTimeout(cmd.Context(), min(env.timeout, agentVersionTimeout))
-			defer cancel()
-			fmt.Fprintf(out, "serin-agent: %s\n", agentVersion(ctx, env, agentNamespace))
+			report := versionReport{Client: env.version()}
+			if !clientOnly {
+				ctx, cancel := context.WithTimeout(cmd.Context(), min(env.timeout, agentVersionTimeout))
+				defer cancel()
+				report.Agent = agentVersion(ctx, env, agentNamespace)
+			}
+			if output == "json" {
+				enc := json.NewEncoder(cmd.OutOrStdout())
+				enc.SetIndent("", "  ")
+				return enc.Encode(report)
+			}
+			report.print(cmd.OutOrStdout())
 			return nil
 		},
 	}
 	cmd.Flags().BoolVar(&clientOnly, "client", false, "print the CLI's version only, without contacting the cluster")
 	cmd.Flags().StringVar(&agentNamespace, "agent-namespace", defaultAgentNamespace,
 		"namespace of the serin-agent Deployment")
+	cmd.Flags().StringVarP(&output, "output", "o", "", "output format: json (default: text)")
 	return cmd
 }
 
-// agentVersion is the image tag of the agent's container, or "unknown" and
-// why.
-func agentVersion(ctx context.Context, env *environment, namespace string) string {
+// versionReport is what `serin version` prints.
+type versionReport struct {
+	Client version.Info `json:"client"`
+	// Agent is nil with --client.
+	Agent *agentInfo `json:"agent,omitempty"`
+}
+
+// agentInfo is the agent's version, or why it is unknown.
+type agentInfo struct {
+	Version string `json:"version,omitempty"`
+	Error   string `json:"error,omitempty"`
+}
+
+// print writes the report as text: "serin: v0.3.0 (commit …, go1.26.8
+// linux/amd64)", then the agent's line.
+func (r versionReport) print(out io.Writer) {
+	details := []string{}
+	if c := r.Client.GitCommit; c != "" {
+		if r.Client.GitTreeState == "dirty" {
+			c += ", dirty"
+		}
+		details = append(details, "commit "+c)
+	}
+	details = append(details, r.Client.GoVersion+" "+r.Client.Platform)
+	fmt.Fprintf(out, "serin: %s (%s)\n", r.Client.Version, strings.Join(details, ", "))
+	switch {
+	case r.Agent == nil:
+	case r.Agent.Error != "":
+		fmt.Fprintf(out, "serin-agent: unknown (%s)\n", r.Agent.Error)
+	default:
+		fmt.Fprintf(out, "serin-agent: %s\n", r.Agent.Version)
+	}
+}
+
+// agentVersion is the image tag of the agent's container, or why it is
+// unknown.
+func agentVersion(ctx context.Context, env *environment, namespace string) *agentInfo {
 	kube, err := env.newClient()
 	if err != nil {
-		return fmt.Sprintf("unknown (%v)", err)
+		return &agentInfo{Error: err.Error()}
 	}
 	deployment := &appsv1.Deployment{}
 	key := client.ObjectKey{Namespace: namespace, Name: agentDeploymentName}
 	if err := kube.Get(ctx, key, deployment); err != nil {
-		return fmt.Sprintf("unknown (%v)", err)
+		return &agentInfo{Error: err.Error()}
 	}
 	containers := deployment.Spec.Template.Spec.Containers
 	if len(containers) == 0 {
-		return "unknown (the serin-agent Deployment has no container)"
+		return &agentInfo{Error: "the serin-agent Deployment has no container"}
 	}
 	image := containers[0].Image
 	for _, container := range containers {
@@ -92,7 +138,7 @@ func agentVersion(ctx context.Context, env *environment, namespace string) strin
 			image = container.Image
 		}
 	}
-	return imageTag(image)
+	return &agentInfo{Version: imageTag(image)}
 }
 
 // imageTag returns the tag of an image reference

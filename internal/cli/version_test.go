@@ -42,39 +42,87 @@ func agentDeployment(namespace string, containers ...corev1.Container) *appsv1.D
 func TestVersion(t *testing.T) {
 	agent := corev1.Container{Name: "agent", Image: "ghcr.io/serin-dev/serin:v0.3.0"}
 	sidecar := corev1.Container{Name: "proxy", Image: "proxy:v9"}
+	// clientJSON opens the JSON report of testVersion.
+	const clientJSON = `{
+  "client": {
+    "version": "v0.3.0",
+    "gitCommit": "0123456789abcdef0123456789abcdef01234567",
+    "gitTreeState": "clean",
+    "goVersion": "go1.26.8",
+    "platform": "linux/amd64"
+  },
+`
+	const clientLine = "serin: v0.3.0 (commit 0123456789abcdef0123456789abcdef01234567, go1.26.8 linux/amd64)\n"
 	tests := map[string]struct {
 		args      []string
 		objects   []client.Object
 		clientErr error
+		version   *version.Info
 		want      string
+		wantErr   string
 	}{
 		"agent found": {
 			args:    []string{"version"},
 			objects: []client.Object{agentDeployment("serin-system", sidecar, agent)},
-			want:    "serin: dev\nserin-agent: v0.3.0\n",
+			want:    clientLine + "serin-agent: v0.3.0\n",
 		},
 		"agent in another namespace": {
 			args:    []string{"version", "--agent-namespace", "delivery"},
 			objects: []client.Object{agentDeployment("delivery", agent)},
-			want:    "serin: dev\nserin-agent: v0.3.0\n",
+			want:    clientLine + "serin-agent: v0.3.0\n",
 		},
 		"agent not installed": {
 			args: []string{"version"},
-			want: "serin: dev\nserin-agent: unknown (deployments.apps \"serin-agent\" not found)\n",
+			want: clientLine + "serin-agent: unknown (deployments.apps \"serin-agent\" not found)\n",
 		},
 		"cluster unreachable": {
 			args:      []string{"version"},
 			clientErr: errors.New("loading kubeconfig: no configuration has been provided"),
-			want:      "serin: dev\nserin-agent: unknown (loading kubeconfig: no configuration has been provided)\n",
+			want:      clientLine + "serin-agent: unknown (loading kubeconfig: no configuration has been provided)\n",
 		},
 		"client only": {
 			args:      []string{"version", "--client"},
 			clientErr: errors.New("must not be called"),
-			want:      "serin: dev\n",
+			want:      clientLine,
 		},
-	}
-	if version.Version != "dev" {
-		t.Skipf("built with version %s", version.Version)
+		"a dirty build": {
+			args: []string{"version", "--client"},
+			version: &version.Info{Version: "0123456789ab-dirty", GitCommit: "0123456789abcdef0123456789abcdef01234567",
+				GitTreeState: "dirty", GoVersion: "go1.26.8", Platform: "darwin/arm64"},
+			want: "serin: 0123456789ab-dirty (commit 0123456789abcdef0123456789abcdef01234567, dirty, go1.26.8 darwin/arm64)\n",
+		},
+		"no commit known": {
+			args:    []string{"version", "--client"},
+			version: &version.Info{Version: "v0.3.0", GoVersion: "go1.26.8", Platform: "linux/arm64"},
+			want:    "serin: v0.3.0 (go1.26.8 linux/arm64)\n",
+		},
+		"json": {
+			args:    []string{"version", "-o", "json"},
+			objects: []client.Object{agentDeployment("serin-system", agent)},
+			want: clientJSON + `  "agent": {
+    "version": "v0.3.0"
+  }
+}
+`,
+		},
+		"json, agent unknown": {
+			args:      []string{"version", "--output=json"},
+			clientErr: errors.New("no configuration has been provided"),
+			want: clientJSON + `  "agent": {
+    "error": "no configuration has been provided"
+  }
+}
+`,
+		},
+		"json, client only": {
+			args:    []string{"version", "--client", "-o", "json"},
+			version: &version.Info{Version: "dev", GoVersion: "go1.26.8", Platform: "linux/amd64"},
+			want:    "{\n  \"client\": {\n    \"version\": \"dev\",\n    \"goVersion\": \"go1.26.8\",\n    \"platform\": \"linux/amd64\"\n  }\n}\n",
+		},
+		"unknown output": {
+			args:    []string{"version", "-o", "yaml"},
+			wantErr: `unknown output format "yaml": use json, or leave --output out`,
+		},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
@@ -82,7 +130,16 @@ func TestVersion(t *testing.T) {
 			if tc.clientErr != nil {
 				env.newClient = func() (client.WithWatch, error) { return nil, tc.clientErr }
 			}
+			if tc.version != nil {
+				env.version = func() version.Info { return *tc.version }
+			}
 			run := runCommand(context.Background(), env, tc.args...)
+			if tc.wantErr != "" {
+				if run.err == nil || run.err.Error() != tc.wantErr {
+					t.Fatalf("error = %v, want %q", run.err, tc.wantErr)
+				}
+				return
+			}
 			if run.err != nil {
 				t.Fatal(run.err)
 			}
