@@ -18,11 +18,9 @@ package analysis
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
-	"os"
 	"path/filepath"
 	"testing"
 	"time"
@@ -31,9 +29,8 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/serin-dev/serin/api/v1alpha1"
+	"github.com/serin-dev/serin/internal/testutil"
 )
-
-var update = os.Getenv("UPDATE_GOLDEN") == "true"
 
 // builtinCanary is a Deployment target on port 9898, routed by provider.
 func builtinCanary(provider v1alpha1.RoutingProvider) *v1alpha1.Canary {
@@ -63,7 +60,7 @@ func TestBuiltinQuery_Golden(t *testing.T) {
 					if err != nil {
 						got = "# not available: " + err.Error() + "\n"
 					}
-					compareGolden(t, golden, got)
+					testutil.Golden(t, golden, got)
 				})
 			}
 		}
@@ -229,29 +226,5 @@ func TestMetrics_BuiltinCheckDataPlane(t *testing.T) {
 	res := m.Check(context.Background(), c, duration)
 	if res.Passed || !contains(res.Message, "request-duration is not available with data plane nginx-gateway-fabric") || gotQuery != "" {
 		t.Errorf("nginx-gateway-fabric: %+v, query %q", res, gotQuery)
-	}
-}
-
-// compareGolden compares text with a golden file (UPDATE_GOLDEN=true writes it).
-func compareGolden(t *testing.T, file, got string) {
-	t.Helper()
-	if update {
-		if err := os.MkdirAll(filepath.Dir(file), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(file, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(file)
-	if errors.Is(err, os.ErrNotExist) {
-		t.Fatalf("%v (run with UPDATE_GOLDEN=true to create it)", err)
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	if string(want) != got {
-		t.Errorf("%s differs:\n--- want\n%s--- got\n%s", file, want, got)
 	}
 }

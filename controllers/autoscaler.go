@@ -25,17 +25,11 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
-	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/serin-dev/serin/api/v1alpha1"
 	"github.com/serin-dev/serin/internal/rollout"
 	"github.com/serin-dev/serin/internal/workload"
 )
-
-// autoscalerIndexKey indexes Canaries by the autoscaler they name, so that
-// a change to the target's HorizontalPodAutoscaler reaches the primary's.
-const autoscalerIndexKey = ".spec.autoscalerRef"
 
 // autoscalerInSync reads the target's autoscaler (an invalid target when it
 // is missing) and reports whether the primary's copy exists and matches it.
@@ -81,19 +75,4 @@ func (r *CanaryReconciler) applyPrimaryAutoscaler(ctx context.Context, obj *v1al
 	}
 	ctrl.LoggerFrom(ctx).V(1).Info("primary autoscaler applied", "hpa", hpa.Name, "operation", op)
 	return nil
-}
-
-// canariesForAutoscaler maps a HorizontalPodAutoscaler to the Canaries
-// naming it in spec.autoscalerRef.
-func (r *CanaryReconciler) canariesForAutoscaler(ctx context.Context, o client.Object) []reconcile.Request {
-	var list v1alpha1.CanaryList
-	if err := r.List(ctx, &list, client.InNamespace(o.GetNamespace()), client.MatchingFields{autoscalerIndexKey: o.GetName()}); err != nil {
-		ctrl.LoggerFrom(ctx).Error(err, "failed to list canaries for autoscaler", "hpa", o.GetName())
-		return nil
-	}
-	reqs := make([]reconcile.Request, 0, len(list.Items))
-	for i := range list.Items {
-		reqs = append(reqs, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&list.Items[i])})
-	}
-	return reqs
 }

@@ -26,23 +26,11 @@ import (
 	"github.com/fluxcd/pkg/runtime/conditions"
 	helper "github.com/fluxcd/pkg/runtime/controller"
 	"github.com/fluxcd/pkg/runtime/patch"
-	"github.com/fluxcd/pkg/runtime/predicates"
-	appsv1 "k8s.io/api/apps/v1"
-	autoscalingv2 "k8s.io/api/autoscaling/v2"
-	corev1 "k8s.io/api/core/v1"
-	discoveryv1 "k8s.io/api/discovery/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	kuberecorder "k8s.io/client-go/tools/record"
 	ctrl "sigs.k8s.io/controller-runtime"
-	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
-	"sigs.k8s.io/controller-runtime/pkg/handler"
-	"sigs.k8s.io/controller-runtime/pkg/predicate"
-	"sigs.k8s.io/controller-runtime/pkg/reconcile"
-	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	"github.com/serin-dev/serin/analysis"
 	"github.com/serin-dev/serin/api/v1alpha1"
@@ -55,10 +43,6 @@ import (
 
 // ControllerName is the name serin reports events and field ownership with.
 const ControllerName = "serin"
-
-// targetIndexKey indexes Canaries by "Kind/name" of their target, so that a
-// change to a target reconciles the Canaries that roll it out.
-const targetIndexKey = ".spec.targetRef"
 
 // CanaryReconciler reconciles a Canary object.
 type CanaryReconciler struct {
@@ -108,115 +92,6 @@ type CanaryReconcilerOptions struct {
 	MaxConcurrentReconciles int
 	// RateLimiter is the backoff of failed reconciles.
 	RateLimiter helper.RateLimiterOptions
-}
-
-// SetupWithManager registers the controller and its watches: the Canaries,
-// the objects serin generates for them, and their targets.
-func (r *CanaryReconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager, opts CanaryReconcilerOptions) error {
-	r.setDefaults(mgr.GetClient(), mgr.GetAPIReader())
-	if err := mgr.GetFieldIndexer().IndexField(ctx, &v1alpha1.Canary{}, trackedConfigIndexKey, func(o client.Object) []string {
-		keys := make([]string, 0, len(o.(*v1alpha1.Canary).Status.TrackedConfigs))
-		for k := range o.(*v1alpha1.Canary).Status.TrackedConfigs {
-			keys = append(keys, k)
-		}
-		return keys
-	}); err != nil {
-		return fmt.Errorf("failed to index canaries by tracked configs: %w", err)
-	}
-	if err := mgr.GetFieldIndexer().IndexField(ctx, &v1alpha1.Canary{}, targetIndexKey, func(o client.Object) []string {
-		c := o.(*v1alpha1.Canary)
-		return []string{targetIndexValue(c.Spec.TargetRef.Kind, c.Spec.TargetRef.Name)}
-	}); err != nil {
-		return fmt.Errorf("failed to index canaries by target: %w", err)
-	}
-	if err := mgr.GetFieldIndexer().IndexField(ctx, &v1alpha1.Canary{}, autoscalerIndexKey, func(o client.Object) []string {
-		if ref := o.(*v1alpha1.Canary).Spec.AutoscalerRef; ref != nil {
-			return []string{ref.Name}
-		}
-		return nil
-	}); err != nil {
-		return fmt.Errorf("failed to index canaries by autoscaler: %w", err)
-	}
-	b := ctrl.NewControllerManagedBy(mgr).
-		For(&v1alpha1.Canary{}, builder.WithPredicates(
-			predicate.Or(predicate.GenerationChangedPredicate{}, predicate.AnnotationChangedPredicate{}, predicates.ReconcileRequestedPredicate{}),
-		)).
-		Owns(&appsv1.Deployment{}).
-		Owns(&corev1.Service{}).
-		Owns(&autoscalingv2.HorizontalPodAutoscaler{}).
-		Watches(&autoscalingv2.HorizontalPodAutoscaler{}, handler.EnqueueRequestsFromMapFunc(r.canariesForAutoscaler)).
-		Watches(&appsv1.Deployment{}, handler.EnqueueRequestsFromMapFunc(r.canariesForTarget("Deployment"))).
-		Watches(&corev1.Service{}, handler.EnqueueRequestsFromMapFunc(r.canariesForTarget("Service"))).
-		Watches(&discoveryv1.EndpointSlice{}, handler.EnqueueRequestsFromMapFunc(r.canariesForEndpoints)).
-		// Metadata only: the informers hold no ConfigMap's or Secret's
-		// data, which is read live (APIReader) when a resourceVersion is new.
-		WatchesMetadata(&corev1.ConfigMap{}, handler.EnqueueRequestsFromMapFunc(r.canariesForConfig("ConfigMap"))).
-		WatchesMetadata(&corev1.Secret{}, handler.EnqueueRequestsFromMapFunc(r.canariesForConfig("Secret"))).
-		WithOptions(controller.Options{
-			MaxConcurrentReconciles: opts.MaxConcurrentReconciles,
-			RateLimiter:             helper.GetRateLimiter(opts.RateLimiter),
-		})
-	// Watch HTTPRoutes only where the Gateway API is installed. Without a
-	// predicate: a change of status alone (a gateway accepting or rejecting
-	// the weights, status.parents) must reconcile, since the rollout waits
-	// for it.
-	if _, err := mgr.GetRESTMapper().RESTMapping(schema.GroupKind{Group: gatewayv1.GroupName, Kind: "HTTPRoute"}, gatewayv1.GroupVersion.Version); err == nil {
-		b = b.Owns(&gatewayv1.HTTPRoute{})
-	} else {
-		ctrl.LoggerFrom(ctx).Info("Gateway API HTTPRoute not installed: gatewayapi routing works once it is, after a restart")
-	}
-	// An analysis outcome reconciles its Canary.
-	if err := mgr.Add(r.Analysis); err != nil {
-		return fmt.Errorf("failed to add the analysis runner: %w", err)
-	}
-	return b.WatchesRawSource(r.analysisResults()).Complete(r)
-}
-
-// setDefaults gives the reconciler its in-memory state and the
-// collaborators left unset: the cached reader for MetricTemplates, the
-// uncached one for what the cache does not hold.
-func (r *CanaryReconciler) setDefaults(cached, uncached client.Reader) {
-	r.metrics = newCanaryMetrics()
-	r.expectations = newWriteExpectations()
-	r.routeClocks = newRouteClocks()
-	r.configs = &configHashes{byName: map[string]configHash{}}
-	if _, wrapped := r.Client.(tenantClient); !wrapped {
-		r.Client = tenantClient{Client: r.Client}
-	}
-	if r.Webhooks == nil {
-		r.Webhooks = &analysis.Webhooks{}
-	}
-	if r.Checks == nil {
-		r.Checks = &analysis.Metrics{Reader: cached}
-	}
-	if r.Analysis == nil {
-		r.Analysis = analysis.NewRunner(r.Webhooks, r.Checks, analysis.RunnerOptions{})
-	}
-	if r.APIReader == nil {
-		r.APIReader = uncached
-	}
-	if r.Reverter == nil {
-		r.Reverter = gitops.Disabled{}
-	}
-}
-
-func targetIndexValue(kind, name string) string { return kind + "/" + name }
-
-// canariesForTarget maps a Deployment or Service to the Canaries targeting it.
-func (r *CanaryReconciler) canariesForTarget(kind string) handler.MapFunc {
-	return func(ctx context.Context, o client.Object) []reconcile.Request {
-		var list v1alpha1.CanaryList
-		if err := r.List(ctx, &list, client.InNamespace(o.GetNamespace()),
-			client.MatchingFields{targetIndexKey: targetIndexValue(kind, o.GetName())}); err != nil {
-			ctrl.LoggerFrom(ctx).Error(err, "failed to list canaries for target", "target", kind+"/"+o.GetName())
-			return nil
-		}
-		reqs := make([]reconcile.Request, 0, len(list.Items))
-		for i := range list.Items {
-			reqs = append(reqs, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&list.Items[i])})
-		}
-		return reqs
-	}
 }
 
 // Reconcile follows Flux's reconcile shape: get, patcher, deferred status

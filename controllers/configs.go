@@ -25,18 +25,11 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
-	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/handler"
-	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/serin-dev/serin/api/v1alpha1"
 	"github.com/serin-dev/serin/internal/workload"
 )
-
-// trackedConfigIndexKey indexes Canaries by the ConfigMaps and Secrets their
-// target uses (status.trackedConfigs), so that a data change reconciles them.
-const trackedConfigIndexKey = ".status.trackedConfigs"
 
 // configHashes memoizes the data hash of each ConfigMap and Secret by
 // resourceVersion. serin watches configs by metadata only (no cluster-wide
@@ -204,26 +197,4 @@ func (r *CanaryReconciler) copyPrimaryConfig(ctx context.Context, obj *v1alpha1.
 		return fmt.Errorf("failed to copy %s for the primary: %w", ref, err)
 	}
 	return nil
-}
-
-// canariesForConfig maps a ConfigMap or Secret to the Canaries whose target
-// uses it.
-func (r *CanaryReconciler) canariesForConfig(kind string) handler.MapFunc {
-	return func(ctx context.Context, o client.Object) []reconcile.Request {
-		if owner := o.GetLabels()[workload.CanaryNameLabel]; owner != "" {
-			// The primary's copy: repaired when deleted.
-			return []reconcile.Request{{NamespacedName: types.NamespacedName{Namespace: o.GetNamespace(), Name: owner}}}
-		}
-		var list v1alpha1.CanaryList
-		if err := r.List(ctx, &list, client.InNamespace(o.GetNamespace()),
-			client.MatchingFields{trackedConfigIndexKey: kind + "/" + o.GetName()}); err != nil {
-			ctrl.LoggerFrom(ctx).Error(err, "failed to list canaries for config", "config", kind+"/"+o.GetName())
-			return nil
-		}
-		reqs := make([]reconcile.Request, 0, len(list.Items))
-		for i := range list.Items {
-			reqs = append(reqs, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&list.Items[i])})
-		}
-		return reqs
-	}
 }

@@ -20,7 +20,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
@@ -29,7 +28,6 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/serin-dev/serin/api/v1alpha1"
 	"github.com/serin-dev/serin/internal/rollout"
@@ -199,17 +197,4 @@ func (r *CanaryReconciler) getOptional(ctx context.Context, namespace, name stri
 		return false, fmt.Errorf("failed to get %s: %w", name, err)
 	}
 	return true, nil
-}
-
-// canariesForEndpoints maps an EndpointSlice of <name>-primary or
-// <name>-canary to the Canaries whose Service target is <name>: their
-// readiness is their endpoints'.
-func (r *CanaryReconciler) canariesForEndpoints(ctx context.Context, o client.Object) []reconcile.Request {
-	svc := o.GetLabels()[discoveryv1.LabelServiceName]
-	for _, suffix := range []string{v1alpha1.PrimarySuffix, v1alpha1.CanarySuffix} {
-		if base, ok := strings.CutSuffix(svc, suffix); ok {
-			return r.canariesForTarget("Service")(ctx, &metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{Namespace: o.GetNamespace(), Name: base}})
-		}
-	}
-	return nil
 }

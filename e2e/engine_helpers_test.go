@@ -22,7 +22,6 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
-	"os"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -30,7 +29,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/google/go-cmp/cmp"
 	. "github.com/onsi/gomega"
 	appsv1 "k8s.io/api/apps/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -40,9 +38,8 @@ import (
 
 	"github.com/serin-dev/serin/analysis"
 	"github.com/serin-dev/serin/api/v1alpha1"
+	"github.com/serin-dev/serin/internal/testutil"
 )
-
-var update = os.Getenv("UPDATE_GOLDEN") == "true"
 
 // errorRateTemplate creates a MetricTemplate whose query is the 5xx
 // percentage of the requests the canary Service served, as Traefik counted
@@ -151,21 +148,7 @@ func (tr *transcript) since(prefix string) []string {
 // (UPDATE_GOLDEN=true rewrites it).
 func compareGolden(t testing.TB, name string, lines []string) {
 	t.Helper()
-	path := filepath.Join("testdata", name+".golden")
-	got := strings.Join(lines, "\n") + "\n"
-	if update {
-		_ = os.MkdirAll("testdata", 0o755)
-		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("golden file: %v (run with UPDATE_GOLDEN=true to create it)", err)
-	}
-	if diff := cmp.Diff(string(want), got); diff != "" {
-		t.Errorf("transcript differs from %s (-want +got):\n%s", path, diff)
-	}
+	testutil.Golden(t, filepath.Join("testdata", name+".golden"), strings.Join(lines, "\n")+"\n")
 }
 
 // sampler records the distinct successive values of probe, every 20 ms,

@@ -48,6 +48,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
 	"github.com/serin-dev/serin/api/v1alpha1"
+	"github.com/serin-dev/serin/internal/testutil"
 )
 
 const (
@@ -326,7 +327,7 @@ func TestGitReverter_PullRequestIsIdempotent(t *testing.T) {
 	if commit.Author.Name != "serin-bot" || commit.Author.Email != "serin-bot@example.com" || commit.ParentHashes[0] != f.bad.Hash {
 		t.Errorf("revert commit by %s <%s> on %v", commit.Author.Name, commit.Author.Email, commit.ParentHashes)
 	}
-	compareGolden(t, filepath.Join("testdata", "revert-message.golden"), commit.Message)
+	testutil.Golden(t, filepath.Join("testdata", "revert-message.golden"), commit.Message)
 	pr := f.host.prs[0]
 	if title, _ := splitMessage(commit.Message); pr.title != title || pr.base != "main" || pr.branch != wantBranch {
 		t.Errorf("pull request %q from %s into %s", pr.title, pr.branch, pr.base)

@@ -33,8 +33,6 @@ import (
 	"github.com/go-git/go-git/v5/storage/memory"
 )
 
-var update = os.Getenv("UPDATE_GOLDEN") == "true"
-
 // testEpoch is the time of test commits, so that their hashes are stable.
 var testEpoch = time.Date(2026, 1, 5, 9, 0, 0, 0, time.UTC)
 
@@ -173,24 +171,6 @@ func writeTree(t *testing.T, dir string, files map[string][]byte) {
 		if err := os.WriteFile(full, b, 0o644); err != nil {
 			t.Fatal(err)
 		}
-	}
-}
-
-// compareGolden compares text with a golden file (UPDATE_GOLDEN=true writes it).
-func compareGolden(t *testing.T, file, got string) {
-	t.Helper()
-	if update {
-		if err := os.WriteFile(file, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(file)
-	if err != nil {
-		t.Fatalf("%v (run with UPDATE_GOLDEN=true to create it)", err)
-	}
-	if string(want) != got {
-		t.Errorf("%s differs:\n--- want\n%s\n--- got\n%s", file, want, got)
 	}
 }
 

@@ -23,7 +23,6 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/object"
 )
 
@@ -443,106 +442,6 @@ func fileChanges(m map[string][]byte) []FileChange {
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Path < out[j].Path })
 	return out
-}
-
-// changedPaths lists the files that differ between two commits.
-func changedPaths(from, to *object.Commit) ([]string, error) {
-	a, err := from.Tree()
-	if err != nil {
-		return nil, err
-	}
-	b, err := to.Tree()
-	if err != nil {
-		return nil, err
-	}
-	return treePaths(a, b)
-}
-
-// commitPaths lists the files a commit changed against its first parent.
-func commitPaths(c *object.Commit) ([]string, error) {
-	parentTree, tree, err := commitTrees(c)
-	if err != nil {
-		return nil, err
-	}
-	return treePaths(parentTree, tree)
-}
-
-// commitTrees returns the trees of a commit's first parent (nil for a root
-// commit) and of the commit.
-func commitTrees(c *object.Commit) (parentTree, tree *object.Tree, err error) {
-	if tree, err = c.Tree(); err != nil {
-		return nil, nil, err
-	}
-	if c.NumParents() == 0 {
-		return nil, tree, nil
-	}
-	parent, err := firstParent(c)
-	if err != nil {
-		return nil, nil, err
-	}
-	if parentTree, err = parent.Tree(); err != nil {
-		return nil, nil, err
-	}
-	return parentTree, tree, nil
-}
-
-// changesAny reports whether a commit changed one of the files against
-// its first parent (added, removed, another content or mode).
-func changesAny(c *object.Commit, files []string) (bool, error) {
-	parentTree, tree, err := commitTrees(c)
-	if err != nil {
-		return false, err
-	}
-	for _, f := range files {
-		before, err := treeEntry(parentTree, f)
-		if err != nil {
-			return false, err
-		}
-		after, err := treeEntry(tree, f)
-		if err != nil {
-			return false, err
-		}
-		if before != after {
-			return true, nil
-		}
-	}
-	return false, nil
-}
-
-// treeEntry returns the entry of a file in a tree, the zero entry when
-// there is none.
-func treeEntry(t *object.Tree, p string) (object.TreeEntry, error) {
-	if t == nil {
-		return object.TreeEntry{}, nil
-	}
-	e, err := t.FindEntry(p)
-	switch {
-	case errors.Is(err, object.ErrEntryNotFound), errors.Is(err, object.ErrDirectoryNotFound),
-		errors.Is(err, plumbing.ErrObjectNotFound): // a file where the path has a directory
-		return object.TreeEntry{}, nil
-	case err != nil:
-		return object.TreeEntry{}, fmt.Errorf("failed to look %s up in %s: %w", p, t.Hash, err)
-	}
-	return object.TreeEntry{Mode: e.Mode, Hash: e.Hash}, nil
-}
-
-func treePaths(a, b *object.Tree) ([]string, error) {
-	changes, err := object.DiffTree(a, b)
-	if err != nil {
-		return nil, err
-	}
-	seen := map[string]bool{}
-	var out []string
-	for _, ch := range changes {
-		for _, name := range []string{ch.From.Name, ch.To.Name} {
-			if name != "" && !seen[name] {
-				seen[name] = true
-				out = append(out, name)
-			}
-		}
-	}
-	sort.Strings(out)
-	return out, nil
 }
 
 // maxPreviousDefinition bounds the first-parent walk of PreviousDefinition.

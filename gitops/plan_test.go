@@ -25,6 +25,8 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/serin-dev/serin/internal/testutil"
 )
 
 // The planner's golden tests. Each directory of testdata holds a case:
@@ -61,7 +63,7 @@ func TestPlanRevert_Golden(t *testing.T) {
 				Target: Target{Kind: "Deployment", Namespace: "apps", Name: "podinfo"},
 				Good:   good, Bad: bad, Head: head,
 			})
-			compareGolden(t, filepath.Join(dir, "plan.golden"), describePlan(plan, err))
+			testutil.Golden(t, filepath.Join(dir, "plan.golden"), describePlan(plan, err))
 			if err != nil || plan.UpToDate {
 				if _, statErr := os.Stat(filepath.Join(dir, "expected")); statErr == nil {
 					t.Errorf("expected/ exists but the plan made no change")
@@ -77,7 +79,7 @@ func TestPlanRevert_Golden(t *testing.T) {
 					got[f.Path] = f.Content
 				}
 			}
-			if _, err := os.Stat(filepath.Join(dir, "expected")); update && os.IsNotExist(err) {
+			if _, err := os.Stat(filepath.Join(dir, "expected")); testutil.UpdateGolden() && os.IsNotExist(err) {
 				writeTree(t, filepath.Join(dir, "expected"), got)
 			}
 			want := readTree(t, filepath.Join(dir, "expected"))

@@ -19,14 +19,11 @@ package cli
 import (
 	"bytes"
 	"context"
-	"flag"
-	"os"
 	"path/filepath"
 	"sync"
 	"testing"
 	"time"
 
-	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -35,10 +32,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
 	"github.com/serin-dev/serin/api/v1alpha1"
+	"github.com/serin-dev/serin/internal/testutil"
 	"github.com/serin-dev/serin/internal/version"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files with the current output")
 
 // testNow is the clock of every test.
 var testNow = time.Date(2026, 5, 4, 10, 0, 0, 0, time.UTC)
@@ -49,22 +45,11 @@ var testVersion = version.Info{
 	GoVersion: "go1.26.8", Platform: "linux/amd64",
 }
 
-// assertGolden compares got with the file at path (under testdata).
+// assertGolden compares got with the file at path (under testdata);
+// UPDATE_GOLDEN=true rewrites it.
 func assertGolden(t *testing.T, path, got string) {
 	t.Helper()
-	path = filepath.Join("testdata", path)
-	if *update {
-		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("reading golden file: %v (run the test with -update to create it)", err)
-	}
-	if diff := cmp.Diff(string(want), got); diff != "" {
-		t.Errorf("%s differs (-want +got):\n%s", path, diff)
-	}
+	testutil.Golden(t, filepath.Join("testdata", path), got)
 }
 
 // newFakeClient is a fake client holding objects, with the indexes that
