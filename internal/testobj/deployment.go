@@ -78,5 +78,20 @@ func (w *DeploymentWrapper) ProgressDeadlineSeconds(s int32) *DeploymentWrapper 
 	return w
 }
 
+// Recreate sets the Recreate strategy: every old pod goes before a new one
+// starts.
+func (w *DeploymentWrapper) Recreate() *DeploymentWrapper {
+	w.Spec.Strategy = appsv1.DeploymentStrategy{Type: appsv1.RecreateDeploymentStrategyType}
+	return w
+}
+
+// EnvFromConfigMap makes the first container read its environment from
+// the ConfigMap name, a config serin tracks.
+func (w *DeploymentWrapper) EnvFromConfigMap(name string) *DeploymentWrapper {
+	c := &w.Spec.Template.Spec.Containers[0]
+	c.EnvFrom = append(c.EnvFrom, corev1.EnvFromSource{ConfigMapRef: &corev1.ConfigMapEnvSource{LocalObjectReference: corev1.LocalObjectReference{Name: name}}})
+	return w
+}
+
 // Obj returns the Deployment.
 func (w *DeploymentWrapper) Obj() *appsv1.Deployment { return &w.Deployment }
