@@ -43,6 +43,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
@@ -330,6 +331,8 @@ type actionCase struct {
 	routerDown bool
 	// fail are the calls that fail ("patch Deployment/podinfo").
 	fail []string
+	// setup gives the reconciler what the case needs (a Reverter).
+	setup func(f *actionFixture)
 	// obs is what the reconcile observed; Now defaults to actionNow.
 	obs rollout.Observation
 	// action is the action decide chose, for the actions that take one.
@@ -381,6 +384,9 @@ func runActionCases(t *testing.T, cases map[string]actionCase, act actionFunc) {
 			}
 			if tc.routerDown {
 				f.router.Err = errors.New("routes unreachable")
+			}
+			if tc.setup != nil {
+				tc.setup(f)
 			}
 			obs := tc.obs
 			if obs.Now.IsZero() {
@@ -565,23 +571,43 @@ func podinfoTarget(replicas int32) *appsv1.Deployment {
 	return testobj.MakeDeployment("podinfo", "apps").Replicas(replicas).Obj()
 }
 
-// primaryOf is the primary serin generates from target for c, recording
-// the target's spec hash.
-func primaryOf(c *v1alpha1.Canary, target *appsv1.Deployment) *appsv1.Deployment {
+// primaryOf is the primary serin generated for c from target's revision
+// spec, its controller c.
+func primaryOf(c *v1alpha1.Canary, target *appsv1.Deployment, spec string) *appsv1.Deployment {
 	p := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Namespace: c.Namespace, Name: c.GetPrimaryName()}}
 	workload.MutatePrimary(c, target, p, true, nil)
-	p.Annotations[specHashAnnotation] = specOf(target)
-	s := runtime.NewScheme()
-	_ = v1alpha1.AddToScheme(s)
-	if err := workload.Claim(c, p, s); err != nil {
+	p.Annotations[specHashAnnotation] = spec
+	if err := workload.Claim(c, p, canaryScheme()); err != nil {
 		panic(err)
 	}
 	return p
 }
 
-// specOf is the spec hash of a target Deployment's revision.
-func specOf(target *appsv1.Deployment) string {
-	return workload.SpecHash(&target.Spec.Template, nil)
+// recordOf is the ControllerRevision in which serin recorded the primary
+// of c at spec, and the hashes of its configs' data, when it promoted it
+// (recordPromoted).
+func recordOf(c *v1alpha1.Canary, primary *appsv1.Deployment, spec string, configs map[string]string) *appsv1.ControllerRevision {
+	data, err := json.Marshal(promotedRevision{Template: primary.Spec.Template, Replicas: primary.Spec.Replicas, Configs: configs})
+	if err != nil {
+		panic(err)
+	}
+	cr := &appsv1.ControllerRevision{
+		ObjectMeta: metav1.ObjectMeta{Namespace: c.Namespace, Name: promotedRevisionName(c, spec),
+			Labels: map[string]string{workload.CanaryNameLabel: c.Name}, Annotations: map[string]string{specHashAnnotation: spec}},
+		Data:     runtime.RawExtension{Raw: data},
+		Revision: 1,
+	}
+	if err := controllerutil.SetControllerReference(c, cr, canaryScheme()); err != nil {
+		panic(err)
+	}
+	return cr
+}
+
+// canaryScheme knows the Canary, for the owner references of test objects.
+func canaryScheme() *runtime.Scheme {
+	s := runtime.NewScheme()
+	_ = v1alpha1.AddToScheme(s)
+	return s
 }
 
 // observed is a reconcile's observation of a target revision whose Flux

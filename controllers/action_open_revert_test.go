@@ -1,0 +1,125 @@
+/*
+Copyright 2026 The serin authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package controllers
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/fluxcd/pkg/apis/meta"
+	"github.com/fluxcd/pkg/runtime/conditions"
+	"github.com/google/go-cmp/cmp"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	ctrl "sigs.k8s.io/controller-runtime"
+
+	"github.com/serin-dev/serin/api/v1alpha1"
+	"github.com/serin-dev/serin/gitops"
+	"github.com/serin-dev/serin/internal/rollout"
+)
+
+// fakeReverter answers every revert with its result and error, and keeps
+// the requests.
+type fakeReverter struct {
+	result   gitops.RevertResult
+	err      error
+	requests []gitops.RevertRequest
+}
+
+func (r *fakeReverter) Revert(_ context.Context, req gitops.RevertRequest) (gitops.RevertResult, error) {
+	r.requests = append(r.requests, req)
+	return r.result, r.err
+}
+
+// openRevert asks the Reverter to revert the bad revision in Git and
+// records what it did in status.revert, with an event; a revert that
+// cannot be made is recorded as Failed and alerted, not retried. A busy
+// Reverter records nothing: the revert is asked again shortly.
+func TestOpenRevert(t *testing.T) {
+	const why = "rolled back revision v2: failed checks threshold reached 2"
+	stalled := metav1.Condition{Type: meta.StalledCondition, Status: metav1.ConditionTrue, Reason: v1alpha1.FailedReason}
+	// rolledBack is the Canary that rolled v2 back, with a reverter that
+	// answers result and err.
+	rolledBack := func(result gitops.RevertResult, err error, want actionWant) actionCase {
+		c := weightedPodinfo().Phase(v1alpha1.PhaseFailed).Applied("v2", "main@sha1:v2").Promoted("v1", "main@sha1:v1").Obj()
+		conditions.MarkStalled(c, v1alpha1.FailedReason, "%s", why)
+		want.conditions = []metav1.Condition{stalled}
+		reverter := &fakeReverter{result: result, err: err}
+		return actionCase{
+			canary: c,
+			obs:    observed("v2", 0),
+			setup:  func(f *actionFixture) { f.r.Reverter = reverter },
+			want:   want,
+			check: func(t *testing.T, _ *actionFixture, obj *v1alpha1.Canary) {
+				want := []gitops.RevertRequest{{Canary: obj, BadRevision: "main@sha1:v2", GoodRevision: "main@sha1:v1", Reason: why}}
+				if diff := cmp.Diff(want, reverter.requests); diff != "" {
+					t.Errorf("revert requests (-want +got):\n%s", diff)
+				}
+			},
+		}
+	}
+	recorded := func(rs v1alpha1.RevertStatus) func(st *v1alpha1.CanaryStatus) {
+		return func(st *v1alpha1.CanaryStatus) { st.Revert = &rs }
+	}
+	opened := gitops.RevertResult{Branch: "serin/revert-v2", PullRequestURL: "https://git.example.com/fleet/pulls/7", State: gitops.StateOpened, Message: "pull request #7"}
+	pushed := gitops.RevertResult{Branch: "main", Commit: "c0ffee", State: gitops.StatePushed}
+	merged := gitops.RevertResult{Branch: "main", Commit: "c0ffee", State: gitops.StateMerged, Message: "v2 is reverted in main already"}
+
+	requested := rolledBack(opened, nil, actionWant{
+		status: func(st *v1alpha1.CanaryStatus) {
+			recorded(v1alpha1.RevertStatus{Revision: "main@sha1:v2", Branch: opened.Branch, PullRequestURL: opened.PullRequestURL, State: gitops.StateOpened, Message: opened.Message})(st)
+			st.HandledRequests.Revert = "now"
+		},
+		events: []string{"Warning " + v1alpha1.RevertOpenedReason},
+	})
+	requested.obs.Requests.Revert = "now"
+	notConfigured := rolledBack(gitops.RevertResult{}, gitops.ErrNotConfigured, actionWant{
+		status: recorded(v1alpha1.RevertStatus{Revision: "main@sha1:v2", State: gitops.StateFailed,
+			Message: "spec.gitops.revert is set but this agent runs without GitOps revert (--gitops-revert): " + gitops.ErrNotConfigured.Error()}),
+		events: []string{"Warning " + v1alpha1.RevertFailedReason},
+	})
+	notConfigured.setup = func(f *actionFixture) { f.r.Reverter = gitops.Disabled{} }
+	notConfigured.check = nil
+
+	cases := map[string]actionCase{
+		"a pull request opened": rolledBack(opened, nil, actionWant{
+			status: recorded(v1alpha1.RevertStatus{Revision: "main@sha1:v2", Branch: opened.Branch, PullRequestURL: opened.PullRequestURL, State: gitops.StateOpened, Message: opened.Message}),
+			events: []string{"Warning " + v1alpha1.RevertOpenedReason},
+		}),
+		"a commit pushed": rolledBack(pushed, nil, actionWant{
+			status: recorded(v1alpha1.RevertStatus{Revision: "main@sha1:v2", Branch: "main", Commit: "c0ffee", State: gitops.StatePushed}),
+			events: []string{"Warning " + v1alpha1.RevertPushedReason},
+		}),
+		"already reverted in Git": rolledBack(merged, nil, actionWant{
+			status: recorded(v1alpha1.RevertStatus{Revision: "main@sha1:v2", Branch: "main", Commit: "c0ffee", State: gitops.StateMerged, Message: merged.Message}),
+			events: []string{"Normal " + v1alpha1.RevertMergedReason},
+		}),
+		"a revert request: handled": requested,
+		"the reverter is busy: nothing recorded, asked again shortly": rolledBack(gitops.RevertResult{}, fmt.Errorf("%w: fleet@main", gitops.ErrBusy), actionWant{
+			result: ctrl.Result{RequeueAfter: 5 * time.Second},
+		}),
+		"the revert fails: Failed with the error, alerted, not retried": rolledBack(gitops.RevertResult{}, fmt.Errorf("no commit of v2 touches podinfo"), actionWant{
+			status: recorded(v1alpha1.RevertStatus{Revision: "main@sha1:v2", State: gitops.StateFailed, Message: "no commit of v2 touches podinfo"}),
+			events: []string{"Warning " + v1alpha1.RevertFailedReason},
+		}),
+		"the agent runs without GitOps revert: Failed, saying so": notConfigured,
+	}
+	runActionCases(t, cases, func(ctx context.Context, r *CanaryReconciler, obj *v1alpha1.Canary, obs rollout.Observation, _ rollout.Action) (ctrl.Result, error) {
+		return r.openRevert(ctx, obj, obs)
+	})
+}
