@@ -16,6 +16,8 @@ CONTROLLER_TOOLS_VERSION := v0.21.0
 CONTROLLER_GEN := $(TOOLS_DIR)/controller-gen-$(CONTROLLER_TOOLS_VERSION)
 GOTESTSUM_VERSION := v1.13.0
 GOTESTSUM := $(TOOLS_DIR)/gotestsum-$(GOTESTSUM_VERSION)
+GOLANGCI_LINT_VERSION := v2.15.0
+GOLANGCI_LINT := $(TOOLS_DIR)/golangci-lint-$(GOLANGCI_LINT_VERSION)
 
 LDFLAGS := -X github.com/serin-dev/serin/internal/version.Version=$(VERSION)
 
@@ -51,8 +53,13 @@ tidy: ## Tidy both modules.
 headers: ## Add the licence header of hack/boilerplate.go.txt to Go files that lack it.
 	hack/headers.sh --fix
 
+.PHONY: lint
+lint: $(GOLANGCI_LINT) ## Run golangci-lint (.golangci.yml) on both modules.
+	$(GOLANGCI_LINT) run ./...
+	cd api && $(GOLANGCI_LINT) run --config ../.golangci.yml ./...
+
 .PHONY: verify
-verify: generate manifests ## Fail when generated files are stale, go.mod is untidy, a Go file lacks its licence header or is not gofmt'ed.
+verify: generate manifests lint ## Fail when generated files are stale, go.mod is untidy, a Go file lacks its licence header or is not gofmt'ed, or the linter objects.
 	@git diff --exit-code -- api/v1alpha1/zz_generated.deepcopy.go config/crd config/rbac \
 		|| { echo "generated files are stale: run 'make generate manifests' and commit"; exit 1; }
 	@unformatted=$$(gofmt -l $$(git ls-files '*.go' | grep -v '^hack/testbed/modules/')); \
@@ -130,6 +137,11 @@ $(CONTROLLER_GEN):
 	@mkdir -p $(TOOLS_DIR)
 	GOBIN=$(TOOLS_DIR)/.gobin go install sigs.k8s.io/controller-tools/cmd/controller-gen@$(CONTROLLER_TOOLS_VERSION)
 	mv $(TOOLS_DIR)/.gobin/controller-gen $@
+
+$(GOLANGCI_LINT):
+	@mkdir -p $(TOOLS_DIR)
+	GOBIN=$(TOOLS_DIR)/.gobin go install github.com/golangci/golangci-lint/v2/cmd/golangci-lint@$(GOLANGCI_LINT_VERSION)
+	mv $(TOOLS_DIR)/.gobin/golangci-lint $@
 
 $(GOTESTSUM):
 	@mkdir -p $(TOOLS_DIR)

@@ -5,7 +5,6 @@ go 1.26.0
 require (
 	github.com/fluxcd/pkg/apis/meta v1.30.2
 	k8s.io/apimachinery v0.36.4
-	sigs.k8s.io/controller-runtime v0.24.1
 )
 
 require (
@@ -15,6 +14,7 @@ require (
 	github.com/kr/pretty v0.3.1 // indirect
 	github.com/modern-go/concurrent v0.0.0-20180306012644-bacd9c7ef1dd // indirect
 	github.com/modern-go/reflect2 v1.0.3-0.20250322232337-35a7c28c31ee // indirect
+	github.com/onsi/gomega v1.39.0 // indirect
 	github.com/x448/float16 v0.8.4 // indirect
 	go.yaml.in/yaml/v2 v2.4.3 // indirect
 	golang.org/x/net v0.56.0 // indirect

@@ -143,7 +143,7 @@ func clientErrorsOnce(ctx context.Context, c gatewayContender) (clientErrorRun, 
 	if err := k8s.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil {
 		return clientErrorRun{}, err
 	}
-	defer k8s.Delete(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}})
+	defer func() { _ = k8s.Delete(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}) }()
 	run := clientErrorRun{contender: c.name}
 
 	target := testobj.MakeDeployment(name, ns).Replicas(2).Image("app:v1").ProgressDeadlineSeconds(10).Obj()

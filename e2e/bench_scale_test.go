@@ -319,9 +319,6 @@ func scrape(url string) (metricsText, error) {
 	return out, sc.Err()
 }
 
-// sum adds the values of every series of a metric name.
-func (m metricsText) sum(name string) float64 { return m.sumLabel(name, "") }
-
 // sumLabel adds the values of the series of a metric with a label matcher.
 func (m metricsText) sumLabel(name, label string) float64 {
 	total := 0.0

@@ -49,7 +49,7 @@ func TestTestbed_InstallManifestsApply(t *testing.T) {
 		g.Expect(err).NotTo(HaveOccurred())
 		obj := &unstructured.Unstructured{Object: m}
 		kinds[obj.GetKind()]++
-		err = k8s.Patch(ctx, obj, client.Apply, client.FieldOwner("serin-e2e"), client.ForceOwnership)
+		err = k8s.Apply(ctx, client.ApplyConfigurationFromUnstructured(obj), client.FieldOwner("serin-e2e"), client.ForceOwnership)
 		g.Expect(err).NotTo(HaveOccurred(), "%s %s", obj.GetKind(), obj.GetName())
 	}
 	g.Expect(kinds).To(Equal(map[string]int{

@@ -87,7 +87,11 @@ func run(m *testing.M) int {
 		fmt.Fprintln(os.Stderr, "e2e: testbed:", err)
 		return 1
 	}
-	defer env.Stop()
+	defer func() {
+		if err := env.Stop(); err != nil {
+			fmt.Fprintln(os.Stderr, "e2e: stopping the testbed:", err)
+		}
+	}()
 
 	scheme := runtime.NewScheme()
 	_ = clientgoscheme.AddToScheme(scheme)

@@ -98,7 +98,7 @@ func ParseRepositoryURL(raw string) (RepositoryURL, error) {
 	p = strings.TrimSuffix(strings.Trim(p, "/"), ".git")
 	i := strings.LastIndex(p, "/")
 	if i <= 0 || i == len(p)-1 {
-		return out, fmt.Errorf("Git URL %q does not name an owner and a repository", raw)
+		return out, fmt.Errorf("the Git URL %q does not name an owner and a repository", raw)
 	}
 	out.Owner, out.Name = p[:i], p[i+1:]
 	return out, nil

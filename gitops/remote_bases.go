@@ -117,12 +117,14 @@ func kustomizationReferences(k *kustypes.Kustomization) (bases, files []string) 
 		}
 		return out
 	}
-	bases = local(slices.Concat(k.Resources, k.Components, k.Bases, k.Generators, k.Transformers, k.Validators)...)
+	// The deprecated fields are read on purpose: users' kustomizations
+	// still use them, and kustomize still honours them.
+	bases = local(slices.Concat(k.Resources, k.Components, k.Bases, k.Generators, k.Transformers, k.Validators)...) //nolint:staticcheck // SA1019: see above
 	files = local(slices.Concat(k.Crds, k.Configurations)...)
-	for _, p := range k.PatchesStrategicMerge {
+	for _, p := range k.PatchesStrategicMerge { //nolint:staticcheck // SA1019: see above
 		files = append(files, local(string(p))...)
 	}
-	for _, p := range slices.Concat(k.Patches, k.PatchesJson6902) {
+	for _, p := range slices.Concat(k.Patches, k.PatchesJson6902) { //nolint:staticcheck // SA1019: see above
 		files = append(files, local(p.Path)...)
 	}
 	for _, r := range k.Replacements {

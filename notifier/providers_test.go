@@ -140,7 +140,7 @@ func TestSlack_PostMessageResponse(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			w := httptest.NewRecorder()
 			w.WriteHeader(tt.status)
-			w.WriteString(tt.body)
+			_, _ = w.WriteString(tt.body)
 			err := validateSlackResponse(w.Result())
 			if tt.wantErr == "" && err != nil || tt.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tt.wantErr)) {
 				t.Errorf("validateSlackResponse() = %v, want error containing %q", err, tt.wantErr)

@@ -115,7 +115,7 @@ func validateSlackResponse(resp *http.Response) error {
 		return fmt.Errorf("unable to decode the Slack response: %w", err)
 	}
 	if !r.OK {
-		return fmt.Errorf("Slack responded with error: %s", r.Error)
+		return fmt.Errorf("slack responded with error: %s", r.Error)
 	}
 	return nil
 }

@@ -151,7 +151,7 @@ func routeSpec(canary *v1alpha1.Canary, t Target, w Weights) gatewayv1.HTTPRoute
 		return gatewayv1.HTTPBackendRef{BackendRef: gatewayv1.BackendRef{
 			BackendObjectReference: gatewayv1.BackendObjectReference{
 				Name: gatewayv1.ObjectName(name),
-				Port: ptr.To(gatewayv1.PortNumber(t.Port)),
+				Port: ptr.To(t.Port),
 			},
 			Weight: ptr.To(int32(weight)),
 		}}

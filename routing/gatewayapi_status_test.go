@@ -211,7 +211,7 @@ func TestGatewayAPIRouter_GetRoutesStatus(t *testing.T) {
 }
 
 func withPort(ref gatewayv1.ParentReference, port int32) gatewayv1.ParentReference {
-	ref.Port = ptr.To(gatewayv1.PortNumber(port))
+	ref.Port = ptr.To(port)
 	return ref
 }
 

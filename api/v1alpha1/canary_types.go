@@ -749,5 +749,5 @@ type CanaryList struct {
 }
 
 func init() {
-	SchemeBuilder.Register(&Canary{}, &CanaryList{})
+	knownTypes = append(knownTypes, &Canary{}, &CanaryList{})
 }

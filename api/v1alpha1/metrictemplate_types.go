@@ -116,5 +116,5 @@ type MetricTemplateList struct {
 }
 
 func init() {
-	SchemeBuilder.Register(&MetricTemplate{}, &MetricTemplateList{})
+	knownTypes = append(knownTypes, &MetricTemplate{}, &MetricTemplateList{})
 }

@@ -329,6 +329,19 @@ func TestDecide(t *testing.T) {
 		"halted stays halted":                       {canary(v1alpha1.PhaseHalted), observed(late, "v2", ready, "v2", failed), Idle{}},
 		"halted finishes when the primary recovers": {canary(v1alpha1.PhaseHalted), observed(late, "v2", ready, "v2", ready), Finalise{}},
 		"halted ignores an abort":                   {canary(v1alpha1.PhaseHalted), with(observed(late, "v2", ready, "v2", failed), func(o *Observation) { o.Requests.Abort = "a" }), Idle{}},
+
+		// GitOps revert: once per bad revision, on the phases asked for.
+		"halted opens the revert":                         {canary(v1alpha1.PhaseHalted, revertOn(v1alpha1.RevertTrigger(v1alpha1.PhaseHalted)), attempted("main@sha1:bad")), observed(late, "v2", ready, "v2", failed), OpenRevert{}},
+		"halted with the revert open stays halted":        {canary(v1alpha1.PhaseHalted, revertOn(v1alpha1.RevertTrigger(v1alpha1.PhaseHalted)), attempted("main@sha1:bad"), reverted("main@sha1:bad")), observed(late, "v2", ready, "v2", failed), Idle{}},
+		"halted reverts a newer bad revision":             {canary(v1alpha1.PhaseHalted, revertOn(v1alpha1.RevertTrigger(v1alpha1.PhaseHalted)), attempted("main@sha1:bad2"), reverted("main@sha1:bad")), observed(late, "v2", ready, "v2", failed), OpenRevert{}},
+		"halted without a known revision":                 {canary(v1alpha1.PhaseHalted, revertOn(v1alpha1.RevertTrigger(v1alpha1.PhaseHalted))), observed(late, "v2", ready, "v2", failed), Idle{}},
+		"halted, revert on failed only":                   {canary(v1alpha1.PhaseHalted, revertOn(v1alpha1.RevertTrigger(v1alpha1.PhaseFailed)), attempted("main@sha1:bad")), observed(late, "v2", ready, "v2", failed), Idle{}},
+		"failed opens the revert":                         {canary(v1alpha1.PhaseFailed, revertOn(v1alpha1.RevertTrigger(v1alpha1.PhaseFailed)), attempted("main@sha1:bad")), observed(t0, "v2", ready, "v1", ready), OpenRevert{}},
+		"failed, revert on halted only":                   {canary(v1alpha1.PhaseFailed, revertOn(v1alpha1.RevertTrigger(v1alpha1.PhaseHalted)), attempted("main@sha1:bad")), with(observed(t0, "v2", ready, "v1", ready), func(o *Observation) { o.Target.Replicas = 0 }), Idle{}},
+		"a revert request opens it whatever the triggers": {canary(v1alpha1.PhaseFailed), with(observed(t0, "v2", ready, "v1", ready), func(o *Observation) { o.Requests.Revert = "r1" }), OpenRevert{}},
+		"halted: a revert request even after one was opened": {canary(v1alpha1.PhaseHalted, revertOn(v1alpha1.RevertTrigger(v1alpha1.PhaseHalted)), attempted("main@sha1:bad"), reverted("main@sha1:bad")),
+			with(observed(late, "v2", ready, "v2", failed), func(o *Observation) { o.Requests.Revert = "r2" }), OpenRevert{}},
+		"a new revision wins over the revert": {canary(v1alpha1.PhaseHalted, revertOn(v1alpha1.RevertTrigger(v1alpha1.PhaseHalted)), attempted("main@sha1:bad")), observed(late, "v3", ready, "v2", ready), Finalise{}},
 	}
 	for name, tt := range tests {
 		t.Run(name, func(t *testing.T) {

@@ -272,7 +272,7 @@ func (b *Backends) reconcileService(ctx context.Context, req reconcile.Request) 
 		return controllerutil.SetControllerReference(svc, slice, b.client.Scheme())
 	})
 	if apierrors.IsConflict(err) || apierrors.IsAlreadyExists(err) {
-		return reconcile.Result{Requeue: true}, nil
+		return reconcile.Result{RequeueAfter: 10 * time.Millisecond}, nil
 	}
 	return reconcile.Result{}, err
 }

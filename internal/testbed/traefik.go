@@ -141,7 +141,7 @@ func (tb *Testbed) createGateway(ctx context.Context, port int32) error {
 				GatewayClassName: GatewayClassName,
 				Listeners: []gatewayv1.Listener{{
 					Name:     "web",
-					Port:     gatewayv1.PortNumber(port),
+					Port:     port,
 					Protocol: gatewayv1.HTTPProtocolType,
 					AllowedRoutes: &gatewayv1.AllowedRoutes{
 						Namespaces: &gatewayv1.RouteNamespaces{From: ptr.To(gatewayv1.NamespacesFromAll)},

@@ -122,7 +122,11 @@ func serve(dir, crds string) error {
 	if err != nil {
 		return err
 	}
-	defer tb.Stop()
+	defer func() {
+		if err := tb.Stop(); err != nil {
+			fmt.Fprintln(os.Stderr, "serin-testbed: stopping the testbed:", err)
+		}
+	}()
 	traefik, err := tb.StartTraefik(ctx, os.Getenv("KUBEBUILDER_ASSETS"))
 	if err != nil {
 		return err
