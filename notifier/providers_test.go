@@ -133,7 +133,7 @@ func TestSlack_PostMessageResponse(t *testing.T) {
 		wantErr string
 	}{
 		"ok":      {status: 200, body: `{"ok": true}`},
-		"refused": {status: 200, body: `{"ok": false, "error": "channel_not_found"}`, wantErr: "Slack responded with error: channel_not_found"},
+		"refused": {status: 200, body: `{"ok": false, "error": "channel_not_found"}`, wantErr: "slack responded with error: channel_not_found"},
 		"5xx":     {status: 503, body: `down`, wantErr: "status code 503"},
 	}
 	for name, tt := range tests {
