@@ -23,6 +23,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -82,8 +83,13 @@ type actionFixture struct {
 	writes []string
 	// failing are the calls ("verb Kind/name", "list KindList") that fail.
 	failing map[string]bool
+	// recorded are the events verify read, for the checks of messages.
+	recorded []recordedEvent
 	// outcomes receives the Canaries whose analysis work is done.
 	outcomes chan types.NamespacedName
+	// checks runs the metric checks of the analysis runner; without a
+	// MetricsServer, the built-in checks fail.
+	checks *analysis.Metrics
 }
 
 // injectedFault is the error of a call a test made fail.
@@ -106,6 +112,7 @@ func newActionReconciler(t *testing.T, objs ...client.Object) *actionFixture {
 		recorder: record.NewFakeRecorder(100),
 		failing:  map[string]bool{},
 		outcomes: make(chan types.NamespacedName, 10),
+		checks:   &analysis.Metrics{},
 	}
 	c := interceptor.NewClient(store, interceptor.Funcs{
 		Get: func(ctx context.Context, c client.WithWatch, key client.ObjectKey, o client.Object, opts ...client.GetOption) error {
@@ -151,7 +158,7 @@ func newActionReconciler(t *testing.T, objs ...client.Object) *actionFixture {
 			return c.SubResource(sub).Patch(ctx, o, p, opts...)
 		},
 	})
-	runner := analysis.NewRunner(&analysis.Webhooks{}, &analysis.Metrics{}, analysis.RunnerOptions{StepTimeout: actionStepTimeout})
+	runner := analysis.NewRunner(&analysis.Webhooks{}, f.checks, analysis.RunnerOptions{StepTimeout: actionStepTimeout})
 	runner.OnDone(func(key types.NamespacedName) { f.outcomes <- key })
 	ctx, stop := context.WithCancel(context.Background())
 	t.Cleanup(stop)
@@ -331,7 +338,12 @@ type actionCase struct {
 	routerDown bool
 	// fail are the calls that fail ("patch Deployment/podinfo").
 	fail []string
-	// setup gives the reconciler what the case needs (a Reverter).
+	// knownBug, when set, says what the case shows wrong in the code: it
+	// is skipped unless SERIN_KNOWN_BUGS=true, with which it fails until
+	// the bug is fixed.
+	knownBug string
+	// setup gives the reconciler what the case needs (a Reverter, a
+	// metrics server).
 	setup func(f *actionFixture)
 	// obs is what the reconcile observed; Now defaults to actionNow.
 	obs rollout.Observation
@@ -374,6 +386,9 @@ func runActionCases(t *testing.T, cases map[string]actionCase, act actionFunc) {
 	t.Helper()
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
+			if tc.knownBug != "" && os.Getenv("SERIN_KNOWN_BUGS") != "true" {
+				t.Skip("known bug (SERIN_KNOWN_BUGS=true runs it): " + tc.knownBug)
+			}
 			f := newActionReconciler(t, tc.objs...)
 			for _, call := range tc.fail {
 				f.failing[call] = true
@@ -448,6 +463,7 @@ func (f *actionFixture) verify(obj *v1alpha1.Canary, before *v1alpha1.CanaryStat
 	}
 	var events []string
 	for _, e := range f.events() {
+		f.recorded = append(f.recorded, e)
 		events = append(events, e.Type+" "+e.Reason)
 	}
 	if diff := cmp.Diff(want.events, events, cmpopts.EquateEmpty()); diff != "" {
@@ -478,6 +494,16 @@ var routedThenScaleFailed = actionWant{
 // routesDown is what an action that writes the routes first leaves when
 // the router cannot be reached: an error, and nothing else.
 var routesDown = actionWant{err: errContaining("routes unreachable")}
+
+// eventSays checks the message of the last event the action recorded.
+func eventSays(want string) func(t *testing.T, f *actionFixture, _ *v1alpha1.Canary) {
+	return func(t *testing.T, f *actionFixture, _ *v1alpha1.Canary) {
+		t.Helper()
+		if len(f.recorded) == 0 || f.recorded[len(f.recorded)-1].Message != want {
+			t.Errorf("events %+v, want the last one saying %q", f.recorded, want)
+		}
+	}
+}
 
 // ready is the Ready condition with a status and reason.
 func ready(status metav1.ConditionStatus, reason string) metav1.Condition {
