@@ -34,50 +34,59 @@ generate: $(CONTROLLER_GEN) ## Generate deepcopy functions.
 manifests: $(CONTROLLER_GEN) ## Generate CRDs and RBAC.
 	cd api && $(CONTROLLER_GEN) crd:allowDangerousTypes=true paths=./... output:crd:artifacts:config=../config/crd/bases
 	$(CONTROLLER_GEN) rbac:roleName=serin-manager paths=./controllers/... output:rbac:artifacts:config=config/rbac
+	@# The Helm chart installs the same CRDs (hack/charttest fails when they differ).
+	rm -f charts/serin/crds/*.yaml && cp config/crd/bases/*.yaml charts/serin/crds/
 
 .PHONY: fmt
 fmt: ## Run gofmt on all Go files.
 	gofmt -l -w $$(git ls-files '*.go' | grep -v '^hack/testbed/modules/') api
 
 .PHONY: vet
-vet: ## Run go vet on both modules.
+vet: ## Run go vet on the three modules.
 	go vet ./...
 	cd api && go vet ./...
+	cd hack/charttest && go vet ./...
 
 .PHONY: tidy
-tidy: ## Tidy both modules.
+tidy: ## Tidy the three modules.
 	cd api && go mod tidy
 	go mod tidy
+	cd hack/charttest && go mod tidy
 
 .PHONY: headers
 headers: ## Add the licence header of hack/boilerplate.go.txt to Go files that lack it.
 	hack/headers.sh --fix
 
 .PHONY: lint
-lint: $(GOLANGCI_LINT) ## Run golangci-lint (.golangci.yml) on both modules.
+lint: $(GOLANGCI_LINT) ## Run golangci-lint (.golangci.yml) on the three modules.
 	$(GOLANGCI_LINT) run ./...
 	cd api && $(GOLANGCI_LINT) run --config ../.golangci.yml ./...
+	cd hack/charttest && $(GOLANGCI_LINT) run --config ../../.golangci.yml ./...
 
 .PHONY: verify
 verify: generate manifests lint ## Fail when generated files are stale, go.mod is untidy, a Go file lacks its licence header or is not gofmt'ed, or the linter objects.
-	@git diff --exit-code -- api/v1alpha1/zz_generated.deepcopy.go config/crd config/rbac \
+	@git diff --exit-code -- api/v1alpha1/zz_generated.deepcopy.go config/crd config/rbac charts/serin/crds \
 		|| { echo "generated files are stale: run 'make generate manifests' and commit"; exit 1; }
 	@unformatted=$$(gofmt -l $$(git ls-files '*.go' | grep -v '^hack/testbed/modules/')); \
 		[ -z "$$unformatted" ] || { echo "not gofmt'ed (run 'make fmt'):"; echo "$$unformatted"; exit 1; }
 	@hack/headers.sh
 	@go mod tidy -diff || { echo "go.mod/go.sum are not tidy: run 'make tidy' and commit"; exit 1; }
 	@cd api && go mod tidy -diff || { echo "api/go.mod/go.sum are not tidy: run 'make tidy' and commit"; exit 1; }
+	@cd hack/charttest && go mod tidy -diff || { echo "hack/charttest/go.mod/go.sum are not tidy: run 'make tidy' and commit"; exit 1; }
 
 ##@ Test
 
 .PHONY: test
 test: verify vet testbed-binaries $(GOTESTSUM) ## Everything: generate check, vet, unit, envtest and e2e tests.
 	cd api && go test -count=1 ./...
+	@# The Helm chart (its own module): rendering, drift, and installed on the testbed.
+	cd hack/charttest && KUBEBUILDER_ASSETS=$$(../testbed/assets.sh) $(GOTESTSUM) --format testname -- -count=1 -timeout 10m ./...
 	KUBEBUILDER_ASSETS=$$(hack/testbed/assets.sh) $(GOTESTSUM) --format testname -- -count=1 -timeout 40m ./...
 
 .PHONY: test-unit
 test-unit: ## Unit tests only (no cluster).
 	go test -count=1 -short ./...
+	cd hack/charttest && go test -count=1 -short ./...
 
 .PHONY: bench
 bench: testbed-binaries ## Benchmarks on the local testbed, side by side with Flagger, printed as tables (docs/performance.md).

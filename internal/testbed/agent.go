@@ -23,6 +23,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"syscall"
 
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
@@ -52,10 +53,14 @@ type AgentOptions struct {
 	Env []string
 	// Flags are added to the agent's flags.
 	Flags []string
-	// User, when set, is the user the agent authenticates as, with no
-	// group: only the RBAC bound to it applies (the testbed's admin
-	// otherwise).
+	// User, when set, is the user the agent authenticates as: only the
+	// RBAC bound to it (and to Groups) applies (the testbed's admin
+	// otherwise). A service account's identity is the user
+	// system:serviceaccount:NAMESPACE:NAME with the groups
+	// system:serviceaccounts and system:serviceaccounts:NAMESPACE.
 	User string
+	// Groups of User.
+	Groups []string
 }
 
 // StartAgent builds the agent from the module at root, starts it with the
@@ -84,7 +89,7 @@ func (tb *Testbed) StartAgentWith(ctx context.Context, root string, opts AgentOp
 	}
 	kubeconfig := tb.Kubeconfig
 	if opts.User != "" {
-		if kubeconfig, err = tb.UserKubeconfig(opts.User); err != nil {
+		if kubeconfig, err = tb.UserKubeconfig(opts.User, opts.Groups...); err != nil {
 			return nil, err
 		}
 	}
@@ -108,11 +113,11 @@ func (tb *Testbed) StartAgentWith(ctx context.Context, root string, opts AgentOp
 	return a, nil
 }
 
-// UserKubeconfig writes a kubeconfig of user (a client certificate of the
-// testbed's API server, no group) and returns its path: what it may do is
-// only what RBAC grants it.
-func (tb *Testbed) UserKubeconfig(user string) (string, error) {
-	u, err := tb.env.AddUser(envtest.User{Name: user}, nil)
+// UserKubeconfig writes a kubeconfig of user in groups (a client
+// certificate of the testbed's API server) and returns its path: what it
+// may do is only what RBAC grants it.
+func (tb *Testbed) UserKubeconfig(user string, groups ...string) (string, error) {
+	u, err := tb.env.AddUser(envtest.User{Name: user, Groups: groups}, nil)
 	if err != nil {
 		return "", fmt.Errorf("failed to create user %s: %w", user, err)
 	}
@@ -120,7 +125,9 @@ func (tb *Testbed) UserKubeconfig(user string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	path := filepath.Join(tb.Dir, user+".kubeconfig")
+	// A service account's user name holds colons, which separate the
+	// paths of KUBECONFIG.
+	path := filepath.Join(tb.Dir, strings.ReplaceAll(user, ":", "_")+".kubeconfig")
 	return path, os.WriteFile(path, b, 0o600)
 }
 
@@ -157,6 +164,29 @@ func (a *Agent) Kill() error {
 	a.log.Close()
 	a.tb.forget(a.cmd)
 	return nil
+}
+
+// Log is what the agent's process logged so far (every start of it).
+func (a *Agent) Log() (string, error) {
+	b, err := os.ReadFile(filepath.Join(a.tb.Dir, a.Name+".log"))
+	return string(b), err
+}
+
+// Refusals are the lines of the agent's log in which the API server
+// refused user a request (RBAC's `User "…" cannot …`): none when its RBAC
+// is all it needs, its informers and leader election included.
+func (a *Agent) Refusals(user string) ([]string, error) {
+	log, err := a.Log()
+	if err != nil {
+		return nil, err
+	}
+	var refused []string
+	for _, line := range strings.Split(log, "\n") {
+		if strings.Contains(line, `User "`+user+`" cannot`) {
+			refused = append(refused, line)
+		}
+	}
+	return refused, nil
 }
 
 // PID is the agent process's id, to read its RSS and CPU from /proc.
