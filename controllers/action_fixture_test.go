@@ -20,7 +20,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -41,9 +40,7 @@ import (
 	"k8s.io/client-go/tools/record"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
-	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
@@ -52,6 +49,7 @@ import (
 	"github.com/serin-dev/serin/api/v1alpha1"
 	"github.com/serin-dev/serin/internal/rollout"
 	"github.com/serin-dev/serin/internal/testobj"
+	"github.com/serin-dev/serin/internal/testutil"
 	"github.com/serin-dev/serin/internal/workload"
 	"github.com/serin-dev/serin/routing"
 )
@@ -78,11 +76,9 @@ type actionFixture struct {
 	store    client.Client // the objects, read back without the write log
 	router   *routing.Memory
 	recorder *record.FakeRecorder
-	// writes are the reconciler's writes, "verb Kind/name", in order,
-	// the failed ones included.
-	writes []string
-	// failing are the calls ("verb Kind/name", "list KindList") that fail.
-	failing map[string]bool
+	// calls logs the reconciler's writes ("verb Kind/name", in order, the
+	// failed ones included) and fails the calls a test names.
+	calls *testutil.Calls
 	// recorded are the events verify read, for the checks of messages.
 	recorded []recordedEvent
 	// outcomes receives the Canaries whose analysis work is done.
@@ -110,54 +106,11 @@ func newActionReconciler(t *testing.T, objs ...client.Object) *actionFixture {
 		store:    store,
 		router:   &routing.Memory{},
 		recorder: record.NewFakeRecorder(100),
-		failing:  map[string]bool{},
+		calls:    &testutil.Calls{Fail: map[string]error{}},
 		outcomes: make(chan types.NamespacedName, 10),
 		checks:   &analysis.Metrics{},
 	}
-	c := interceptor.NewClient(store, interceptor.Funcs{
-		Get: func(ctx context.Context, c client.WithWatch, key client.ObjectKey, o client.Object, opts ...client.GetOption) error {
-			if err := f.call("get", o, key.Name, false); err != nil {
-				return err
-			}
-			return c.Get(ctx, key, o, opts...)
-		},
-		List: func(ctx context.Context, c client.WithWatch, list client.ObjectList, opts ...client.ListOption) error {
-			if err := f.call("list", list, "", false); err != nil {
-				return err
-			}
-			return c.List(ctx, list, opts...)
-		},
-		Create: func(ctx context.Context, c client.WithWatch, o client.Object, opts ...client.CreateOption) error {
-			if err := f.call("create", o, o.GetName(), true); err != nil {
-				return err
-			}
-			return c.Create(ctx, o, opts...)
-		},
-		Update: func(ctx context.Context, c client.WithWatch, o client.Object, opts ...client.UpdateOption) error {
-			if err := f.call("update", o, o.GetName(), true); err != nil {
-				return err
-			}
-			return c.Update(ctx, o, opts...)
-		},
-		Patch: func(ctx context.Context, c client.WithWatch, o client.Object, p client.Patch, opts ...client.PatchOption) error {
-			if err := f.call("patch", o, o.GetName(), true); err != nil {
-				return err
-			}
-			return c.Patch(ctx, o, p, opts...)
-		},
-		Delete: func(ctx context.Context, c client.WithWatch, o client.Object, opts ...client.DeleteOption) error {
-			if err := f.call("delete", o, o.GetName(), true); err != nil {
-				return err
-			}
-			return c.Delete(ctx, o, opts...)
-		},
-		SubResourcePatch: func(ctx context.Context, c client.Client, sub string, o client.Object, p client.Patch, opts ...client.SubResourcePatchOption) error {
-			if err := f.call("patch-"+sub, o, o.GetName(), true); err != nil {
-				return err
-			}
-			return c.SubResource(sub).Patch(ctx, o, p, opts...)
-		},
-	})
+	c := f.calls.Wrap(store)
 	runner := analysis.NewRunner(&analysis.Webhooks{}, f.checks, analysis.RunnerOptions{StepTimeout: actionStepTimeout})
 	runner.OnDone(func(key types.NamespacedName) { f.outcomes <- key })
 	ctx, stop := context.WithCancel(context.Background())
@@ -173,25 +126,6 @@ func newActionReconciler(t *testing.T, objs ...client.Object) *actionFixture {
 	}
 	f.r.setDefaults(c, c)
 	return f
-}
-
-// call logs a write and returns the injected error of a call that fails.
-func (f *actionFixture) call(verb string, o runtime.Object, name string, write bool) error {
-	kind := fmt.Sprintf("%T", o)
-	if gvk, err := apiutil.GVKForObject(o, f.store.Scheme()); err == nil {
-		kind = gvk.Kind
-	}
-	id := verb + " " + kind
-	if name != "" {
-		id += "/" + name
-	}
-	if write {
-		f.writes = append(f.writes, id)
-	}
-	if f.failing[id] {
-		return injectedFault
-	}
-	return nil
 }
 
 // get reads an object of the world back; false when it does not exist.
@@ -391,7 +325,7 @@ func runActionCases(t *testing.T, cases map[string]actionCase, act actionFunc) {
 			}
 			f := newActionReconciler(t, tc.objs...)
 			for _, call := range tc.fail {
-				f.failing[call] = true
+				f.calls.Fail[call] = injectedFault
 			}
 			obj := tc.canary
 			if tc.routes != nil {
@@ -455,7 +389,7 @@ func (f *actionFixture) verify(obj *v1alpha1.Canary, before *v1alpha1.CanaryStat
 	if diff := cmp.Diff(want.conditions, obj.Status.Conditions, ignore, cmpopts.EquateEmpty()); diff != "" {
 		t.Errorf("conditions (-want +got):\n%s", diff)
 	}
-	if diff := cmp.Diff(want.writes, f.writes, cmpopts.EquateEmpty()); diff != "" {
+	if diff := cmp.Diff(want.writes, f.calls.Writes, cmpopts.EquateEmpty()); diff != "" {
 		t.Errorf("writes (-want +got):\n%s", diff)
 	}
 	if diff := cmp.Diff(want.weights, f.router.Writes(obj.Namespace, obj.GetServiceName()), cmpopts.EquateEmpty()); diff != "" {

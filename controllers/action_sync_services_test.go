@@ -56,11 +56,11 @@ func TestSyncGeneratedServices(t *testing.T) {
 	// idempotent syncs again: everything is in place, nothing is written,
 	// and the weights are those in force.
 	idempotent := func(t *testing.T, f *actionFixture, obj *v1alpha1.Canary) {
-		written := append([]string(nil), f.writes...)
+		written := append([]string(nil), f.calls.Writes...)
 		if _, err := f.r.syncGeneratedServices(context.Background(), obj, observed(obj.Status.LastAppliedSpec, 25)); err != nil {
 			t.Fatal(err)
 		}
-		if diff := cmp.Diff(written, f.writes); diff != "" {
+		if diff := cmp.Diff(written, f.calls.Writes); diff != "" {
 			t.Errorf("a second sync wrote (-first +both):\n%s", diff)
 		}
 		if routes, _ := f.router.GetRoutes(context.Background(), obj, routing.Target{ApexService: "podinfo"}); routes.Weights != routing.Canary(25) {

@@ -1,0 +1,386 @@
+/*
+Copyright 2026 The serin authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package routing
+
+import (
+	"context"
+	"path/filepath"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
+	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
+	"sigs.k8s.io/yaml"
+
+	"github.com/serin-dev/serin/api/v1alpha1"
+	"github.com/serin-dev/serin/internal/testutil"
+	"github.com/serin-dev/serin/internal/workload"
+)
+
+// serinRoute is podinfo's HTTPRoute as serin wrote it for c earlier, with
+// weights w, on the Gateway gateways/old for old.example.com.
+func serinRoute(c *v1alpha1.Canary, w Weights) *gatewayv1.HTTPRoute {
+	old := c.DeepCopy()
+	old.Spec.Routing.GatewayRefs = []v1alpha1.GatewayReference{{Namespace: "gateways", Name: "old"}}
+	old.Spec.Routing.Hosts = []string{"old.example.com"}
+	route := &gatewayv1.HTTPRoute{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "apps", Name: "podinfo", Labels: map[string]string{"serin.dev/canary": "podinfo"},
+			OwnerReferences: []metav1.OwnerReference{controllerRef(c.Name, c.UID)}},
+		Spec: routeSpec(old, podinfo, w),
+	}
+	return route
+}
+
+func controllerRef(name string, uid types.UID) metav1.OwnerReference {
+	return metav1.OwnerReference{APIVersion: v1alpha1.GroupVersion.String(), Kind: v1alpha1.CanaryKind, Name: name, UID: uid,
+		Controller: ptr.To(true), BlockOwnerDeletion: ptr.To(true)}
+}
+
+// foreignRoute is an HTTPRoute named podinfo that someone else made.
+func foreignRoute(annotations map[string]string, owners ...metav1.OwnerReference) *gatewayv1.HTTPRoute {
+	return &gatewayv1.HTTPRoute{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "apps", Name: "podinfo", Labels: map[string]string{"team": "payments"},
+			Annotations: annotations, OwnerReferences: owners},
+		Spec: gatewayv1.HTTPRouteSpec{
+			Hostnames: []gatewayv1.Hostname{"legacy.example.com"},
+			Rules:     []gatewayv1.HTTPRouteRule{{BackendRefs: []gatewayv1.HTTPBackendRef{backend("legacy", 1)}}},
+		},
+	}
+}
+
+func backend(name string, weight int32) gatewayv1.HTTPBackendRef {
+	return gatewayv1.HTTPBackendRef{BackendRef: gatewayv1.BackendRef{
+		BackendObjectReference: gatewayv1.BackendObjectReference{Name: gatewayv1.ObjectName(name), Port: ptr.To(gatewayv1.PortNumber(9898))},
+		Weight:                 ptr.To(weight),
+	}}
+}
+
+// weightsIn reads the weight of each backend of the route's first rule.
+func weightsIn(route *gatewayv1.HTTPRoute) map[string]int32 {
+	out := map[string]int32{}
+	for _, b := range route.Spec.Rules[0].BackendRefs {
+		out[string(b.Name)] = *b.Weight
+	}
+	return out
+}
+
+// routeYAML is the route as a golden file holds it.
+func routeYAML(t *testing.T, route *gatewayv1.HTTPRoute) string {
+	t.Helper()
+	route = route.DeepCopy()
+	route.TypeMeta = metav1.TypeMeta{APIVersion: gatewayv1.GroupVersion.String(), Kind: "HTTPRoute"}
+	route.ResourceVersion = ""
+	out, err := yaml.Marshal(route)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(out)
+}
+
+// Reconcile creates podinfo's HTTPRoute with all traffic on the primary,
+// brings the parents and hostnames of serin's route up to date keeping its
+// weights, and takes over no route it did not create, unless annotated
+// serin.dev/adopt=true and controlled by nobody.
+func TestGatewayAPIRouter_Reconcile(t *testing.T) {
+	c := podinfoCanary()
+	refusal := func(controller *metav1.OwnerReference) error {
+		return &workload.NotManagedError{Kind: "HTTPRoute", Name: "podinfo", Controller: controller}
+	}
+	other := controllerRef("other", "uid-other")
+	tests := map[string]struct {
+		existing *gatewayv1.HTTPRoute
+		fail     map[string]error
+		// wantErr is the error Reconcile wraps; nil: none.
+		wantErr error
+		// wantWeights are the weights afterwards; nil: the route is as it was.
+		wantWeights map[string]int32
+		wantWrites  []string
+	}{
+		"no route: created, all traffic on the primary": {
+			wantWeights: map[string]int32{"podinfo-primary": 100, "podinfo-canary": 0},
+			wantWrites:  []string{"create HTTPRoute/podinfo"},
+		},
+		"serin's route at 70/30: parents and hostnames updated, the weights kept": {
+			existing:    serinRoute(c, Canary(30)),
+			wantWeights: map[string]int32{"podinfo-primary": 70, "podinfo-canary": 30},
+			wantWrites:  []string{"update HTTPRoute/podinfo"},
+		},
+		"serin's route up to date: nothing written": {
+			existing: func() *gatewayv1.HTTPRoute {
+				r := serinRoute(c, Canary(30))
+				r.Spec = routeSpec(c, podinfo, Canary(30))
+				r.Annotations = map[string]string{"kustomize.toolkit.fluxcd.io/reconcile": "disabled"}
+				return r
+			}(),
+			wantWeights: map[string]int32{"podinfo-primary": 70, "podinfo-canary": 30},
+		},
+		"a route someone else made: refused, left as it is": {
+			existing: foreignRoute(nil),
+			wantErr:  refusal(nil),
+		},
+		"a route annotated serin.dev/adopt=true with no controller: taken over, all traffic on the primary": {
+			existing:    foreignRoute(map[string]string{v1alpha1.AdoptAnnotation: "true"}),
+			wantWeights: map[string]int32{"podinfo-primary": 100, "podinfo-canary": 0},
+			wantWrites:  []string{"update HTTPRoute/podinfo"},
+		},
+		"annotated, but another Canary's: refused": {
+			existing: foreignRoute(map[string]string{v1alpha1.AdoptAnnotation: "true"}, other),
+			wantErr:  refusal(&other),
+		},
+		"the create fails": {
+			fail:       map[string]error{"create HTTPRoute/podinfo": injected},
+			wantErr:    injected,
+			wantWrites: []string{"create HTTPRoute/podinfo"},
+		},
+	}
+	for name, tt := range tests {
+		t.Run(name, func(t *testing.T) {
+			w := newRouteWorld(t, tt.existing, tt.fail)
+			before := w.route()
+			err := (&GatewayAPIRouter{Client: w.client, FieldOwner: "serin"}).Reconcile(context.Background(), c, podinfo)
+			if !sameError(err, tt.wantErr) {
+				t.Fatalf("Reconcile: %v, want %v", err, tt.wantErr)
+			}
+			if diff := cmp.Diff(tt.wantWrites, w.calls.Writes); diff != "" {
+				t.Errorf("writes (-want +got):\n%s", diff)
+			}
+			after := w.route()
+			if tt.wantWeights == nil {
+				if diff := cmp.Diff(before, after); diff != "" {
+					t.Errorf("the route changed (-before +after):\n%s", diff)
+				}
+				return
+			}
+			if diff := cmp.Diff(tt.wantWeights, weightsIn(after)); diff != "" {
+				t.Errorf("weights (-want +got):\n%s", diff)
+			}
+			if !metav1.IsControlledBy(after, c) {
+				t.Errorf("owners %v: the Canary does not control the route", after.OwnerReferences)
+			}
+			wantParents := []gatewayv1.ParentReference{{Name: "public", Namespace: ptr.To(gatewayv1.Namespace("gateways"))}}
+			if diff := cmp.Diff(wantParents, after.Spec.ParentRefs); diff != "" {
+				t.Errorf("parents (-want +got):\n%s", diff)
+			}
+			if diff := cmp.Diff([]gatewayv1.Hostname{"podinfo.example.com"}, after.Spec.Hostnames); diff != "" {
+				t.Errorf("hostnames (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// The route Reconcile creates, as a whole: labels, the annotation that
+// keeps kustomize-controller off it, the Canary as its controller, one rule
+// sending everything to the primary.
+func TestGatewayAPIRouter_ReconcileGolden(t *testing.T) {
+	w := newRouterWorld(t)
+	if err := (&GatewayAPIRouter{Client: w.client, FieldOwner: "serin"}).Reconcile(context.Background(), podinfoCanary(), podinfo); err != nil {
+		t.Fatal(err)
+	}
+	testutil.Golden(t, filepath.Join("testdata", "httproute_created.yaml"), routeYAML(t, w.route()))
+}
+
+// SetRoutes writes the route only when the weights change.
+func TestGatewayAPIRouter_SetRoutes(t *testing.T) {
+	c := podinfoCanary()
+	tests := map[string]struct {
+		existing    *gatewayv1.HTTPRoute
+		set         Weights
+		fail        map[string]error
+		wantErr     error
+		wantWeights map[string]int32
+		wantWrites  []string
+	}{
+		"new weights: one patch": {
+			existing:    serinRoute(c, Canary(10)),
+			set:         Canary(30),
+			wantWeights: map[string]int32{"podinfo-primary": 70, "podinfo-canary": 30},
+			wantWrites:  []string{"patch HTTPRoute/podinfo"},
+		},
+		"the weights in force: no write": {
+			existing:    serinRoute(c, Canary(30)),
+			set:         Canary(30),
+			wantWeights: map[string]int32{"podinfo-primary": 70, "podinfo-canary": 30},
+		},
+		"a route without the canary's backend: rewritten": {
+			existing: func() *gatewayv1.HTTPRoute {
+				r := serinRoute(c, AllPrimary)
+				r.Spec.Rules[0].BackendRefs = r.Spec.Rules[0].BackendRefs[:1]
+				return r
+			}(),
+			set:         AllPrimary,
+			wantWeights: map[string]int32{"podinfo-primary": 100, "podinfo-canary": 0},
+			wantWrites:  []string{"patch HTTPRoute/podinfo"},
+		},
+		"no route": {
+			set:     Canary(30),
+			wantErr: apierrors.NewNotFound(schema.GroupResource{Group: gatewayv1.GroupName, Resource: "httproutes"}, "podinfo"),
+		},
+		"the patch fails: the weights as they were": {
+			existing:    serinRoute(c, Canary(10)),
+			set:         Canary(30),
+			fail:        map[string]error{"patch HTTPRoute/podinfo": injected},
+			wantErr:     injected,
+			wantWeights: map[string]int32{"podinfo-primary": 90, "podinfo-canary": 10},
+			wantWrites:  []string{"patch HTTPRoute/podinfo"},
+		},
+	}
+	for name, tt := range tests {
+		t.Run(name, func(t *testing.T) {
+			w := newRouteWorld(t, tt.existing, tt.fail)
+			err := (&GatewayAPIRouter{Client: w.client, FieldOwner: "serin"}).SetRoutes(context.Background(), c, podinfo, tt.set)
+			if !sameError(err, tt.wantErr) {
+				t.Fatalf("SetRoutes: %v, want %v", err, tt.wantErr)
+			}
+			if diff := cmp.Diff(tt.wantWrites, w.calls.Writes); diff != "" {
+				t.Errorf("writes (-want +got):\n%s", diff)
+			}
+			if tt.wantWeights != nil {
+				if diff := cmp.Diff(tt.wantWeights, weightsIn(w.route())); diff != "" {
+					t.Errorf("weights (-want +got):\n%s", diff)
+				}
+			}
+		})
+	}
+}
+
+// weightsOf reads the primary's and the canary's weights from the first
+// rule; a backend without a weight has the Gateway API's default, 1; the
+// routes are not serin's (found false) unless both backends are there.
+func TestWeightsOf(t *testing.T) {
+	route := func(rules ...gatewayv1.HTTPRouteRule) *gatewayv1.HTTPRoute {
+		return &gatewayv1.HTTPRoute{Spec: gatewayv1.HTTPRouteSpec{Rules: rules}}
+	}
+	rule := func(backends ...gatewayv1.HTTPBackendRef) gatewayv1.HTTPRouteRule {
+		return gatewayv1.HTTPRouteRule{BackendRefs: backends}
+	}
+	unweighted := func(name string) gatewayv1.HTTPBackendRef {
+		b := backend(name, 0)
+		b.Weight = nil
+		return b
+	}
+	tests := map[string]struct {
+		route     *gatewayv1.HTTPRoute
+		want      Weights
+		wantFound bool
+	}{
+		"both backends":           {route(rule(backend("podinfo-primary", 80), backend("podinfo-canary", 20))), Canary(20), true},
+		"in either order":         {route(rule(backend("podinfo-canary", 20), backend("podinfo-primary", 80))), Canary(20), true},
+		"without weights: 1 each": {route(rule(unweighted("podinfo-primary"), unweighted("podinfo-canary"))), Weights{Primary: 1, Canary: 1}, true},
+		"other backends ignored":  {route(rule(backend("podinfo-primary", 100), backend("mirror", 5), backend("podinfo-canary", 0))), AllPrimary, true},
+		"no canary backend":       {route(rule(backend("podinfo-primary", 100))), Weights{Primary: 100}, false},
+		"no primary backend":      {route(rule(backend("podinfo-canary", 100))), Weights{Canary: 100}, false},
+		"no backend of serin's":   {route(rule(backend("legacy", 1))), Weights{}, false},
+		"no rules":                {route(), Weights{}, false},
+		"only the first rule counts": {route(rule(backend("legacy", 1)), rule(backend("podinfo-primary", 100), backend("podinfo-canary", 0))),
+			Weights{}, false},
+	}
+	for name, tt := range tests {
+		t.Run(name, func(t *testing.T) {
+			got, found := weightsOf(tt.route, podinfo)
+			if got != tt.want || found != tt.wantFound {
+				t.Errorf("weightsOf() = %+v, %v; want %+v, %v", got, found, tt.want, tt.wantFound)
+			}
+		})
+	}
+}
+
+// GetRoutes reports routes whose backends are not the Canary's as not
+// found: Reconcile rewrites them.
+func TestGatewayAPIRouter_GetRoutesOfAForeignRoute(t *testing.T) {
+	w := newRouterWorld(t, foreignRoute(nil))
+	got, err := (&GatewayAPIRouter{Client: w.client, FieldOwner: "serin"}).GetRoutes(context.Background(), podinfoCanary(), podinfo)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Found {
+		t.Errorf("GetRoutes() = %+v: a route without the Canary's backends found", got)
+	}
+}
+
+// Finalize hands serin's route back when the Canary is deleted: every rule
+// to the apex Service at weight 100, the Canary no longer an owner, and
+// serin.dev/adopt set so that a Canary created again takes it back. A
+// route serin does not control, a missing route and a cluster without the
+// HTTPRoute kind are left alone.
+func TestGatewayAPIRouter_Finalize(t *testing.T) {
+	c := podinfoCanary()
+	noKind := &meta.NoKindMatchError{GroupKind: schema.GroupKind{Group: gatewayv1.GroupName, Kind: "HTTPRoute"}, SearchedVersions: []string{"v1"}}
+	tests := map[string]struct {
+		existing   *gatewayv1.HTTPRoute
+		fail       map[string]error
+		wantErr    error
+		wantWrites []string
+		// handedBack: the route was handed back (golden file); otherwise
+		// it is as it was.
+		handedBack bool
+	}{
+		"serin's route: to the apex Service, released": {
+			existing: func() *gatewayv1.HTTPRoute {
+				r := serinRoute(c, Canary(30))
+				// A second rule someone added, and a rule without backends.
+				r.Spec.Rules = append(r.Spec.Rules,
+					gatewayv1.HTTPRouteRule{BackendRefs: []gatewayv1.HTTPBackendRef{backend("podinfo-primary", 1)}},
+					gatewayv1.HTTPRouteRule{})
+				// An owner that is not a controller stays.
+				r.OwnerReferences = append(r.OwnerReferences, metav1.OwnerReference{APIVersion: "v1", Kind: "ConfigMap", Name: "inventory", UID: "uid-inventory"})
+				return r
+			}(),
+			wantWrites: []string{"patch HTTPRoute/podinfo"},
+			handedBack: true,
+		},
+		"a route serin does not control: left alone": {existing: foreignRoute(map[string]string{v1alpha1.AdoptAnnotation: "true"})},
+		"no route: nothing to do":                    {},
+		"no HTTPRoute kind in the cluster: nothing to do": {
+			fail: map[string]error{"get HTTPRoute/podinfo": noKind},
+		},
+		"the route cannot be read": {
+			fail:    map[string]error{"get HTTPRoute/podinfo": injected},
+			wantErr: injected,
+		},
+		"the patch fails": {
+			existing:   serinRoute(c, Canary(30)),
+			fail:       map[string]error{"patch HTTPRoute/podinfo": injected},
+			wantErr:    injected,
+			wantWrites: []string{"patch HTTPRoute/podinfo"},
+		},
+	}
+	for name, tt := range tests {
+		t.Run(name, func(t *testing.T) {
+			w := newRouteWorld(t, tt.existing, tt.fail)
+			before := w.route()
+			err := (&GatewayAPIRouter{Client: w.client, FieldOwner: "serin"}).Finalize(context.Background(), c, podinfo)
+			if !sameError(err, tt.wantErr) {
+				t.Fatalf("Finalize: %v, want %v", err, tt.wantErr)
+			}
+			if diff := cmp.Diff(tt.wantWrites, w.calls.Writes); diff != "" {
+				t.Errorf("writes (-want +got):\n%s", diff)
+			}
+			if tt.handedBack {
+				testutil.Golden(t, filepath.Join("testdata", "httproute_finalized.yaml"), routeYAML(t, w.route()))
+				return
+			}
+			if diff := cmp.Diff(before, w.route()); diff != "" {
+				t.Errorf("the route changed (-before +after):\n%s", diff)
+			}
+		})
+	}
+}
