@@ -43,14 +43,14 @@ func (r *CanaryReconciler) startRollout(ctx context.Context, obj *v1alpha1.Canar
 	if a.Retry {
 		st.HandledRequests.Retry = obs.Requests.Retry
 	}
-	newRevision := st.LastAppliedSpec != obs.Target.SpecHash
+	// Announced once the status that records it is written: a failed write
+	// below drops it (keepProgressOf), and the retry announces it then.
+	announce := st.LastAppliedSpec != obs.Target.SpecHash || a.Retry
 	st.LastAppliedSpec = obs.Target.SpecHash
 	st.LastAttemptedRevision = obs.Target.Revision
-	if newRevision || a.Retry {
-		r.emit(ctx, obj, notifier.SeverityInfo, v1alpha1.NewRevisionReason, "new revision %s of %s detected, starting the analysis", obs.Target.SpecHash, obj.Spec.TargetRef.Name)
-	}
 
 	if closed != "" {
+		r.announceRevision(ctx, obj, obs, announce)
 		transition(obj, v1alpha1.PhaseWaiting, obs.Now, string(v1alpha1.PhaseWaiting), "waiting for approval: %s", closed)
 		return ctrl.Result{RequeueAfter: obj.GetAnalysisInterval()}, nil
 	}
@@ -69,11 +69,20 @@ func (r *CanaryReconciler) startRollout(ctx context.Context, obj *v1alpha1.Canar
 			return ctrl.Result{}, err
 		}
 	}
+	r.announceRevision(ctx, obj, obs, announce)
 	st.CanaryWeight, st.FailedChecks, st.Iterations = 0, 0, 0
 	r.metrics.startRollout(obj, obs.Now)
 	transition(obj, v1alpha1.PhaseProgressing, obs.Now, v1alpha1.ProgressingReason,
 		"analysing revision %s", obs.Target.SpecHash)
 	return ctrl.Result{RequeueAfter: time.Second}, nil
+}
+
+// announceRevision emits NewRevision for a revision (or a retry) whose
+// rollout starts.
+func (r *CanaryReconciler) announceRevision(ctx context.Context, obj *v1alpha1.Canary, obs rollout.Observation, announce bool) {
+	if announce {
+		r.emit(ctx, obj, notifier.SeverityInfo, v1alpha1.NewRevisionReason, "new revision %s of %s detected, starting the analysis", obs.Target.SpecHash, obj.Spec.TargetRef.Name)
+	}
 }
 
 // canaryReplicas is the size of the canary during the analysis: the
