@@ -22,7 +22,6 @@ import (
 	"errors"
 	"net/http"
 	"net/http/httptest"
-	"os"
 	"strings"
 	"testing"
 	"time"
@@ -272,10 +271,6 @@ type actionCase struct {
 	routerDown bool
 	// fail are the calls that fail ("patch Deployment/podinfo").
 	fail []string
-	// knownBug, when set, says what the case shows wrong in the code: it
-	// is skipped unless SERIN_KNOWN_BUGS=true, with which it fails until
-	// the bug is fixed.
-	knownBug string
 	// setup gives the reconciler what the case needs (a Reverter, a
 	// metrics server).
 	setup func(f *actionFixture)
@@ -320,9 +315,6 @@ func runActionCases(t *testing.T, cases map[string]actionCase, act actionFunc) {
 	t.Helper()
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			if tc.knownBug != "" && os.Getenv("SERIN_KNOWN_BUGS") != "true" {
-				t.Skip("known bug (SERIN_KNOWN_BUGS=true runs it): " + tc.knownBug)
-			}
 			f := newActionReconciler(t, tc.objs...)
 			for _, call := range tc.fail {
 				f.calls.Fail[call] = injectedFault
