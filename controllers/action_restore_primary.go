@@ -21,6 +21,7 @@ import (
 	"fmt"
 
 	appsv1 "k8s.io/api/apps/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -73,7 +74,7 @@ func (r *CanaryReconciler) restorePrimary(ctx context.Context, obj *v1alpha1.Can
 	}
 	patch := client.MergeFrom(primary.DeepCopy())
 	primary.Spec.Template = *tpl
-	primary.Annotations[specHashAnnotation] = good
+	metav1.SetMetaDataAnnotation(&primary.ObjectMeta, specHashAnnotation, good)
 	if err := r.Patch(ctx, primary, patch, client.FieldOwner(r.ControllerName)); err != nil {
 		return ctrl.Result{}, fmt.Errorf("failed to restore primary %s: %w", primary.Name, err)
 	}

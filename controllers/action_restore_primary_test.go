@@ -102,7 +102,8 @@ func TestRestorePrimary(t *testing.T) {
 		return []client.Object{source, copied, recordOf(c, primaryOf(c, v1().EnvFromConfigMap("podinfo-config").Obj(), "v1"), "v1", v1Configs)}
 	}
 
-	fromHistory, fromRecord, badConfig, revertedConfig := halted(weightedPodinfo()), halted(weightedPodinfo()), halted(weightedPodinfo()), halted(weightedPodinfo())
+	fromHistory, fromRecord, badConfig, revertedConfig, stripped := halted(weightedPodinfo()), halted(weightedPodinfo()), halted(weightedPodinfo()),
+		halted(weightedPodinfo()), halted(weightedPodinfo())
 	gitReverted := observed("v1", 100)
 	gitReverted.Target.TrackedConfigs = map[string]string{"ConfigMap/podinfo-config": "c1"}
 	serviceTarget := func() *v1alpha1.Canary { return halted(weightedPodinfo().Target("v1", "Service", "podinfo")) }
@@ -123,6 +124,18 @@ func TestRestorePrimary(t *testing.T) {
 		"from the primary's ReplicaSet of v1, the canary serving meanwhile": {
 			canary: fromHistory,
 			objs:   world(fromHistory, v2().Obj(), true),
+			routes: weights(routing.Canary(100)),
+			obs:    observed("v2", 100),
+			want:   restoring,
+			check:  primaryRuns(goodImage, "v1"),
+		},
+		"a primary whose annotations were all removed: restored all the same": {
+			canary: stripped,
+			objs: func() []client.Object {
+				objs := world(stripped, v2().Obj(), true)
+				objs[1].SetAnnotations(nil)
+				return objs
+			}(),
 			routes: weights(routing.Canary(100)),
 			obs:    observed("v2", 100),
 			want:   restoring,

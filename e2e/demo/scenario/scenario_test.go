@@ -19,6 +19,7 @@ package scenario
 import (
 	"bytes"
 	"errors"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -141,11 +142,12 @@ func TestScreenWriter(t *testing.T) {
 		}
 	}
 	screen.Step("seeding %s", "fleet")
-	want := "  00:00  git     To fleet\n" +
-		"  00:00  git       main -> main\n" +
-		"  00:00  git     done\n" +
+	want := "  mm:ss  git     To fleet\n" +
+		"  mm:ss  git       main -> main\n" +
+		"  mm:ss  git     done\n" +
 		"► seeding fleet\n"
-	if diff := cmp.Diff(want, out.String()); diff != "" {
+	got := regexp.MustCompile(`(?m)^  \d\d:\d\d  `).ReplaceAllString(out.String(), "  mm:ss  ")
+	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("screen (-want +got):\n%s", diff)
 	}
 }
