@@ -3,8 +3,14 @@ SHELL := /usr/bin/env bash -o pipefail
 export GOTOOLCHAIN := local
 export GOFLAGS := -mod=mod
 
-IMG ?= ghcr.io/serin-dev/serin:latest
-VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+IMAGE_REPO ?= ghcr.io/serin-dev/serin
+IMG ?= $(IMAGE_REPO):latest
+# A release's semantic version (vMAJOR.MINOR.PATCH[-PRERELEASE]) when the
+# commit is tagged and the tree clean; otherwise a dev build's description.
+VERSION ?= $(shell git describe --tags --match 'v*' --always --dirty 2>/dev/null || echo dev)
+COMMIT ?= $(shell git rev-parse HEAD 2>/dev/null)
+# The time stamp of the release archives' files: the commit's.
+SOURCE_DATE_EPOCH ?= $(shell git log -1 --format=%ct 2>/dev/null || echo 0)
 
 # Tools and testbed binaries are cached outside the clone, keyed by version,
 # so CI and later runs reuse them.
@@ -19,7 +25,7 @@ GOTESTSUM := $(TOOLS_DIR)/gotestsum-$(GOTESTSUM_VERSION)
 GOLANGCI_LINT_VERSION := v2.15.0
 GOLANGCI_LINT := $(TOOLS_DIR)/golangci-lint-$(GOLANGCI_LINT_VERSION)
 
-LDFLAGS := -X github.com/serin-dev/serin/internal/version.Version=$(VERSION)
+LDFLAGS := -X github.com/serin-dev/serin/internal/version.Version=$(VERSION) -X github.com/serin-dev/serin/internal/version.Commit=$(COMMIT)
 
 .PHONY: all
 all: build
@@ -134,9 +140,13 @@ build: ## Build the agent and the CLI into bin/.
 	go build -ldflags "$(LDFLAGS)" -o bin/serin-agent .
 	go build -ldflags "$(LDFLAGS)" -o bin/serin ./cmd/serin
 
+.PHONY: release
+release: ## Build the release into dist/: agent and CLI archives for linux/darwin × amd64/arm64, install.yaml, the Helm chart, checksums.txt.
+	SOURCE_DATE_EPOCH=$(SOURCE_DATE_EPOCH) go run ./hack/release --version=$(VERSION) --ldflags="$(LDFLAGS)" --image=$(IMAGE_REPO) --dist=dist
+
 .PHONY: docker-build
 docker-build: ## Build the container image.
-	docker build --build-arg VERSION=$(VERSION) -t $(IMG) .
+	docker build --build-arg VERSION=$(VERSION) --build-arg COMMIT=$(COMMIT) -t $(IMG) .
 
 .PHONY: deploy
 deploy: ## Install CRDs, RBAC and the agent into the current cluster.

@@ -20,9 +20,10 @@ limitations under the License.
 //	-ldflags "-X github.com/serin-dev/serin/internal/version.Version=v0.3.0 -X github.com/serin-dev/serin/internal/version.Commit=<sha>"
 //
 // (VERSION is `git describe --tags --match 'v*'`); a binary built without
-// them reports what the Go toolchain recorded in it instead: the module
-// version for `go install github.com/serin-dev/serin/cmd/serin@v0.3.0`, the
-// Git revision for a `go build` in a clone.
+// them reports what the Go toolchain recorded in it instead: the main
+// module's version (since Go 1.24 a `go build` in a clone records the tag
+// of a clean tagged commit, or a pseudo-version), else the Git revision
+// when Go recorded one but no version, else "dev" (go build -buildvcs=false).
 package version
 
 import (
@@ -101,8 +102,8 @@ func fromBuildInfo(version, commit string, bi *debug.BuildInfo) Info {
 	}
 	switch {
 	case bi != nil && bi.Main.Version != "" && bi.Main.Version != "(devel)":
-		// go install …@v0.3.0, or go build in a clone (Go records a
-		// version from the VCS tags since 1.24).
+		// go build in a clone (Go records a version from the VCS tags
+		// since 1.24), or a build of the module at a version.
 		info.Version = bi.Main.Version
 	case revision != "":
 		// As `git describe --always --dirty` prints it without a tag.
