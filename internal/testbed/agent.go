@@ -173,20 +173,25 @@ func (a *Agent) Log() (string, error) {
 }
 
 // Refusals are the lines of the agent's log in which the API server
-// refused user a request (RBAC's `User "…" cannot …`): none when its RBAC
-// is all it needs, its informers and leader election included.
+// refused user a request (RBAC's `User "…" cannot …`, its quotes escaped
+// where the log quotes the error): none when its RBAC is all it needs, its
+// informers and leader election included.
 func (a *Agent) Refusals(user string) ([]string, error) {
 	log, err := a.Log()
 	if err != nil {
 		return nil, err
 	}
+	return refusals(log, user), nil
+}
+
+func refusals(log, user string) []string {
 	var refused []string
 	for _, line := range strings.Split(log, "\n") {
-		if strings.Contains(line, `User "`+user+`" cannot`) {
+		if strings.Contains(line, `User "`+user+`" cannot`) || strings.Contains(line, `User \"`+user+`\" cannot`) {
 			refused = append(refused, line)
 		}
 	}
-	return refused, nil
+	return refused
 }
 
 // PID is the agent process's id, to read its RSS and CPU from /proc.
