@@ -66,10 +66,12 @@ func TestMain(m *testing.M) {
 	ctrllog.SetLogger(logr.Discard())
 	code := m.Run()
 	if env != nil {
+		// Always stopped (envtest's etcd and API server outlive the test
+		// binary otherwise); the logs are kept when a test failed.
+		_ = env.Stop()
 		if code != 0 {
 			fmt.Println("charttest: testbed logs kept in", env.Dir)
 		} else {
-			_ = env.Stop()
 			_ = os.RemoveAll(env.Dir)
 		}
 	}
