@@ -46,6 +46,14 @@ type Memory struct {
 
 var _ Router = &Memory{}
 
+// enter locks m for a call and returns Err, the error every call fails
+// with when set; the caller unlocks.
+func (m *Memory) enter() error {
+	m.mu.Lock()
+	m.init()
+	return m.Err
+}
+
 func (m *Memory) init() {
 	if m.routes == nil {
 		m.routes = map[types.NamespacedName]Routes{}
@@ -61,12 +69,10 @@ func memoryKey(canary *v1alpha1.Canary, t Target) types.NamespacedName {
 // Reconcile creates the routes with all traffic on the primary when there
 // are none, and keeps the weights otherwise.
 func (m *Memory) Reconcile(_ context.Context, canary *v1alpha1.Canary, t Target) error {
-	m.mu.Lock()
 	defer m.mu.Unlock()
-	if m.Err != nil {
-		return m.Err
+	if err := m.enter(); err != nil {
+		return err
 	}
-	m.init()
 	key := memoryKey(canary, t)
 	if _, ok := m.routes[key]; !ok {
 		m.routes[key] = Routes{Found: true, Weights: AllPrimary}
@@ -77,12 +83,10 @@ func (m *Memory) Reconcile(_ context.Context, canary *v1alpha1.Canary, t Target)
 // SetRoutes sets the weights of routes that exist, recording the write when
 // they change, as the real routers write only then.
 func (m *Memory) SetRoutes(_ context.Context, canary *v1alpha1.Canary, t Target, w Weights) error {
-	m.mu.Lock()
 	defer m.mu.Unlock()
-	if m.Err != nil {
-		return m.Err
+	if err := m.enter(); err != nil {
+		return err
 	}
-	m.init()
 	key := memoryKey(canary, t)
 	routes, ok := m.routes[key]
 	if !ok {
@@ -99,12 +103,10 @@ func (m *Memory) SetRoutes(_ context.Context, canary *v1alpha1.Canary, t Target,
 
 // GetRoutes returns the weights set last, with Status (Programmed when nil).
 func (m *Memory) GetRoutes(_ context.Context, canary *v1alpha1.Canary, t Target) (Routes, error) {
-	m.mu.Lock()
 	defer m.mu.Unlock()
-	if m.Err != nil {
-		return Routes{}, m.Err
+	if err := m.enter(); err != nil {
+		return Routes{}, err
 	}
-	m.init()
 	routes, ok := m.routes[memoryKey(canary, t)]
 	if !ok {
 		return Routes{}, nil
@@ -119,12 +121,10 @@ func (m *Memory) GetRoutes(_ context.Context, canary *v1alpha1.Canary, t Target)
 // Finalize records that the Canary's routes were handed back and drops
 // them.
 func (m *Memory) Finalize(_ context.Context, canary *v1alpha1.Canary, t Target) error {
-	m.mu.Lock()
 	defer m.mu.Unlock()
-	if m.Err != nil {
-		return m.Err
+	if err := m.enter(); err != nil {
+		return err
 	}
-	m.init()
 	key := memoryKey(canary, t)
 	delete(m.routes, key)
 	m.finalized[key] = true
