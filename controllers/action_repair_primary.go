@@ -22,6 +22,7 @@ import (
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -64,13 +65,27 @@ func (r *CanaryReconciler) repairPrimary(ctx context.Context, obj *v1alpha1.Cana
 		if err := workload.Claim(obj, primary, r.Client.Scheme()); err != nil {
 			return ctrl.Result{}, err
 		}
-		if err := r.Create(ctx, primary, client.FieldOwner(r.ControllerName)); err != nil {
+		err := r.Create(ctx, primary, client.FieldOwner(r.ControllerName))
+		if apierrors.IsAlreadyExists(err) {
+			// Re-created by the reconcile before this one, whose write the
+			// cache has not shown yet: nothing to repair, nothing to retry.
+			return ctrl.Result{}, primaryRepairing(obj)
+		}
+		if err != nil {
 			return ctrl.Result{}, fmt.Errorf("failed to re-create primary %s: %w", primary.Name, err)
 		}
 	}
 	r.emit(ctx, obj, notifier.SeverityWarn, v1alpha1.PrimaryRepairedReason,
 		"%s was deleted: re-created with the last promoted revision %s", obj.GetPrimaryName(), good)
-	return ctrl.Result{RequeueAfter: time.Second}, nil
+	return ctrl.Result{}, primaryRepairing(obj)
+}
+
+// primaryRepairing is the wait after a primary was re-created: Ready is
+// False (PrimaryUnavailable) from the repair on, until the primary's pods
+// serve, whose Deployment's status changes reconcile again.
+func primaryRepairing(obj *v1alpha1.Canary) error {
+	return &waitingError{Reason: v1alpha1.PrimaryUnavailableReason, RequeueAfter: time.Second,
+		Err: fmt.Errorf("%s was re-created: waiting for its pods to serve", obj.GetPrimaryName())}
 }
 
 // primaryUnavailable keeps Ready False, outside a rollout, while the

@@ -61,7 +61,9 @@ func TestRepairPrimary(t *testing.T) {
 			}
 		}
 	}
-	withRecord, createFails, otherRecord := analysing(), analysing(), analysing()
+	// Ready says PrimaryUnavailable from the repair on, until the primary serves.
+	repairing := waits(v1alpha1.PrimaryUnavailableReason, time.Second)
+	withRecord, createFails, otherRecord, alreadyRepaired := analysing(), analysing(), analysing(), analysing()
 	foreignRecord := recorded(otherRecord)
 	foreignRecord.OwnerReferences[0].UID = "uid-other"
 	cases := map[string]actionCase{
@@ -69,14 +71,20 @@ func TestRepairPrimary(t *testing.T) {
 			canary: withRecord,
 			objs:   []client.Object{v2(), recorded(withRecord)},
 			obs:    observed("v2", 25),
-			want:   actionWant{result: ctrl.Result{RequeueAfter: time.Second}, writes: []string{"create Deployment/podinfo-primary"}, events: repaired},
+			want:   actionWant{err: repairing, writes: []string{"create Deployment/podinfo-primary"}, events: repaired},
 			check:  primaryRuns(goodImage, 3),
+		},
+		"re-created by the reconcile before, not yet in the cache: a wait, no second event": {
+			canary: alreadyRepaired,
+			objs:   []client.Object{v2(), recorded(alreadyRepaired), primaryOf(alreadyRepaired, podinfoTarget(3), "v1")},
+			obs:    observed("v2", 25),
+			want:   actionWant{err: repairing, writes: []string{"create Deployment/podinfo-primary"}},
 		},
 		"not recorded, the target runs v1: re-created from the target, and recorded": {
 			canary: podinfoCanary().Phase(v1alpha1.PhaseSucceeded).Applied("v1", "main@sha1:v1").Promoted("v1", "main@sha1:v1").Obj(),
 			objs:   []client.Object{podinfoTarget(2)},
 			obs:    observed("v1", 0),
-			want: actionWant{result: ctrl.Result{RequeueAfter: time.Second},
+			want: actionWant{err: repairing,
 				writes: []string{"create ControllerRevision/podinfo-primary-v1", "create Deployment/podinfo-primary"}, events: repaired},
 			check: primaryRuns(goodImage, 2),
 		},
