@@ -33,6 +33,7 @@ import (
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/watch"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/serin-dev/serin/api/v1alpha1"
@@ -230,17 +231,35 @@ func watchSteps(t *testing.T, ns string, interval time.Duration) *stepWatch {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
-	w, err := k8s.(client.WithWatch).Watch(ctx, &v1alpha1.CanaryList{}, client.InNamespace(ns))
-	if err != nil {
-		t.Fatal(err)
+	start := func() watch.Interface {
+		w, err := k8s.(client.WithWatch).Watch(ctx, &v1alpha1.CanaryList{}, client.InNamespace(ns))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return w
 	}
+	w := start()
 	s := &stepWatch{last: map[string]v1alpha1.CanaryStatus{}, at: map[string][]time.Time{}, lag: map[string][]time.Duration{}}
 	go func() {
-		defer w.Stop()
-		for ev := range w.ResultChan() {
-			if c, ok := ev.Object.(*v1alpha1.Canary); ok {
-				s.record(time.Now(), c.Name, c.Status, interval)
+		// The API server may end a watch (or send an error event) under
+		// load: watch again, so that no step goes uncounted. A new watch
+		// replays the current objects, whose steps record() already saw.
+		for ctx.Err() == nil {
+			for ev := range w.ResultChan() {
+				if c, ok := ev.Object.(*v1alpha1.Canary); ok {
+					s.record(time.Now(), c.Name, c.Status, interval)
+				}
 			}
+			w.Stop()
+			if ctx.Err() != nil {
+				return
+			}
+			next, err := k8s.(client.WithWatch).Watch(ctx, &v1alpha1.CanaryList{}, client.InNamespace(ns))
+			if err != nil {
+				time.Sleep(100 * time.Millisecond)
+				continue
+			}
+			w = next
 		}
 	}()
 	return s
