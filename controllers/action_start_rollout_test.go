@@ -86,26 +86,10 @@ func TestStartRollout(t *testing.T) {
 	afterHalt := weightedPodinfo().Phase(v1alpha1.PhaseFailed).Applied("v2", "main@sha1:v2").Promoted("v2", "main@sha1:v2").Weight(100).Obj()
 	halted := observed("v3", 100)
 	noPrimary := promotedV1(weightedPodinfo(), v1alpha1.PhaseSucceeded).Obj()
-	// scaleFailing is the start of v2 whose scale write fails, with the
-	// events. The reconcile drops the revision recorded by a failed action
-	// (keepProgressOf), so the retry announces it: the failed start must not.
-	scaleFailing := func(events []string) actionCase {
-		c := promotedV1(weightedPodinfo(), v1alpha1.PhaseSucceeded).Obj()
-		return actionCase{
-			canary: c,
-			objs:   v2(c, 0),
-			routes: weights(routing.AllPrimary),
-			fail:   []string{"patch Deployment/podinfo"},
-			obs:    newRevision(0),
-			action: rollout.StartRollout{},
-			want: actionWant{
-				err:    injected,
-				status: func(st *v1alpha1.CanaryStatus) { st.LastAppliedSpec, st.LastAttemptedRevision = "v2", "main@sha1:v2" },
-				writes: []string{"patch Deployment/podinfo"},
-				events: events,
-			},
-		}
-	}
+	// scaleFails is the start of v2 whose scale write fails. The reconcile
+	// drops the revision recorded by a failed action (keepProgressOf), so
+	// the retry announces it: the failed start must not.
+	scaleFails := promotedV1(weightedPodinfo(), v1alpha1.PhaseSucceeded).Obj()
 	cases := map[string]actionCase{
 		"a new revision with the replicas Flux applied: the canary runs them, no traffic yet": {
 			canary: fluxReplicas,
@@ -190,7 +174,19 @@ func TestStartRollout(t *testing.T) {
 				events:     detected,
 			},
 		},
-		"the scale write fails: not Progressing, nothing announced": scaleFailing(nil),
+		"the scale write fails: not Progressing, nothing announced": {
+			canary: scaleFails,
+			objs:   v2(scaleFails, 0),
+			routes: weights(routing.AllPrimary),
+			fail:   []string{"patch Deployment/podinfo"},
+			obs:    newRevision(0),
+			action: rollout.StartRollout{},
+			want: actionWant{
+				err:    injected,
+				status: func(st *v1alpha1.CanaryStatus) { st.LastAppliedSpec, st.LastAttemptedRevision = "v2", "main@sha1:v2" },
+				writes: []string{"patch Deployment/podinfo"},
+			},
+		},
 		"the primary is gone and the target at zero: no size for the canary": {
 			canary: noPrimary,
 			objs:   []client.Object{testobj.MakeDeployment("podinfo", "apps").Replicas(0).Image(newImage).Obj()},
