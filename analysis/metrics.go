@@ -38,8 +38,12 @@ import (
 type MetricResult struct {
 	// Name of the check.
 	Name string
-	// Value is the query's result, when there was one.
+	// Value is the query's result, when HasValue.
 	Value float64
+	// HasValue is true when the query gave a value.
+	HasValue bool
+	// Min and Max are the check's thresholdRange.
+	Min, Max *float64
 	// Passed is true when the value lies in the thresholdRange.
 	Passed bool
 	// Message explains a failure for events and conditions.
@@ -67,6 +71,9 @@ type Metrics struct {
 // Check runs one metric check of a Canary.
 func (m *Metrics) Check(ctx context.Context, canary *v1alpha1.Canary, metric v1alpha1.CanaryMetric) MetricResult {
 	res := MetricResult{Name: metric.Name}
+	if r := metric.ThresholdRange; r != nil {
+		res.Min, res.Max = r.Min, r.Max
+	}
 	fail := func(format string, args ...any) MetricResult {
 		res.Message = fmt.Sprintf("metric %s: ", metric.Name) + fmt.Sprintf(format, args...)
 		return res
@@ -87,7 +94,7 @@ func (m *Metrics) Check(ctx context.Context, canary *v1alpha1.Canary, metric v1a
 	case err != nil:
 		return fail("%v", err)
 	}
-	res.Value = v
+	res.Value, res.HasValue = v, true
 	if r := metric.ThresholdRange; r != nil {
 		if r.Min != nil && v < *r.Min {
 			return fail("%g < %g (thresholdRange.min)", v, *r.Min)

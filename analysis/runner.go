@@ -108,6 +108,20 @@ type Outcome struct {
 	// GateClosed is the error of the first gate webhook that did not
 	// answer 2xx; empty when the gate is open or was not asked.
 	GateClosed string
+	// Metrics are the results of every metric check, in the Canary's order.
+	Metrics []MetricResult
+	// Hooks are the answers of every webhook called: rollback, then
+	// pre-rollout or rollout, then the gate's, each in the Canary's order.
+	Hooks []HookResult
+}
+
+// HookResult is the answer of one webhook of a Work.
+type HookResult struct {
+	// Name and Type of the webhook.
+	Name string
+	Type v1alpha1.HookType
+	// Err is nil when it answered 2xx.
+	Err error
 }
 
 // State is where the Work asked for with Runner.Result is.
@@ -434,7 +448,9 @@ func (r *Runner) runStep(ctx context.Context, w Work) Outcome {
 	}
 	wg.Wait()
 
-	out := Outcome{At: w.At, HookErr: firstError(hooks)}
+	out := Outcome{At: w.At, HookErr: firstError(hooks), Metrics: metrics}
+	out.Hooks = appendHooks(out.Hooks, w.Rollback, rollback)
+	out.Hooks = appendHooks(out.Hooks, w.Hooks, hooks)
 	for i, err := range rollback {
 		if err == nil {
 			out.RollbackBy = w.Rollback[i].Name
@@ -456,6 +472,19 @@ func (r *Runner) runStep(ctx context.Context, w Work) Outcome {
 	wg.Wait()
 	if err := firstError(gate); err != nil {
 		out.GateClosed = err.Error()
+	}
+	out.Hooks = appendHooks(out.Hooks, w.Gate, gate)
+	return out
+}
+
+// appendHooks appends the answers of hooks, errs in the same order.
+func appendHooks(out []HookResult, hooks []v1alpha1.CanaryWebhook, errs []error) []HookResult {
+	for i, h := range hooks {
+		t := h.Type
+		if t == "" {
+			t = v1alpha1.RolloutHook
+		}
+		out = append(out, HookResult{Name: h.Name, Type: t, Err: errs[i]})
 	}
 	return out
 }

@@ -53,6 +53,7 @@ func TestCompletePromotion(t *testing.T) {
 		writes:     []string{"patch Deployment/podinfo"},
 		events:     []string{"Normal " + v1alpha1.PromotedReason},
 		ended:      "succeeded",
+		records:    []string{"v2 Succeeded (revision v2 promoted)"},
 	}
 
 	promoted := finalising("", succeeded)

@@ -48,6 +48,7 @@ func TestCompleteRestore(t *testing.T) {
 			obs:    observed("v1", 100),
 			action: reverted,
 			want: actionWant{
+				records: []string{"v1 Succeeded (the target was reverted to revision v1: primary restored and serving, canary scaled down)"},
 				status: func(st *v1alpha1.CanaryStatus) {
 					st.LastAppliedSpec, st.LastAttemptedRevision = "v1", "main@sha1:v1"
 					st.CanaryWeight, st.FailedChecks = 0, 0
@@ -65,6 +66,7 @@ func TestCompleteRestore(t *testing.T) {
 			obs:    observed("v2", 100),
 			action: restored,
 			want: actionWant{
+				records: []string{"v2 Failed (promotion of revision v2 failed; primary restored to revision v1 and serving, canary scaled down)"},
 				status: func(st *v1alpha1.CanaryStatus) {
 					st.CanaryWeight, st.FailedChecks = 0, 0
 					st.Phase, st.LastTransitionTime = v1alpha1.PhaseFailed, at(actionNow)

@@ -20,6 +20,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -46,6 +47,7 @@ import (
 
 	"github.com/serin-dev/serin/analysis"
 	"github.com/serin-dev/serin/api/v1alpha1"
+	analysisrecord "github.com/serin-dev/serin/internal/record"
 	"github.com/serin-dev/serin/internal/rollout"
 	"github.com/serin-dev/serin/internal/testobj"
 	"github.com/serin-dev/serin/internal/testutil"
@@ -305,6 +307,43 @@ type actionWant struct {
 	// ended is the result the rollout ended with in the metrics, "" when
 	// it did not end.
 	ended string
+	// records are the analysis records (status.analyses) the action
+	// leaves, as describeRecords writes them; nil: unchanged.
+	records []string
+}
+
+// describeRecords writes analysis records a line each, newest first:
+// "spec result (message): weight verdict [check value (range) verdict,
+// webhook (type) verdict] | …"; the messages of steps, checks and webhooks
+// are left out (they name test servers' ports).
+func describeRecords(recs []v1alpha1.AnalysisRecord) []string {
+	var out []string
+	for _, rec := range recs {
+		line := rec.Spec
+		if rec.Result != "" {
+			line += fmt.Sprintf(" %s (%s)", rec.Result, rec.Message)
+		}
+		var steps []string
+		for _, s := range rec.Steps {
+			var parts []string
+			for _, c := range s.Checks {
+				parts = append(parts, fmt.Sprintf("%s %q (%s) %s", c.Name, c.Value, analysisrecord.Range(c), c.Verdict))
+			}
+			for _, h := range s.Webhooks {
+				parts = append(parts, fmt.Sprintf("%s (%s) %s", h.Name, h.Type, h.Verdict))
+			}
+			step := fmt.Sprintf("%d %s", s.Weight, s.Verdict)
+			if len(parts) > 0 {
+				step += " [" + strings.Join(parts, ", ") + "]"
+			}
+			steps = append(steps, step)
+		}
+		if len(steps) > 0 {
+			line += ": " + strings.Join(steps, " | ")
+		}
+		out = append(out, line)
+	}
+	return out
 }
 
 // actionFunc calls one action.
@@ -374,8 +413,15 @@ func (f *actionFixture) verify(obj *v1alpha1.Canary, before *v1alpha1.CanaryStat
 	if want.status != nil {
 		want.status(wantStatus)
 	}
-	if diff := cmp.Diff(*wantStatus, obj.Status, cmpopts.IgnoreFields(v1alpha1.CanaryStatus{}, "Conditions"), cmpopts.EquateEmpty()); diff != "" {
+	if diff := cmp.Diff(*wantStatus, obj.Status, cmpopts.IgnoreFields(v1alpha1.CanaryStatus{}, "Conditions", "Analyses"), cmpopts.EquateEmpty()); diff != "" {
 		t.Errorf("status (-want +got):\n%s", diff)
+	}
+	wantRecords := want.records
+	if wantRecords == nil {
+		wantRecords = describeRecords(before.Analyses)
+	}
+	if diff := cmp.Diff(wantRecords, describeRecords(obj.Status.Analyses), cmpopts.EquateEmpty()); diff != "" {
+		t.Errorf("analysis records (-want +got):\n%s\ngot: %#v", diff, describeRecords(obj.Status.Analyses))
 	}
 	ignore := cmpopts.IgnoreFields(metav1.Condition{}, "Message", "LastTransitionTime", "ObservedGeneration")
 	if diff := cmp.Diff(want.conditions, obj.Status.Conditions, ignore, cmpopts.EquateEmpty()); diff != "" {

@@ -42,6 +42,7 @@ func TestHalt(t *testing.T) {
 		conditions: []metav1.Condition{ready(metav1.ConditionFalse, v1alpha1.HaltedReason)},
 		events:     []string{"Warning " + v1alpha1.HaltedReason},
 		ended:      "failed",
+		records:    []string{"v2 Halted (promotion of revision v2 halted, canary kept serving: " + reason + ")"},
 	}
 	saysWhy := func(t *testing.T, _ *actionFixture, obj *v1alpha1.Canary) {
 		if msg := obj.Status.Conditions[0].Message; !strings.Contains(msg, "revision v2") || !strings.Contains(msg, reason) {

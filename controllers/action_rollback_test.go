@@ -51,6 +51,7 @@ func TestRollback(t *testing.T) {
 			obs:    observed("v2", 25),
 			action: thresholdReached,
 			want: actionWant{
+				records:    []string{"v2 Failed (rolled back revision v2: failed checks threshold reached 2)"},
 				status:     rolledBack,
 				conditions: failed,
 				weights:    []routing.Weights{routing.AllPrimary},
@@ -71,6 +72,7 @@ func TestRollback(t *testing.T) {
 			obs:    func() rollout.Observation { o := observed("v2", 25); o.Requests.Abort = "now"; return o }(),
 			action: rollout.Rollback{Reason: "abort requested"},
 			want: actionWant{
+				records: []string{"v2 Failed (rolled back revision v2: abort requested)"},
 				status: func(st *v1alpha1.CanaryStatus) {
 					rolledBack(st)
 					st.HandledRequests.Abort = "now"
@@ -89,7 +91,8 @@ func TestRollback(t *testing.T) {
 			obs:    observed("v2", 25),
 			action: rollout.Rollback{Reason: "rollback requested by webhook rollback-gate"},
 			want: actionWant{
-				result: ctrl.Result{RequeueAfter: 10 * time.Millisecond},
+				records: []string{"v2 Halted (promotion of revision v2 halted, canary kept serving: rollback requested by webhook rollback-gate (no rollback during promotion))"},
+				result:  ctrl.Result{RequeueAfter: 10 * time.Millisecond},
 				status: func(st *v1alpha1.CanaryStatus) {
 					st.Phase, st.LastTransitionTime = v1alpha1.PhaseHalted, at(actionNow)
 				},

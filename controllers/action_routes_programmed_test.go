@@ -40,6 +40,11 @@ func TestRoutesProgrammed(t *testing.T) {
 	programmed := func(phase v1alpha1.CanaryPhase, weight int, reason, message string) actionCase {
 		c := weightedPodinfo().Phase(phase).Applied("v2", "main@sha1:v2").Weight(weight).TransitionedAt(actionNow.Add(-time.Minute)).Obj()
 		conditions.MarkFalse(c, meta.ReadyCondition, v1alpha1.RouteNotProgrammedReason, "waiting for the gateway to accept canary weight %d", weight)
+		if phase == v1alpha1.PhaseHalted {
+			// The halt ended the analysis record; being Halted again
+			// leaves it as it is.
+			c.Status.Analyses = []v1alpha1.AnalysisRecord{{Spec: "v2", Result: phase, FinishedAt: at(actionNow.Add(-time.Minute)), Message: "promotion of revision v2 halted"}}
+		}
 		return actionCase{
 			canary: c,
 			obs:    observed("v2", weight),

@@ -51,15 +51,27 @@ func (r *CanaryReconciler) step(ctx context.Context, obj *v1alpha1.Canary, obs r
 	if state != analysis.Done {
 		return r.analysisPending(ctx, key)
 	}
+	failed := ""
 	switch {
 	case out.RollbackBy != "":
-		return r.rollback(ctx, obj, obs, rollout.Rollback{Reason: "rollback requested by webhook " + out.RollbackBy})
+		reason := "rollback requested by webhook " + out.RollbackBy
+		r.recordStep(obj, obs.CanaryWeight, out, v1alpha1.VerdictRollback, reason)
+		return r.rollback(ctx, obj, obs, rollout.Rollback{Reason: reason})
 	case out.HookErr != nil && firstStep(obj, obs):
-		return r.failCheck(ctx, obj, obs, out.At, "pre-rollout check failed: "+out.HookErr.Error())
+		failed = "pre-rollout check failed: " + out.HookErr.Error()
 	case out.HookErr != nil:
-		return r.failCheck(ctx, obj, obs, out.At, "rollout check failed: "+out.HookErr.Error())
+		failed = "rollout check failed: " + out.HookErr.Error()
 	case out.MetricFailure != "":
-		return r.failCheck(ctx, obj, obs, out.At, "halting advancement: "+out.MetricFailure)
+		failed = "halting advancement: " + out.MetricFailure
+	}
+	if failed != "" {
+		r.recordStep(obj, obs.CanaryWeight, out, v1alpha1.VerdictFailed, failed)
+		return r.failCheck(ctx, obj, obs, out.At, failed)
+	}
+	if out.GateClosed != "" {
+		r.recordStep(obj, obs.CanaryWeight, out, v1alpha1.VerdictWaiting, "gate closed: "+out.GateClosed)
+	} else {
+		r.recordStep(obj, obs.CanaryWeight, out, v1alpha1.VerdictPassed, "")
 	}
 	return r.advance(ctx, obj, obs, out)
 }

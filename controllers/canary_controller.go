@@ -35,6 +35,7 @@ import (
 	"github.com/serin-dev/serin/analysis"
 	"github.com/serin-dev/serin/api/v1alpha1"
 	"github.com/serin-dev/serin/gitops"
+	"github.com/serin-dev/serin/internal/record"
 	"github.com/serin-dev/serin/internal/rollout"
 	"github.com/serin-dev/serin/internal/tenancy"
 	"github.com/serin-dev/serin/notifier"
@@ -306,5 +307,11 @@ func (r *CanaryReconciler) recordPhase(ctx context.Context, obj *v1alpha1.Canary
 	}
 	phase := obj.Status.Phase
 	final := phase == v1alpha1.PhaseSucceeded || phase == v1alpha1.PhaseFailed || phase == v1alpha1.PhaseHalted
+	if phase == v1alpha1.PhaseFailed || phase == v1alpha1.PhaseHalted {
+		// The values that decided it, which outlive no event.
+		if s := record.Summary(record.Latest(&obj.Status)); s != "" {
+			msg += "; analysis " + s
+		}
+	}
 	r.send(ctx, obj, severity, string(phase), final, msg)
 }

@@ -24,6 +24,7 @@ import (
 	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	"github.com/serin-dev/serin/api/v1alpha1"
+	"github.com/serin-dev/serin/internal/record"
 	"github.com/serin-dev/serin/internal/rollout"
 )
 
@@ -35,6 +36,7 @@ type canaryMetrics struct {
 	duration *prometheus.HistogramVec
 	total    *prometheus.CounterVec
 	stepLag  prometheus.Histogram
+	value    *prometheus.GaugeVec
 
 	mu      sync.Mutex
 	started map[string]time.Time
@@ -72,9 +74,13 @@ func newCanaryMetrics() *canaryMetrics {
 				Help:    "Delay between when an analysis step was due (last transition + interval, or + the time the gateway applied the weights when later) and when it ran; the first step of an analysis, which waits for the canary to be ready, is not counted.",
 				Buckets: []float64{0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 0.75, 1, 1.5, 2, 2.5, 5, 10},
 			}),
+			value: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+				Name: "serin_canary_metric_value",
+				Help: "Value of a Canary's metric check at its last analysis step (the metric label is the check's name); a check that got no value has no series.",
+			}, append(labels, "metric")),
 			started: map[string]time.Time{},
 		}
-		ctrlmetrics.Registry.MustRegister(m.status, m.weight, m.duration, m.total, m.stepLag)
+		ctrlmetrics.Registry.MustRegister(m.status, m.weight, m.duration, m.total, m.stepLag, m.value)
 		sharedMetrics = m
 	})
 	return sharedMetrics
@@ -120,10 +126,23 @@ func (m *canaryMetrics) endRollout(obj *v1alpha1.Canary, now time.Time, succeede
 	}
 }
 
+// setValues records the values of a step's metric checks, replacing the
+// previous step's: a check removed from the spec, or that got no value,
+// has no series.
+func (m *canaryMetrics) setValues(obj *v1alpha1.Canary, checks []v1alpha1.CheckResult) {
+	m.value.DeletePartialMatch(prometheus.Labels{"name": obj.Name, "namespace": obj.Namespace})
+	for _, c := range checks {
+		if v, ok := record.ParseValue(c.Value); ok {
+			m.value.WithLabelValues(obj.Name, obj.Namespace, c.Name).Set(v)
+		}
+	}
+}
+
 // forget drops the series of a deleted Canary.
 func (m *canaryMetrics) forget(obj *v1alpha1.Canary) {
 	m.status.DeleteLabelValues(obj.Name, obj.Namespace)
 	m.weight.DeleteLabelValues(obj.Name, obj.Namespace)
+	m.value.DeletePartialMatch(prometheus.Labels{"name": obj.Name, "namespace": obj.Namespace})
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	delete(m.started, key(obj))

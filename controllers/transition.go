@@ -17,6 +17,7 @@ limitations under the License.
 package controllers
 
 import (
+	"fmt"
 	"time"
 
 	"github.com/fluxcd/pkg/apis/meta"
@@ -24,14 +25,20 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/serin-dev/serin/api/v1alpha1"
+	"github.com/serin-dev/serin/internal/record"
 )
 
 // transition sets the phase, the reason and message a person reads, and
 // the transition time the next analysis step is scheduled from.
+// A phase that ends a rollout ends its analysis record too.
 func transition(obj *v1alpha1.Canary, phase v1alpha1.CanaryPhase, now time.Time, reason, format string, args ...any) {
 	obj.Status.Phase = phase
 	t := metav1.NewMicroTime(now)
 	obj.Status.LastTransitionTime = &t
+	switch phase {
+	case v1alpha1.PhaseSucceeded, v1alpha1.PhaseFailed, v1alpha1.PhaseHalted:
+		record.Finish(&obj.Status, phase, now, fmt.Sprintf(format, args...))
+	}
 	if phase == v1alpha1.PhaseSucceeded || phase == v1alpha1.PhaseInitialized {
 		conditions.MarkTrue(obj, meta.ReadyCondition, reason, format, args...)
 		return

@@ -30,6 +30,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/serin-dev/serin/api/v1alpha1"
+	"github.com/serin-dev/serin/internal/record"
 )
 
 // pushAttempts bounds the re-plans of mode Push when the branch moves.
@@ -466,6 +467,15 @@ func (j *revertJob) plan(ctx context.Context, head *object.Commit) (*Plan, strin
 	if phase == "" {
 		phase = string(v1alpha1.PhaseHalted)
 	}
+	// The analysis of the bad revision, when the record still has it.
+	var decisive *v1alpha1.AnalysisStep
+	if rec := record.Latest(&j.req.Canary.Status); rec != nil && rec.Revision == j.req.BadRevision {
+		decisive = record.Decisive(rec)
+	}
+	weight := 0
+	if decisive != nil {
+		weight = decisive.Weight
+	}
 	msg, err := renderMessage(j.message, MessageData{
 		Canary:          j.req.Canary.Name,
 		Namespace:       j.req.Canary.Namespace,
@@ -476,6 +486,8 @@ func (j *revertJob) plan(ctx context.Context, head *object.Commit) (*Plan, strin
 		BadCommit:       bad.Hash.String(),
 		GoodCommit:      good.Hash.String(),
 		Reason:          j.req.Reason,
+		Analysis:        record.Lines(decisive),
+		AnalysisWeight:  weight,
 		Strategy:        string(plan.Strategy),
 		RevertedCommits: plan.RevertedCommits,
 		Files:           plan.Paths(),

@@ -29,6 +29,13 @@ const DefaultMessageTemplate = `Revert {{ .Target }} in {{ .Namespace }} to {{ s
 Canary {{ .Namespace }}/{{ .Canary }} {{ lower .Phase }} the promotion of revision
 {{ .BadRevision }}{{ with .Reason }}:
 {{ . }}{{ end }}
+{{- if .Analysis }}
+
+The analysis step that decided it, at canary weight {{ .AnalysisWeight }}%:
+{{- range .Analysis }}
+- {{ . }}
+{{- end }}
+{{- end }}
 
 This makes {{ .Target }} render as it did at {{ .GoodRevision }},
 its last promoted revision, and changes nothing else.
@@ -57,6 +64,12 @@ type MessageData struct {
 	BadCommit, GoodCommit string
 	// Reason is why the revision is bad.
 	Reason string
+	// Analysis describes the analysis step that decided the rollout (the
+	// last that did not pass, else the last), a line per metric check
+	// (value, range, verdict) and webhook; empty when the analysis record
+	// has no step. AnalysisWeight is the canary's weight in that step.
+	Analysis       []string
+	AnalysisWeight int
 	// Strategy is Revert or Edit.
 	Strategy string
 	// RevertedCommits are the commits undone by a Revert.

@@ -674,6 +674,15 @@ type CanaryStatus struct {
 	// +optional
 	Revert *RevertStatus `json:"revert,omitempty"`
 
+	// Analyses records the analysis of the last rollouts, newest first:
+	// each step's weight, check values against their ranges and webhook
+	// answers, and how the rollout ended. Bounded: MaxAnalysisRecords
+	// rollouts, MaxAnalysisSteps steps in the newest and
+	// MaxPastAnalysisSteps in the older ones.
+	// +optional
+	// +kubebuilder:validation:MaxItems=3
+	Analyses []AnalysisRecord `json:"analyses,omitempty"`
+
 	// LastTransitionTime is when the phase or the weight last changed; the
 	// next analysis step is due one interval after it (microseconds, so
 	// that sub-second schedules hold across restarts).
