@@ -17,74 +17,29 @@ limitations under the License.
 package cli
 
 import (
-	"context"
-	"encoding/json"
 	"fmt"
-	"time"
 
 	"github.com/spf13/cobra"
 	"k8s.io/apimachinery/pkg/types"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/serin-dev/serin/api/v1alpha1"
+	"github.com/serin-dev/serin/internal/agentrequest"
 )
 
 // fieldOwner names the CLI in the managed fields of what it patches.
-const fieldOwner = client.FieldOwner("serin")
+const fieldOwner = agentrequest.FieldOwner
 
-// agentRequest is a request to the agent made by setting an annotation on a
-// Canary to a new value; the agent records the value in
-// status.handledRequests once it has acted on it.
-type agentRequest struct {
-	verb       string
-	annotation string
-	handled    func(v1alpha1.HandledRequests) string
-	short      string
-	long       string
-}
-
-var agentRequests = []agentRequest{
-	{
-		verb:       "promote",
-		annotation: v1alpha1.PromoteRequestAnnotation,
-		handled:    func(h v1alpha1.HandledRequests) string { return h.Promote },
-		short:      "Skip the rest of the analysis and promote the current revision",
-		long:       "Ask the agent to skip the rest of the analysis of the revision under analysis and promote it.",
-	},
-	{
-		verb:       "abort",
-		annotation: v1alpha1.AbortRequestAnnotation,
-		handled:    func(h v1alpha1.HandledRequests) string { return h.Abort },
-		short:      "Roll the current revision back now",
-		long:       "Ask the agent to stop the analysis of the current revision and roll it back now.",
-	},
-	{
-		verb:       "retry",
-		annotation: v1alpha1.RetryRequestAnnotation,
-		handled:    func(h v1alpha1.HandledRequests) string { return h.Retry },
-		short:      "Analyse a failed revision again, without a new commit",
-		long:       "Ask the agent to run the analysis of a failed revision again, without a new commit.",
-	},
-	{
-		verb:       "revert",
-		annotation: v1alpha1.RevertRequestAnnotation,
-		handled:    func(h v1alpha1.HandledRequests) string { return h.Revert },
-		short:      "Open the GitOps revert of the current revision now",
-		long:       "Ask the agent to revert the current revision in its Git source now (a pull request, or a push with mode Push).",
-	},
-}
-
-func newAgentRequestCommand(env *environment, request agentRequest) *cobra.Command {
+func newAgentRequestCommand(env *environment, request agentrequest.Request) *cobra.Command {
 	var noWait bool
 	cmd := &cobra.Command{
-		Use:   request.verb + " NAME",
-		Short: request.short,
-		Long: request.long + `
+		Use:   request.Verb + " NAME",
+		Short: request.Short,
+		Long: request.Long + `
 
-The command sets the annotation ` + request.annotation + ` on the Canary to
+The command sets the annotation ` + request.Annotation + ` on the Canary to
 the current time and, unless --no-wait is given, waits until the agent
 records that value in status.handledRequests.`,
-		Example: fmt.Sprintf("  serin %s podinfo -n apps", request.verb),
+		Example: fmt.Sprintf("  serin %s podinfo -n apps", request.Verb),
 		Args:    cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runAgentRequest(cmd, env, request, args[0], noWait)
@@ -95,7 +50,7 @@ records that value in status.handledRequests.`,
 	return cmd
 }
 
-func runAgentRequest(cmd *cobra.Command, env *environment, request agentRequest, name string, noWait bool) error {
+func runAgentRequest(cmd *cobra.Command, env *environment, request agentrequest.Request, name string, noWait bool) error {
 	s, err := env.open(cmd)
 	if err != nil {
 		return err
@@ -114,9 +69,9 @@ func runAgentRequest(cmd *cobra.Command, env *environment, request agentRequest,
 			"or pass --no-wait to leave the request for when it is resumed", v1alpha1.CanaryKind, name, namespace)
 	}
 
-	value := env.now().UTC().Format(time.RFC3339Nano)
 	log.actionf("annotating %s %s in %s namespace", v1alpha1.CanaryKind, name, namespace)
-	if err := annotateCanary(ctx, kube, canary, request.annotation, value); err != nil {
+	value, err := request.Send(ctx, kube, canary, env.now())
+	if err != nil {
 		return err
 	}
 	log.successf("%s annotated", v1alpha1.CanaryKind)
@@ -124,26 +79,15 @@ func runAgentRequest(cmd *cobra.Command, env *environment, request agentRequest,
 		return nil
 	}
 
-	log.waitingf("waiting for serin to handle the %s request", request.verb)
+	log.waitingf("waiting for serin to handle the %s request", request.Verb)
 	handled, err := waitForCanary(ctx, kube, key, env.pollInterval, func(c *v1alpha1.Canary) bool {
-		return request.handled(c.Status.HandledRequests) == value
+		return request.Handled(c, value)
 	})
 	if err != nil {
-		return waitError(err, env.timeout, fmt.Sprintf("serin to handle the %s request", request.verb))
+		return waitError(err, env.timeout, fmt.Sprintf("serin to handle the %s request", request.Verb))
 	}
-	log.successf("%s request handled: %s", request.verb, progressSummary(handled))
+	log.successf("%s request handled: %s", request.Verb, progressSummary(handled))
 	return nil
-}
-
-// annotateCanary sets one annotation with a JSON merge patch.
-func annotateCanary(ctx context.Context, kube client.Client, canary *v1alpha1.Canary, annotation, value string) error {
-	patch, err := json.Marshal(map[string]any{
-		"metadata": map[string]any{"annotations": map[string]string{annotation: value}},
-	})
-	if err != nil {
-		return err
-	}
-	return kube.Patch(ctx, canary, client.RawPatch(types.MergePatchType, patch), fieldOwner)
 }
 
 // progressSummary says where a Canary stands in a few words.

@@ -26,6 +26,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/serin-dev/serin/api/v1alpha1"
+	"github.com/serin-dev/serin/internal/agentrequest"
 )
 
 // testRequestValue is the annotation value the commands set at testNow.
@@ -145,9 +146,9 @@ func requestAnnotations(t *testing.T, kube client.Client, canary *v1alpha1.Canar
 		t.Fatal(err)
 	}
 	requests := map[string]string{}
-	for _, request := range agentRequests {
-		if value, ok := got.Annotations[request.annotation]; ok {
-			requests[request.annotation] = value
+	for _, request := range agentrequest.All {
+		if value, ok := got.Annotations[request.Annotation]; ok {
+			requests[request.Annotation] = value
 		}
 	}
 	return requests

@@ -27,6 +27,7 @@ import (
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/serin-dev/serin/internal/agentrequest"
 	"github.com/serin-dev/serin/internal/version"
 )
 
@@ -80,7 +81,7 @@ Canaries to serin ones.`,
 		"how long a command may take, waiting and watching included")
 
 	root.AddCommand(newGetCommand(env))
-	for _, request := range agentRequests {
+	for _, request := range agentrequest.All {
 		root.AddCommand(newAgentRequestCommand(env, request))
 	}
 	root.AddCommand(
