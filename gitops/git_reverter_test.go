@@ -165,9 +165,18 @@ func (f *gitFixture) canary(mode v1alpha1.RevertMode) *v1alpha1.Canary {
 }
 
 func (f *gitFixture) request(mode v1alpha1.RevertMode) RevertRequest {
+	canary := f.canary(mode)
+	bad := "main@sha1:" + f.bad.Hash.String()
+	// The analysis record of the bad revision: its decisive step goes into
+	// the commit message and the pull request.
+	canary.Status.Analyses = []v1alpha1.AnalysisRecord{{Revision: bad, Spec: "bad", Result: v1alpha1.PhaseHalted, Steps: []v1alpha1.AnalysisStep{
+		{Weight: 20, Verdict: v1alpha1.VerdictPassed, Checks: []v1alpha1.CheckResult{{Name: "request-success-rate", Value: "100", Min: "99", Verdict: v1alpha1.VerdictPassed}}},
+		{Weight: 40, Verdict: v1alpha1.VerdictPassed, Checks: []v1alpha1.CheckResult{{Name: "request-success-rate", Value: "99.5", Min: "99", Verdict: v1alpha1.VerdictPassed}},
+			Webhooks: []v1alpha1.WebhookResult{{Name: "load-test", Type: v1alpha1.RolloutHook, Verdict: v1alpha1.VerdictPassed}}},
+	}}}
 	return RevertRequest{
-		Canary:       f.canary(mode),
-		BadRevision:  "main@sha1:" + f.bad.Hash.String(),
+		Canary:       canary,
+		BadRevision:  bad,
 		GoodRevision: "main@sha1:" + f.good.Hash.String(),
 		Reason:       "primary not ready within the progress deadline (10s) after promotion",
 	}

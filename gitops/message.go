@@ -31,7 +31,7 @@ Canary {{ .Namespace }}/{{ .Canary }} {{ lower .Phase }} the promotion of revisi
 {{ . }}{{ end }}
 {{- if .Analysis }}
 
-The analysis step that decided it, at canary weight {{ .AnalysisWeight }}%:
+Analysis at canary weight {{ .AnalysisWeight }}% (its last failed step, else its last step):
 {{- range .Analysis }}
 - {{ . }}
 {{- end }}

@@ -32,8 +32,14 @@ const (
 	// MaxPastAnalysisSteps is how many steps an older record keeps: its
 	// last ones, which decided it.
 	MaxPastAnalysisSteps = 3
+	// MaxStepEntries is how many checks, and how many webhooks, a step
+	// keeps: past it, those that passed are dropped first.
+	MaxStepEntries = 16
 	// MaxAnalysisMessage bounds each message in the record, in bytes.
-	MaxAnalysisMessage = 256
+	MaxAnalysisMessage = 160
+	// MaxStepMessages bounds the messages of a step together, in bytes:
+	// the step's first, then its checks' and webhooks' in order.
+	MaxStepMessages = 512
 )
 
 // The verdict of an analysis step, a check or a webhook.
@@ -112,12 +118,12 @@ type AnalysisStep struct {
 
 	// Checks are the metric checks, in the Canary's order.
 	// +optional
-	// +kubebuilder:validation:MaxItems=32
+	// +kubebuilder:validation:MaxItems=16
 	Checks []CheckResult `json:"checks,omitempty"`
 
 	// Webhooks are the webhooks the step called, in the Canary's order.
 	// +optional
-	// +kubebuilder:validation:MaxItems=32
+	// +kubebuilder:validation:MaxItems=16
 	Webhooks []WebhookResult `json:"webhooks,omitempty"`
 }
 

@@ -89,12 +89,22 @@ func AddStep(st *v1alpha1.CanaryStatus, s v1alpha1.AnalysisStep) {
 	if n := len(rec.Steps); n > 0 && rec.Steps[n-1].At.Equal(&s.At) {
 		return
 	}
-	s.Message = Truncate(s.Message)
+	var dropped int
+	s.Checks, dropped = keep(s.Checks, func(c v1alpha1.CheckResult) bool { return c.Verdict == v1alpha1.VerdictPassed })
+	omitted := dropped
+	s.Webhooks, dropped = keep(s.Webhooks, func(w v1alpha1.WebhookResult) bool { return w.Verdict == v1alpha1.VerdictPassed })
+	omitted += dropped
+	if omitted > 0 {
+		s.Message = strings.TrimPrefix(fmt.Sprintf("%s; %d checks or webhooks not recorded (%d of each at most, those that passed dropped first)",
+			s.Message, omitted, v1alpha1.MaxStepEntries), "; ")
+	}
+	budget := v1alpha1.MaxStepMessages
+	s.Message = spend(s.Message, &budget)
 	for i := range s.Checks {
-		s.Checks[i].Message = Truncate(s.Checks[i].Message)
+		s.Checks[i].Message = spend(s.Checks[i].Message, &budget)
 	}
 	for i := range s.Webhooks {
-		s.Webhooks[i].Message = Truncate(s.Webhooks[i].Message)
+		s.Webhooks[i].Message = spend(s.Webhooks[i].Message, &budget)
 	}
 	rec.Steps = append(rec.Steps, s)
 	trim(rec, v1alpha1.MaxAnalysisSteps)
@@ -120,6 +130,39 @@ func end(rec *v1alpha1.AnalysisRecord, phase v1alpha1.CanaryPhase, at time.Time,
 	rec.FinishedAt = &t
 	rec.Result = phase
 	rec.Message = Truncate(msg)
+}
+
+// keep bounds a step's entries to MaxStepEntries, in order, dropping the
+// last of those that passed first; dropped counts them.
+func keep[T any](entries []T, passed func(T) bool) (kept []T, dropped int) {
+	dropped = len(entries) - v1alpha1.MaxStepEntries
+	if dropped <= 0 {
+		return entries, 0
+	}
+	drop := make([]bool, len(entries))
+	for i, n := len(entries)-1, dropped; i >= 0 && n > 0; i-- {
+		if passed(entries[i]) {
+			drop[i], n = true, n-1
+		}
+	}
+	for i := len(entries) - 1; i >= 0 && countTrue(drop) < dropped; i-- {
+		drop[i] = true // more failed entries than the bound: the last go
+	}
+	for i, e := range entries {
+		if !drop[i] {
+			kept = append(kept, e)
+		}
+	}
+	return kept, dropped
+}
+
+func countTrue(bs []bool) (n int) {
+	for _, b := range bs {
+		if b {
+			n++
+		}
+	}
+	return n
 }
 
 // trim keeps the last n steps of a record, counting those dropped.
@@ -222,13 +265,32 @@ func ParseValue(s string) (float64, bool) {
 	return v, err == nil
 }
 
+// spend truncates a message of a step to MaxAnalysisMessage and to what is
+// left of the step's budget, and takes it from the budget; a message that
+// would be cut to less than a few words is dropped.
+func spend(msg string, budget *int) string {
+	msg = Truncate(msg)
+	if len(msg) > *budget {
+		if *budget < 32 {
+			return ""
+		}
+		msg = truncate(msg, *budget)
+	}
+	*budget -= len(msg)
+	return msg
+}
+
 // Truncate bounds a message of the record to MaxAnalysisMessage bytes, cut
 // on a rune boundary, with "…" when cut.
 func Truncate(msg string) string {
-	if len(msg) <= v1alpha1.MaxAnalysisMessage {
+	return truncate(msg, v1alpha1.MaxAnalysisMessage)
+}
+
+func truncate(msg string, n int) string {
+	if len(msg) <= n {
 		return msg
 	}
-	cut := v1alpha1.MaxAnalysisMessage - len("…")
+	cut := n - len("…")
 	for cut > 0 && !utf8.RuneStart(msg[cut]) {
 		cut--
 	}
