@@ -136,6 +136,7 @@ func (d canaryDescription) write(w io.Writer) error {
 	d.writeSummary(tw)
 	d.writeProgress(tw)
 	d.writeChecks(tw)
+	d.writeAnalysis(tw)
 	d.writeRevert(tw)
 	d.writeConditions(tw)
 	d.writeEvents(tw)

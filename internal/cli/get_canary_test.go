@@ -80,9 +80,47 @@ func describedCanaries() []client.Object {
 		PullRequestURL: "https://github.com/example/fleet/pull/42",
 		State:          "Opened",
 	}
+	checks := func(rate, errRate string, verdict string) []v1alpha1.CheckResult {
+		return []v1alpha1.CheckResult{
+			{Name: "error-rate", Value: errRate, Max: "1", Verdict: verdict},
+			{Name: v1alpha1.RequestSuccessRateCheck, Value: rate, Min: "99", Verdict: v1alpha1.VerdictPassed},
+		}
+	}
+	at := func(ago time.Duration) metav1.MicroTime { return metav1.NewMicroTime(testNow.Add(-ago)) }
+	progressing.Status.Analyses = []v1alpha1.AnalysisRecord{{
+		Revision: longRevision, Spec: "5d8f7c", StartedAt: at(2 * time.Minute),
+		Steps: []v1alpha1.AnalysisStep{
+			{At: at(2 * time.Minute), Weight: 10, Verdict: v1alpha1.VerdictPassed, Checks: checks("100", "0.2", v1alpha1.VerdictPassed),
+				Webhooks: []v1alpha1.WebhookResult{{Name: "load-test", Type: v1alpha1.RolloutHook, Verdict: v1alpha1.VerdictPassed}}},
+			{At: at(42 * time.Second), Weight: 20, Verdict: v1alpha1.VerdictFailed, Message: "halting advancement: metric error-rate: 1.5 > 1 (thresholdRange.max)",
+				Checks: checks("99.2", "1.5", v1alpha1.VerdictFailed), Webhooks: []v1alpha1.WebhookResult{{Name: "load-test", Type: v1alpha1.RolloutHook, Verdict: v1alpha1.VerdictPassed}}},
+		},
+	}}
+	progressing.Status.Analyses[0].Steps[1].Checks[0].Message = "metric error-rate: 1.5 > 1 (thresholdRange.max)"
+
+	// failed rolled back two hours ago: its events are gone, its record
+	// says why.
+	failed := makeCanary("apps", "checkout").revisions("main@sha1:badbadbad", promotedRevision).phase(v1alpha1.PhaseFailed, 0).
+		ready(metav1.ConditionFalse, "Failed", "rolled back revision 7f7f7f: failed checks threshold reached 2").obj()
+	failed.Status.Analyses = []v1alpha1.AnalysisRecord{
+		{
+			Revision: "main@sha1:badbadbad", Spec: "7f7f7f", StartedAt: at(3 * time.Hour), FinishedAt: ptr.To(at(2 * time.Hour)),
+			Result: v1alpha1.PhaseFailed, Message: "rolled back revision 7f7f7f: failed checks threshold reached 2", OmittedSteps: 1,
+			Steps: []v1alpha1.AnalysisStep{
+				{At: at(150 * time.Minute), Weight: 20, Verdict: v1alpha1.VerdictPassed, Checks: checks("100", "0", v1alpha1.VerdictPassed)},
+				{At: at(140 * time.Minute), Weight: 30, Verdict: v1alpha1.VerdictFailed, Checks: []v1alpha1.CheckResult{
+					{Name: "error-rate", Max: "1", Verdict: v1alpha1.VerdictFailed, Message: "metric error-rate: no values found"},
+					{Name: v1alpha1.RequestSuccessRateCheck, Value: "97.1", Min: "99", Verdict: v1alpha1.VerdictFailed, Message: "metric request-success-rate: 97.1 < 99 (thresholdRange.min)"},
+				}, Webhooks: []v1alpha1.WebhookResult{{Name: "smoke", Type: v1alpha1.RolloutHook, Verdict: v1alpha1.VerdictFailed, Message: "answered 503"}}},
+			},
+		},
+		{Revision: promotedRevision, Spec: "1a1a1a", StartedAt: at(48 * time.Hour), FinishedAt: ptr.To(at(47 * time.Hour)), Result: v1alpha1.PhaseSucceeded,
+			Message: "revision 1a1a1a promoted", OmittedSteps: 2, Steps: []v1alpha1.AnalysisStep{{At: at(47 * time.Hour), Weight: 50, Verdict: v1alpha1.VerdictPassed}}},
+	}
 	uid := progressing.UID
 	return []client.Object{
 		progressing,
+		failed,
 		makeCanary("apps", "bluegreen").blueGreen(10, 0).obj(),
 		canaryEvent("e1", "podinfo", uid, 5*time.Minute, corev1.EventTypeNormal, "Progressing", "New revision detected"),
 		canaryEvent("e2", "podinfo", uid, 30*time.Second, corev1.EventTypeWarning, "Progressing", "error-rate 1.5 > 1"),
@@ -100,6 +138,9 @@ func TestGetCanary(t *testing.T) {
 	}{
 		"rollout in progress with a revert": {
 			args: []string{"get", "canary", "podinfo"}, golden: "progressing.golden",
+		},
+		"failed two hours ago: the analysis record says why": {
+			args: []string{"get", "canary", "checkout"}, golden: "failed.golden",
 		},
 		"blue/green never reconciled": {
 			args: []string{"get", "canary", "bluegreen", "-n", "apps"}, golden: "bluegreen.golden",
