@@ -18,7 +18,9 @@ package e2e
 
 import (
 	"context"
+	"fmt"
 	"math"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -34,6 +36,7 @@ import (
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	"github.com/serin-dev/serin/api/v1alpha1"
+	"github.com/serin-dev/serin/internal/record"
 	"github.com/serin-dev/serin/internal/testbed"
 	"github.com/serin-dev/serin/internal/testobj"
 )
@@ -184,6 +187,89 @@ func TestTraffic_ErroringRevisionIsRolledBack(t *testing.T) {
 	g.Expect(lastVersion(usersIn(ns))).To(Equal("v1"), "after the rollback the primary (v1) serves every user")
 	after := usersIn(ns).Counts(end, time.Time{})
 	g.Expect(after.Errors).To(BeZero())
+
+	expectAnalysisRecord(t, g, c, all.Errors > 0)
+}
+
+// expectAnalysisRecord checks what a rollback by request-success-rate
+// leaves behind, once its events are gone (deleted here, as the API server
+// drops them after an hour): the analysis record in the status with the
+// measured values against their range, `serin get canary` showing them,
+// and the agent's serin_canary_metric_value gauge.
+func expectAnalysisRecord(t *testing.T, g Gomega, c *v1alpha1.Canary, erred bool) {
+	ctx := context.Background()
+	g.Expect(k8s.Get(ctx, client.ObjectKeyFromObject(c), c)).To(Succeed())
+	g.Expect(c.Status.Analyses).NotTo(BeEmpty(), "status.analyses records the rollout")
+	rec := c.Status.Analyses[0]
+	g.Expect(rec.Result).To(Equal(v1alpha1.PhaseFailed))
+	g.Expect(rec.Spec).To(Equal(c.Status.LastAppliedSpec))
+	g.Expect(rec.Message).To(ContainSubstring("rolled back"))
+	g.Expect(rec.FinishedAt).NotTo(BeNil())
+	var failedValues []float64
+	var weights []int
+	for _, s := range rec.Steps {
+		weights = append(weights, s.Weight)
+		for _, check := range s.Checks {
+			if check.Name != v1alpha1.RequestSuccessRateCheck {
+				continue
+			}
+			g.Expect(check.Min).To(Equal("99"))
+			if check.Verdict == v1alpha1.VerdictFailed && check.Value != "" {
+				v, ok := record.ParseValue(check.Value)
+				g.Expect(ok).To(BeTrue(), "value %q", check.Value)
+				failedValues = append(failedValues, v)
+			}
+		}
+	}
+	t.Logf("analysis record: %d steps at weights %v, failed values %v; %s", len(rec.Steps), weights, failedValues, record.Summary(&rec))
+	g.Expect(failedValues).NotTo(BeEmpty(), "the failed steps recorded the success rate they measured")
+	if erred {
+		for _, v := range failedValues {
+			// v3 answers 10% of its requests with 500: about 90%.
+			g.Expect(v).To(BeNumerically("<", 99))
+			g.Expect(v).To(BeNumerically(">", 50))
+		}
+	}
+
+	// The Failed alert (the phase's event, sent as a Flux event and to
+	// the Providers alike) carries the values that decided it.
+	var events corev1.EventList
+	g.Expect(k8s.List(ctx, &events, client.InNamespace(c.Namespace), client.MatchingFields{"involvedObject.kind": "Canary"})).To(Succeed())
+	var alerts []string
+	for _, e := range events.Items {
+		if e.Reason == string(v1alpha1.PhaseFailed) {
+			alerts = append(alerts, e.Message)
+		}
+	}
+	g.Expect(alerts).To(ContainElement(MatchRegexp(`; analysis at weight \d+: request-success-rate \d+(\.\d+)? \(min 99\): Failed`)))
+
+	// An hour later the events are gone; the record is not.
+	g.Expect(k8s.DeleteAllOf(ctx, &corev1.Event{}, client.InNamespace(c.Namespace))).To(Succeed())
+	g.Eventually(func() int {
+		var events corev1.EventList
+		_ = k8s.List(ctx, &events, client.InNamespace(c.Namespace))
+		return len(events.Items)
+	}, 10*time.Second).Should(BeZero())
+	out, stderr, err := runCLI("get", "canary", c.Name, "-n", c.Namespace)
+	g.Expect(err).NotTo(HaveOccurred(), stderr)
+	t.Logf("serin get canary, the events gone:\n%s", out)
+	g.Expect(out).To(MatchRegexp(`Events:\s+<none>`))
+	g.Expect(out).To(MatchRegexp(`Decided by:\s+request-success-rate \d+(\.\d+)? \(min 99\): Failed`))
+	g.Expect(out).To(MatchRegexp(`REQUEST-SUCCESS-RATE \(min 99\)`))
+	g.Expect(out).To(MatchRegexp(`Failed\s+\d+(\.\d+)? ✗`))
+
+	metrics, err := scrape(agent.MetricsURL)
+	g.Expect(err).NotTo(HaveOccurred())
+	series := fmt.Sprintf(`serin_canary_metric_value{metric="%s",name="%s",namespace="%s"}`, v1alpha1.RequestSuccessRateCheck, c.Name, c.Namespace)
+	lastStep := rec.Steps[len(rec.Steps)-1]
+	i := slices.IndexFunc(lastStep.Checks, func(c v1alpha1.CheckResult) bool { return c.Name == v1alpha1.RequestSuccessRateCheck })
+	g.Expect(i).To(BeNumerically(">=", 0))
+	if last := lastStep.Checks[i].Value; last != "" {
+		g.Expect(metrics).To(HaveKey(series))
+		g.Expect(record.FormatValue(metrics[series])).To(Equal(last), "the gauge holds the last step's value")
+	} else {
+		g.Expect(metrics).NotTo(HaveKey(series), "a check without a value has no series")
+	}
 }
 
 // Blue/green through the data plane: a route sends the users to the apex

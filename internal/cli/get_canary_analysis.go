@@ -116,7 +116,7 @@ func stepValue(s v1alpha1.AnalysisStep, name string) string {
 		return "-"
 	}
 	c := s.Checks[i]
-	value := c.Value
+	value := record.Display(c.Value)
 	if value == "" {
 		value = "no value"
 	}

@@ -23,6 +23,7 @@ package record
 
 import (
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 	"time"
@@ -209,7 +210,7 @@ func Lines(s *v1alpha1.AnalysisStep) []string {
 
 // CheckLine describes one check: name, value, range and verdict.
 func CheckLine(c v1alpha1.CheckResult) string {
-	value := c.Value
+	value := Display(c.Value)
 	if value == "" {
 		value = "no value"
 	}
@@ -256,6 +257,22 @@ func Summary(rec *v1alpha1.AnalysisRecord) string {
 // that reads back as the same float64.
 func FormatValue(v float64) string {
 	return strconv.FormatFloat(v, 'g', -1, 64)
+}
+
+// Display writes a value of the record for people: four significant
+// digits below 1000 ("88.89", "0.001235"), whole numbers above; a value
+// that is not a number is written as it is.
+func Display(value string) string {
+	v, ok := ParseValue(value)
+	if !ok {
+		return value
+	}
+	if a := math.Abs(v); a >= 1000 || a == 0 {
+		return strconv.FormatFloat(math.Round(v), 'f', -1, 64)
+	}
+	// Rounded to 4 significant digits, written without an exponent.
+	rounded, _ := strconv.ParseFloat(strconv.FormatFloat(v, 'g', 4, 64), 64)
+	return strconv.FormatFloat(rounded, 'f', -1, 64)
 }
 
 // ParseValue reads a value of the record; ok is false for an empty or

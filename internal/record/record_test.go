@@ -269,6 +269,14 @@ func TestValues(t *testing.T) {
 			t.Errorf("%v → %q → %v", v, FormatValue(v), got)
 		}
 	}
+	for value, want := range map[string]string{
+		"88.8888888888889": "88.89", "19.599999999999998": "19.6", "100": "100", "0": "0", "0.0012345": "0.001234",
+		"123456.7": "123457", "-3.14159": "-3.142", "1e-9": "0.000000001", "": "", "NaN?": "NaN?",
+	} {
+		if got := Display(value); got != want {
+			t.Errorf("Display(%q) = %q, want %q", value, got, want)
+		}
+	}
 	if _, ok := ParseValue(""); ok {
 		t.Error("an empty value parsed")
 	}
