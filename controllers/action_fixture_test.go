@@ -24,6 +24,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -52,6 +53,7 @@ import (
 	"github.com/serin-dev/serin/internal/testobj"
 	"github.com/serin-dev/serin/internal/testutil"
 	"github.com/serin-dev/serin/internal/workload"
+	"github.com/serin-dev/serin/notifier"
 	"github.com/serin-dev/serin/routing"
 )
 
@@ -77,6 +79,7 @@ type actionFixture struct {
 	store    client.Client // the objects, read back without the write log
 	router   *routing.Memory
 	recorder *record.FakeRecorder
+	notifier *recordingNotifier
 	// calls logs the reconciler's writes ("verb Kind/name", in order, the
 	// failed ones included) and fails the calls a test names.
 	calls *testutil.Calls
@@ -117,8 +120,10 @@ func newActionReconciler(t *testing.T, objs ...client.Object) *actionFixture {
 	ctx, stop := context.WithCancel(context.Background())
 	t.Cleanup(stop)
 	go func() { _ = runner.Start(ctx) }()
+	f.notifier = &recordingNotifier{}
 	f.r = &CanaryReconciler{
 		Client:         c,
+		Notifier:       f.notifier,
 		EventRecorder:  f.recorder,
 		ControllerName: ControllerName,
 		Clock:          func() time.Time { return actionNow },
@@ -307,6 +312,9 @@ type actionWant struct {
 	// ended is the result the rollout ended with in the metrics, "" when
 	// it did not end.
 	ended string
+	// notified are the reasons of the events sent to the notifier, in
+	// order; nil: not checked.
+	notified []string
 	// records are the analysis records (status.analyses) the action
 	// leaves, as describeRecords writes them; nil: unchanged.
 	records []string
@@ -440,6 +448,11 @@ func (f *actionFixture) verify(obj *v1alpha1.Canary, before *v1alpha1.CanaryStat
 	}
 	if diff := cmp.Diff(want.events, events, cmpopts.EquateEmpty()); diff != "" {
 		t.Errorf("events (-want +got):\n%s", diff)
+	}
+	if want.notified != nil {
+		if diff := cmp.Diff(want.notified, f.notifier.reasons()); diff != "" {
+			t.Errorf("notified (-want +got):\n%s", diff)
+		}
 	}
 }
 
@@ -620,3 +633,37 @@ func observed(spec string, weight int) rollout.Observation {
 
 // weights returns a pointer to w, the weights in place.
 func weights(w routing.Weights) *routing.Weights { return &w }
+
+// recordingNotifier records the events sent to the notifier.
+type recordingNotifier struct {
+	mu     sync.Mutex
+	events []notifier.Event
+}
+
+func (n *recordingNotifier) Notify(_ context.Context, _ *v1alpha1.Canary, e notifier.Event) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	n.events = append(n.events, e)
+}
+
+// reasons are the reasons of the events notified so far.
+func (n *recordingNotifier) reasons() []string {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	out := []string{}
+	for _, e := range n.events {
+		out = append(out, e.Reason)
+	}
+	return out
+}
+
+// messages are the messages of the events notified so far.
+func (n *recordingNotifier) messages() []string {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	var out []string
+	for _, e := range n.events {
+		out = append(out, e.Message)
+	}
+	return out
+}

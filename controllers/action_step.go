@@ -96,11 +96,11 @@ func (r *CanaryReconciler) advance(ctx context.Context, obj *v1alpha1.Canary, ob
 		if err := r.setRoutes(ctx, obj, routing.Canary(plan.Weight)); err != nil {
 			return ctrl.Result{}, err
 		}
-		r.emit(ctx, obj, notifier.SeverityInfo, v1alpha1.WeightIncreasedReason, "advance %s canary weight %d: %s", obj.Name, plan.Weight, checks)
+		r.emitStep(ctx, obj, v1alpha1.WeightIncreasedReason, "advance %s canary weight %d: %s", obj.Name, plan.Weight, checks)
 		transition(obj, v1alpha1.PhaseProgressing, out.At, v1alpha1.ProgressingReason, "%s", analysingMessage(obj))
 	case rollout.Iterate:
 		st.Iterations++
-		r.emit(ctx, obj, notifier.SeverityInfo, v1alpha1.IterationReason, "advance %s canary iteration %d/%d: %s", obj.Name, st.Iterations, obj.GetIterations(), checks)
+		r.emitStep(ctx, obj, v1alpha1.IterationReason, "advance %s canary iteration %d/%d: %s", obj.Name, st.Iterations, obj.GetIterations(), checks)
 		transition(obj, v1alpha1.PhaseProgressing, out.At, v1alpha1.ProgressingReason, "%s", analysingMessage(obj))
 	case rollout.ReadyToPromote:
 		if obj.GetRoutingProvider() == v1alpha1.KubernetesRouting {
@@ -144,7 +144,7 @@ func joinMessages(msgs []string) string {
 
 // analysingMessage is the Ready message while an analysis advances. It
 // stays the same from step to step (the weight and iterations are status
-// fields, each step is an event), so that a step writes the status once
+// fields, each step is in status.analyses), so that a step writes the status once
 // rather than the status and its conditions: at thousands of canaries the
 // writes per step are what the API server feels.
 func analysingMessage(obj *v1alpha1.Canary) string {

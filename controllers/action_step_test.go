@@ -80,7 +80,8 @@ func TestStep(t *testing.T) {
 			},
 			conditions: progressing,
 			weights:    written,
-			events:     []string{"Normal " + event},
+			// The step is in status.analyses; no Kubernetes Event.
+			notified: []string{event},
 		}
 	}
 	// failedCheck is a step that counted a failed check, the failed-th.
@@ -129,8 +130,8 @@ func TestStep(t *testing.T) {
 	passingMetric.analysed = true
 	passingMetric.setup = func(f *actionFixture) { f.checks.MetricsServer = prometheus.URL }
 	passingMetric.check = func(t *testing.T, f *actionFixture, _ *v1alpha1.Canary) {
-		if len(f.recorded) != 1 || !strings.Contains(f.recorded[0].Message, "advance podinfo canary weight 50: checks passed (") {
-			t.Errorf("events %+v, want the weight increase naming the checks that passed", f.recorded)
+		if msgs := f.notifier.messages(); len(msgs) != 1 || !strings.Contains(msgs[0], "advance podinfo canary weight 50: checks passed (") {
+			t.Errorf("notified %q, want the weight increase naming the checks that passed", msgs)
 		}
 	}
 	failingMetric := row(weighted(25, 0), 25, failedCheck(1, nextStep))

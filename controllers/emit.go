@@ -37,6 +37,15 @@ func (r *CanaryReconciler) emit(ctx context.Context, obj *v1alpha1.Canary, sever
 	r.send(ctx, obj, severity, reason, false, fmt.Sprintf(format, args...))
 }
 
+// emitStep announces an analysis step that moved the rollout on (a weight
+// increase, an iteration) to the event webhooks and the notifier, but
+// records no Kubernetes Event: the step is in status.analyses, written
+// with the step's status patch, so that a step costs the API server one
+// write. Events are for transitions and failures.
+func (r *CanaryReconciler) emitStep(ctx context.Context, obj *v1alpha1.Canary, reason, format string, args ...any) {
+	r.announce(ctx, obj, notifier.SeverityInfo, reason, false, fmt.Sprintf(format, args...))
+}
+
 // send records and notifies one event; final marks the phase change that
 // ends a rollout, on which commit-status Providers mark the commit.
 func (r *CanaryReconciler) send(ctx context.Context, obj *v1alpha1.Canary, severity notifier.Severity, reason string, final bool, msg string) {
@@ -45,6 +54,11 @@ func (r *CanaryReconciler) send(ctx context.Context, obj *v1alpha1.Canary, sever
 		eventType = corev1.EventTypeWarning
 	}
 	r.Event(obj, eventType, reason, msg)
+	r.announce(ctx, obj, severity, reason, final, msg)
+}
+
+// announce sends an event to the Canary's event webhooks and the notifier.
+func (r *CanaryReconciler) announce(ctx context.Context, obj *v1alpha1.Canary, severity notifier.Severity, reason string, final bool, msg string) {
 	r.callEventHooks(obj, msg)
 	if r.Notifier == nil {
 		return

@@ -32,9 +32,11 @@ const (
 	// traffic went back to the primary and the analysis starts over.
 	AnalysisRestartedReason string = "AnalysisRestarted"
 	// WeightIncreasedReason: a step passed its checks and the canary's
-	// weight went up.
+	// weight went up. Sent to the notifier and the event webhooks only: the
+	// step is in status.analyses, not a Kubernetes Event.
 	WeightIncreasedReason string = "WeightIncreased"
-	// IterationReason: a blue/green iteration passed its checks.
+	// IterationReason: a blue/green iteration passed its checks. Sent to
+	// the notifier and the event webhooks only, as WeightIncreased.
 	IterationReason string = "Iteration"
 	// CheckFailedReason: a metric check or webhook of a step failed; the
 	// message counts the failed checks against the threshold.
