@@ -24,13 +24,11 @@ import (
 	"strings"
 	"time"
 
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/apimachinery/pkg/watch"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/serin-dev/serin/api/v1alpha1"
+	"github.com/serin-dev/serin/internal/canarywatch"
 )
 
 // canaryRowPrinter prints the rows of `serin get canaries`. When watching it
@@ -106,60 +104,27 @@ func (p *canaryRowPrinter) printChanged(canaries []v1alpha1.Canary) error {
 // ends, which is an error: the watch ran into --timeout. A watch the server
 // closes or expires is started again from a new list.
 func (p *canaryRowPrinter) watch(ctx context.Context, kube client.WithWatch, timeout time.Duration) error {
+	printRows := canarywatch.Funcs{
+		Listed: p.printChanged,
+		Changed: func(canary *v1alpha1.Canary, deleted bool) error {
+			if deleted {
+				return nil
+			}
+			return p.printChanged([]v1alpha1.Canary{*canary})
+		},
+	}
 	for {
-		list := &v1alpha1.CanaryList{}
-		if err := kube.List(ctx, list, p.scope.listOptions()...); err != nil {
-			return watchError(ctx, err, timeout)
-		}
-		err := p.follow(ctx, kube, list)
+		err := canarywatch.Follow(ctx, kube, p.scope.listOptions(), printRows)
 		switch {
 		case ctx.Err() != nil:
 			return watchError(ctx, ctx.Err(), timeout)
-		case err != nil && !apierrors.IsResourceExpired(err) && !apierrors.IsGone(err):
-			return err
+		case !canarywatch.Restartable(err):
+			return watchError(ctx, err, timeout)
 		}
 		select {
 		case <-ctx.Done():
 			return watchError(ctx, ctx.Err(), timeout)
-		case <-time.After(watchRestartDelay):
-		}
-	}
-}
-
-// watchRestartDelay keeps a watch that the server keeps closing from
-// turning into a busy loop.
-const watchRestartDelay = time.Second
-
-// follow prints the listed Canaries, then the changes after the list, until
-// the watch ends.
-func (p *canaryRowPrinter) follow(ctx context.Context, kube client.WithWatch, list *v1alpha1.CanaryList) error {
-	fromList := &client.ListOptions{Raw: &metav1.ListOptions{ResourceVersion: list.ResourceVersion}}
-	watcher, err := kube.Watch(ctx, &v1alpha1.CanaryList{}, append(p.scope.listOptions(), fromList)...)
-	if err != nil {
-		return err
-	}
-	defer watcher.Stop()
-	if err := p.printChanged(list.Items); err != nil {
-		return err
-	}
-	for {
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case event, ok := <-watcher.ResultChan():
-			if !ok {
-				return nil
-			}
-			if event.Type == watch.Error {
-				return apierrors.FromObject(event.Object)
-			}
-			canary, isCanary := event.Object.(*v1alpha1.Canary)
-			if !isCanary || event.Type == watch.Deleted {
-				continue
-			}
-			if err := p.printChanged([]v1alpha1.Canary{*canary}); err != nil {
-				return err
-			}
+		case <-time.After(canarywatch.RestartDelay):
 		}
 	}
 }
