@@ -114,7 +114,13 @@ func (r Request) Send(ctx context.Context, kube client.Client, canary *v1alpha1.
 
 // Handled tells whether the agent acted on the request of that value.
 func (r Request) Handled(canary *v1alpha1.Canary, value string) bool {
-	return value != "" && r.handled(canary.Status.HandledRequests) == value
+	return value != "" && r.HandledValue(canary) == value
+}
+
+// HandledValue is the value of the last request of this kind that the
+// agent acted on, "" when none.
+func (r Request) HandledValue(canary *v1alpha1.Canary) string {
+	return r.handled(canary.Status.HandledRequests)
 }
 
 // Pending returns the value of the Canary's request annotation when the

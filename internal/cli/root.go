@@ -15,9 +15,9 @@ limitations under the License.
 */
 
 // Package cli implements serin's command line: get, promote, abort, retry,
-// revert, suspend, resume, convert, version and completion. It is a library
-// so that cmd/serin stays a few lines and every command can be run in tests
-// against a fake Kubernetes client.
+// revert, suspend, resume, dashboard, convert, version and completion. It
+// is a library so that cmd/serin stays a few lines and every command can be
+// run in tests against a fake Kubernetes client.
 package cli
 
 import (
@@ -71,8 +71,8 @@ func newRootCommand(env *environment) *cobra.Command {
 		Short: "Command line for serin, progressive delivery for Flux users",
 		Long: `serin shows and drives the Canaries of the serin agent: it lists their
 status the way flux get does, asks the agent to promote, abort, retry or
-revert a revision, suspends and resumes Canaries, and converts Flagger
-Canaries to serin ones.`,
+revert a revision, suspends and resumes Canaries, serves a web dashboard of
+them, and converts Flagger Canaries to serin ones.`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
@@ -87,6 +87,7 @@ Canaries to serin ones.`,
 	root.AddCommand(
 		newSuspensionCommand(env, suspendCanary),
 		newSuspensionCommand(env, resumeCanary),
+		newDashboardCommand(env),
 		newConvertCommand(),
 		newVersionCommand(env),
 	)
