@@ -1,0 +1,111 @@
+/*
+Copyright 2026 The serin authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	. "github.com/onsi/gomega"
+
+	"github.com/serin-dev/serin/api/v1alpha1"
+	"github.com/serin-dev/serin/internal/testbed"
+)
+
+// Sharding as Flux shards its controllers: two agents, each started with
+// --watch-label-selector=sharding.fluxcd.io/key=<its shard>, and Canaries
+// labelled with one shard each. Every Canary is driven by its shard's agent
+// and by no other (the test's main agent watches the Canaries without the
+// label): the agents' /metrics carry series of their own Canaries only,
+// their logs name no other shard's Canary, and every rollout ends
+// Succeeded with each step taken once (its analysis record).
+func TestSharding_EachCanaryDrivenByOneShard(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	shards := []string{"shard-a", "shard-b"}
+	agents := map[string]*testbed.Agent{}
+	for _, shard := range shards {
+		a, err := env.StartAgentWith(ctx, "..", testbed.AgentOptions{
+			Name: "serin-agent-" + shard,
+			Flags: []string{"--metrics-server=" + prom.URL, "--data-plane=traefik", "--log-level=debug",
+				"--watch-label-selector=" + shardLabel + "=" + shard, "--gitops-revert=false"},
+		})
+		g.Expect(err).NotTo(HaveOccurred())
+		t.Cleanup(func() { _ = a.Kill() })
+		agents[shard] = a
+	}
+
+	// Two Canaries a shard, each in a namespace of its own.
+	type placed struct {
+		shard  string
+		canary *v1alpha1.Canary
+	}
+	var canaries []placed
+	for i := range 4 {
+		shard := shards[i%2]
+		ns := newNamespace(t)
+		c := gatewayCanary(t, g, ns, func(c *v1alpha1.Canary) {
+			c.Labels = map[string]string{shardLabel: shard}
+		})
+		canaries = append(canaries, placed{shard, c})
+	}
+	var wg sync.WaitGroup
+	for _, p := range canaries {
+		wg.Go(func() {
+			g := NewWithT(t)
+			setImage(g, p.canary.Namespace, "podinfo", "podinfo:v2")
+			waitForPhase(g, p.canary, v1alpha1.PhaseSucceeded, 90*time.Second)
+		})
+	}
+	wg.Wait()
+
+	for _, p := range canaries {
+		var weights []int
+		for _, s := range p.canary.Status.Analyses[0].Steps {
+			weights = append(weights, s.Weight)
+		}
+		g.Expect(weights).To(Equal([]int{0, 20, 40, 60}), "the steps of %s/%s, each once", p.canary.Namespace, p.canary.Name)
+	}
+
+	series := func(c *v1alpha1.Canary) string {
+		return fmt.Sprintf(`serin_canary_status{name="%s",namespace="%s"}`, c.Name, c.Namespace)
+	}
+	main, err := scrape(agent.MetricsURL)
+	g.Expect(err).NotTo(HaveOccurred())
+	for shard, a := range agents {
+		metrics, err := scrape(a.MetricsURL)
+		g.Expect(err).NotTo(HaveOccurred())
+		log, err := a.Log()
+		g.Expect(err).NotTo(HaveOccurred())
+		for _, p := range canaries {
+			mine := p.shard == shard
+			g.Expect(metrics).To(WithTransform(func(m metricsText) bool { _, ok := m[series(p.canary)]; return ok }, Equal(mine)),
+				"%s has a series of %s/%s of %s", shard, p.canary.Namespace, p.canary.Name, p.shard)
+			g.Expect(strings.Contains(log, p.canary.Namespace)).To(Equal(mine),
+				"%s's log names %s (of %s)", shard, p.canary.Namespace, p.shard)
+		}
+		t.Logf("%s: %v reconciles", shard, metrics.sumLabel("controller_runtime_reconcile_total", `controller="canary"`))
+	}
+	for _, p := range canaries {
+		_, ok := main[series(p.canary)]
+		g.Expect(ok).To(BeFalse(), "the unsharded agent drove %s/%s", p.canary.Namespace, p.canary.Name)
+	}
+}
