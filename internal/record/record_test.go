@@ -20,12 +20,16 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/yaml"
 
 	"github.com/serin-dev/serin/api/v1alpha1"
 )
@@ -282,5 +286,36 @@ func TestValues(t *testing.T) {
 	}
 	if got := Truncate("short"); got != "short" {
 		t.Errorf("Truncate changed a short message: %q", got)
+	}
+}
+
+// The CRD's bounds are the record's: a status the agent writes is never
+// refused by the API server, and the API server refuses nothing larger.
+func TestRecords_BoundsMatchTheCRD(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join("..", "..", "config", "crd", "bases", "serin.dev_canaries.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var crd apiextensionsv1.CustomResourceDefinition
+	if err := yaml.Unmarshal(b, &crd); err != nil {
+		t.Fatal(err)
+	}
+	status := crd.Spec.Versions[0].Schema.OpenAPIV3Schema.Properties["status"]
+	analyses := status.Properties["analyses"]
+	steps := analyses.Items.Schema.Properties["steps"]
+	step := steps.Items.Schema
+	for name, got := range map[string]*int64{
+		"analyses":         analyses.MaxItems,
+		"analyses.steps":   steps.MaxItems,
+		"steps[].checks":   step.Properties["checks"].MaxItems,
+		"steps[].webhooks": step.Properties["webhooks"].MaxItems,
+	} {
+		want := map[string]int64{
+			"analyses": v1alpha1.MaxAnalysisRecords, "analyses.steps": v1alpha1.MaxAnalysisSteps,
+			"steps[].checks": v1alpha1.MaxStepEntries, "steps[].webhooks": v1alpha1.MaxStepEntries,
+		}[name]
+		if got == nil || *got != want {
+			t.Errorf("CRD maxItems of %s = %v, want %d", name, got, want)
+		}
 	}
 }
