@@ -7,6 +7,8 @@ replace github.com/serin-dev/serin/api => ./api
 require (
 	code.gitea.io/sdk/gitea v0.25.1
 	github.com/ProtonMail/go-crypto v1.4.1
+	github.com/chromedp/cdproto v0.159.0
+	github.com/chromedp/chromedp v0.23.0
 	github.com/fluxcd/cli-utils v1.2.3
 	github.com/fluxcd/go-git-providers v0.27.0
 	github.com/fluxcd/kustomize-controller/api v1.9.5
@@ -71,6 +73,7 @@ require (
 	github.com/go-errors/errors v1.5.1 // indirect
 	github.com/go-fed/httpsig v1.1.0 // indirect
 	github.com/go-git/gcfg v1.5.1-0.20230307220236-3a3c6141e376 // indirect
+	github.com/go-json-experiment/json v0.0.0-20260213210345-44df1a37e875 // indirect
 	github.com/go-logr/zapr v1.3.0 // indirect
 	github.com/go-openapi/jsonpointer v0.23.1 // indirect
 	github.com/go-openapi/jsonreference v0.21.5 // indirect

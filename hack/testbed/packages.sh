@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
 # Installs the Debian packages the testbed runs: prometheus (a real
-# Prometheus that serin queries in the e2e tests) and git (Gitea and
-# go-git's test servers shell out to it). Does nothing when they are there.
+# Prometheus that serin queries in the e2e tests), git (Gitea and
+# go-git's test servers shell out to it) and chromium (the dashboard's
+# browser tests drive it headless). Does nothing when they are there.
 set -euo pipefail
 missing=()
 command -v prometheus >/dev/null 2>&1 || [[ -x /usr/bin/prometheus ]] || missing+=(prometheus)
 command -v git >/dev/null 2>&1 || missing+=(git)
+command -v chromium >/dev/null 2>&1 || [[ -x /usr/bin/chromium ]] || missing+=(chromium)
 [[ ${#missing[@]} -eq 0 ]] && exit 0
 echo "testbed-packages: installing ${missing[*]} from Debian" >&2
 if [[ $(id -u) -ne 0 ]]; then

@@ -1,0 +1,293 @@
+/*
+Copyright 2026 The serin authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package e2e
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/cdproto/cdp"
+	"github.com/chromedp/cdproto/emulation"
+	"github.com/chromedp/chromedp"
+	. "github.com/onsi/gomega"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/serin-dev/serin/api/v1alpha1"
+	"github.com/serin-dev/serin/internal/cli"
+	"github.com/serin-dev/serin/internal/testutil"
+)
+
+// The dashboard in a real browser (headless Chromium) during a real
+// rollout: the Canary's row appears and its weight changes without a
+// reload, the weight chart gains a point at each step, and the Promote
+// button promotes. Screenshots of both pages, light and dark, go to the
+// test's directory, and to docs/images with UPDATE_GOLDEN=true.
+func TestDashboard_LiveRolloutInABrowser(t *testing.T) {
+	g, ns, b := openDashboard(t)
+	shots := screenshotDir(t)
+	g.Eventually(b.text(`document.querySelector("#empty").hidden ? "" : "empty"`), 10*time.Second).Should(Equal("empty"))
+	b.do(g, chromedp.Evaluate[chromedp.Void](`window.loadedOnce = true`))
+
+	// Steps far enough apart for the test to see each one and to promote
+	// in the middle of the analysis: 10 % every 4 s up to 90 %, each with
+	// the error-rate check and a smoke test (a rollout webhook).
+	smoke := newWebhook(t, http.StatusOK)
+	c := gatewayCanary(t, g, ns, func(c *v1alpha1.Canary) {
+		c.Spec.Analysis.Interval = &metav1.Duration{Duration: 4 * time.Second}
+		c.Spec.Analysis.StepWeight = 10
+		c.Spec.Analysis.MaxWeight = 90
+		c.Spec.Analysis.Webhooks = []v1alpha1.CanaryWebhook{{Name: "smoke", Type: v1alpha1.RolloutHook, URL: smoke.URL}}
+	})
+	row := fmt.Sprintf(`document.querySelector('tr[data-key="%s/podinfo"]')`, ns)
+	g.Eventually(b.text(row+`?.dataset.phase ?? ""`), 10*time.Second).Should(Equal("Initialized"), "the new Canary's row appears")
+
+	setImage(g, ns, "podinfo", "podinfo:v2")
+	weight := b.number(row + `?.dataset.weight ?? "-1"`)
+	g.Eventually(weight, 30*time.Second, 50*time.Millisecond).Should(BeNumerically(">", 0), "the row's weight follows the rollout")
+	first := weight()
+	g.Eventually(weight, 15*time.Second, 50*time.Millisecond).Should(BeNumerically(">", first), "and its next step")
+	g.Expect(b.text(`String(window.loadedOnce)`)()).To(Equal("true"), "without a reload")
+	b.screenshots(g, shots, "dashboard-list")
+
+	b.do(g, chromedp.Click(chromedp.CSS(fmt.Sprintf(`tr[data-key="%s/podinfo"] a.canary-link`, ns))),
+		chromedp.WaitVisible(chromedp.CSS("#weight-chart svg")))
+	points := b.number(`document.querySelector("#weight-chart svg").dataset.points`)
+	g.Eventually(points, 10*time.Second).Should(BeNumerically(">", 0))
+	before := points()
+	g.Eventually(points, 15*time.Second, 100*time.Millisecond).Should(BeNumerically(">", before), "the weight chart gains the next step")
+	g.Expect(b.text(`String(document.querySelectorAll(".check-chart").length)`)()).To(Equal("1"), "a chart of the error-rate check")
+	g.Expect(b.text(`document.querySelector(".steps").textContent`)()).To(ContainSubstring("smoke (rollout): Passed"), "the webhook's verdicts")
+	b.screenshots(g, shots, "dashboard-canary")
+
+	b.do(g, chromedp.Click(chromedp.CSS("#action-promote")), chromedp.WaitVisible(chromedp.CSS("#confirm-button")),
+		chromedp.Click(chromedp.CSS("#confirm-button")))
+	g.Eventually(b.text(`document.querySelector("#action-status").textContent`), 10*time.Second).
+		Should(ContainSubstring("promote request"))
+	waitForPhase(g, c, v1alpha1.PhaseSucceeded, 30*time.Second)
+	g.Expect(c.Status.HandledRequests.Promote).NotTo(BeEmpty(), "the agent handled the dashboard's request")
+	g.Expect(c.Status.Analyses[0].Result).To(Equal(v1alpha1.PhaseSucceeded))
+	g.Expect(c.Status.Analyses[0].Steps[len(c.Status.Analyses[0].Steps)-1].Weight).To(BeNumerically("<", 90), "promoted before the analysis ended")
+	g.Eventually(b.text(`document.querySelector("#canary-phase").textContent`), 10*time.Second).Should(Equal("Succeeded"))
+	g.Eventually(b.text(`document.querySelector("#action-status").textContent`), 10*time.Second).
+		Should(HavePrefix("promote request handled by the agent"))
+}
+
+// The page is usable with the keyboard: the first Tab reaches the skip
+// link, `?` opens the help, `t` switches the theme.
+func TestDashboard_Keyboard(t *testing.T) {
+	g, _, b := openDashboard(t)
+	b.do(g, chromedp.KeyEvent("\t"))
+	g.Expect(b.text(`document.activeElement.className`)()).To(Equal("skip-link"))
+	b.do(g, chromedp.KeyEvent("\r"))
+	g.Expect(b.text(`document.activeElement.id`)()).To(Equal("main"), "the skip link moves to the content")
+	b.do(g, chromedp.KeyEvent("?"))
+	g.Expect(b.text(`String(document.querySelector("#help").open)`)()).To(Equal("true"))
+	b.do(g, chromedp.KeyEvent("\x1b")) // Escape closes the dialog
+	g.Expect(b.text(`String(document.querySelector("#help").open)`)()).To(Equal("false"))
+	b.do(g, chromedp.KeyEvent("/"))
+	g.Expect(b.text(`document.activeElement.id`)()).To(Equal("filter"))
+	b.do(g, chromedp.Evaluate[chromedp.Void](`document.activeElement.blur()`))
+	light := b.text(`getComputedStyle(document.body).backgroundColor`)()
+	b.do(g, chromedp.KeyEvent("t"))
+	g.Expect(b.text(`document.documentElement.dataset.theme`)()).To(Equal("dark"))
+	g.Expect(b.text(`document.querySelector("#theme-toggle").getAttribute("aria-pressed")`)()).To(Equal("true"))
+	g.Expect(b.text(`getComputedStyle(document.body).backgroundColor`)()).NotTo(Equal(light))
+}
+
+// openDashboard starts the dashboard of a new namespace and opens its
+// list in a browser.
+func openDashboard(t *testing.T) (Gomega, string, *browser) {
+	chromium := chromiumPath(t)
+	g := NewWithT(t)
+	ns := newNamespace(t)
+	url := startDashboard(t, ns)
+	b := openBrowser(t, chromium)
+	b.do(g, chromedp.Navigate(url), chromedp.WaitVisible(chromedp.CSS("#count")))
+	return g, ns, b
+}
+
+// chromiumPath finds Chromium (hack/testbed/packages.sh installs Debian's):
+// without it the test fails in CI and is skipped elsewhere.
+func chromiumPath(t *testing.T) string {
+	t.Helper()
+	for _, name := range []string{os.Getenv("SERIN_CHROMIUM"), "/usr/bin/chromium", "chromium", "chromium-browser"} {
+		if name == "" {
+			continue
+		}
+		if path, err := exec.LookPath(name); err == nil {
+			return path
+		}
+	}
+	const missing = "needs Chromium (Debian's package chromium, which hack/testbed/packages.sh installs; or SERIN_CHROMIUM=path)"
+	if os.Getenv("CI") == "true" {
+		t.Fatal(missing)
+	}
+	t.Skip(missing)
+	return ""
+}
+
+// startDashboard runs `serin dashboard -n ns` in-process against the
+// testbed until the test ends, and returns its URL.
+func startDashboard(t *testing.T, ns string) string {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	out, in := io.Pipe()
+	done := make(chan error, 1)
+	go func() {
+		cmd := cli.NewRootCommand()
+		cmd.SetArgs([]string{"dashboard", "--port", "0", "-n", ns, "--kubeconfig", env.Kubeconfig})
+		cmd.SetOut(in)
+		cmd.SetErr(io.Discard)
+		err := cmd.ExecuteContext(ctx)
+		in.CloseWithError(fmt.Errorf("the dashboard ended: %v", err))
+		done <- err
+	}()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("the dashboard ended with %v", err)
+		}
+	})
+	line, err := bufio.NewReader(out).ReadString('\n')
+	go func() { _, _ = io.Copy(io.Discard, out) }()
+	if err != nil {
+		t.Fatal(err)
+	}
+	// serin dashboard at http://127.0.0.1:PORT/ (Ctrl-C to stop)
+	fields := strings.Fields(line)
+	if len(fields) < 4 || !strings.HasPrefix(fields[3], "http://127.0.0.1:") {
+		t.Fatalf("the dashboard printed %q", line)
+	}
+	return fields[3]
+}
+
+// browser is a headless Chromium tab.
+type browser struct {
+	ctx context.Context
+}
+
+func openBrowser(t *testing.T, chromium string) *browser {
+	t.Helper()
+	profile, err := os.MkdirTemp("", "serin-chromium-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	opts := append(chromedp.DefaultExecAllocatorOptions[:],
+		chromedp.ExecPath(chromium),
+		chromedp.NoSandbox,
+		chromedp.DisableGPU,
+		chromedp.UserDataDir(profile),
+		chromedp.WindowSize(1280, 900),
+		// No connection of its own: this network refuses them.
+		chromedp.Flag("disable-quic", true),
+		chromedp.Flag("disable-component-update", true),
+	)
+	allocCtx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
+	ctx, cancelTab := chromedp.NewContext(allocCtx)
+	t.Cleanup(func() {
+		cancelTab()
+		cancelAlloc() // waits for the browser to exit
+		_ = os.RemoveAll(profile)
+	})
+	// Start the browser now, so that its start-up counts in no wait.
+	if err := chromedp.Do(ctx); err != nil {
+		t.Fatalf("starting %s: %v", chromium, err)
+	}
+	return &browser{ctx: ctx}
+}
+
+// do runs actions, each bounded.
+func (b *browser) do(g Gomega, actions ...chromedp.Action[chromedp.Void]) {
+	ctx, cancel := context.WithTimeout(b.ctx, 30*time.Second)
+	defer cancel()
+	g.Expect(chromedp.Do(ctx, actions...)).To(Succeed())
+}
+
+// text returns a probe of a JavaScript expression's string value ("" on an
+// error), for Eventually.
+func (b *browser) text(expression string) func() string {
+	return func() string {
+		ctx, cancel := context.WithTimeout(b.ctx, 10*time.Second)
+		defer cancel()
+		s, err := chromedp.Run(ctx, chromedp.Evaluate[string](expression))
+		if err != nil {
+			return ""
+		}
+		return s
+	}
+}
+
+// number returns a probe of a JavaScript expression's numeric value (-1 on
+// an error).
+func (b *browser) number(expression string) func() int {
+	text := b.text(`String(` + expression + `)`)
+	return func() int {
+		n, err := strconv.Atoi(text())
+		if err != nil {
+			return -1
+		}
+		return n
+	}
+}
+
+// screenshots saves the page as NAME-light.png and NAME-dark.png in dir,
+// the browser set to prefer each scheme in turn, and checks that the
+// scheme changes the page.
+func (b *browser) screenshots(g Gomega, dir, name string) {
+	background := b.text(`getComputedStyle(document.body).backgroundColor`)
+	var backgrounds []string
+	for _, scheme := range []string{"light", "dark"} {
+		b.do(g, chromedp.Func(func(ctx context.Context, t *chromedp.Target) error {
+			_, err := cdp.Call(ctx, t, emulation.SetEmulatedMedia, emulation.SetEmulatedMediaParams{
+				Features: []*emulation.MediaFeature{{Name: "prefers-color-scheme", Value: scheme}},
+			})
+			return err
+		}), chromedp.Sleep(300*time.Millisecond)) // the charts' and rows' transitions
+		ctx, cancel := context.WithTimeout(b.ctx, 30*time.Second)
+		png, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
+		cancel()
+		g.Expect(err).NotTo(HaveOccurred())
+		g.Expect(os.WriteFile(filepath.Join(dir, name+"-"+scheme+".png"), png, 0o644)).To(Succeed())
+		backgrounds = append(backgrounds, background())
+	}
+	g.Expect(backgrounds[0]).NotTo(Equal(backgrounds[1]), "the dark scheme changes the page")
+	b.do(g, chromedp.Func(func(ctx context.Context, t *chromedp.Target) error {
+		_, err := cdp.Call(ctx, t, emulation.SetEmulatedMedia, emulation.SetEmulatedMediaParams{})
+		return err
+	}))
+}
+
+// screenshotDir is docs/images with UPDATE_GOLDEN=true (the screenshots the
+// documentation shows), else a directory of the test's.
+func screenshotDir(t *testing.T) string {
+	if testutil.UpdateGolden() {
+		return filepath.Join("..", "docs", "images")
+	}
+	dir := t.TempDir()
+	t.Logf("screenshots in %s (UPDATE_GOLDEN=true writes them to docs/images)", dir)
+	return dir
+}
