@@ -198,19 +198,9 @@ func haltToPullRequest(b *testing.B) time.Duration {
 	ctx := context.Background()
 	ns := newNamespace(b)
 	f := newFleet(b, g, ns, podinfoApp(ns, "v1", v1alpha1.PullRequestRevert))
-	opened := make(chan time.Time, 1)
 	pollCtx, stop := context.WithCancel(ctx)
 	defer stop()
-	go func() {
-		for pollCtx.Err() == nil {
-			var prs []pullRequest
-			if gitea.API(pollCtx, "GET", fmt.Sprintf("/repos/%s/%s/pulls?state=all", gitea.User, f.name), nil, &prs) == nil && len(prs) > 0 {
-				opened <- time.Now()
-				return
-			}
-			time.Sleep(50 * time.Millisecond)
-		}
-	}()
+	opened := watchPullRequests(pollCtx, f.name)
 	_, canary, _, _ := haltBadRevisionOf(b, g, f, ns, v1alpha1.PullRequestRevert)
 	var at time.Time
 	select {
@@ -219,4 +209,21 @@ func haltToPullRequest(b *testing.B) time.Duration {
 		b.Fatalf("%s: no pull request 60 s after Halted", ns)
 	}
 	return at.Sub(canary.Status.LastTransitionTime.Time)
+}
+
+// watchPullRequests polls Gitea every 50 ms until the repository has a
+// pull request, then sends when it saw it.
+func watchPullRequests(ctx context.Context, repo string) <-chan time.Time {
+	opened := make(chan time.Time, 1)
+	go func() {
+		for ctx.Err() == nil {
+			var prs []pullRequest
+			if gitea.API(ctx, "GET", fmt.Sprintf("/repos/%s/%s/pulls?state=all", gitea.User, repo), nil, &prs) == nil && len(prs) > 0 {
+				opened <- time.Now()
+				return
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+	}()
+	return opened
 }

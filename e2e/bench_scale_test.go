@@ -372,17 +372,7 @@ func histogramQuantile(q float64, before, after metricsText, name string) float6
 }
 
 // procRSSMiB reads a process's resident memory.
-func procRSSMiB(pid int) float64 {
-	data, _ := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
-	for _, line := range strings.Split(string(data), "\n") {
-		if strings.HasPrefix(line, "VmRSS:") {
-			f := strings.Fields(line)
-			kb, _ := strconv.ParseFloat(f[1], 64)
-			return kb / 1024
-		}
-	}
-	return 0
-}
+func procRSSMiB(pid int) float64 { return procMemMiB(pid, "VmRSS") }
 
 // procCPU reads a process's user+system CPU seconds.
 func procCPU(pid int) float64 {

@@ -19,6 +19,7 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"maps"
 	"testing"
 	"time"
 
@@ -86,21 +87,34 @@ func newFleet(t testing.TB, g Gomega, ns string, files map[string]string) *fleet
 	g.Expect(err).NotTo(HaveOccurred())
 	f.repo = repo
 	f.push(files, "Add podinfo")
+	applyFleet(t, g, f, nil, nil)
+	return f
+}
 
+// applyFleet creates the GitRepository of the fleet's repository (with
+// its secret) and the Kustomization that applies ./apps/podinfo from it,
+// their specs completed with source and kustomization (e.g. timeout,
+// targetNamespace).
+func applyFleet(t testing.TB, g Gomega, f *fleet, source, kustomization map[string]any) {
+	t.Helper()
+	ctx := context.Background()
 	secret := &corev1.Secret{
-		ObjectMeta: metav1.ObjectMeta{Name: "fleet-auth", Namespace: ns},
+		ObjectMeta: metav1.ObjectMeta{Name: "fleet-auth", Namespace: f.ns},
 		StringData: map[string]string{"username": gitea.User, "password": gitea.Token},
 	}
 	g.Expect(k8s.Create(ctx, secret)).To(Succeed())
-	g.Expect(k8s.Create(ctx, fluxObject("source.toolkit.fluxcd.io/v1", "GitRepository", ns, "fleet", map[string]any{
+	repo := map[string]any{
 		"url": gitea.RepositoryURL(f.name), "interval": "10m", "timeout": "30s",
 		"ref": map[string]any{"branch": "main"}, "secretRef": map[string]any{"name": "fleet-auth"},
-	}))).To(Succeed())
-	g.Expect(k8s.Create(ctx, fluxObject("kustomize.toolkit.fluxcd.io/v1", "Kustomization", ns, "apps", map[string]any{
+	}
+	maps.Copy(repo, source)
+	g.Expect(k8s.Create(ctx, fluxObject("source.toolkit.fluxcd.io/v1", "GitRepository", f.ns, "fleet", repo))).To(Succeed())
+	spec := map[string]any{
 		"interval": "10m", "path": "./apps/podinfo", "prune": true, "timeout": "1m",
 		"sourceRef": map[string]any{"kind": "GitRepository", "name": "fleet"},
-	}))).To(Succeed())
-	return f
+	}
+	maps.Copy(spec, kustomization)
+	g.Expect(k8s.Create(ctx, fluxObject("kustomize.toolkit.fluxcd.io/v1", "Kustomization", f.ns, "apps", spec))).To(Succeed())
 }
 
 func fluxObject(apiVersion, kind, ns, name string, spec map[string]any) *unstructured.Unstructured {
@@ -161,7 +175,7 @@ func (f *fleet) sync(g Gomega, commit string) {
 		g.Expect(k8s.Get(ctx, types.NamespacedName{Namespace: f.ns, Name: "apps"}, ks)).To(Succeed())
 		rev, _, _ := unstructured.NestedString(ks.Object, "status", "lastAppliedRevision")
 		g.Expect(rev).To(Equal("main@sha1:" + commit))
-	}, 60*time.Second, 200*time.Millisecond).Should(Succeed(), "Flux never applied %s", commit)
+	}, 120*time.Second, 200*time.Millisecond).Should(Succeed(), "Flux never applied %s", commit)
 }
 
 // pullRequest is the part of Gitea's pull request the tests read.

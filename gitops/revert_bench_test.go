@@ -17,11 +17,8 @@ limitations under the License.
 package gitops
 
 import (
-	"bufio"
 	"context"
 	"fmt"
-	"io"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
@@ -35,6 +32,7 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/object"
 
 	"github.com/serin-dev/serin/api/v1alpha1"
+	"github.com/serin-dev/serin/internal/largerepo"
 )
 
 // The large repository of BenchmarkRevertLargeRepo: files outside the
@@ -113,7 +111,18 @@ func newLargeRepoFixture(b *testing.B) (f *gitFixture, commitBack func(n int) *o
 	server := startGitServer(b)
 	dir := filepath.Join(server.Root(), repoPath)
 	start := time.Now()
-	generateLargeRepo(b, dir)
+	good := readTree(b, filepath.Join("testdata", "image-bump-kustomization", "good"))
+	bad := readTree(b, filepath.Join("testdata", "image-bump-kustomization", "original"))
+	kustomization := "apps/podinfo/kustomization.yaml"
+	hashes, err := largerepo.Generate(dir, largerepo.Spec{
+		Commits: largeRepoCommits, Files: largeRepoFiles, Base: good, Epoch: testEpoch,
+		Changes: map[int]largerepo.Change{largeRepoCommits - largeRepoAfterBad: {
+			Message: "Try podinfo 6.8.0-rc.1", Files: map[string][]byte{kustomization: bad[kustomization]},
+		}},
+	})
+	if err != nil {
+		b.Fatal(err)
+	}
 	b.Logf("generated %d files and %d commits in %s", largeRepoFiles, largeRepoCommits, time.Since(start).Round(time.Millisecond))
 
 	repo, err := gogit.PlainOpen(dir)
@@ -121,11 +130,7 @@ func newLargeRepoFixture(b *testing.B) (f *gitFixture, commitBack func(n int) *o
 		b.Fatal(err)
 	}
 	commitBack = func(n int) *object.Commit {
-		h, err := repo.ResolveRevision(plumbing.Revision(fmt.Sprintf("refs/heads/main~%d", n)))
-		if err != nil {
-			b.Fatal(err)
-		}
-		c, err := repo.CommitObject(*h)
+		c, err := repo.CommitObject(plumbing.NewHash(hashes[len(hashes)-1-n]))
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -150,94 +155,6 @@ func (f *gitFixture) resetRevert() {
 	f.host.mu.Lock()
 	f.host.prs = nil
 	f.host.mu.Unlock()
-}
-
-// generateLargeRepo writes a bare repository at dir whose main branch has
-// largeRepoCommits commits: the first adds apps/podinfo (testdata case
-// image-bump-kustomization, good) and largeRepoFiles ConfigMaps under
-// teams/; each following one changes one ConfigMap, except the bad one,
-// largeRepoAfterBad commits before the head, which bumps the image.
-func generateLargeRepo(b *testing.B, dir string) {
-	b.Helper()
-	run := func(stdin io.Reader, args ...string) {
-		cmd := exec.Command("git", args...)
-		cmd.Dir, cmd.Stdin = dir, stdin
-		// glibc otherwise trims and grows fast-import's heap at every
-		// object: 15 s of brk instead of 1 s.
-		cmd.Env = append(os.Environ(), "MALLOC_TOP_PAD_=268435456", "MALLOC_TRIM_THRESHOLD_=268435456")
-		if out, err := cmd.CombinedOutput(); err != nil {
-			b.Fatalf("git %s: %v: %s", args[0], err, out)
-		}
-	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		b.Fatal(err)
-	}
-	run(nil, "init", "--quiet", "--bare", "--initial-branch=main")
-
-	pr, pw := io.Pipe()
-	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		w := bufio.NewWriterSize(pw, 1<<20)
-		err := writeLargeRepoStream(b, w)
-		if err == nil {
-			err = w.Flush()
-		}
-		pw.CloseWithError(err)
-	}()
-	run(pr, "fast-import", "--quiet")
-	wg.Wait()
-}
-
-// writeLargeRepoStream writes the git fast-import stream of generateLargeRepo.
-func writeLargeRepoStream(b *testing.B, w *bufio.Writer) error {
-	good := readTree(b, filepath.Join("testdata", "image-bump-kustomization", "good"))
-	bad := readTree(b, filepath.Join("testdata", "image-bump-kustomization", "original"))
-	configMap := func(n, revision int) []byte {
-		return fmt.Appendf(nil, "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: settings-%04d\n  namespace: team-%02d\n"+
-			"data:\n  revision: \"%d\"\n  owner: team-%02d@example.com\n  description: |\n"+
-			"    Settings of service %04d, generated for serin's large repository benchmark.\n"+
-			"    They change once in a while, as settings of a real fleet do.\n",
-			n, n%50, revision, n%50, n)
-	}
-	file := func(path string, content []byte) {
-		fmt.Fprintf(w, "M 100644 inline %s\ndata %d\n", path, len(content))
-		w.Write(content)
-		w.WriteString("\n")
-	}
-	badCommit := largeRepoCommits - largeRepoAfterBad
-	for i := 1; i <= largeRepoCommits; i++ {
-		message := fmt.Sprintf("Change settings %d", i)
-		switch i {
-		case 1:
-			message = "Add the fleet"
-		case badCommit:
-			message = "Try podinfo 6.8.0-rc.1"
-		}
-		when := testEpoch.Add(time.Duration(i) * time.Minute).Unix()
-		fmt.Fprintf(w, "commit refs/heads/main\nmark :%d\ncommitter Dev <dev@example.com> %d +0000\ndata %d\n%s\n", i, when, len(message), message)
-		if i > 1 {
-			fmt.Fprintf(w, "from :%d\n", i-1)
-		}
-		switch i {
-		case 1:
-			for _, p := range sortedKeys(good) {
-				file(p, good[p])
-			}
-			for n := 0; n < largeRepoFiles; n++ {
-				file(fmt.Sprintf("teams/team-%02d/settings-%04d.yaml", n%50, n), configMap(n, 0))
-			}
-		case badCommit:
-			p := "apps/podinfo/kustomization.yaml"
-			file(p, bad[p])
-		default:
-			n := (i * 7919) % largeRepoFiles
-			file(fmt.Sprintf("teams/team-%02d/settings-%04d.yaml", n%50, n), configMap(n, i))
-		}
-		w.WriteString("\n")
-	}
-	return nil
 }
 
 // heapSampler records the highest heap in use while a revert runs, and
