@@ -26,6 +26,7 @@ import (
 	"time"
 
 	"github.com/go-git/go-billy/v5/osfs"
+	gogit "github.com/go-git/go-git/v5"
 	"github.com/go-git/go-git/v5/plumbing/cache"
 	"github.com/go-git/go-git/v5/storage/filesystem"
 )
@@ -39,9 +40,12 @@ var ErrCloneTooLarge = errors.New("the clone is too large")
 
 // defaultCloneDepths are the depths a clone is made with: the last 64
 // commits of the branch first, enough when the bad and the last promoted
-// revisions are recent; then deeper, each time a plan needs older
-// history; at last the whole branch (0).
-var defaultCloneDepths = []int{64, 1024, 0}
+// revisions are recent; then deeper, each time a plan needs older history
+// (each deepening fetches only the commits older than the clone's); at
+// last the whole branch (0). Eight times deeper each time: on a branch of
+// 10,000 commits whose promoted revision is 3,000 commits back, three
+// fetches of 64, 448 and 3,584 commits rather than the whole branch.
+var defaultCloneDepths = []int{64, 512, 4096, 0}
 
 const (
 	// objectCacheSize bounds the objects of a clone kept decoded in memory.
@@ -87,8 +91,28 @@ func (r *Repository) makeDir() error {
 		return fmt.Errorf("cannot make a directory for the clone of %s (the agent needs a writable %s: an emptyDir volume, or --gitops-clone-dir): %w", r.url, parent, err)
 	}
 	r.dir = dir
-	r.storage = filesystem.NewStorageWithOptions(osfs.New(dir), cache.NewObjectLRU(objectCacheSize),
+	r.storage = newCloneStorage(dir)
+	return nil
+}
+
+// newCloneStorage is the object store of the clone at dir. It is the only
+// writer of dir (ExclusiveAccess: pack and object lists are cached).
+func newCloneStorage(dir string) *filesystem.Storage {
+	return filesystem.NewStorageWithOptions(osfs.New(dir), cache.NewObjectLRU(objectCacheSize),
 		filesystem.Options{ExclusiveAccess: true, KeepDescriptors: true})
+}
+
+// openStorage opens the clone's object store and repository again.
+func (r *Repository) openStorage() error {
+	if err := r.storage.Close(); err != nil {
+		return fmt.Errorf("failed to close the clone of %s: %w", r.url, err)
+	}
+	r.storage = newCloneStorage(r.dir)
+	repo, err := gogit.Open(r.storage, nil)
+	if err != nil {
+		return fmt.Errorf("failed to open the clone of %s again: %w", r.url, err)
+	}
+	r.repo = repo
 	return nil
 }
 

@@ -247,6 +247,7 @@ type revertJob struct {
 // pullRequest pushes the revert to its own branch and opens a pull request,
 // or returns the branch and pull request an earlier call made.
 func (j *revertJob) pullRequest(ctx context.Context) (RevertResult, error) {
+	start := time.Now()
 	log := ctrl.LoggerFrom(ctx)
 	host, err := j.host(ctx)
 	if err != nil {
@@ -288,6 +289,7 @@ func (j *revertJob) pullRequest(ctx context.Context) (RevertResult, error) {
 	if err != nil {
 		return res, err
 	}
+	planned := time.Since(start)
 	if plan.UpToDate {
 		return j.upToDate(head), nil
 	}
@@ -299,13 +301,16 @@ func (j *revertJob) pullRequest(ctx context.Context) (RevertResult, error) {
 	if err := j.repo.Push(ctx, commit.Hash, branch); err != nil {
 		return res, err
 	}
-	log.Info("revert branch pushed", "revertBranch", branch, "commit", shortSHA(res.Commit), "strategy", plan.Strategy)
+	// How long the clone and the plan took (cloneDepth 0: the whole
+	// branch was needed), and the push, tells where a slow revert goes.
+	log.Info("revert branch pushed", "revertBranch", branch, "commit", shortSHA(res.Commit), "strategy", plan.Strategy,
+		"cloneDepth", j.repo.depth, "planned", planned.Round(time.Millisecond).String(), "pushed", time.Since(start).Round(time.Millisecond).String())
 	title, body := splitMessage(msg)
 	pr, err := host.Open(ctx, branch, j.src.Branch, title, body)
 	if err != nil {
 		return res, err
 	}
-	log.Info("revert pull request opened", "url", pr.URL)
+	log.Info("revert pull request opened", "url", pr.URL, "took", time.Since(start).Round(time.Millisecond).String())
 	res.PullRequestURL, res.State = pr.URL, StateOpened
 	res.Message = fmt.Sprintf("pull request #%d opened from %s (%s of %s)", pr.Number, branch, strings.ToLower(string(plan.Strategy)), strings.Join(plan.Paths(), ", "))
 	return res, nil

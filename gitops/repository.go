@@ -21,7 +21,6 @@ import (
 	"errors"
 	"fmt"
 	"github.com/ProtonMail/go-crypto/openpgp"
-	"path"
 	"slices"
 	"sort"
 	"strings"
@@ -114,30 +113,13 @@ func (r *Repository) RemoteBranch(ctx context.Context, branch string) (plumbing.
 // temporary directory, shallow: its last commits only. Deepen fetches more
 // when a plan needs older ones.
 func (r *Repository) Clone(ctx context.Context) error {
-	return r.cloneAt(ctx, r.clone.depths()[0])
-}
-
-// Deepen clones the branch again, deeper (the next of the clone depths,
-// the last being the whole branch). It returns false when the clone
-// already holds the whole branch.
-func (r *Repository) Deepen(ctx context.Context) (bool, error) {
-	depths := r.clone.depths()
-	i := slices.Index(depths, r.depth)
-	if r.depth == 0 || i < 0 || i == len(depths)-1 {
-		return false, nil
-	}
-	return true, r.cloneAt(ctx, depths[i+1])
-}
-
-// cloneAt replaces the clone with one of the given depth (0: the whole
-// branch).
-func (r *Repository) cloneAt(ctx context.Context, depth int) error {
 	if err := r.Close(); err != nil {
 		return err
 	}
 	if err := r.makeDir(); err != nil {
 		return err
 	}
+	depth := r.clone.depths()[0]
 	err := r.withinSize(ctx, func(ctx context.Context) error {
 		repo, err := gogit.CloneContext(ctx, r.storage, nil, &gogit.CloneOptions{
 			URL:           r.url,
@@ -155,15 +137,99 @@ func (r *Repository) cloneAt(ctx context.Context, depth int) error {
 		r.repo = repo
 		return err
 	})
+	if err == nil {
+		err = r.settleShallow(depth)
+	}
 	if err != nil {
 		_ = r.Close()
 		return fmt.Errorf("failed to clone branch %s of %s: %w", r.branch, r.url, err)
 	}
+	return nil
+}
+
+// wholeHistory is the depth that asks a Git server for the whole history
+// of a shallow clone: git's infinite depth.
+const wholeHistory = 1<<31 - 1
+
+// Deepen fetches older commits of the tracked branch into the clone, as
+// deep as the next of the clone depths (the last being the whole branch).
+// Only what the clone lacks is fetched: the commits it holds stay. It
+// returns false when the clone already holds the whole branch.
+func (r *Repository) Deepen(ctx context.Context) (bool, error) {
+	depths := r.clone.depths()
+	i := slices.Index(depths, r.depth)
+	if r.depth == 0 || i < 0 || i == len(depths)-1 {
+		return false, nil
+	}
+	depth := depths[i+1]
+	asked := depth
+	if asked == 0 {
+		asked = wholeHistory
+	}
+	spec := config.RefSpec(fmt.Sprintf("+%s:%s", plumbing.NewBranchReferenceName(r.branch), plumbing.NewRemoteReferenceName(remoteName, r.branch)))
+	err := r.withinSize(ctx, func(ctx context.Context) error {
+		return r.repo.FetchContext(ctx, &gogit.FetchOptions{
+			RemoteName: remoteName,
+			RefSpecs:   []config.RefSpec{spec},
+			Depth:      asked,
+			Tags:       gogit.NoTags,
+			Auth:       r.transport.auth,
+			CABundle:   r.transport.caBundle,
+			ClientCert: r.transport.clientCert,
+			ClientKey:  r.transport.clientKey,
+		})
+	})
+	if err != nil && !errors.Is(err, gogit.NoErrAlreadyUpToDate) {
+		return true, fmt.Errorf("failed to deepen the clone of branch %s of %s: %w", r.branch, r.url, err)
+	}
+	// The object store caches the list of its packs (ExclusiveAccess),
+	// and may have listed them while the new one was written: open it
+	// again to see the new pack.
+	if err := r.openStorage(); err != nil {
+		return true, err
+	}
+	return true, r.settleShallow(depth)
+}
+
+// settleShallow records the depth of the clone after a clone or a deepen,
+// 0 once no commit is shallow: the branch is shorter than the depth, or
+// all of it is here. go-git adds the new boundary of a deepened clone to
+// its shallow commits but keeps the old one; a commit whose parents the
+// clone now holds is dropped from them, so that the next fetch does not
+// tell the server it lacks them.
+func (r *Repository) settleShallow(depth int) error {
+	shallow, err := r.storage.Shallow()
+	if err != nil {
+		return err
+	}
+	still := shallow[:0:0]
+	for _, h := range shallow {
+		c, err := object.GetCommit(r.storage, h)
+		if err != nil || !r.hasAll(c.ParentHashes) {
+			still = append(still, h)
+		}
+	}
+	if len(still) != len(shallow) {
+		if err := r.storage.SetShallow(still); err != nil {
+			return err
+		}
+	}
 	r.depth = depth
-	if shallow, err := r.storage.Shallow(); err == nil && len(shallow) == 0 {
-		r.depth = 0 // the branch is shorter than the depth: all of it is here
+	if len(still) == 0 {
+		r.depth = 0
 	}
 	return nil
+}
+
+// hasAll reports whether the clone holds every one of the objects.
+// (HasEncodedObject does not look into packs under ExclusiveAccess.)
+func (r *Repository) hasAll(hashes []plumbing.Hash) bool {
+	for _, h := range hashes {
+		if _, err := r.storage.EncodedObject(plumbing.AnyObject, h); err != nil {
+			return false
+		}
+	}
+	return true
 }
 
 // Fetch updates the remote-tracking ref of branch (the tracked branch, or
@@ -338,37 +404,6 @@ func (r *Repository) writeBlob(content []byte) (plumbing.Hash, error) {
 		return plumbing.ZeroHash, err
 	}
 	return r.repo.Storer.SetEncodedObject(obj)
-}
-
-// Push makes branch of the remote point at commit: it creates the branch,
-// or fast-forwards it. It never forces; ErrNonFastForward says the branch
-// moved.
-func (r *Repository) Push(ctx context.Context, commit plumbing.Hash, branch string) error {
-	local := plumbing.ReferenceName(path.Join("refs/serin", branch))
-	if err := r.repo.Storer.SetReference(plumbing.NewHashReference(local, commit)); err != nil {
-		return err
-	}
-	spec := config.RefSpec(fmt.Sprintf("%s:%s", local, plumbing.NewBranchReferenceName(branch)))
-	err := r.repo.PushContext(ctx, &gogit.PushOptions{
-		RemoteName: remoteName,
-		RefSpecs:   []config.RefSpec{spec},
-		Auth:       r.transport.auth,
-		CABundle:   r.transport.caBundle,
-		ClientCert: r.transport.clientCert,
-		ClientKey:  r.transport.clientKey,
-	})
-	switch {
-	case err == nil, errors.Is(err, gogit.NoErrAlreadyUpToDate):
-		return nil
-	case errors.Is(err, gogit.ErrForceNeeded), strings.Contains(err.Error(), "non-fast-forward"):
-		return fmt.Errorf("%w: %s of %s", ErrNonFastForward, branch, r.url)
-	case errors.Is(err, plumbing.ErrObjectNotFound) && r.depth > 0:
-		// go-git looks for the remote's tip in the history of the commit
-		// pushed; in a shallow clone it reaches the boundary instead of
-		// the root when the tip is not there: the branch moved.
-		return fmt.Errorf("%w: %s of %s", ErrNonFastForward, branch, r.url)
-	}
-	return fmt.Errorf("failed to push %s to %s: %w", branch, r.url, err)
 }
 
 // FindCommit returns the first commit from head back to stop (neither
