@@ -78,11 +78,11 @@ func (m *Metrics) Check(ctx context.Context, canary *v1alpha1.Canary, metric v1a
 		res.Message = fmt.Sprintf("metric %s: ", metric.Name) + fmt.Sprintf(format, args...)
 		return res
 	}
-	query, provider, err := m.source(ctx, canary, metric)
+	query, provider, timeout, err := m.source(ctx, canary, metric)
 	if err != nil {
 		return fail("%v", err)
 	}
-	v, err := m.query(ctx, provider, query)
+	v, err := m.query(ctx, provider, timeout, query)
 	var noData *ErrNoData
 	switch {
 	case errors.As(err, &noData) && metric.IsBuiltin():
@@ -108,12 +108,11 @@ func (m *Metrics) Check(ctx context.Context, canary *v1alpha1.Canary, metric v1a
 	return res
 }
 
-// query sends a query to its provider within the provider's timeout. A
-// query that gets no answer in time fails with a *DeadlineError: the
-// provider's timeout, or the deadline of ctx (the analysis step's) when that
-// comes first.
-func (m *Metrics) query(ctx context.Context, provider *Prometheus, query string) (float64, error) {
-	ctx, cancel := context.WithTimeoutCause(ctx, provider.Timeout, &DeadlineError{Of: "call", After: provider.Timeout})
+// query sends a query to its provider within timeout. A query that gets no
+// answer in time fails with a *DeadlineError: the provider's timeout, or
+// the deadline of ctx (the analysis step's) when that comes first.
+func (m *Metrics) query(ctx context.Context, provider Provider, timeout time.Duration, query string) (float64, error) {
+	ctx, cancel := context.WithTimeoutCause(ctx, timeout, &DeadlineError{Of: "call", After: timeout})
 	defer cancel()
 	v, err := provider.Query(ctx, query)
 	if cause := context.Cause(ctx); err != nil && cause != nil {
@@ -122,15 +121,16 @@ func (m *Metrics) query(ctx context.Context, provider *Prometheus, query string)
 	return v, err
 }
 
-// source returns the query of a check and the Prometheus to send it to:
-// a built-in check's preset and the agent's metrics server, or a
-// MetricTemplate's query and provider.
-func (m *Metrics) source(ctx context.Context, canary *v1alpha1.Canary, metric v1alpha1.CanaryMetric) (string, *Prometheus, error) {
+// source returns the query of a check, the provider to send it to and the
+// query's timeout: a built-in check's preset and the agent's metrics
+// server, or a MetricTemplate's query and provider.
+func (m *Metrics) source(ctx context.Context, canary *v1alpha1.Canary, metric v1alpha1.CanaryMetric) (string, Provider, time.Duration, error) {
 	switch {
 	case metric.IsBuiltin():
-		return m.builtinSource(canary, metric)
+		query, provider, err := m.builtinSource(canary, metric)
+		return query, provider, v1alpha1.DefaultMetricTimeout, err
 	case metric.TemplateRef == nil:
-		return "", nil, fmt.Errorf("templateRef is required unless the name is a built-in check: %s or %s",
+		return "", nil, 0, fmt.Errorf("templateRef is required unless the name is a built-in check: %s or %s",
 			v1alpha1.RequestSuccessRateCheck, v1alpha1.RequestDurationCheck)
 	}
 	return m.templateSource(ctx, canary, metric)
@@ -138,7 +138,7 @@ func (m *Metrics) source(ctx context.Context, canary *v1alpha1.Canary, metric v1
 
 // builtinSource is a built-in check's query for the Canary's data plane,
 // sent to the agent's metrics server.
-func (m *Metrics) builtinSource(canary *v1alpha1.Canary, metric v1alpha1.CanaryMetric) (string, *Prometheus, error) {
+func (m *Metrics) builtinSource(canary *v1alpha1.Canary, metric v1alpha1.CanaryMetric) (string, Provider, error) {
 	query, err := BuiltinQuery(canary, metric, DataPlaneOf(canary, m.DataPlane))
 	if err != nil {
 		return "", nil, err
@@ -149,28 +149,29 @@ func (m *Metrics) builtinSource(canary *v1alpha1.Canary, metric v1alpha1.CanaryM
 	return query, &Prometheus{Address: m.MetricsServer, Timeout: v1alpha1.DefaultMetricTimeout}, nil
 }
 
-// templateSource is a MetricTemplate's rendered query and its provider.
-func (m *Metrics) templateSource(ctx context.Context, canary *v1alpha1.Canary, metric v1alpha1.CanaryMetric) (string, *Prometheus, error) {
+// templateSource is a MetricTemplate's rendered query, its provider and
+// the provider's timeout.
+func (m *Metrics) templateSource(ctx context.Context, canary *v1alpha1.Canary, metric v1alpha1.CanaryMetric) (string, Provider, time.Duration, error) {
 	tpl := &v1alpha1.MetricTemplate{}
 	key := types.NamespacedName{Namespace: metric.TemplateRef.Namespace, Name: metric.TemplateRef.Name}
 	if key.Namespace == "" {
 		key.Namespace = canary.Namespace
 	}
 	if err := m.Tenancy.CheckRef(canary, templateRefField(canary, metric), "MetricTemplate", key); err != nil {
-		return "", nil, err
+		return "", nil, 0, err
 	}
 	if err := m.Reader.Get(ctx, key, tpl); err != nil {
-		return "", nil, fmt.Errorf("failed to get MetricTemplate %s: %w", key, err)
+		return "", nil, 0, fmt.Errorf("failed to get MetricTemplate %s: %w", key, err)
 	}
 	query, err := RenderQuery(tpl.Spec.Query, canary, metric)
 	if err != nil {
-		return "", nil, err
+		return "", nil, 0, err
 	}
 	provider, err := m.provider(ctx, canary, tpl)
 	if err != nil {
-		return "", nil, err
+		return "", nil, 0, err
 	}
-	return query, provider, nil
+	return query, provider, tpl.GetTimeout(), nil
 }
 
 // templateRefField names a check's templateRef in the Canary's spec, for
@@ -195,32 +196,26 @@ func (m *Metrics) secretReader(c *v1alpha1.Canary) (client.Reader, error) {
 	return m.Tenancy.SecretReader(c)
 }
 
-// provider builds the query client of a MetricTemplate, with credentials
-// from its Secret, read on the Canary's behalf.
-func (m *Metrics) provider(ctx context.Context, canary *v1alpha1.Canary, tpl *v1alpha1.MetricTemplate) (*Prometheus, error) {
-	if t := tpl.Spec.Provider.Type; t != "" && t != v1alpha1.PrometheusProvider {
-		return nil, fmt.Errorf("metric provider %q is not supported", t)
-	}
-	p := &Prometheus{
-		Address:            tpl.Spec.Provider.Address,
-		InsecureSkipVerify: tpl.Spec.Provider.InsecureSkipVerify,
-		Timeout:            tpl.GetTimeout(),
-	}
+// provider builds the Provider of a MetricTemplate, with the data of its
+// Secret, read on the Canary's behalf.
+func (m *Metrics) provider(ctx context.Context, canary *v1alpha1.Canary, tpl *v1alpha1.MetricTemplate) (Provider, error) {
+	cfg := ProviderConfig{Spec: tpl.Spec.Provider, Timeout: tpl.GetTimeout()}
 	if ref := tpl.Spec.Provider.SecretRef; ref != nil {
+		cfg.SecretName = tpl.Namespace + "/" + ref.Name
 		reader, err := m.secretReader(canary)
 		if err != nil {
-			return nil, fmt.Errorf("cannot read the provider secret %s/%s: %w", tpl.Namespace, ref.Name, err)
+			return nil, fmt.Errorf("cannot read the provider secret %s: %w", cfg.SecretName, err)
 		}
 		secret := &corev1.Secret{}
 		if err := reader.Get(ctx, types.NamespacedName{Namespace: tpl.Namespace, Name: ref.Name}, secret); err != nil {
-			return nil, fmt.Errorf("failed to get the provider secret %s/%s: %w", tpl.Namespace, ref.Name, m.Tenancy.AccessError(canary, err))
+			return nil, fmt.Errorf("failed to get the provider secret %s: %w", cfg.SecretName, m.Tenancy.AccessError(canary, err))
 		}
-		p.Username, p.Password, p.Token = string(secret.Data["username"]), string(secret.Data["password"]), string(secret.Data["token"])
-		if p.Token == "" && p.Username == "" {
-			return nil, fmt.Errorf("secret %s/%s has neither username/password nor token", tpl.Namespace, ref.Name)
+		cfg.Secret = secret.Data
+		if cfg.Secret == nil {
+			cfg.Secret = map[string][]byte{}
 		}
 	}
-	return p, nil
+	return NewProvider(cfg)
 }
 
 // RenderQuery renders a MetricTemplate's query with Flagger's variables:

@@ -1,0 +1,87 @@
+/*
+Copyright 2026 The serin authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package analysis
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/serin-dev/serin/api/v1alpha1"
+)
+
+// Provider is a metrics backend: it answers a MetricTemplate's rendered
+// query with one number. A query with no answer fails with *ErrNoData.
+type Provider interface {
+	Query(ctx context.Context, query string) (float64, error)
+}
+
+// ProviderConfig is what a Provider is built from: a MetricTemplate's
+// provider and the data of its secretRef, read on the Canary's behalf.
+type ProviderConfig struct {
+	// Spec is the MetricTemplate's provider.
+	Spec v1alpha1.MetricProvider
+	// Secret is the data of spec.secretRef; nil without one. SecretName
+	// names it in errors.
+	Secret     map[string][]byte
+	SecretName string
+	// Timeout bounds one query.
+	Timeout time.Duration
+}
+
+// providerFactories build the Providers of each type.
+var providerFactories = map[v1alpha1.MetricProviderType]func(ProviderConfig) (Provider, error){
+	v1alpha1.PrometheusProvider: newPrometheusProvider,
+}
+
+// NewProvider builds the Provider a MetricTemplate names; an empty type is
+// Prometheus.
+func NewProvider(cfg ProviderConfig) (Provider, error) {
+	t := cfg.Spec.Type
+	if t == "" {
+		t = v1alpha1.PrometheusProvider
+	}
+	build, ok := providerFactories[t]
+	if !ok {
+		var known []string
+		for k := range providerFactories {
+			known = append(known, string(k))
+		}
+		slices.Sort(known)
+		return nil, fmt.Errorf("metric provider %q is not supported (supported: %s)", t, strings.Join(known, ", "))
+	}
+	return build(cfg)
+}
+
+// newPrometheusProvider is a Prometheus, with basic auth (username and
+// password) or a bearer token from the Secret.
+func newPrometheusProvider(cfg ProviderConfig) (Provider, error) {
+	p := &Prometheus{
+		Address:            cfg.Spec.Address,
+		InsecureSkipVerify: cfg.Spec.InsecureSkipVerify,
+		Timeout:            cfg.Timeout,
+	}
+	if cfg.Secret != nil {
+		p.Username, p.Password, p.Token = string(cfg.Secret["username"]), string(cfg.Secret["password"]), string(cfg.Secret["token"])
+		if p.Token == "" && p.Username == "" {
+			return nil, fmt.Errorf("secret %s has neither username/password nor token", cfg.SecretName)
+		}
+	}
+	return p, nil
+}
