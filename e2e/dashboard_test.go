@@ -34,6 +34,7 @@ import (
 	"github.com/chromedp/cdproto/emulation"
 	"github.com/chromedp/chromedp"
 	. "github.com/onsi/gomega"
+	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/serin-dev/serin/api/v1alpha1"
@@ -47,7 +48,7 @@ import (
 // button promotes. Screenshots of both pages, light and dark, go to the
 // test's directory, and to docs/images with UPDATE_GOLDEN=true.
 func TestDashboard_LiveRolloutInABrowser(t *testing.T) {
-	g, ns, b := openDashboard(t)
+	g, ns, b := openDashboard(t, "")
 	shots := screenshotDir(t)
 	g.Eventually(b.text(`document.querySelector("#empty").hidden ? "" : "empty"`), 10*time.Second).Should(Equal("empty"))
 	b.do(g, chromedp.Evaluate[chromedp.Void](`window.loadedOnce = true`))
@@ -99,7 +100,7 @@ func TestDashboard_LiveRolloutInABrowser(t *testing.T) {
 // The page is usable with the keyboard: the first Tab reaches the skip
 // link, `?` opens the help, `t` switches the theme.
 func TestDashboard_Keyboard(t *testing.T) {
-	g, _, b := openDashboard(t)
+	g, _, b := openDashboard(t, "")
 	b.do(g, chromedp.KeyEvent("\t"))
 	g.Expect(b.text(`document.activeElement.className`)()).To(Equal("skip-link"))
 	b.do(g, chromedp.KeyEvent("\r"))
@@ -118,13 +119,45 @@ func TestDashboard_Keyboard(t *testing.T) {
 	g.Expect(b.text(`getComputedStyle(document.body).backgroundColor`)()).NotTo(Equal(light))
 }
 
-// openDashboard starts the dashboard of a new namespace and opens its
-// list in a browser.
-func openDashboard(t *testing.T) (Gomega, string, *browser) {
+// A user whose role does not grant the Canaries sees why on the page; the
+// dashboard keeps running, and shows them once the role is granted.
+func TestDashboard_ForbiddenIsShown(t *testing.T) {
+	ctx := context.Background()
+	user := "dashboard-user-" + strconv.FormatInt(time.Now().UnixNano(), 36)
+	g, ns, b := openDashboard(t, user)
+	problem := b.text(`document.querySelector("#problem").hidden ? "" : document.querySelector("#problem").textContent`)
+	g.Eventually(problem, 10*time.Second).Should(And(
+		HavePrefix("The dashboard cannot show the Canaries. Forbidden: your Kubernetes user may not do this."),
+		ContainSubstring(`User "`+user+`" cannot list resource "canaries" in API group "serin.dev" in the namespace "`+ns+`"`)))
+
+	role := &rbacv1.Role{
+		ObjectMeta: metav1.ObjectMeta{Name: "serin-dashboard", Namespace: ns},
+		Rules:      []rbacv1.PolicyRule{{APIGroups: []string{"serin.dev"}, Resources: []string{"canaries"}, Verbs: []string{"get", "list", "watch"}}},
+	}
+	binding := &rbacv1.RoleBinding{
+		ObjectMeta: metav1.ObjectMeta{Name: "serin-dashboard", Namespace: ns},
+		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: role.Name},
+		Subjects:   []rbacv1.Subject{{Kind: rbacv1.UserKind, APIGroup: rbacv1.GroupName, Name: user}},
+	}
+	g.Expect(k8s.Create(ctx, role)).To(Succeed())
+	g.Expect(k8s.Create(ctx, binding)).To(Succeed())
+	g.Eventually(problem, 20*time.Second, 200*time.Millisecond).Should(BeEmpty(), "the watch retries with the new role")
+	g.Eventually(b.text(`document.querySelector("#count").textContent`), 5*time.Second).Should(Equal("0 Canaries"))
+}
+
+// openDashboard starts the dashboard of a new namespace, as user (the
+// testbed's admin when empty), and opens its list in a browser.
+func openDashboard(t *testing.T, user string) (Gomega, string, *browser) {
 	chromium := chromiumPath(t)
 	g := NewWithT(t)
 	ns := newNamespace(t)
-	url := startDashboard(t, ns)
+	kubeconfig := env.Kubeconfig
+	if user != "" {
+		var err error
+		kubeconfig, err = env.UserKubeconfig(user)
+		g.Expect(err).NotTo(HaveOccurred())
+	}
+	url := startDashboard(t, ns, kubeconfig)
 	b := openBrowser(t, chromium)
 	b.do(g, chromedp.Navigate(url), chromedp.WaitVisible(chromedp.CSS("#count")))
 	return g, ns, b
@@ -151,15 +184,16 @@ func chromiumPath(t *testing.T) string {
 }
 
 // startDashboard runs `serin dashboard -n ns` in-process against the
-// testbed until the test ends, and returns its URL.
-func startDashboard(t *testing.T, ns string) string {
+// testbed, connected with kubeconfig, until the test ends, and returns its
+// URL.
+func startDashboard(t *testing.T, ns, kubeconfig string) string {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	out, in := io.Pipe()
 	done := make(chan error, 1)
 	go func() {
 		cmd := cli.NewRootCommand()
-		cmd.SetArgs([]string{"dashboard", "--port", "0", "-n", ns, "--kubeconfig", env.Kubeconfig})
+		cmd.SetArgs([]string{"dashboard", "--port", "0", "-n", ns, "--kubeconfig", kubeconfig})
 		cmd.SetOut(in)
 		cmd.SetErr(io.Discard)
 		err := cmd.ExecuteContext(ctx)

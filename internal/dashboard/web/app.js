@@ -279,6 +279,10 @@
 
     connect("/api/events?namespace=" + encodeURIComponent(namespace) + "&name=" + encodeURIComponent(name), {
       canary: function (d) {
+        if (!document.getElementById("facts")) {
+          location.reload(); // deleted, then created again: lay the page out anew
+          return;
+        }
         var before = current;
         current = d;
         render(d);
