@@ -102,7 +102,7 @@ bench: testbed-binaries ## Benchmarks on the local testbed, side by side with Fl
 ##@ Testbed
 
 .PHONY: testbed-packages
-testbed-packages: ## Install the Debian packages the testbed runs (Prometheus, git) when missing.
+testbed-packages: ## Install the Debian packages the testbed runs (Prometheus, git, Chromium) when missing.
 	hack/testbed/packages.sh
 
 .PHONY: testbed-binaries
