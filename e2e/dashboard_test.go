@@ -34,8 +34,10 @@ import (
 	"github.com/chromedp/cdproto/emulation"
 	"github.com/chromedp/chromedp"
 	. "github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/serin-dev/serin/api/v1alpha1"
 	"github.com/serin-dev/serin/internal/cli"
@@ -95,6 +97,29 @@ func TestDashboard_LiveRolloutInABrowser(t *testing.T) {
 	g.Eventually(b.text(`document.querySelector("#canary-phase").textContent`), 10*time.Second).Should(Equal("Succeeded"))
 	g.Eventually(b.text(`document.querySelector("#action-status").textContent`), 10*time.Second).
 		Should(HavePrefix("promote request handled by the agent"))
+}
+
+// After a revision failed on real traffic, and once its events are gone
+// (deleted here: the API server drops them after an hour), the Canary's
+// page shows why: the rollout Failed, the values that decided it (the
+// request-success-rate measured below its min) and a chart of the check
+// with its min line.
+func TestDashboard_FailedRolloutShowsWhy(t *testing.T) {
+	g, ns, b := openDashboard(t, "")
+	ctx := context.Background()
+	c := gatewayCanary(t, g, ns, withBuiltinChecks)
+	releaseRevision(g, ns, "podinfo", "podinfo:v3", erroring(10))
+	waitForPhase(g, c, v1alpha1.PhaseFailed, 90*time.Second)
+	g.Expect(k8s.DeleteAllOf(ctx, &corev1.Event{}, client.InNamespace(ns))).To(Succeed())
+
+	b.do(g, chromedp.Navigate(strings.TrimSuffix(b.text(`location.origin`)(), "/")+"/canaries/"+ns+"/podinfo"),
+		chromedp.WaitVisible(chromedp.CSS("#analysis")))
+	g.Eventually(b.text(`document.querySelector("#canary-phase").textContent`), 10*time.Second).Should(Equal("Failed"))
+	decisive := b.text(`Array.from(document.querySelectorAll("#analysis ul.decisive li")).map(li => li.textContent).join("\n")`)
+	g.Eventually(decisive, 10*time.Second).Should(MatchRegexp(`request-success-rate \d+(\.\d+)? \(min 99\): Failed`))
+	t.Logf("the page says it failed by:\n%s", decisive())
+	g.Expect(b.text(`String(document.querySelectorAll(".check-chart").length)`)()).To(Equal("2"), "a chart of each built-in check")
+	g.Expect(b.text(`document.querySelector("#analysis").textContent`)()).To(ContainSubstring("min 99"))
 }
 
 // The page is usable with the keyboard: the first Tab reaches the skip

@@ -417,6 +417,7 @@
       var r = rollouts[0];
       box.appendChild(recordHead(r, "h3"));
       if (r.message) box.appendChild(h("p", { text: r.message }));
+      if (r.finishedAt) decisiveBlock(r).forEach(function (e) { box.appendChild(e); });
       if (r.omittedSteps) box.appendChild(h("p", { className: "hint", text: r.omittedSteps + " earlier steps are not kept in the record." }));
       var charts = h("div", { className: "charts" });
       charts.appendChild(weightChart(r));
@@ -424,6 +425,14 @@
       box.appendChild(charts);
       box.appendChild(h("h3", { text: "Steps" }));
       box.appendChild(stepsTable(r, "Steps of the revision " + (r.revision || "under analysis")));
+    }
+
+    // decisiveBlock lists the values that decided a rollout: its last
+    // failed step's checks and webhooks, else its last step's.
+    function decisiveBlock(r) {
+      if (!r.decisive.length) return [];
+      return [h("p", { text: "Decided by:" }),
+        h("ul", { className: "decisive" }, r.decisive.map(function (l) { return h("li", { text: l }); }))];
     }
 
     function recordHead(r, tag) {
@@ -509,10 +518,7 @@
       rollouts.forEach(function (r, i) {
         var section = h("div", { className: "record" }, [recordHead(r, "h3")]);
         if (r.message) section.appendChild(h("p", { text: r.message }));
-        if (r.decisive.length) {
-          section.appendChild(h("p", { text: "Decided by:" }));
-          section.appendChild(h("ul", { className: "decisive" }, r.decisive.map(function (l) { return h("li", { text: l }); })));
-        }
+        decisiveBlock(r).forEach(function (e) { section.appendChild(e); });
         if (r.steps.length) {
           section.appendChild(h("details", { className: "data", "data-id": "previous-" + i }, [
             h("summary", { text: "Its last " + r.steps.length + " steps" + (r.omittedSteps ? " (" + r.omittedSteps + " earlier not kept)" : "") }),
