@@ -86,7 +86,7 @@ func (r *CanaryReconciler) applyService(ctx context.Context, obj *v1alpha1.Canar
 		if len(selector) == 0 {
 			selector = want.initial
 		}
-		workload.MutateService(obj, svc, selector, want.ports)
+		workload.MutateService(obj, svc, selector, want.ports, want.custom)
 	})
 	if err != nil {
 		return fmt.Errorf("failed to apply service %s: %w", want.name, err)

@@ -21,6 +21,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -67,7 +68,74 @@ func TestSyncGeneratedServices(t *testing.T) {
 			t.Errorf("weights %+v, want the canary's 25 kept", routes.Weights)
 		}
 	}
+	// withMetadata is a Canary with labels and annotations for each
+	// generated Service (spec.service.apex, primary, canary).
+	withMetadata := func() *v1alpha1.Canary {
+		c := analysing(weightedPodinfo())
+		c.Spec.Service.Apex = &v1alpha1.CustomMetadata{Labels: map[string]string{"role": "apex"}}
+		c.Spec.Service.Primary = &v1alpha1.CustomMetadata{Annotations: map[string]string{"example.com/side": "primary"}}
+		c.Spec.Service.Canary = &v1alpha1.CustomMetadata{Labels: map[string]string{"role": "canary"}, Annotations: map[string]string{"example.com/side": "canary"}}
+		return c
+	}
+	carriesMetadata := func(t *testing.T, f *actionFixture, obj *v1alpha1.Canary) {
+		for name, want := range map[string]*v1alpha1.CustomMetadata{"podinfo": obj.Spec.Service.Apex, "podinfo-primary": obj.Spec.Service.Primary, "podinfo-canary": obj.Spec.Service.Canary} {
+			svc := &corev1.Service{}
+			if !f.get(name, svc) {
+				t.Fatalf("service %s missing", name)
+			}
+			if !hasAll(svc.Labels, want.GetLabels()) || !hasAll(svc.Annotations, want.GetAnnotations()) || svc.Labels["serin.dev/canary"] != "podinfo" {
+				t.Errorf("service %s has labels %v and annotations %v, want %+v and serin's", name, svc.Labels, svc.Annotations, want)
+			}
+		}
+		target := &appsv1.Deployment{}
+		f.get("podinfo", target)
+		if inSync, err := f.r.servicesInSync(context.Background(), obj, target); err != nil || !inSync {
+			t.Errorf("services in sync = %v, %v after the sync", inSync, err)
+		}
+		// A label set on the Canary afterwards: the Services are out of sync.
+		obj.Spec.Service.Canary.Labels["tier"] = "web"
+		if inSync, err := f.r.servicesInSync(context.Background(), obj, target); err != nil || inSync {
+			t.Errorf("services in sync = %v, %v with a new label to set", inSync, err)
+		}
+	}
+	// serviceTargetMetadata checks a Service target's copies carry their
+	// metadata, and that new metadata for the primary copy is set without
+	// touching its backend.
+	serviceTargetMetadata := func(t *testing.T, f *actionFixture, obj *v1alpha1.Canary) {
+		primary := &corev1.Service{}
+		f.get("podinfo-primary", primary)
+		hash := primary.Annotations[specHashAnnotation]
+		if !hasCustomMetadata(primary, obj.Spec.Service.Primary) {
+			t.Errorf("primary copy labels %v", primary.Labels)
+		}
+		obj.Spec.Service.Primary.Labels["tier"] = "web"
+		if _, err := f.r.syncGeneratedServices(context.Background(), obj, observed("v2", 25)); err != nil {
+			t.Fatal(err)
+		}
+		f.get("podinfo-primary", primary)
+		if primary.Labels["tier"] != "web" || primary.Annotations[specHashAnnotation] != hash {
+			t.Errorf("primary copy after new metadata: labels %v, spec hash %q (was %q)", primary.Labels, primary.Annotations[specHashAnnotation], hash)
+		}
+	}
+	serviceTarget := analysing(weightedPodinfo().Target("v1", "Service", "podinfo"))
+	serviceTarget.Spec.Service.Primary = &v1alpha1.CustomMetadata{Labels: map[string]string{"role": "primary"}}
 	cases := map[string]actionCase{
+		"a Service target with custom metadata: on its copies": {
+			canary: serviceTarget,
+			objs:   []client.Object{testobj.MakeService("podinfo", "apps").Obj()},
+			routes: weights(routing.Canary(25)),
+			obs:    observed("v2", 25),
+			want:   actionWant{writes: []string{"create Service/podinfo-canary", "create Service/podinfo-primary"}},
+			check:  serviceTargetMetadata,
+		},
+		"custom metadata: on each Service": {
+			canary: withMetadata(),
+			objs:   []client.Object{podinfoTarget(2)},
+			routes: weights(routing.Canary(25)),
+			obs:    observed("v2", 25),
+			want:   actionWant{writes: services},
+			check:  carriesMetadata,
+		},
 		"the Services deleted: re-created, the weights kept": {
 			canary: analysing(weightedPodinfo()),
 			objs:   []client.Object{podinfoTarget(2)},

@@ -25,6 +25,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -258,11 +259,28 @@ func (r *CanaryReconciler) servicesInSync(ctx context.Context, obj *v1alpha1.Can
 			}
 			return false, fmt.Errorf("failed to get service %s: %w", want.name, err)
 		}
-		if (want.selector != nil && !maps.Equal(got.Spec.Selector, want.selector)) || !portsEqual(got.Spec.Ports, want.ports) {
+		if (want.selector != nil && !maps.Equal(got.Spec.Selector, want.selector)) || !portsEqual(got.Spec.Ports, want.ports) ||
+			!hasCustomMetadata(got, want.custom) {
 			return false, nil
 		}
 	}
 	return true, nil
+}
+
+// hasCustomMetadata tells whether an object carries the Canary's custom
+// labels and annotations for it.
+func hasCustomMetadata(obj metav1.Object, custom *v1alpha1.CustomMetadata) bool {
+	return hasAll(obj.GetLabels(), custom.GetLabels()) && hasAll(obj.GetAnnotations(), custom.GetAnnotations())
+}
+
+// hasAll tells whether got holds every key of want with its value.
+func hasAll(got, want map[string]string) bool {
+	for k, v := range want {
+		if g, ok := got[k]; !ok || g != v {
+			return false
+		}
+	}
+	return true
 }
 
 func portsEqual(got, want []corev1.ServicePort) bool {
@@ -286,6 +304,9 @@ type desiredService struct {
 	selector map[string]string
 	initial  map[string]string
 	ports    []corev1.ServicePort
+	// custom is the Canary's metadata for the Service (spec.service.apex,
+	// primary, canary).
+	custom *v1alpha1.CustomMetadata
 }
 
 // desiredServices returns the apex, primary and canary Services of a
@@ -294,13 +315,14 @@ type desiredService struct {
 func desiredServices(obj *v1alpha1.Canary, target *appsv1.Deployment) []desiredService {
 	ports := workload.ServicePorts(obj, &target.Spec.Template)
 	primarySel := workload.PrimarySelector(target)
-	apex := desiredService{name: obj.GetServiceName(), selector: primarySel, initial: primarySel, ports: ports}
+	svc := obj.Spec.Service
+	apex := desiredService{name: obj.GetServiceName(), selector: primarySel, initial: primarySel, ports: ports, custom: svc.Apex}
 	if obj.GetRoutingProvider() == v1alpha1.KubernetesRouting {
 		apex.selector = nil
 	}
 	return []desiredService{
 		apex,
-		{name: obj.GetPrimaryServiceName(), selector: primarySel, initial: primarySel, ports: ports},
-		{name: obj.GetCanaryServiceName(), selector: maps.Clone(target.Spec.Selector.MatchLabels), initial: target.Spec.Selector.MatchLabels, ports: ports},
+		{name: obj.GetPrimaryServiceName(), selector: primarySel, initial: primarySel, ports: ports, custom: svc.Primary},
+		{name: obj.GetCanaryServiceName(), selector: maps.Clone(target.Spec.Selector.MatchLabels), initial: target.Spec.Selector.MatchLabels, ports: ports, custom: svc.Canary},
 	}
 }

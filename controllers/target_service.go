@@ -77,7 +77,8 @@ func (r *CanaryReconciler) observeServiceTarget(ctx context.Context, obj *v1alph
 			return err
 		}
 	}
-	obs.ServicesInSync = canaryFound && workload.BackendOf(canary).Hash() == obs.Target.SpecHash && primaryFound
+	obs.ServicesInSync = canaryFound && workload.BackendOf(canary).Hash() == obs.Target.SpecHash && primaryFound &&
+		hasCustomMetadata(canary, obj.Spec.Service.Canary) && hasCustomMetadata(primary, obj.Spec.Service.Primary)
 	router, rt, err := r.routing(ctx, obj)
 	if err != nil {
 		return err
@@ -104,7 +105,7 @@ func (r *CanaryReconciler) syncServiceTarget(ctx context.Context, obj *v1alpha1.
 	backend := workload.BackendOf(target)
 	canary := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: obj.Namespace, Name: obj.GetCanaryServiceName()}}
 	if _, err := r.createOrUpdate(ctx, obj, canary, func() {
-		workload.MutateServiceCopy(obj, canary, backend)
+		workload.MutateServiceCopy(obj, canary, backend, obj.Spec.Service.Canary)
 	}); err != nil {
 		return fmt.Errorf("failed to apply %s: %w", canary.Name, err)
 	}
@@ -116,6 +117,11 @@ func (r *CanaryReconciler) syncServiceTarget(ctx context.Context, obj *v1alpha1.
 	} else if !found {
 		if err := r.applyServicePrimary(ctx, obj, backend, backend.Hash()); err != nil {
 			return err
+		}
+	} else if !hasCustomMetadata(primary, obj.Spec.Service.Primary) {
+		// The backend stays the promoted one; only the metadata changes.
+		if _, err := r.createOrUpdate(ctx, obj, primary, func() { workload.MutateMetadata(obj, primary, obj.Spec.Service.Primary) }); err != nil {
+			return fmt.Errorf("failed to apply %s: %w", primary.Name, err)
 		}
 	}
 	router, rt, err := r.routing(ctx, obj)
@@ -138,7 +144,7 @@ func (r *CanaryReconciler) applyServicePrimary(ctx context.Context, obj *v1alpha
 			}{primary.Annotations[specHashAnnotation], workload.BackendOf(primary)})
 			previous = string(data)
 		}
-		workload.MutateServiceCopy(obj, primary, b)
+		workload.MutateServiceCopy(obj, primary, b, obj.Spec.Service.Primary)
 		primary.Annotations[specHashAnnotation] = hash
 		if previous != "" {
 			primary.Annotations[workload.PreviousSpecAnnotation] = previous

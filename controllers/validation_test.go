@@ -50,6 +50,21 @@ func TestValidation_CanaryCEL(t *testing.T) {
 				Routing(v1alpha1.CanaryRouting{Provider: v1alpha1.GatewayAPIRouting, GatewayRefs: []v1alpha1.GatewayReference{{Name: "public"}}}).
 				Analysis(v1alpha1.CanaryAnalysis{StepWeights: []int{5, 10, 50}}).Obj(),
 		},
+		"custom metadata in serin's prefix": {
+			canary: func() *v1alpha1.Canary {
+				c := testobj.MakeCanary("c-meta", ns).Analysis(v1alpha1.CanaryAnalysis{Iterations: 5}).Obj()
+				c.Spec.Service.Primary = &v1alpha1.CustomMetadata{Labels: map[string]string{"serin.dev/canary": "other"}}
+				return c
+			}(),
+			wantErr: "labels in the serin.dev/ prefix are serin's own and cannot be set here",
+		},
+		"custom metadata": {
+			canary: func() *v1alpha1.Canary {
+				c := testobj.MakeCanary("ok-meta", ns).Analysis(v1alpha1.CanaryAnalysis{Iterations: 5}).Obj()
+				c.Spec.Service.Apex = &v1alpha1.CustomMetadata{Labels: map[string]string{"team": "payments"}, Annotations: map[string]string{"example.com/a": "b"}}
+				return c
+			}(),
+		},
 		"stepWeight and stepWeights": {
 			canary: testobj.MakeCanary("c1", ns).
 				Routing(v1alpha1.CanaryRouting{Provider: v1alpha1.GatewayAPIRouting, GatewayRefs: []v1alpha1.GatewayReference{{Name: "public"}}}).

@@ -19,6 +19,7 @@ package routing
 import (
 	"context"
 	"fmt"
+	"maps"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -55,8 +56,17 @@ func (r *GatewayAPIRouter) Reconcile(ctx context.Context, canary *v1alpha1.Canar
 		if current, ok := weightsOf(route, t); ok {
 			w = current
 		}
-		route.Labels = map[string]string{"serin.dev/canary": canary.Name}
-		route.Annotations = map[string]string{"kustomize.toolkit.fluxcd.io/reconcile": "disabled"}
+		// spec.service.apex's metadata, under serin's own.
+		route.Labels = maps.Clone(canary.Spec.Service.Apex.GetLabels())
+		if route.Labels == nil {
+			route.Labels = map[string]string{}
+		}
+		route.Labels["serin.dev/canary"] = canary.Name
+		route.Annotations = maps.Clone(canary.Spec.Service.Apex.GetAnnotations())
+		if route.Annotations == nil {
+			route.Annotations = map[string]string{}
+		}
+		route.Annotations["kustomize.toolkit.fluxcd.io/reconcile"] = "disabled"
 		route.Spec = routeSpec(canary, t, w)
 		return nil
 	})

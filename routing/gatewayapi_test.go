@@ -198,6 +198,29 @@ func TestGatewayAPIRouter_ReconcileGolden(t *testing.T) {
 	testutil.Golden(t, filepath.Join("testdata", "httproute_created.yaml"), routeYAML(t, w.route()))
 }
 
+// spec.service.apex's labels and annotations go on the HTTPRoute, under
+// serin's own, which they cannot replace.
+func TestGatewayAPIRouter_ReconcileApexMetadata(t *testing.T) {
+	w := newRouterWorld(t)
+	c := podinfoCanary()
+	c.Spec.Service.Apex = &v1alpha1.CustomMetadata{
+		Labels:      map[string]string{"team": "payments"},
+		Annotations: map[string]string{"example.com/owner": "payments", "kustomize.toolkit.fluxcd.io/reconcile": "enabled"},
+	}
+	if err := (&GatewayAPIRouter{Client: w.client, FieldOwner: "serin"}).Reconcile(context.Background(), c, podinfo); err != nil {
+		t.Fatal(err)
+	}
+	route := w.route()
+	wantLabels := map[string]string{"team": "payments", "serin.dev/canary": "podinfo"}
+	wantAnnotations := map[string]string{"example.com/owner": "payments", "kustomize.toolkit.fluxcd.io/reconcile": "disabled"}
+	if diff := cmp.Diff(wantLabels, route.Labels); diff != "" {
+		t.Errorf("labels (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff(wantAnnotations, route.Annotations); diff != "" {
+		t.Errorf("annotations (-want +got):\n%s", diff)
+	}
+}
+
 // SetRoutes writes the route only when the weights change.
 func TestGatewayAPIRouter_SetRoutes(t *testing.T) {
 	c := podinfoCanary()

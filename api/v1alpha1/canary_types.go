@@ -229,6 +229,53 @@ type CanaryService struct {
 	// the generated Services.
 	// +optional
 	PortDiscovery bool `json:"portDiscovery,omitempty"`
+
+	// Apex adds labels and annotations to the apex Service serin generates
+	// (for a Deployment target) and to the HTTPRoute.
+	// +optional
+	Apex *CustomMetadata `json:"apex,omitempty"`
+
+	// Primary adds labels and annotations to the <name>-primary Service.
+	// +optional
+	Primary *CustomMetadata `json:"primary,omitempty"`
+
+	// Canary adds labels and annotations to the <name>-canary Service.
+	// +optional
+	Canary *CustomMetadata `json:"canary,omitempty"`
+}
+
+// CustomMetadata are labels and annotations serin sets on an object it
+// generates, on top of its own. A key removed from here stays on the
+// object until someone removes it: serin does not take away what it did
+// not set in this reconcile, as others may have added it.
+type CustomMetadata struct {
+	// Labels to set.
+	// +kubebuilder:validation:MaxProperties=64
+	// +kubebuilder:validation:XValidation:rule="self.all(k, !k.startsWith('serin.dev/'))",message="labels in the serin.dev/ prefix are serin's own and cannot be set here"
+	// +optional
+	Labels map[string]string `json:"labels,omitempty"`
+
+	// Annotations to set.
+	// +kubebuilder:validation:MaxProperties=64
+	// +kubebuilder:validation:XValidation:rule="self.all(k, !k.startsWith('serin.dev/'))",message="annotations in the serin.dev/ prefix are serin's own and cannot be set here"
+	// +optional
+	Annotations map[string]string `json:"annotations,omitempty"`
+}
+
+// GetLabels returns the labels, nil-safe.
+func (in *CustomMetadata) GetLabels() map[string]string {
+	if in == nil {
+		return nil
+	}
+	return in.Labels
+}
+
+// GetAnnotations returns the annotations, nil-safe.
+func (in *CustomMetadata) GetAnnotations() map[string]string {
+	if in == nil {
+		return nil
+	}
+	return in.Annotations
 }
 
 // RoutingProvider names how traffic is shifted.

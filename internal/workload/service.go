@@ -74,10 +74,12 @@ func ServicePorts(canary *v1alpha1.Canary, tpl *corev1.PodTemplateSpec) []corev1
 	return ports
 }
 
-// MutateService sets the selector and ports of a generated Service, keeping
-// what the API server defaulted (clusterIP, nodePorts) and what others added.
-func MutateService(canary *v1alpha1.Canary, svc *corev1.Service, selector map[string]string, ports []corev1.ServicePort) {
-	svc.Labels, svc.Annotations = mergeGenerated(canary, svc, nil, nil)
+// MutateService sets the selector, ports and the Canary's custom metadata
+// (spec.service.apex, primary or canary) of a generated Service, keeping
+// what the API server defaulted (clusterIP, nodePorts) and what others
+// added.
+func MutateService(canary *v1alpha1.Canary, svc *corev1.Service, selector map[string]string, ports []corev1.ServicePort, custom *v1alpha1.CustomMetadata) {
+	svc.Labels, svc.Annotations = mergeGenerated(canary, svc, custom.GetLabels(), custom.GetAnnotations())
 	svc.Spec.Selector = selector
 	if svc.Spec.Type == "" {
 		svc.Spec.Type = corev1.ServiceTypeClusterIP

@@ -25,6 +25,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/serin-dev/serin/api/v1alpha1"
 )
@@ -68,14 +69,23 @@ func ValidateServiceTarget(svc *corev1.Service) error {
 	return nil
 }
 
-// MutateServiceCopy sets a generated copy of a Service target to a backend.
-func MutateServiceCopy(canary *v1alpha1.Canary, svc *corev1.Service, b ServiceBackend) {
-	svc.Labels, svc.Annotations = mergeGenerated(canary, svc, nil, nil)
+// MutateServiceCopy sets a generated copy of a Service target to a backend,
+// with the Canary's custom metadata for it.
+func MutateServiceCopy(canary *v1alpha1.Canary, svc *corev1.Service, b ServiceBackend, custom *v1alpha1.CustomMetadata) {
+	svc.Labels, svc.Annotations = mergeGenerated(canary, svc, custom.GetLabels(), custom.GetAnnotations())
 	svc.Spec.Selector = maps.Clone(b.Selector)
 	if svc.Spec.Type == "" {
 		svc.Spec.Type = corev1.ServiceTypeClusterIP
 	}
 	svc.Spec.Ports = append([]corev1.ServicePort(nil), b.Ports...)
+}
+
+// MutateMetadata sets the Canary's custom metadata on a generated object,
+// under serin's own labels and annotations, keeping what others added.
+func MutateMetadata(canary *v1alpha1.Canary, obj metav1.Object, custom *v1alpha1.CustomMetadata) {
+	labels, annotations := mergeGenerated(canary, obj, custom.GetLabels(), custom.GetAnnotations())
+	obj.SetLabels(labels)
+	obj.SetAnnotations(annotations)
 }
 
 // EndpointsHealth judges a Service by its ready endpoints, as the

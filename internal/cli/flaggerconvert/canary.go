@@ -154,7 +154,18 @@ func (c canaryConverter) service() v1alpha1.CanaryService {
 		PortName:      s.PortName,
 		TargetPort:    s.TargetPort,
 		PortDiscovery: s.PortDiscovery,
+		Apex:          s.Apex.convert(),
+		Primary:       s.Primary.convert(),
+		Canary:        s.Canary.convert(),
 	}
+}
+
+// convert is Flagger's CustomMetadata as serin's, field for field.
+func (m *flaggerMetadata) convert() *v1alpha1.CustomMetadata {
+	if m == nil || (len(m.Labels) == 0 && len(m.Annotations) == 0) {
+		return nil
+	}
+	return &v1alpha1.CustomMetadata{Labels: m.Labels, Annotations: m.Annotations}
 }
 
 // dropServiceMeshSettings reports the spec.service fields that configure a
@@ -163,7 +174,6 @@ func (c canaryConverter) dropServiceMeshSettings() {
 	s := c.in.Spec.Service
 	const (
 		routeSetting = "of the generated route is not supported: serin's HTTPRoute sets weights only"
-		metadata     = "labels and annotations for the generated Services are not supported"
 	)
 	unsupported := []struct {
 		field  string
@@ -182,9 +192,6 @@ func (c canaryConverter) dropServiceMeshSettings() {
 		{"corsPolicy", present(s.CorsPolicy), "the CORS policy " + routeSetting},
 		{"meshName", s.MeshName != "", "App Mesh is not supported"},
 		{"backends", len(s.Backends) > 0, "App Mesh is not supported"},
-		{"apex", present(s.Apex), metadata},
-		{"primary", present(s.Primary), metadata},
-		{"canary", present(s.Canary), metadata},
 	}
 	for _, u := range unsupported {
 		if u.isSet {

@@ -23,6 +23,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fluxcd/pkg/apis/meta"
 	"github.com/google/go-cmp/cmp"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
@@ -55,7 +56,6 @@ func TestEverythingIsAccountedFor(t *testing.T) {
 		"spec.service.appProtocol", "spec.service.timeout", "spec.service.gateways", "spec.service.delegation",
 		"spec.service.trafficPolicy", "spec.service.match", "spec.service.rewrite", "spec.service.retries",
 		"spec.service.headers", "spec.service.corsPolicy", "spec.service.meshName", "spec.service.backends",
-		"spec.service.apex", "spec.service.primary", "spec.service.canary",
 		"spec.metricsServer", "spec.ingressRef", "spec.routeRef", "spec.upstreamRef",
 		"spec.canaryAnalysis",
 		"spec.analysis.stepWeight",
@@ -98,7 +98,10 @@ func everythingSpec() v1alpha1.CanarySpec {
 		AutoscalerRef:           &v1alpha1.AutoscalerReference{APIVersion: "autoscaling/v2", Kind: "HorizontalPodAutoscaler", Name: "everything"},
 		ProgressDeadlineSeconds: ptr.To[int32](120),
 		Service: v1alpha1.CanaryService{Name: "everything-svc", Port: 80, PortName: "web",
-			TargetPort: ptr.To(intstr.FromInt32(8080)), PortDiscovery: true},
+			TargetPort: ptr.To(intstr.FromInt32(8080)), PortDiscovery: true,
+			Apex:    &v1alpha1.CustomMetadata{Labels: map[string]string{"tier": "apex"}},
+			Primary: &v1alpha1.CustomMetadata{Annotations: map[string]string{"tier": "primary"}},
+			Canary:  &v1alpha1.CustomMetadata{Labels: map[string]string{"tier": "canary"}}},
 		Routing: v1alpha1.CanaryRouting{
 			Provider:    v1alpha1.GatewayAPIRouting,
 			GatewayRefs: []v1alpha1.GatewayReference{{Name: "public", Namespace: "gateways", SectionName: "https"}},
@@ -376,15 +379,78 @@ func TestConvertMetricTemplate(t *testing.T) {
 			},
 		},
 		"Flagger-only template functions and no address": {
-			input:       metricTemplateYAML("{type: prometheus}", "sum(up{service='{{ service }}', ingress='{{ingress}}'})"),
+			input:       metricTemplateYAML("{type: prometheus}", "sum(up{service='{{ service }}', ingress='{{ingress}}', route='{{ route }}'})"),
 			wantDropped: []string{"spec.provider.address", "spec.query", "spec.query"},
 			wantSpec: &v1alpha1.MetricTemplateSpec{
 				Provider: v1alpha1.MetricProvider{Type: v1alpha1.PrometheusProvider},
-				Query:    "sum(up{service='{{ service }}', ingress='{{ingress}}'})",
+				Query:    "sum(up{service='{{ service }}', ingress='{{ingress}}', route='{{ route }}'})",
 			},
 		},
-		"other providers are left out": {
-			input:       metricTemplateYAML("{type: datadog, address: 'https://api.datadoghq.com'}", "avg:requests"),
+		"prometheus headers, without Authorization": {
+			input: metricTemplateYAML("{type: prometheus, address: 'http://mimir/prometheus', "+
+				"headers: {X-Scope-OrgID: [team-a], Authorization: ['Bearer x']}}", "sum(up)"),
+			wantDropped: []string{"spec.provider.headers.Authorization"},
+			wantSpec: &v1alpha1.MetricTemplateSpec{
+				Provider: v1alpha1.MetricProvider{Type: v1alpha1.PrometheusProvider, Address: "http://mimir/prometheus",
+					Headers: map[string][]string{"X-Scope-OrgID": {"team-a"}}},
+				Query: "sum(up)",
+			},
+		},
+		"datadog, its default address": {
+			input: metricTemplateYAML("{type: datadog, secretRef: {name: datadog}}", "avg:requests{kube_namespace:{{ namespace }}}"),
+			wantSpec: &v1alpha1.MetricTemplateSpec{
+				Provider: v1alpha1.MetricProvider{Type: v1alpha1.DatadogProvider, SecretRef: &meta.LocalObjectReference{Name: "datadog"}},
+				Query:    "avg:requests{kube_namespace:{{ namespace }}}",
+			},
+		},
+		"newrelic without a Secret": {
+			input:       metricTemplateYAML("{type: newrelic}", "SELECT count(*) FROM Transaction"),
+			wantDropped: []string{"spec.provider.secretRef"},
+			wantSpec: &v1alpha1.MetricTemplateSpec{
+				Provider: v1alpha1.MetricProvider{Type: v1alpha1.NewRelicProvider},
+				Query:    "SELECT count(*) FROM Transaction",
+			},
+		},
+		"graphite with basic auth": {
+			input: metricTemplateYAML("{type: graphite, address: 'http://graphite.monitoring', secretRef: {name: graphite-basic-auth}}", "target=x"),
+			wantSpec: &v1alpha1.MetricTemplateSpec{
+				Provider: v1alpha1.MetricProvider{Type: v1alpha1.GraphiteProvider, Address: "http://graphite.monitoring",
+					SecretRef: &meta.LocalObjectReference{Name: "graphite-basic-auth"}},
+				Query: "target=x",
+			},
+		},
+		"influxdb without an address": {
+			input:       metricTemplateYAML("{type: influxdb, secretRef: {name: influx-token}}", "from(bucket: 'x')"),
+			wantDropped: []string{"spec.provider.address"},
+			wantSpec: &v1alpha1.MetricTemplateSpec{
+				Provider: v1alpha1.MetricProvider{Type: v1alpha1.InfluxDBProvider, SecretRef: &meta.LocalObjectReference{Name: "influx-token"}},
+				Query:    "from(bucket: 'x')",
+			},
+		},
+		"dynatrace, headers dropped": {
+			input: metricTemplateYAML("{type: dynatrace, address: 'https://abc.live.dynatrace.com', secretRef: {name: dynatrace}, "+
+				"headers: {X-A: [b]}}", "builtin:service.response.time"),
+			wantDropped: []string{"spec.provider.headers"},
+			wantSpec: &v1alpha1.MetricTemplateSpec{
+				Provider: v1alpha1.MetricProvider{Type: v1alpha1.DynatraceProvider, Address: "https://abc.live.dynatrace.com",
+					SecretRef: &meta.LocalObjectReference{Name: "dynatrace"}},
+				Query: "builtin:service.response.time",
+			},
+		},
+		"splunk on its WebSocket address": {
+			input: metricTemplateYAML("{type: splunk, address: 'wss://stream.us1.signalfx.com', secretRef: {name: splunk}}", "data('x').publish()"),
+			wantSpec: &v1alpha1.MetricTemplateSpec{
+				Provider: v1alpha1.MetricProvider{Type: v1alpha1.SplunkProvider, Address: "https://stream.us1.signalfx.com",
+					SecretRef: &meta.LocalObjectReference{Name: "splunk"}},
+				Query: "data('x').publish()",
+			},
+		},
+		"cloudwatch is left out": {
+			input:       metricTemplateYAML("{type: cloudwatch, region: ap-northeast-1}", "[]"),
+			wantDropped: []string{"spec.provider.type"},
+		},
+		"keptn is left out": {
+			input:       metricTemplateYAML("{type: keptn}", "keptnmetric/apps/response-time/2m/reporter=destination"),
 			wantDropped: []string{"spec.provider.type"},
 		},
 	}

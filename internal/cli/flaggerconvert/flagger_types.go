@@ -89,9 +89,16 @@ type flaggerService struct {
 	CorsPolicy    json.RawMessage          `json:"corsPolicy,omitempty"`
 	MeshName      string                   `json:"meshName,omitempty"`
 	Backends      []string                 `json:"backends,omitempty"`
-	Apex          json.RawMessage          `json:"apex,omitempty"`
-	Primary       json.RawMessage          `json:"primary,omitempty"`
-	Canary        json.RawMessage          `json:"canary,omitempty"`
+	Apex          *flaggerMetadata         `json:"apex,omitempty"`
+	Primary       *flaggerMetadata         `json:"primary,omitempty"`
+	Canary        *flaggerMetadata         `json:"canary,omitempty"`
+}
+
+// flaggerMetadata is Flagger's CustomMetadata: labels and annotations of a
+// generated object.
+type flaggerMetadata struct {
+	Labels      map[string]string `json:"labels,omitempty"`
+	Annotations map[string]string `json:"annotations,omitempty"`
 }
 
 // flaggerParentReference is a Gateway API ParentReference.
@@ -164,6 +171,7 @@ type flaggerMetricTemplateSpec struct {
 type flaggerMetricProvider struct {
 	Type               string                  `json:"type,omitempty"`
 	Address            string                  `json:"address,omitempty"`
+	Headers            map[string][]string     `json:"headers,omitempty"`
 	SecretRef          *flaggerSecretReference `json:"secretRef,omitempty"`
 	Region             string                  `json:"region,omitempty"`
 	InsecureSkipVerify bool                    `json:"insecureSkipVerify,omitempty"`
