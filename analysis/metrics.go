@@ -167,7 +167,7 @@ func (m *Metrics) templateSource(ctx context.Context, canary *v1alpha1.Canary, m
 	if err != nil {
 		return "", nil, 0, err
 	}
-	provider, err := m.provider(ctx, canary, tpl)
+	provider, err := m.provider(ctx, canary, tpl, metricInterval(canary, metric))
 	if err != nil {
 		return "", nil, 0, err
 	}
@@ -197,9 +197,9 @@ func (m *Metrics) secretReader(c *v1alpha1.Canary) (client.Reader, error) {
 }
 
 // provider builds the Provider of a MetricTemplate, with the data of its
-// Secret, read on the Canary's behalf.
-func (m *Metrics) provider(ctx context.Context, canary *v1alpha1.Canary, tpl *v1alpha1.MetricTemplate) (Provider, error) {
-	cfg := ProviderConfig{Spec: tpl.Spec.Provider, Timeout: tpl.GetTimeout()}
+// Secret, read on the Canary's behalf, for a check over interval.
+func (m *Metrics) provider(ctx context.Context, canary *v1alpha1.Canary, tpl *v1alpha1.MetricTemplate, interval time.Duration) (Provider, error) {
+	cfg := ProviderConfig{Spec: tpl.Spec.Provider, Timeout: tpl.GetTimeout(), Interval: interval}
 	if ref := tpl.Spec.Provider.SecretRef; ref != nil {
 		cfg.SecretName = tpl.Namespace + "/" + ref.Name
 		reader, err := m.secretReader(canary)

@@ -18,6 +18,7 @@ package analysis
 
 import (
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"maps"
@@ -26,7 +27,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/serin-dev/serin/internal/outbound"
@@ -53,8 +53,11 @@ type Prometheus struct {
 	// Username and Password (basic auth) or Token (bearer), from the
 	// MetricTemplate's secretRef.
 	Username, Password, Token string
-	InsecureSkipVerify        bool
-	Timeout                   time.Duration
+	// Headers are added to every query (provider.headers: a tenant's
+	// X-Scope-OrgID); the Secret's credentials take precedence.
+	Headers            http.Header
+	InsecureSkipVerify bool
+	Timeout            time.Duration
 	// Client overrides the HTTP client (tests).
 	Client *http.Client
 }
@@ -70,16 +73,11 @@ type promResponse struct {
 	} `json:"data"`
 }
 
-// maxPrometheusAnswer bounds the answer to one query.
-const maxPrometheusAnswer = 1 << 20
-
 // Query runs an instant query and returns its single value. The query URL
 // is the provider's address (a path prefix included, as a Thanos or a
 // Mimir one has) joined with /api/v1/query; errors name it redacted and
 // quote at most an excerpt of the answer.
 func (p *Prometheus) Query(ctx context.Context, query string) (float64, error) {
-	ctx, cancel := context.WithTimeout(ctx, p.Timeout)
-	defer cancel()
 	u, err := outbound.JoinURL(p.Address, "api/v1/query")
 	if err != nil {
 		return 0, fmt.Errorf("prometheus: %w", err)
@@ -87,28 +85,24 @@ func (p *Prometheus) Query(ctx context.Context, query string) (float64, error) {
 	params := u.Query()
 	params.Set("query", query)
 	u.RawQuery = params.Encode()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
-	if err != nil {
-		return 0, outbound.RedactError(err)
+	header := p.Headers.Clone()
+	if header == nil {
+		header = http.Header{}
 	}
+	call := &providerCall{Provider: "prometheus", Address: p.Address, Method: http.MethodGet, URL: u, Header: header}
 	switch {
 	case p.Token != "":
-		req.Header.Set("Authorization", "Bearer "+p.Token)
+		header.Set("Authorization", "Bearer "+p.Token)
 	case p.Username != "":
-		req.SetBasicAuth(p.Username, p.Password)
+		header.Set("Authorization", "Basic "+base64.StdEncoding.EncodeToString([]byte(p.Username+":"+p.Password)))
 	}
-	resp, err := p.httpClient().Do(req)
+	answer, err := call.send(ctx, clientOf(p.Client, p.InsecureSkipVerify), p.Timeout)
 	if err != nil {
-		return 0, fmt.Errorf("prometheus query failed: %w", outbound.RequestError(u.String(), err))
-	}
-	defer resp.Body.Close()
-	body, err := outbound.ReadAtMost(resp.Body, maxPrometheusAnswer)
-	if err != nil {
-		return 0, fmt.Errorf("prometheus at %s answered %d: %w", outbound.Redact(p.Address), resp.StatusCode, outbound.RedactError(err))
+		return 0, err
 	}
 	var r promResponse
-	if err := json.Unmarshal(body, &r); err != nil {
-		return 0, fmt.Errorf("prometheus at %s answered %d with no JSON: %q", outbound.Redact(p.Address), resp.StatusCode, outbound.Excerpt(body))
+	if err := call.decodeJSON(answer, &r); err != nil {
+		return 0, err
 	}
 	if r.Status != "success" {
 		return 0, fmt.Errorf("prometheus query %q failed: %s: %s", query, outbound.Excerpt([]byte(r.ErrorType)), outbound.Excerpt([]byte(r.Error)))
@@ -182,23 +176,4 @@ func seriesLabels(samples []promSample) string {
 		names = append(names, "…")
 	}
 	return strings.Join(names, ", ")
-}
-
-// The clients of the providers that set none: shared, so that connections
-// are reused; one verifies certificates, the other does not.
-var (
-	prometheusClient         = sync.OnceValue(func() *http.Client { return outbound.NewClient(outbound.Options{}) })
-	insecurePrometheusClient = sync.OnceValue(func() *http.Client {
-		return outbound.NewClient(outbound.Options{InsecureSkipVerify: true})
-	})
-)
-
-func (p *Prometheus) httpClient() *http.Client {
-	switch {
-	case p.Client != nil:
-		return p.Client
-	case p.InsecureSkipVerify:
-		return insecurePrometheusClient()
-	}
-	return prometheusClient()
 }

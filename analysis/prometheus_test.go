@@ -21,6 +21,7 @@ import (
 	"errors"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"testing"
 	"time"
 
@@ -168,4 +169,20 @@ func TestMetrics_CheckNeedsOneFiniteNumber(t *testing.T) {
 			}
 		})
 	}
+}
+
+// provider.headers go with every query, as in Flagger (a tenant's
+// X-Scope-OrgID), next to the Secret's credentials.
+func TestPrometheusQuery_Headers(t *testing.T) {
+	want := wireRequest{
+		Method: http.MethodGet,
+		Path:   "/prometheus/api/v1/query",
+		Query:  url.Values{"query": {"sum(up)"}},
+		Header: map[string]string{"X-Scope-OrgID": "team-a", "Authorization": "Bearer t0k3n"},
+	}
+	runProviderCase(t, v1alpha1.MetricProvider{Address: "/prometheus", Headers: map[string][]string{"X-Scope-OrgID": {"team-a"}}},
+		map[string]string{"token": "t0k3n"}, "sum(up)", want, providerCase{
+			answer: wireAnswer{ContentType: "application/json", Body: `{"status":"success","data":{"resultType":"vector","result":[{"metric":{},"value":[1795435200,"3"]}]}}`},
+			want:   3,
+		})
 }

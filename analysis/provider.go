@@ -18,7 +18,9 @@ package analysis
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"net/http"
 	"slices"
 	"strings"
 	"time"
@@ -43,11 +45,20 @@ type ProviderConfig struct {
 	SecretName string
 	// Timeout bounds one query.
 	Timeout time.Duration
+	// Interval is the check's interval: the window of the providers that
+	// query a range (datadog, newrelic, dynatrace, splunk).
+	Interval time.Duration
 }
 
 // providerFactories build the Providers of each type.
 var providerFactories = map[v1alpha1.MetricProviderType]func(ProviderConfig) (Provider, error){
 	v1alpha1.PrometheusProvider: newPrometheusProvider,
+	v1alpha1.DatadogProvider:    newDatadogProvider,
+	v1alpha1.NewRelicProvider:   newNewRelicProvider,
+	v1alpha1.GraphiteProvider:   newGraphiteProvider,
+	v1alpha1.InfluxDBProvider:   newInfluxDBProvider,
+	v1alpha1.DynatraceProvider:  newDynatraceProvider,
+	v1alpha1.SplunkProvider:     newSplunkProvider,
 }
 
 // NewProvider builds the Provider a MetricTemplate names; an empty type is
@@ -70,12 +81,23 @@ func NewProvider(cfg ProviderConfig) (Provider, error) {
 }
 
 // newPrometheusProvider is a Prometheus, with basic auth (username and
-// password) or a bearer token from the Secret.
+// password) or a bearer token from the Secret, and the provider's headers.
 func newPrometheusProvider(cfg ProviderConfig) (Provider, error) {
 	p := &Prometheus{
 		Address:            cfg.Spec.Address,
 		InsecureSkipVerify: cfg.Spec.InsecureSkipVerify,
 		Timeout:            cfg.Timeout,
+	}
+	for name, values := range cfg.Spec.Headers {
+		if strings.EqualFold(name, "Authorization") {
+			return nil, errors.New("provider.headers cannot set Authorization: put the credentials in the Secret of secretRef")
+		}
+		if p.Headers == nil {
+			p.Headers = http.Header{}
+		}
+		for _, v := range values {
+			p.Headers.Add(name, v)
+		}
 	}
 	if cfg.Secret != nil {
 		p.Username, p.Password, p.Token = string(cfg.Secret["username"]), string(cfg.Secret["password"]), string(cfg.Secret["token"])

@@ -17,8 +17,11 @@ limitations under the License.
 package analysis
 
 import (
+	"net/http"
 	"testing"
 	"time"
+
+	"github.com/google/go-cmp/cmp"
 
 	"github.com/serin-dev/serin/api/v1alpha1"
 )
@@ -42,13 +45,22 @@ func TestNewProvider(t *testing.T) {
 			cfg:  ProviderConfig{Spec: prom, Secret: map[string][]byte{"token": []byte("t")}},
 			want: &Prometheus{Address: "http://prometheus:9090", Token: "t"},
 		},
+		"headers": {
+			cfg: ProviderConfig{Spec: v1alpha1.MetricProvider{Address: "http://mimir/prometheus",
+				Headers: map[string][]string{"X-Scope-OrgID": {"team-a", "team-b"}}}},
+			want: &Prometheus{Address: "http://mimir/prometheus", Headers: http.Header{"X-Scope-Orgid": {"team-a", "team-b"}}},
+		},
+		"an Authorization header": {
+			cfg:     ProviderConfig{Spec: v1alpha1.MetricProvider{Address: "http://prom", Headers: map[string][]string{"authorization": {"Bearer x"}}}},
+			wantErr: "provider.headers cannot set Authorization: put the credentials in the Secret of secretRef",
+		},
 		"a Secret without credentials": {
 			cfg:     ProviderConfig{Spec: prom, Secret: map[string][]byte{"user": []byte("u")}, SecretName: "apps/prom"},
 			wantErr: "secret apps/prom has neither username/password nor token",
 		},
 		"an unknown type": {
 			cfg:     ProviderConfig{Spec: v1alpha1.MetricProvider{Type: "opentsdb", Address: "http://tsdb"}},
-			wantErr: `metric provider "opentsdb" is not supported (supported: prometheus)`,
+			wantErr: `metric provider "opentsdb" is not supported (supported: datadog, dynatrace, graphite, influxdb, newrelic, prometheus, splunk)`,
 		},
 	}
 	for name, tt := range tests {
@@ -63,8 +75,8 @@ func TestNewProvider(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if g, w := *got.(*Prometheus), *tt.want.(*Prometheus); g != w {
-				t.Errorf("provider %+v, want %+v", g, w)
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("provider differs (-want +got):\n%s", diff)
 			}
 		})
 	}

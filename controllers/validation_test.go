@@ -22,6 +22,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fluxcd/pkg/apis/meta"
 	. "github.com/onsi/gomega"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -322,6 +323,52 @@ func TestValidation_MetricTemplateBounds(t *testing.T) {
 			}, tt.wantErr)
 		})
 	}
+}
+
+// A MetricTemplate's provider needs what its type needs: an address
+// (datadog and newrelic have a default), a Secret for the SaaS providers,
+// headers for prometheus only and never Authorization.
+func TestValidation_MetricTemplateProviders(t *testing.T) {
+	ns := newNamespace(t)
+	secret := &meta.LocalObjectReference{Name: "creds"}
+	tests := map[string]struct {
+		provider v1alpha1.MetricProvider
+		wantErr  string
+	}{
+		"datadog, its default address": {provider: v1alpha1.MetricProvider{Type: v1alpha1.DatadogProvider, SecretRef: secret}},
+		"newrelic without a Secret": {provider: v1alpha1.MetricProvider{Type: v1alpha1.NewRelicProvider},
+			wantErr: "provider.secretRef is required for datadog, newrelic, dynatrace and splunk: it holds their API keys"},
+		"dynatrace without an address": {provider: v1alpha1.MetricProvider{Type: v1alpha1.DynatraceProvider, SecretRef: secret},
+			wantErr: "provider.address is required, except for datadog and newrelic (which default to their US API)"},
+		"prometheus without an address": {provider: v1alpha1.MetricProvider{Type: v1alpha1.PrometheusProvider},
+			wantErr: "provider.address is required, except for datadog and newrelic"},
+		"graphite without a Secret": {provider: v1alpha1.MetricProvider{Type: v1alpha1.GraphiteProvider, Address: "http://graphite"}},
+		"prometheus headers": {provider: v1alpha1.MetricProvider{Address: "http://mimir/prometheus",
+			Headers: map[string][]string{"X-Scope-OrgID": {"team-a"}}}},
+		"an Authorization header": {provider: v1alpha1.MetricProvider{Address: "http://prometheus",
+			Headers: map[string][]string{"authorization": {"Bearer x"}}},
+			wantErr: "provider.headers cannot set Authorization: put the credentials in the Secret of secretRef"},
+		"influxdb headers": {provider: v1alpha1.MetricProvider{Type: v1alpha1.InfluxDBProvider, Address: "http://influxdb",
+			Headers: map[string][]string{"X-A": {"b"}}},
+			wantErr: "provider.headers are sent to prometheus only"},
+	}
+	for name, tt := range tests {
+		t.Run(name, func(t *testing.T) {
+			expectAdmission(t, &v1alpha1.MetricTemplate{
+				ObjectMeta: metav1.ObjectMeta{Name: strings.Map(dnsLabelRune, strings.ToLower(name)), Namespace: ns},
+				Spec:       v1alpha1.MetricTemplateSpec{Provider: tt.provider, Query: "q"},
+			}, tt.wantErr)
+		})
+	}
+}
+
+// dnsLabelRune keeps the letters and digits of a test's name, and makes
+// anything else a dash.
+func dnsLabelRune(r rune) rune {
+	if ('a' <= r && r <= 'z') || ('0' <= r && r <= '9') {
+		return r
+	}
+	return '-'
 }
 
 // expectAdmission creates obj and checks that the API server accepts it

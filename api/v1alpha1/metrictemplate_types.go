@@ -33,11 +33,37 @@ const DefaultMetricTimeout = 10 * time.Second
 const MaxMetricTimeout = 30 * time.Second
 
 // MetricProviderType names a metrics backend.
-// +kubebuilder:validation:Enum=prometheus
+// +kubebuilder:validation:Enum=prometheus;datadog;newrelic;graphite;influxdb;dynatrace;splunk
 type MetricProviderType string
 
-// PrometheusProvider queries the Prometheus HTTP API (/api/v1/query).
-const PrometheusProvider MetricProviderType = "prometheus"
+const (
+	// PrometheusProvider queries the Prometheus HTTP API (/api/v1/query).
+	PrometheusProvider MetricProviderType = "prometheus"
+	// DatadogProvider queries Datadog's timeseries points API
+	// (/api/v1/query) over ten times the check's interval.
+	DatadogProvider MetricProviderType = "datadog"
+	// NewRelicProvider sends NRQL to New Relic's Insights query API
+	// (/v1/accounts/ID/query), SINCE the check's interval.
+	NewRelicProvider MetricProviderType = "newrelic"
+	// GraphiteProvider queries Graphite's render API (/render).
+	GraphiteProvider MetricProviderType = "graphite"
+	// InfluxDBProvider sends Flux to InfluxDB's v2 query API
+	// (/api/v2/query).
+	InfluxDBProvider MetricProviderType = "influxdb"
+	// DynatraceProvider queries Dynatrace's metrics v2 API
+	// (/api/v2/metrics/query) over ten times the check's interval.
+	DynatraceProvider MetricProviderType = "dynatrace"
+	// SplunkProvider runs a SignalFlow program on Splunk Observability
+	// Cloud (/v2/signalflow/execute) over ten times the check's interval.
+	SplunkProvider MetricProviderType = "splunk"
+)
+
+// The addresses of the providers whose address is optional: their US
+// APIs, as in Flagger.
+const (
+	DefaultDatadogAddress  = "https://api.datadoghq.com"
+	DefaultNewRelicAddress = "https://insights-api.newrelic.com"
+)
 
 // MetricTemplateSpec holds a metrics provider and a query template.
 type MetricTemplateSpec struct {
@@ -55,6 +81,9 @@ type MetricTemplateSpec struct {
 }
 
 // MetricProvider is where a MetricTemplate's query is sent.
+// +kubebuilder:validation:XValidation:rule="has(self.address) || (has(self.type) && self.type in ['datadog', 'newrelic'])",message="provider.address is required, except for datadog and newrelic (which default to their US API)"
+// +kubebuilder:validation:XValidation:rule="has(self.secretRef) || !has(self.type) || !(self.type in ['datadog', 'newrelic', 'dynatrace', 'splunk'])",message="provider.secretRef is required for datadog, newrelic, dynatrace and splunk: it holds their API keys"
+// +kubebuilder:validation:XValidation:rule="!has(self.headers) || !has(self.type) || self.type == 'prometheus'",message="provider.headers are sent to prometheus only"
 type MetricProvider struct {
 	// Type of the provider.
 	// +kubebuilder:default=prometheus
@@ -62,14 +91,31 @@ type MetricProvider struct {
 	Type MetricProviderType `json:"type,omitempty"`
 
 	// Address is the provider's base URL, e.g. http://prometheus.monitoring:9090.
+	// It is required, except for datadog (default
+	// https://api.datadoghq.com) and newrelic (default
+	// https://insights-api.newrelic.com).
 	// +kubebuilder:validation:Pattern="^https?://"
-	// +required
-	Address string `json:"address"`
+	// +optional
+	Address string `json:"address,omitempty"`
 
-	// SecretRef names a Secret in the MetricTemplate's namespace with
-	// `username` and `password` (basic auth) or `token` (bearer auth).
+	// SecretRef names a Secret in the MetricTemplate's namespace with the
+	// provider's credentials, under Flagger's keys: `username` and
+	// `password` (basic auth) or `token` (bearer auth) for prometheus;
+	// `datadog_api_key` and `datadog_application_key`;
+	// `newrelic_account_id` and `newrelic_query_key`; `username` and
+	// `password` for graphite; `token` and `org` for influxdb;
+	// `dynatrace_token`; `sf_token_key` for splunk. Required for datadog,
+	// newrelic, dynatrace and splunk.
 	// +optional
 	SecretRef *meta.LocalObjectReference `json:"secretRef,omitempty"`
+
+	// Headers are added to every query of a prometheus provider, as in
+	// Flagger (a tenant's X-Scope-OrgID for Mimir, Cortex or Thanos).
+	// Credentials belong in the Secret: Authorization is refused.
+	// +kubebuilder:validation:MaxProperties=16
+	// +kubebuilder:validation:XValidation:rule="self.all(name, name.lowerAscii() != 'authorization')",message="provider.headers cannot set Authorization: put the credentials in the Secret of secretRef"
+	// +optional
+	Headers map[string][]string `json:"headers,omitempty"`
 
 	// InsecureSkipVerify disables TLS certificate verification.
 	// +optional
@@ -84,6 +130,20 @@ type MetricProvider struct {
 	// +kubebuilder:validation:XValidation:rule="!self.matches('^([0-9]+([.][0-9]+)?(ms|s|m|h))+$') || (duration(self) > duration('0s') && duration(self) <= duration('30s'))",message="provider.timeout bounds one query and must be more than 0s and at most 30s"
 	// +optional
 	Timeout *metav1.Duration `json:"timeout,omitempty"`
+}
+
+// GetAddress returns the provider's address, or the default address of
+// its type (datadog, newrelic) when it has none.
+func (in *MetricProvider) GetAddress() string {
+	switch {
+	case in.Address != "":
+		return in.Address
+	case in.Type == DatadogProvider:
+		return DefaultDatadogAddress
+	case in.Type == NewRelicProvider:
+		return DefaultNewRelicAddress
+	}
+	return ""
 }
 
 // GetTimeout returns the timeout of one query.

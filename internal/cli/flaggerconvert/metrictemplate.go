@@ -17,7 +17,11 @@ limitations under the License.
 package flaggerconvert
 
 import (
+	"cmp"
+	"maps"
 	"regexp"
+	"slices"
+	"strings"
 
 	"github.com/fluxcd/pkg/apis/meta"
 
@@ -33,10 +37,23 @@ type metricTemplateManifest struct {
 }
 
 // flaggerOnlyQueryFunctions matches the template functions of Flagger's
-// queries that serin's do not define ({{ name }}, {{ service }},
-// {{ ingress }}); {{ namespace }}, {{ target }}, {{ interval }} and
-// {{ variables.x }} are the same.
-var flaggerOnlyQueryFunctions = regexp.MustCompile(`\{\{-?\s*(name|service|ingress)\s*-?\}\}`)
+// queries that serin's do not define ({{ ingress }}, {{ route }});
+// {{ name }}, {{ namespace }}, {{ target }}, {{ service }}, {{ interval }}
+// and {{ variables.x }} are the same.
+var flaggerOnlyQueryFunctions = regexp.MustCompile(`\{\{-?\s*(ingress|route)\s*-?\}\}`)
+
+// The providers' needs, as serin's API checks them.
+var (
+	// defaultAddress: the providers whose address may be left out.
+	defaultAddress = map[v1alpha1.MetricProviderType]bool{v1alpha1.DatadogProvider: true, v1alpha1.NewRelicProvider: true}
+	// needsSecret: the providers that cannot query without a Secret.
+	needsSecret = map[v1alpha1.MetricProviderType]bool{v1alpha1.DatadogProvider: true, v1alpha1.NewRelicProvider: true,
+		v1alpha1.DynatraceProvider: true, v1alpha1.SplunkProvider: true}
+	// supportedProviders: Flagger's providers that serin queries.
+	supportedProviders = []v1alpha1.MetricProviderType{v1alpha1.PrometheusProvider, v1alpha1.DatadogProvider,
+		v1alpha1.NewRelicProvider, v1alpha1.GraphiteProvider, v1alpha1.InfluxDBProvider, v1alpha1.DynatraceProvider,
+		v1alpha1.SplunkProvider}
+)
 
 func (r *Result) convertMetricTemplate(jsonDocument []byte) error {
 	var in flaggerMetricTemplate
@@ -61,30 +78,89 @@ func (r *Result) convertMetricTemplate(jsonDocument []byte) error {
 
 func convertMetricTemplateSpec(in flaggerMetricTemplateSpec, report *objectReport) (v1alpha1.MetricTemplateSpec, bool) {
 	provider := in.Provider
-	if provider.Type != string(v1alpha1.PrometheusProvider) {
-		report.drop("spec.provider.type", "%s is not supported: serin queries Prometheus; the MetricTemplate was left out", provider.Type)
+	providerType := v1alpha1.MetricProviderType(cmp.Or(provider.Type, string(v1alpha1.PrometheusProvider)))
+	if !slices.Contains(supportedProviders, providerType) {
+		report.drop("spec.provider.type", "%s is not supported: serin queries %s; the MetricTemplate was left out",
+			providerType, joinProviders(supportedProviders))
 		return v1alpha1.MetricTemplateSpec{}, false
-	}
-	if provider.Address == "" {
-		report.drop("spec.provider.address", "not set, so Flagger used its -metrics-server flag: serin needs the Prometheus URL here")
-	}
-	if provider.Region != "" {
-		report.drop("spec.provider.region", "used by cloud providers only, not by Prometheus")
-	}
-	for _, match := range flaggerOnlyQueryFunctions.FindAllStringSubmatch(in.Query, -1) {
-		report.drop("spec.query", "{{ %s }} is not defined in serin's query templates: replace it "+
-			"(serin has {{ namespace }}, {{ target }}, {{ interval }} and {{ variables.NAME }})", match[1])
 	}
 	out := v1alpha1.MetricTemplateSpec{
 		Provider: v1alpha1.MetricProvider{
-			Type:               v1alpha1.PrometheusProvider,
-			Address:            provider.Address,
+			Type:               providerType,
+			Address:            convertProviderAddress(providerType, provider.Address),
 			InsecureSkipVerify: provider.InsecureSkipVerify,
 		},
 		Query: in.Query,
 	}
+	switch {
+	case provider.Address == "" && providerType == v1alpha1.PrometheusProvider:
+		report.drop("spec.provider.address", "not set, so Flagger used its -metrics-server flag: serin needs the Prometheus URL here")
+	case provider.Address == "" && !defaultAddress[providerType]:
+		report.drop("spec.provider.address", "not set: a %s provider needs its URL here (Flagger failed without it too)", providerType)
+	}
+	if provider.Region != "" {
+		report.drop("spec.provider.region", "used by cloudwatch only, not by %s", providerType)
+	}
+	out.Provider.Headers = convertProviderHeaders(providerType, provider.Headers, report)
 	if provider.SecretRef != nil {
 		out.Provider.SecretRef = &meta.LocalObjectReference{Name: provider.SecretRef.Name}
+	} else if needsSecret[providerType] {
+		report.drop("spec.provider.secretRef", "not set: a %s provider needs its API keys from a Secret (Flagger failed without it too)", providerType)
+	}
+	for _, match := range flaggerOnlyQueryFunctions.FindAllStringSubmatch(in.Query, -1) {
+		report.drop("spec.query", "{{ %s }} is not defined in serin's query templates: replace it "+
+			"(serin has {{ name }}, {{ namespace }}, {{ target }}, {{ service }}, {{ interval }} and {{ variables.NAME }})", match[1])
 	}
 	return out, true
+}
+
+// convertProviderAddress is a provider's address in serin: Flagger's
+// splunk provider also takes the realm's SignalFlow WebSocket address
+// (wss://stream.REALM.signalfx.com), which serin reaches over HTTPS.
+func convertProviderAddress(t v1alpha1.MetricProviderType, address string) string {
+	if t != v1alpha1.SplunkProvider {
+		return address
+	}
+	if rest, ok := strings.CutPrefix(address, "wss://"); ok {
+		return "https://" + rest
+	}
+	if rest, ok := strings.CutPrefix(address, "ws://"); ok {
+		return "http://" + rest
+	}
+	return address
+}
+
+// convertProviderHeaders keeps the headers of a prometheus provider but
+// Authorization, which serin takes from the Secret only; Flagger sent
+// them to Prometheus only too.
+func convertProviderHeaders(t v1alpha1.MetricProviderType, headers map[string][]string, report *objectReport) map[string][]string {
+	if len(headers) == 0 {
+		return nil
+	}
+	if t != v1alpha1.PrometheusProvider {
+		report.drop("spec.provider.headers", "sent to prometheus only, by Flagger as by serin")
+		return nil
+	}
+	out := map[string][]string{}
+	for _, name := range slices.Sorted(maps.Keys(headers)) {
+		if strings.EqualFold(name, "Authorization") {
+			report.drop("spec.provider.headers."+name, "serin takes credentials from the Secret of secretRef only: "+
+				"put a bearer token under the key token, or username and password")
+			continue
+		}
+		out[name] = headers[name]
+	}
+	if len(out) == 0 {
+		return nil
+	}
+	return out
+}
+
+// joinProviders writes the providers' names as a list.
+func joinProviders(types []v1alpha1.MetricProviderType) string {
+	names := make([]string, len(types))
+	for i, t := range types {
+		names[i] = string(t)
+	}
+	return strings.Join(names[:len(names)-1], ", ") + " and " + names[len(names)-1]
 }
