@@ -154,14 +154,13 @@ func clientOf(override *http.Client, insecureSkipVerify bool) *http.Client {
 // httpProvider is what the providers other than Prometheus keep: the
 // MetricTemplate's address and TLS setting, the timeout of one query, the
 // check's interval (the window of the providers that query a range), and
-// a clock and a client that tests replace.
+// a clock that tests replace.
 type httpProvider struct {
 	name               string
 	address            string
 	insecureSkipVerify bool
 	timeout            time.Duration
 	interval           time.Duration
-	client             *http.Client
 	now                func() time.Time
 }
 
@@ -209,13 +208,13 @@ func (p *httpProvider) fetch(ctx context.Context, method string, params url.Valu
 
 // send makes c with the provider's client and timeout.
 func (p *httpProvider) send(ctx context.Context, c *providerCall) (*providerAnswer, error) {
-	return c.send(ctx, clientOf(p.client, p.insecureSkipVerify), p.timeout)
+	return c.send(ctx, clientOf(nil, p.insecureSkipVerify), p.timeout)
 }
 
 // stream makes c with the provider's client and timeout, and hands its
 // answer to read.
 func (p *httpProvider) stream(ctx context.Context, c *providerCall, read func(status int, body io.Reader) error) error {
-	return c.do(ctx, clientOf(p.client, p.insecureSkipVerify), p.timeout, read)
+	return c.do(ctx, clientOf(nil, p.insecureSkipVerify), p.timeout, read)
 }
 
 // flaggerWindow is how many check intervals back Flagger queries Datadog,

@@ -25,6 +25,7 @@ import (
 	"net/http/httptest"
 	"net/url"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -190,6 +191,21 @@ func TestNewProvider_SecretKeys(t *testing.T) {
 			secret:  map[string][]byte{"datadog_api_key": []byte("k")},
 			wantErr: "secret apps/creds has no datadog_application_key (the datadog provider needs datadog_api_key and datadog_application_key)",
 		},
+		"graphite with a username only": {
+			spec:    v1alpha1.MetricProvider{Type: v1alpha1.GraphiteProvider, Address: "http://graphite"},
+			secret:  map[string][]byte{"username": []byte("u")},
+			wantErr: "secret apps/creds has no password (the graphite provider needs username and password)",
+		},
+		"influxdb without its org": {
+			spec:    v1alpha1.MetricProvider{Type: v1alpha1.InfluxDBProvider, Address: "http://influxdb"},
+			secret:  map[string][]byte{"token": []byte("t")},
+			wantErr: "secret apps/creds has no org (the influxdb provider needs token and org)",
+		},
+		"splunk with an empty token": {
+			spec:    v1alpha1.MetricProvider{Type: v1alpha1.SplunkProvider, Address: "https://api.us1.signalfx.com"},
+			secret:  map[string][]byte{"sf_token_key": {}},
+			wantErr: "secret apps/creds has no sf_token_key (the splunk provider needs sf_token_key)",
+		},
 	}
 	for name, tt := range tests {
 		t.Run(name, func(t *testing.T) {
@@ -208,4 +224,47 @@ func (p *httpProvider) base() *httpProvider { return p }
 func jsonString(s string) string {
 	b, _ := json.Marshal(s)
 	return string(b)
+}
+
+// Every provider goes through outbound's policy: a redirect is refused,
+// not followed with the API keys, and no key is in the error, whose
+// address is redacted.
+func TestProviders_OutboundPolicy(t *testing.T) {
+	var followed atomic.Bool
+	target := httptest.NewServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) { followed.Store(true) }))
+	defer target.Close()
+	redirector := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, target.URL+"/steal", http.StatusTemporaryRedirect)
+	}))
+	defer redirector.Close()
+	address := strings.Replace(redirector.URL, "http://", "http://user:pa55@", 1) + "/?tenant=t3n4nt"
+	secrets := map[v1alpha1.MetricProviderType]map[string][]byte{
+		v1alpha1.DatadogProvider:   {"datadog_api_key": []byte("k3y-dd"), "datadog_application_key": []byte("k3y-app")},
+		v1alpha1.NewRelicProvider:  {"newrelic_account_id": []byte("42"), "newrelic_query_key": []byte("k3y-nr")},
+		v1alpha1.GraphiteProvider:  {"username": []byte("u"), "password": []byte("k3y-graphite")},
+		v1alpha1.InfluxDBProvider:  {"token": []byte("k3y-influx"), "org": []byte("o")},
+		v1alpha1.DynatraceProvider: {"dynatrace_token": []byte("k3y-dt")},
+		v1alpha1.SplunkProvider:    {"sf_token_key": []byte("k3y-sf")},
+	}
+	for providerType, secret := range secrets {
+		t.Run(string(providerType), func(t *testing.T) {
+			p, err := NewProvider(ProviderConfig{Spec: v1alpha1.MetricProvider{Type: providerType, Address: address},
+				Secret: secret, SecretName: "apps/creds", Timeout: 5 * time.Second, Interval: time.Minute})
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, err = p.Query(context.Background(), "target=x")
+			if err == nil || !strings.Contains(err.Error(), "serin follows none") {
+				t.Fatalf("err = %v, want a refused redirect", err)
+			}
+			for _, leak := range []string{"k3y", "pa55", "t3n4nt"} {
+				if strings.Contains(err.Error(), leak) {
+					t.Errorf("the error shows %q: %v", leak, err)
+				}
+			}
+			if followed.Load() {
+				t.Error("the redirect was followed")
+			}
+		})
+	}
 }
