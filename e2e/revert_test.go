@@ -40,6 +40,7 @@ import (
 
 	"github.com/serin-dev/serin/api/v1alpha1"
 	"github.com/serin-dev/serin/gitops"
+	"github.com/serin-dev/serin/internal/record"
 	"github.com/serin-dev/serin/internal/testbed"
 )
 
@@ -182,6 +183,7 @@ func (f *fleet) sync(g Gomega, commit string) {
 type pullRequest struct {
 	Number  int    `json:"number"`
 	Title   string `json:"title"`
+	Body    string `json:"body"`
 	HTMLURL string `json:"html_url"`
 	Merged  bool   `json:"merged"`
 	Head    struct {
@@ -311,6 +313,21 @@ func TestRevert_HaltedPromotionOpensPullRequest(t *testing.T) {
 	g.Expect(pr.Head.Sha).To(Equal(revert.Commit))
 	g.Expect(pr.Base.Ref).To(Equal("main"))
 	g.Expect(pr.Title).To(Equal("Revert Deployment/podinfo in " + ns + " to " + good[:8]))
+	// The description says why, with the bad revision's analysis record:
+	// its last step's checks, as the Canary recorded them.
+	g.Expect(canary.Status.Analyses).NotTo(BeEmpty())
+	g.Expect(canary.Status.Analyses[0].Revision).To(Equal("main@sha1:" + bad))
+	last := record.Decisive(&canary.Status.Analyses[0])
+	g.Expect(last).NotTo(BeNil())
+	g.Expect(pr.Body).To(ContainSubstring(fmt.Sprintf("Analysis at canary weight %d%%", last.Weight)))
+	lines := record.Lines(last)
+	if len(lines) == 0 {
+		lines = []string{"no metric check or webhook in this step: " + last.Verdict}
+	}
+	for _, line := range lines {
+		g.Expect(pr.Body).To(ContainSubstring("- " + line))
+	}
+	t.Logf("revert pull request description:\n%s", pr.Body)
 	diff, err := gitea.Raw(ctx, fmt.Sprintf("/repos/%s/%s/pulls/%d.diff", gitea.User, f.name, pr.Number))
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(diff).To(ContainSubstring("-    newTag: v3 # the released version"))

@@ -477,9 +477,12 @@ func (j *revertJob) plan(ctx context.Context, head *object.Commit) (*Plan, strin
 	if rec := record.Latest(&j.req.Canary.Status); rec != nil && rec.Revision == j.req.BadRevision {
 		decisive = record.Decisive(rec)
 	}
-	weight := 0
+	weight, analysis := 0, record.Lines(decisive)
 	if decisive != nil {
 		weight = decisive.Weight
+		if len(analysis) == 0 {
+			analysis = []string{"no metric check or webhook in this step: " + decisive.Verdict}
+		}
 	}
 	msg, err := renderMessage(j.message, MessageData{
 		Canary:          j.req.Canary.Name,
@@ -491,7 +494,7 @@ func (j *revertJob) plan(ctx context.Context, head *object.Commit) (*Plan, strin
 		BadCommit:       bad.Hash.String(),
 		GoodCommit:      good.Hash.String(),
 		Reason:          j.req.Reason,
-		Analysis:        record.Lines(decisive),
+		Analysis:        analysis,
 		AnalysisWeight:  weight,
 		Strategy:        string(plan.Strategy),
 		RevertedCommits: plan.RevertedCommits,
