@@ -196,20 +196,20 @@ func TestStep(t *testing.T) {
 	// Each step is recorded in status.analyses, with its weight, its
 	// checks' values against their ranges and its webhooks' verdicts.
 	records := map[string][]string{
-		"a metric check fails: halting advancement":       []string{"v2: 25 Failed [request-success-rate \"\" (min 99) Failed]"},
-		"a metric check passes at 25: weight 50":          []string{"v2: 25 Passed [request-success-rate \"99.5\" (min 99) Passed]"},
-		"a pre-rollout hook fails before any traffic":     []string{"v2: 0 Failed [pre-rollout-hook (pre-rollout) Failed]"},
-		"a rollback hook answers: rolled back":            []string{"v2 Failed (rolled back revision v2: rollback requested by webhook rollback-hook): 25 Rollback [rollback-hook (rollback) Rollback]"},
-		"a rollout hook fails: one failed check":          []string{"v2: 25 Failed [rollout-hook (rollout) Failed]"},
-		"at the maximum weight: promoted, weight kept":    []string{"v2: 50 Passed"},
-		"blue/green, the last iteration: all to canary":   []string{"v2: 0 Passed"},
-		"blue/green: one more iteration":                  []string{"v2: 0 Passed"},
-		"confirm-promotion closed: WaitingPromotion":      []string{"v2: 50 Waiting [confirm-promotion-hook (confirm-promotion) Waiting]"},
-		"confirm-promotion still closed: no second event": []string{"v2: 50 Waiting [confirm-promotion-hook (confirm-promotion) Waiting]"},
-		"confirm-traffic-increase closed: weight stays":   []string{"v2: 25 Waiting [confirm-traffic-increase-hook (confirm-traffic-increase) Waiting]"},
-		"the first step, nothing to call: weight 25":      []string{"v2: 0 Passed"},
-		"the threshold reached: decided again at once":    []string{"v2: 25 Failed [rollout-hook (rollout) Failed]"},
-		"the weight cannot be written: no event":          []string{"v2: 0 Passed"},
+		"a metric check fails: halting advancement":       {"v2: 25 Failed [request-success-rate \"\" (min 99) Failed]"},
+		"a metric check passes at 25: weight 50":          {"v2: 25 Passed [request-success-rate \"99.5\" (min 99) Passed]"},
+		"a pre-rollout hook fails before any traffic":     {"v2: 0 Failed [pre-rollout-hook (pre-rollout) Failed]"},
+		"a rollback hook answers: rolled back":            {"v2 Failed (rolled back revision v2: rollback requested by webhook rollback-hook): 25 Rollback [rollback-hook (rollback) Rollback]"},
+		"a rollout hook fails: one failed check":          {"v2: 25 Failed [rollout-hook (rollout) Failed]"},
+		"at the maximum weight: promoted, weight kept":    {"v2: 50 Passed"},
+		"blue/green, the last iteration: all to canary":   {"v2: 0 Passed"},
+		"blue/green: one more iteration":                  {"v2: 0 Passed"},
+		"confirm-promotion closed: WaitingPromotion":      {"v2: 50 Waiting [confirm-promotion-hook (confirm-promotion) Waiting]"},
+		"confirm-promotion still closed: no second event": {"v2: 50 Waiting [confirm-promotion-hook (confirm-promotion) Waiting]"},
+		"confirm-traffic-increase closed: weight stays":   {"v2: 25 Waiting [confirm-traffic-increase-hook (confirm-traffic-increase) Waiting]"},
+		"the first step, nothing to call: weight 25":      {"v2: 0 Passed"},
+		"the threshold reached: decided again at once":    {"v2: 25 Failed [rollout-hook (rollout) Failed]"},
+		"the weight cannot be written: no event":          {"v2: 0 Passed"},
 	}
 	for name, tc := range cases {
 		want, ok := records[name]
