@@ -140,7 +140,8 @@ func (r *GatewayAPIRouter) Finalize(ctx context.Context, canary *v1alpha1.Canary
 }
 
 // routeSpec is the HTTPRoute serin wants: the Canary's gateways and hosts,
-// one rule sending to primary and canary with the given weights.
+// one rule sending to primary and canary with the given weights, with
+// routing's match, timeout, retries and filters (applyRuleSettings).
 func routeSpec(canary *v1alpha1.Canary, t Target, w Weights) gatewayv1.HTTPRouteSpec {
 	var parents []gatewayv1.ParentReference
 	for _, g := range canary.Spec.Routing.GatewayRefs {
@@ -166,15 +167,17 @@ func routeSpec(canary *v1alpha1.Canary, t Target, w Weights) gatewayv1.HTTPRoute
 			Weight: ptr.To(int32(weight)),
 		}}
 	}
+	rule := gatewayv1.HTTPRouteRule{
+		BackendRefs: []gatewayv1.HTTPBackendRef{
+			backend(t.PrimaryService, w.Primary),
+			backend(t.CanaryService, w.Canary),
+		},
+	}
+	applyRuleSettings(&rule, canary.Spec.Routing)
 	return gatewayv1.HTTPRouteSpec{
 		CommonRouteSpec: gatewayv1.CommonRouteSpec{ParentRefs: parents},
 		Hostnames:       hosts,
-		Rules: []gatewayv1.HTTPRouteRule{{
-			BackendRefs: []gatewayv1.HTTPBackendRef{
-				backend(t.PrimaryService, w.Primary),
-				backend(t.CanaryService, w.Canary),
-			},
-		}},
+		Rules:           []gatewayv1.HTTPRouteRule{rule},
 	}
 }
 

@@ -292,6 +292,8 @@ const (
 
 // CanaryRouting selects the traffic router.
 // +kubebuilder:validation:XValidation:rule="self.provider != 'gatewayapi' || (has(self.gatewayRefs) && size(self.gatewayRefs) > 0)",message="routing.gatewayRefs must name at least one Gateway when routing.provider is gatewayapi"
+// +kubebuilder:validation:XValidation:rule="self.provider == 'gatewayapi' || !(has(self.match) || has(self.timeout) || has(self.retries) || has(self.headers) || has(self.rewrite) || has(self.corsPolicy))",message="routing.match, timeout, retries, headers, rewrite and corsPolicy configure the HTTPRoute and need routing.provider gatewayapi"
+// +kubebuilder:validation:XValidation:rule="!has(self.rewrite) || !has(self.rewrite.path) || self.rewrite.path.type != 'ReplacePrefixMatch' || !has(self.match) || (size(self.match) == 1 && has(self.match[0].path) && self.match[0].path.type == 'PathPrefix')",message="routing.rewrite.path of type ReplacePrefixMatch needs exactly one routing.match, with a path of type PathPrefix (or no routing.match: all paths, prefix /)"
 type CanaryRouting struct {
 	// Provider is kubernetes (blue/green) or gatewayapi (weighted HTTPRoute).
 	// +kubebuilder:default=kubernetes
@@ -313,6 +315,41 @@ type CanaryRouting struct {
 	// metrics. Defaults to the agent's --data-plane.
 	// +optional
 	DataPlane DataPlane `json:"dataPlane,omitempty"`
+
+	// Match selects the requests the generated HTTPRoute sends to the
+	// primary and canary (a request matching any entry); none means all
+	// requests. With gatewayapi only.
+	// +kubebuilder:validation:MaxItems=8
+	// +optional
+	Match []HTTPRouteMatch `json:"match,omitempty"`
+
+	// Timeout is the HTTPRoute's request timeout (timeouts.request), a
+	// Gateway API Duration such as 15s or 1m30s. With gatewayapi only.
+	// +kubebuilder:validation:Pattern=`^([0-9]{1,5}(h|m|s|ms)){1,4}$`
+	// +optional
+	Timeout string `json:"timeout,omitempty"`
+
+	// Retries is the HTTPRoute's retry policy. Gateway API has it in its
+	// experimental channel only: with the standard channel's HTTPRoute CRD
+	// the API server drops it. With gatewayapi only.
+	// +optional
+	Retries *HTTPRouteRetry `json:"retries,omitempty"`
+
+	// Headers changes request and response headers (the HTTPRoute's
+	// RequestHeaderModifier and ResponseHeaderModifier filters). With
+	// gatewayapi only.
+	// +optional
+	Headers *HTTPHeaderModifiers `json:"headers,omitempty"`
+
+	// Rewrite changes the host and path the backends see (the HTTPRoute's
+	// URLRewrite filter). With gatewayapi only.
+	// +optional
+	Rewrite *HTTPURLRewrite `json:"rewrite,omitempty"`
+
+	// CorsPolicy makes the gateway answer CORS requests (the HTTPRoute's
+	// CORS filter). With gatewayapi only.
+	// +optional
+	CorsPolicy *HTTPCORSFilter `json:"corsPolicy,omitempty"`
 }
 
 // DataPlane names the proxy or mesh whose metrics the built-in checks

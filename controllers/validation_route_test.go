@@ -1,0 +1,152 @@
+/*
+Copyright 2026 The serin authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package controllers
+
+import (
+	"context"
+	"testing"
+
+	. "github.com/onsi/gomega"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
+	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
+
+	"github.com/serin-dev/serin/api/v1alpha1"
+	"github.com/serin-dev/serin/internal/testobj"
+	"github.com/serin-dev/serin/routing"
+)
+
+// everyRouteSetting is a gatewayapi routing with every setting of the
+// HTTPRoute's rule.
+func everyRouteSetting() v1alpha1.CanaryRouting {
+	return v1alpha1.CanaryRouting{
+		Provider:    v1alpha1.GatewayAPIRouting,
+		GatewayRefs: []v1alpha1.GatewayReference{{Name: "public"}},
+		Match: []v1alpha1.HTTPRouteMatch{{
+			Path:        &v1alpha1.HTTPPathMatch{Type: "PathPrefix", Value: "/api"},
+			Headers:     []v1alpha1.HTTPHeaderMatch{{Name: "x-canary", Value: "insider"}},
+			QueryParams: []v1alpha1.HTTPQueryParamMatch{{Type: "RegularExpression", Name: "v", Value: "^2"}},
+			Method:      "GET",
+		}},
+		Timeout: "1m30s",
+		Retries: &v1alpha1.HTTPRouteRetry{Codes: []int32{503}, Attempts: ptr.To(int32(2)), Backoff: "100ms"},
+		Headers: &v1alpha1.HTTPHeaderModifiers{
+			Request:  &v1alpha1.HTTPHeaderFilter{Set: []v1alpha1.HTTPHeader{{Name: "x-env", Value: "prod"}}, Remove: []string{"x-debug"}},
+			Response: &v1alpha1.HTTPHeaderFilter{Add: []v1alpha1.HTTPHeader{{Name: "x-served-by", Value: "serin"}}},
+		},
+		Rewrite: &v1alpha1.HTTPURLRewrite{Hostname: "podinfo.internal",
+			Path: &v1alpha1.HTTPPathModifier{Type: "ReplacePrefixMatch", ReplacePrefixMatch: ptr.To("/")}},
+		CorsPolicy: &v1alpha1.HTTPCORSFilter{AllowOrigins: []string{"https://example.com"}, AllowMethods: []string{"GET", "POST"}},
+	}
+}
+
+// The HTTPRoute's settings are admitted with gatewayapi and refused with a
+// message that says what to fix.
+func TestValidation_RouteSettings(t *testing.T) {
+	ns := newNamespace(t)
+	routingWith := func(edit func(*v1alpha1.CanaryRouting)) v1alpha1.CanaryRouting {
+		r := everyRouteSetting()
+		edit(&r)
+		return r
+	}
+	canary := func(name string, r v1alpha1.CanaryRouting) *v1alpha1.Canary {
+		return testobj.MakeCanary(name, ns).Routing(r).Analysis(v1alpha1.CanaryAnalysis{StepWeight: 10}).Obj()
+	}
+	tests := map[string]struct {
+		canary  *v1alpha1.Canary
+		wantErr string
+	}{
+		"every setting": {canary: canary("ok-all", everyRouteSetting())},
+		"a full-path rewrite with any match": {canary: canary("ok-full", routingWith(func(r *v1alpha1.CanaryRouting) {
+			r.Match = append(r.Match, v1alpha1.HTTPRouteMatch{Path: &v1alpha1.HTTPPathMatch{Type: "Exact", Value: "/healthz"}})
+			r.Rewrite.Path = &v1alpha1.HTTPPathModifier{Type: "ReplaceFullPath", ReplaceFullPath: ptr.To("/")}
+		}))},
+		"settings with kubernetes": {
+			canary: testobj.MakeCanary("r1", ns).Routing(v1alpha1.CanaryRouting{Provider: v1alpha1.KubernetesRouting, Timeout: "10s"}).
+				Analysis(v1alpha1.CanaryAnalysis{Iterations: 2}).Obj(),
+			wantErr: "routing.match, timeout, retries, headers, rewrite and corsPolicy configure the HTTPRoute and need routing.provider gatewayapi",
+		},
+		"a prefix rewrite with an exact match": {
+			canary:  canary("r2", routingWith(func(r *v1alpha1.CanaryRouting) { r.Match[0].Path.Type = "Exact" })),
+			wantErr: "routing.rewrite.path of type ReplacePrefixMatch needs exactly one routing.match, with a path of type PathPrefix",
+		},
+		"a rewrite without its path": {
+			canary:  canary("r3", routingWith(func(r *v1alpha1.CanaryRouting) { r.Rewrite.Path.ReplacePrefixMatch = nil })),
+			wantErr: "rewrite.path needs replaceFullPath with type ReplaceFullPath, or replacePrefixMatch with type ReplacePrefixMatch",
+		},
+		"a timeout that is not a Gateway API duration": {
+			canary:  canary("r4", routingWith(func(r *v1alpha1.CanaryRouting) { r.Timeout = "1.5s" })),
+			wantErr: "spec.routing.timeout in body should match",
+		},
+		"'*' alongside other methods": {
+			canary:  canary("r6", routingWith(func(r *v1alpha1.CanaryRouting) { r.CorsPolicy.AllowMethods = []string{"GET", "*"} })),
+			wantErr: "corsPolicy.allowMethods cannot have '*' alongside other methods",
+		},
+		"a relative path": {
+			canary:  canary("r7", routingWith(func(r *v1alpha1.CanaryRouting) { r.Match[0].Path.Value = "api" })),
+			wantErr: "match.path.value must be an absolute path",
+		},
+		"a header matched twice": {
+			canary: canary("r8", routingWith(func(r *v1alpha1.CanaryRouting) {
+				r.Match[0].Headers = append(r.Match[0].Headers, r.Match[0].Headers[0])
+			})),
+			wantErr: "Duplicate value",
+		},
+		"a retry code out of range": {
+			canary:  canary("r5", routingWith(func(r *v1alpha1.CanaryRouting) { r.Retries.Codes = []int32{302} })),
+			wantErr: "spec.routing.retries.codes[0]: Invalid value: 302",
+		},
+	}
+	for name, tt := range tests {
+		t.Run(name, func(t *testing.T) { expectAdmission(t, tt.canary, tt.wantErr) })
+	}
+}
+
+// Gateway API's own HTTPRoute CRD (the standard channel, as the testbed
+// installs it) admits the route serin generates with every setting, and
+// its weights are found; the standard channel has no retry, so the API
+// server drops it.
+func TestValidation_RouteSettingsOnTheHTTPRoute(t *testing.T) {
+	ns := newNamespace(t)
+	g := NewWithT(t)
+	ctx := context.Background()
+	c := testobj.MakeCanary("podinfo", ns).Routing(everyRouteSetting()).Analysis(v1alpha1.CanaryAnalysis{StepWeight: 10}).Obj()
+	g.Expect(k8s.Create(ctx, c)).To(Succeed())
+	target := routing.Target{ApexService: "podinfo", PrimaryService: "podinfo-primary", CanaryService: "podinfo-canary", Port: 9898}
+	router := &routing.GatewayAPIRouter{Client: k8s, FieldOwner: "serin"}
+	g.Expect(router.Reconcile(ctx, c, target)).To(Succeed())
+	g.Expect(router.SetRoutes(ctx, c, target, routing.Canary(20))).To(Succeed())
+
+	routes, err := router.GetRoutes(ctx, c, target)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(routes.Found).To(BeTrue())
+	g.Expect(routes.Weights).To(Equal(routing.Canary(20)))
+
+	route := &gatewayv1.HTTPRoute{}
+	g.Expect(k8s.Get(ctx, types.NamespacedName{Namespace: ns, Name: "podinfo"}, route)).To(Succeed())
+	g.Expect(route.Spec.Rules).To(HaveLen(1))
+	rule := route.Spec.Rules[0]
+	g.Expect(rule.Matches).To(HaveLen(1))
+	g.Expect(*rule.Timeouts.Request).To(Equal(gatewayv1.Duration("1m30s")))
+	var filters []gatewayv1.HTTPRouteFilterType
+	for _, f := range rule.Filters {
+		filters = append(filters, f.Type)
+	}
+	g.Expect(filters).To(Equal([]gatewayv1.HTTPRouteFilterType{gatewayv1.HTTPRouteFilterRequestHeaderModifier,
+		gatewayv1.HTTPRouteFilterResponseHeaderModifier, gatewayv1.HTTPRouteFilterURLRewrite, gatewayv1.HTTPRouteFilterCORS}))
+	g.Expect(rule.Retry).To(BeNil(), "the standard channel's HTTPRoute has no retry")
+}
