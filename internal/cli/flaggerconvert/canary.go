@@ -169,27 +169,19 @@ func (m *flaggerMetadata) convert() *v1alpha1.CustomMetadata {
 }
 
 // dropServiceMeshSettings reports the spec.service fields that configure a
-// service mesh, or the generated Services in ways serin does not.
+// service mesh, or the generated Services in ways serin does not. The
+// HTTPRoute's settings are routing's (routeSettings).
 func (c canaryConverter) dropServiceMeshSettings() {
 	s := c.in.Spec.Service
-	const (
-		routeSetting = "of the generated route is not supported: serin's HTTPRoute sets weights only"
-	)
 	unsupported := []struct {
 		field  string
 		isSet  bool
 		reason string
 	}{
 		{"appProtocol", s.AppProtocol != "", "serin's generated Services set no appProtocol"},
-		{"timeout", s.Timeout != "", "the request timeout " + routeSetting},
 		{"gateways", len(s.Gateways) > 0, "Istio gateways are not supported: serin attaches its HTTPRoute to the Gateways of service.gatewayRefs"},
 		{"delegation", s.Delegation, "Istio VirtualService delegation is not supported"},
 		{"trafficPolicy", present(s.TrafficPolicy), "Istio DestinationRule traffic policies are not supported"},
-		{"match", present(s.Match), "the URI match " + routeSetting},
-		{"rewrite", present(s.Rewrite), "the URI rewrite " + routeSetting},
-		{"retries", present(s.Retries), "the retry policy " + routeSetting},
-		{"headers", present(s.Headers), "header manipulation " + routeSetting},
-		{"corsPolicy", present(s.CorsPolicy), "the CORS policy " + routeSetting},
 		{"meshName", s.MeshName != "", "App Mesh is not supported"},
 		{"backends", len(s.Backends) > 0, "App Mesh is not supported"},
 	}

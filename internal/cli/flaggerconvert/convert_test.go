@@ -53,9 +53,8 @@ func TestEverythingIsAccountedFor(t *testing.T) {
 	wantDropped := []string{
 		"spec.service.loadBalancer",
 		"spec.autoscalerRef.primaryScalerQueries", "spec.autoscalerRef.primaryScalerReplicas",
-		"spec.service.appProtocol", "spec.service.timeout", "spec.service.gateways", "spec.service.delegation",
-		"spec.service.trafficPolicy", "spec.service.match", "spec.service.rewrite", "spec.service.retries",
-		"spec.service.headers", "spec.service.corsPolicy", "spec.service.meshName", "spec.service.backends",
+		"spec.service.appProtocol", "spec.service.gateways", "spec.service.delegation",
+		"spec.service.trafficPolicy", "spec.service.meshName", "spec.service.backends",
 		"spec.metricsServer", "spec.ingressRef", "spec.routeRef", "spec.upstreamRef",
 		"spec.canaryAnalysis",
 		"spec.analysis.stepWeight",
@@ -65,6 +64,7 @@ func TestEverythingIsAccountedFor(t *testing.T) {
 		"spec.analysis.metrics[2].query",
 		"spec.analysis.webhooks[0].muteAlert", "spec.analysis.webhooks[2].type",
 		"spec.service.gatewayRefs[0].port", "spec.service.gatewayRefs[1]",
+		"spec.service.retries.perTryTimeout",
 		"spec.provider",
 	}
 	var gotDropped []string
@@ -106,6 +106,13 @@ func everythingSpec() v1alpha1.CanarySpec {
 			Provider:    v1alpha1.GatewayAPIRouting,
 			GatewayRefs: []v1alpha1.GatewayReference{{Name: "public", Namespace: "gateways", SectionName: "https"}},
 			Hosts:       []string{"app.example.com"},
+			Match:       []v1alpha1.HTTPRouteMatch{{Path: &v1alpha1.HTTPPathMatch{Type: "PathPrefix", Value: "/api"}}},
+			Timeout:     "30s",
+			Retries:     &v1alpha1.HTTPRouteRetry{Attempts: ptr.To[int32](3)},
+			Headers: &v1alpha1.HTTPHeaderModifiers{Request: &v1alpha1.HTTPHeaderFilter{
+				Add: []v1alpha1.HTTPHeader{{Name: "x-canary", Value: "true"}}}},
+			Rewrite:    &v1alpha1.HTTPURLRewrite{Path: &v1alpha1.HTTPPathModifier{Type: "ReplaceFullPath", ReplaceFullPath: ptr.To("/")}},
+			CorsPolicy: &v1alpha1.HTTPCORSFilter{AllowOrigins: []string{"https://example.com"}},
 		},
 		Analysis: &v1alpha1.CanaryAnalysis{
 			Interval:            duration(45 * time.Second),
@@ -272,11 +279,7 @@ func TestConvert(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			var gotDropped []string
-			for _, d := range result.Dropped {
-				gotDropped = append(gotDropped, d.Field)
-			}
-			if diff := cmp.Diff(tc.wantDropped, gotDropped); diff != "" {
+			if diff := cmp.Diff(tc.wantDropped, droppedFields(result)); diff != "" {
 				t.Errorf("dropped fields differ (-want +got):\n%s\n%v", diff, result.Dropped)
 			}
 			if tc.wantKinds != nil {
@@ -339,6 +342,15 @@ func canaryYAML(specLines ...string) string {
 		out += "  " + line + "\n"
 	}
 	return out
+}
+
+// droppedFields are the fields of the report, in its order.
+func droppedFields(result *Result) []string {
+	var fields []string
+	for _, d := range result.Dropped {
+		fields = append(fields, d.Field)
+	}
+	return fields
 }
 
 func kubernetes() v1alpha1.CanaryRouting {
@@ -460,11 +472,7 @@ func TestConvertMetricTemplate(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			var gotDropped []string
-			for _, d := range result.Dropped {
-				gotDropped = append(gotDropped, d.Field)
-			}
-			if diff := cmp.Diff(tc.wantDropped, gotDropped); diff != "" {
+			if diff := cmp.Diff(tc.wantDropped, droppedFields(result)); diff != "" {
 				t.Errorf("dropped fields differ (-want +got):\n%s", diff)
 			}
 			if tc.wantSpec == nil {

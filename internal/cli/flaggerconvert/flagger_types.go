@@ -82,11 +82,11 @@ type flaggerService struct {
 	Hosts         []string                 `json:"hosts,omitempty"`
 	Delegation    bool                     `json:"delegation,omitempty"`
 	TrafficPolicy json.RawMessage          `json:"trafficPolicy,omitempty"`
-	Match         json.RawMessage          `json:"match,omitempty"`
-	Rewrite       json.RawMessage          `json:"rewrite,omitempty"`
-	Retries       json.RawMessage          `json:"retries,omitempty"`
-	Headers       json.RawMessage          `json:"headers,omitempty"`
-	CorsPolicy    json.RawMessage          `json:"corsPolicy,omitempty"`
+	Match         []flaggerMatchRequest    `json:"match,omitempty"`
+	Rewrite       *flaggerRewrite          `json:"rewrite,omitempty"`
+	Retries       *flaggerRetry            `json:"retries,omitempty"`
+	Headers       *flaggerHeaders          `json:"headers,omitempty"`
+	CorsPolicy    *flaggerCorsPolicy       `json:"corsPolicy,omitempty"`
 	MeshName      string                   `json:"meshName,omitempty"`
 	Backends      []string                 `json:"backends,omitempty"`
 	Apex          *flaggerMetadata         `json:"apex,omitempty"`
@@ -99,6 +99,72 @@ type flaggerService struct {
 type flaggerMetadata struct {
 	Labels      map[string]string `json:"labels,omitempty"`
 	Annotations map[string]string `json:"annotations,omitempty"`
+}
+
+// flaggerMatchRequest is Istio's HTTPMatchRequest, which Flagger's
+// gatewayapi router maps to an HTTPRouteMatch: uri, method, headers and
+// queryParams; it ignores the rest.
+type flaggerMatchRequest struct {
+	Name            string                        `json:"name,omitempty"`
+	URI             *flaggerStringMatch           `json:"uri,omitempty"`
+	Scheme          json.RawMessage               `json:"scheme,omitempty"`
+	Method          *flaggerStringMatch           `json:"method,omitempty"`
+	Authority       json.RawMessage               `json:"authority,omitempty"`
+	Headers         map[string]flaggerStringMatch `json:"headers,omitempty"`
+	Port            json.RawMessage               `json:"port,omitempty"`
+	SourceLabels    json.RawMessage               `json:"sourceLabels,omitempty"`
+	Gateways        json.RawMessage               `json:"gateways,omitempty"`
+	QueryParams     map[string]flaggerStringMatch `json:"queryParams,omitempty"`
+	IgnoreURICase   json.RawMessage               `json:"ignoreUriCase,omitempty"`
+	WithoutHeaders  json.RawMessage               `json:"withoutHeaders,omitempty"`
+	SourceNamespace json.RawMessage               `json:"sourceNamespace,omitempty"`
+}
+
+// flaggerStringMatch is Istio's StringMatch: one of its fields is set.
+type flaggerStringMatch struct {
+	Exact  string `json:"exact,omitempty"`
+	Prefix string `json:"prefix,omitempty"`
+	Suffix string `json:"suffix,omitempty"`
+	Regex  string `json:"regex,omitempty"`
+}
+
+// flaggerRewrite is Flagger's HTTPRewrite: uri replaces the full path, or
+// with type ReplacePrefixMatch the matched prefix; authority the host.
+type flaggerRewrite struct {
+	URI       string `json:"uri,omitempty"`
+	Authority string `json:"authority,omitempty"`
+	Type      string `json:"type,omitempty"`
+}
+
+// flaggerRetry is Istio's HTTPRetry.
+type flaggerRetry struct {
+	Attempts      int    `json:"attempts"`
+	PerTryTimeout string `json:"perTryTimeout,omitempty"`
+	RetryOn       string `json:"retryOn,omitempty"`
+}
+
+// flaggerHeaders is Istio's Headers: operations on request and response
+// headers.
+type flaggerHeaders struct {
+	Request  *flaggerHeaderOperations `json:"request,omitempty"`
+	Response *flaggerHeaderOperations `json:"response,omitempty"`
+}
+
+type flaggerHeaderOperations struct {
+	Set    map[string]string `json:"set,omitempty"`
+	Add    map[string]string `json:"add,omitempty"`
+	Remove []string          `json:"remove,omitempty"`
+}
+
+// flaggerCorsPolicy is Istio's CorsPolicy.
+type flaggerCorsPolicy struct {
+	AllowOrigin      []string             `json:"allowOrigin,omitempty"`
+	AllowOrigins     []flaggerStringMatch `json:"allowOrigins,omitempty"`
+	AllowMethods     []string             `json:"allowMethods,omitempty"`
+	AllowHeaders     []string             `json:"allowHeaders,omitempty"`
+	ExposeHeaders    []string             `json:"exposeHeaders,omitempty"`
+	MaxAge           string               `json:"maxAge,omitempty"`
+	AllowCredentials bool                 `json:"allowCredentials,omitempty"`
 }
 
 // flaggerParentReference is a Gateway API ParentReference.

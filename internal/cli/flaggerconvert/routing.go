@@ -26,7 +26,8 @@ import (
 // gatewayAPIGroup is the group of the Gateways an HTTPRoute attaches to.
 const gatewayAPIGroup = "gateway.networking.k8s.io"
 
-// routing maps spec.provider and the Gateway API settings. serin's
+// routing maps spec.provider and the Gateway API settings, the HTTPRoute's
+// rule's too (routeSettings). serin's
 // gatewayapi routing shifts weights and its kubernetes routing is blue/green,
 // so the analysis decides as much as the provider: a blue/green analysis runs
 // with kubernetes, and weights without a Gateway become iterations.
@@ -43,13 +44,16 @@ func (c canaryConverter) routing(provider v1alpha1.RoutingProvider, in *flaggerA
 	}
 	if provider == v1alpha1.KubernetesRouting {
 		c.dropGatewaySettings()
+		c.dropRouteSettings()
 		return v1alpha1.CanaryRouting{Provider: provider}
 	}
-	return v1alpha1.CanaryRouting{
+	routing := v1alpha1.CanaryRouting{
 		Provider:    provider,
 		GatewayRefs: c.gatewayRefs(),
 		Hosts:       c.in.Spec.Service.Hosts,
 	}
+	c.routeSettings(&routing)
+	return routing
 }
 
 // routingProvider maps spec.provider; anything serin cannot route with

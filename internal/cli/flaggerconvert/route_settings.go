@@ -1,0 +1,259 @@
+/*
+Copyright 2026 The serin authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package flaggerconvert
+
+import (
+	"fmt"
+	"maps"
+	"regexp"
+	"slices"
+	"time"
+
+	"k8s.io/utils/ptr"
+
+	"github.com/serin-dev/serin/api/v1alpha1"
+)
+
+// gatewayAPIDuration is Gateway API's Duration (GEP-2257), the pattern of
+// routing.timeout and routing.retries.backoff.
+var gatewayAPIDuration = regexp.MustCompile(`^([0-9]{1,5}(h|m|s|ms)){1,4}$`)
+
+// httpMethods are the methods a Gateway API match or CORS policy names.
+var httpMethods = []string{"GET", "HEAD", "POST", "PUT", "DELETE", "CONNECT", "OPTIONS", "TRACE", "PATCH"}
+
+// routeSettings maps the spec.service settings that Flagger's gatewayapi
+// router puts on the HTTPRoute's rule to routing's: match, timeout,
+// headers, rewrite and corsPolicy as Flagger maps them, and retries, which
+// Flagger's gatewayapi router ignores, to Gateway API's retry.
+func (c canaryConverter) routeSettings(out *v1alpha1.CanaryRouting) {
+	s := c.in.Spec.Service
+	out.Match = c.routeMatches(s.Match)
+	if s.Timeout != "" {
+		if gatewayAPIDuration.MatchString(s.Timeout) {
+			out.Timeout = s.Timeout
+		} else {
+			c.report.drop("spec.service.timeout", "%q is not a Gateway API duration, such as 30s or 1m30s", s.Timeout)
+		}
+	}
+	out.Retries = c.routeRetries(s.Retries)
+	out.Headers = routeHeaders(s.Headers)
+	out.Rewrite = routeRewrite(s.Rewrite)
+	out.CorsPolicy = c.routeCORS(s.CorsPolicy)
+}
+
+// dropRouteSettings reports the HTTPRoute's settings when there is no
+// HTTPRoute: with routing.provider kubernetes.
+func (c canaryConverter) dropRouteSettings() {
+	s := c.in.Spec.Service
+	set := []struct {
+		field string
+		isSet bool
+	}{
+		{"timeout", s.Timeout != ""},
+		{"match", len(s.Match) > 0},
+		{"rewrite", s.Rewrite != nil},
+		{"retries", s.Retries != nil},
+		{"headers", s.Headers != nil},
+		{"corsPolicy", s.CorsPolicy != nil},
+	}
+	for _, f := range set {
+		if f.isSet {
+			c.report.drop("spec.service."+f.field, "a setting of the HTTPRoute: used only with routing.provider gatewayapi")
+		}
+	}
+}
+
+// routeMatches maps Istio's match requests as Flagger's gatewayapi router
+// does: uri to path, method, headers and queryParams; a condition Gateway
+// API cannot express is reported and left out, which widens the match.
+func (c canaryConverter) routeMatches(in []flaggerMatchRequest) []v1alpha1.HTTPRouteMatch {
+	var out []v1alpha1.HTTPRouteMatch
+	for i, m := range in {
+		field := fmt.Sprintf("spec.service.match[%d]", i)
+		c.dropIstioMatchFields(field, m)
+		var match v1alpha1.HTTPRouteMatch
+		if m.URI != nil {
+			if kind, value, ok := c.stringMatch(field+".uri", *m.URI, true); ok {
+				match.Path = &v1alpha1.HTTPPathMatch{Type: kind, Value: value}
+			}
+		}
+		if m.Method != nil {
+			match.Method = c.methodMatch(field+".method", *m.Method)
+		}
+		for _, name := range slices.Sorted(maps.Keys(m.Headers)) {
+			if kind, value, ok := c.stringMatch(field+".headers."+name, m.Headers[name], false); ok {
+				match.Headers = append(match.Headers, v1alpha1.HTTPHeaderMatch{Type: kind, Name: name, Value: value})
+			}
+		}
+		for _, name := range slices.Sorted(maps.Keys(m.QueryParams)) {
+			if kind, value, ok := c.stringMatch(field+".queryParams."+name, m.QueryParams[name], false); ok {
+				match.QueryParams = append(match.QueryParams, v1alpha1.HTTPQueryParamMatch{Type: kind, Name: name, Value: value})
+			}
+		}
+		// Flagger leaves out a match with no condition it can map.
+		if match.Path != nil || match.Method != "" || len(match.Headers) > 0 || len(match.QueryParams) > 0 {
+			out = append(out, match)
+		}
+	}
+	return out
+}
+
+// dropIstioMatchFields reports the conditions of Istio's match request
+// that Gateway API has not, and Flagger's gatewayapi router ignores.
+func (c canaryConverter) dropIstioMatchFields(field string, m flaggerMatchRequest) {
+	istioOnly := []struct {
+		name  string
+		isSet bool
+	}{
+		{"name", m.Name != ""},
+		{"scheme", present(m.Scheme)},
+		{"authority", present(m.Authority)},
+		{"port", present(m.Port)},
+		{"sourceLabels", present(m.SourceLabels)},
+		{"gateways", present(m.Gateways)},
+		{"ignoreUriCase", present(m.IgnoreURICase)},
+		{"withoutHeaders", present(m.WithoutHeaders)},
+		{"sourceNamespace", present(m.SourceNamespace)},
+	}
+	for _, f := range istioOnly {
+		if f.isSet {
+			c.report.drop(field+"."+f.name, "Istio only: a Gateway API match has no %s, and Flagger's gatewayapi router ignores it", f.name)
+		}
+	}
+}
+
+// stringMatch maps an Istio StringMatch to a Gateway API match type and
+// value: exact, regex, and prefix for a path. Suffix matches, and prefix
+// matches of headers and query parameters, are reported.
+func (c canaryConverter) stringMatch(field string, m flaggerStringMatch, path bool) (kind, value string, ok bool) {
+	switch {
+	case m.Exact != "":
+		return "Exact", m.Exact, true
+	case m.Regex != "":
+		return "RegularExpression", m.Regex, true
+	case m.Prefix != "" && path:
+		return "PathPrefix", m.Prefix, true
+	case m.Prefix != "":
+		c.report.drop(field, "Gateway API matches headers and query parameters exactly or by regular expression, not by prefix: "+
+			"the condition was left out, so the match is wider")
+	case m.Suffix != "":
+		c.report.drop(field, "Gateway API has no suffix match: the condition was left out, so the match is wider")
+	}
+	return "", "", false
+}
+
+func (c canaryConverter) methodMatch(field string, m flaggerStringMatch) string {
+	if m.Exact != "" && slices.Contains(httpMethods, m.Exact) {
+		return m.Exact
+	}
+	c.report.drop(field, "Gateway API matches one method exactly, one of %v: the condition was left out, so the match is wider", httpMethods)
+	return ""
+}
+
+// routeRetries maps attempts; Istio's per-try timeout and retry conditions
+// have no Gateway API counterpart.
+func (c canaryConverter) routeRetries(in *flaggerRetry) *v1alpha1.HTTPRouteRetry {
+	if in == nil {
+		return nil
+	}
+	if in.PerTryTimeout != "" {
+		c.report.drop("spec.service.retries.perTryTimeout", "Gateway API's retry has no per-try timeout")
+	}
+	if in.RetryOn != "" {
+		c.report.drop("spec.service.retries.retryOn", "Gateway API retries on the status codes of routing.retries.codes, "+
+			"not on Istio's retryOn conditions: without codes, the gateway's own choice")
+	}
+	if in.Attempts < 1 {
+		return nil
+	}
+	return &v1alpha1.HTTPRouteRetry{Attempts: ptr.To(int32(in.Attempts))}
+}
+
+func routeHeaders(in *flaggerHeaders) *v1alpha1.HTTPHeaderModifiers {
+	if in == nil || (in.Request == nil && in.Response == nil) {
+		return nil
+	}
+	return &v1alpha1.HTTPHeaderModifiers{Request: headerFilter(in.Request), Response: headerFilter(in.Response)}
+}
+
+// headerFilter lists the headers to set and add by name, as Flagger does.
+func headerFilter(in *flaggerHeaderOperations) *v1alpha1.HTTPHeaderFilter {
+	if in == nil {
+		return nil
+	}
+	headers := func(m map[string]string) []v1alpha1.HTTPHeader {
+		var out []v1alpha1.HTTPHeader
+		for _, name := range slices.Sorted(maps.Keys(m)) {
+			out = append(out, v1alpha1.HTTPHeader{Name: name, Value: m[name]})
+		}
+		return out
+	}
+	return &v1alpha1.HTTPHeaderFilter{Set: headers(in.Set), Add: headers(in.Add), Remove: in.Remove}
+}
+
+// routeRewrite: uri replaces the full path, or with type
+// ReplacePrefixMatch the matched prefix; authority the host.
+func routeRewrite(in *flaggerRewrite) *v1alpha1.HTTPURLRewrite {
+	if in == nil || (in.URI == "" && in.Authority == "") {
+		return nil
+	}
+	out := &v1alpha1.HTTPURLRewrite{Hostname: in.Authority}
+	switch {
+	case in.URI != "" && in.Type == "ReplacePrefixMatch":
+		out.Path = &v1alpha1.HTTPPathModifier{Type: in.Type, ReplacePrefixMatch: ptr.To(in.URI)}
+	case in.URI != "":
+		out.Path = &v1alpha1.HTTPPathModifier{Type: "ReplaceFullPath", ReplaceFullPath: ptr.To(in.URI)}
+	}
+	return out
+}
+
+// routeCORS maps Istio's CORS policy: allowOrigin, and the exact ones of
+// allowOrigins, which Flagger's gatewayapi router ignores; maxAge in
+// seconds.
+func (c canaryConverter) routeCORS(in *flaggerCorsPolicy) *v1alpha1.HTTPCORSFilter {
+	if in == nil {
+		return nil
+	}
+	out := &v1alpha1.HTTPCORSFilter{AllowOrigins: in.AllowOrigin, AllowHeaders: in.AllowHeaders, ExposeHeaders: in.ExposeHeaders}
+	for i, o := range in.AllowOrigins {
+		if o.Exact == "" {
+			c.report.drop(fmt.Sprintf("spec.service.corsPolicy.allowOrigins[%d]", i),
+				"Gateway API allows origins by name (wildcards such as https://*.example.com), not by prefix, suffix or regular expression")
+			continue
+		}
+		out.AllowOrigins = append(out.AllowOrigins, o.Exact)
+	}
+	for _, m := range in.AllowMethods {
+		if m != "*" && !slices.Contains(httpMethods, m) {
+			c.report.drop("spec.service.corsPolicy.allowMethods", "%q is not one of %v or *: left out", m, httpMethods)
+			continue
+		}
+		out.AllowMethods = append(out.AllowMethods, m)
+	}
+	if in.AllowCredentials {
+		out.AllowCredentials = ptr.To(true)
+	}
+	if in.MaxAge != "" {
+		d, err := time.ParseDuration(in.MaxAge)
+		if err == nil && d >= time.Second {
+			out.MaxAge = int32(d / time.Second)
+		} else {
+			c.report.drop("spec.service.corsPolicy.maxAge", "%q is not a duration of at least 1s: Gateway API's default, 5s, applies", in.MaxAge)
+		}
+	}
+	return out
+}
