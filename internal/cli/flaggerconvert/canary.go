@@ -179,7 +179,7 @@ func (c canaryConverter) dropServiceMeshSettings() {
 		reason string
 	}{
 		{"appProtocol", s.AppProtocol != "", "serin's generated Services set no appProtocol"},
-		{"gateways", len(s.Gateways) > 0, "Istio gateways are not supported: serin attaches its HTTPRoute to the Gateways of service.gatewayRefs"},
+		{"gateways", len(s.Gateways) > 0, "Istio gateways are not supported: serin attaches its HTTPRoute to the Gateways of routing.gatewayRefs"},
 		{"delegation", s.Delegation, "Istio VirtualService delegation is not supported"},
 		{"trafficPolicy", present(s.TrafficPolicy), "Istio DestinationRule traffic policies are not supported"},
 		{"meshName", s.MeshName != "", "App Mesh is not supported"},
