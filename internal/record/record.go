@@ -133,21 +133,22 @@ func end(rec *v1alpha1.AnalysisRecord, phase v1alpha1.CanaryPhase, at time.Time,
 	rec.Message = Truncate(msg)
 }
 
-// keep bounds a step's entries to MaxStepEntries, in order, dropping the
-// last of those that passed first; dropped counts them.
+// keep bounds a step's entries to MaxStepEntries, in order: the last of
+// those that passed go first, then, if failed entries alone are too many,
+// the last of those; dropped counts them.
 func keep[T any](entries []T, passed func(T) bool) (kept []T, dropped int) {
 	dropped = len(entries) - v1alpha1.MaxStepEntries
 	if dropped <= 0 {
 		return entries, 0
 	}
 	drop := make([]bool, len(entries))
-	for i, n := len(entries)-1, dropped; i >= 0 && n > 0; i-- {
-		if passed(entries[i]) {
-			drop[i], n = true, n-1
+	n := dropped
+	for _, onlyPassed := range []bool{true, false} {
+		for i := len(entries) - 1; i >= 0 && n > 0; i-- {
+			if !drop[i] && (!onlyPassed || passed(entries[i])) {
+				drop[i], n = true, n-1
+			}
 		}
-	}
-	for i := len(entries) - 1; i >= 0 && countTrue(drop) < dropped; i-- {
-		drop[i] = true // more failed entries than the bound: the last go
 	}
 	for i, e := range entries {
 		if !drop[i] {
@@ -155,15 +156,6 @@ func keep[T any](entries []T, passed func(T) bool) (kept []T, dropped int) {
 		}
 	}
 	return kept, dropped
-}
-
-func countTrue(bs []bool) (n int) {
-	for _, b := range bs {
-		if b {
-			n++
-		}
-	}
-	return n
 }
 
 // trim keeps the last n steps of a record, counting those dropped.
