@@ -17,6 +17,7 @@ limitations under the License.
 package controllers
 
 import (
+	"slices"
 	"sync"
 	"time"
 
@@ -40,6 +41,10 @@ type canaryMetrics struct {
 
 	mu      sync.Mutex
 	started map[string]time.Time
+	// checks holds, per Canary, the check names that have a value
+	// series, so that a step replaces its own series without scanning
+	// every Canary's.
+	checks map[string][]string
 }
 
 var (
@@ -79,6 +84,7 @@ func newCanaryMetrics() *canaryMetrics {
 				Help: "Value of a Canary's metric check at its last analysis step (the metric label is the check's name); a check that got no value has no series.",
 			}, append(labels, "metric")),
 			started: map[string]time.Time{},
+			checks:  map[string][]string{},
 		}
 		ctrlmetrics.Registry.MustRegister(m.status, m.weight, m.duration, m.total, m.stepLag, m.value)
 		sharedMetrics = m
@@ -130,21 +136,37 @@ func (m *canaryMetrics) endRollout(obj *v1alpha1.Canary, now time.Time, succeede
 // previous step's: a check removed from the spec, or that got no value,
 // has no series.
 func (m *canaryMetrics) setValues(obj *v1alpha1.Canary, checks []v1alpha1.CheckResult) {
-	m.value.DeletePartialMatch(prometheus.Labels{"name": obj.Name, "namespace": obj.Namespace})
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var names []string
 	for _, c := range checks {
 		if v, ok := record.ParseValue(c.Value); ok {
 			m.value.WithLabelValues(obj.Name, obj.Namespace, c.Name).Set(v)
+			names = append(names, c.Name)
 		}
 	}
+	for _, old := range m.checks[key(obj)] {
+		if !slices.Contains(names, old) {
+			m.value.DeleteLabelValues(obj.Name, obj.Namespace, old)
+		}
+	}
+	if len(names) == 0 {
+		delete(m.checks, key(obj))
+		return
+	}
+	m.checks[key(obj)] = names
 }
 
 // forget drops the series of a deleted Canary.
 func (m *canaryMetrics) forget(obj *v1alpha1.Canary) {
 	m.status.DeleteLabelValues(obj.Name, obj.Namespace)
 	m.weight.DeleteLabelValues(obj.Name, obj.Namespace)
-	m.value.DeletePartialMatch(prometheus.Labels{"name": obj.Name, "namespace": obj.Namespace})
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	for _, name := range m.checks[key(obj)] {
+		m.value.DeleteLabelValues(obj.Name, obj.Namespace, name)
+	}
+	delete(m.checks, key(obj))
 	delete(m.started, key(obj))
 }
 

@@ -20,6 +20,7 @@ import (
 	"bufio"
 	"context"
 	"fmt"
+	"io"
 	"math"
 	"net/http"
 	"os"
@@ -55,6 +56,11 @@ import (
 //	make bench                              # 100, 500 and 2,000 canaries
 //	SERIN_BENCH_CANARIES=100,500 make bench # a quicker table
 //	SERIN_BENCH_FLAGGER=false make bench    # serin only
+//	SERIN_BENCH_PROFILE=/tmp/prof make bench # CPU profiles of the agent and kube-apiserver
+//
+// For serin it also prints what kube-apiserver's own metrics say of the
+// window (a line starting with "apiserver"): a status patch's latency,
+// etcd's update latency and the size of a Canary watch event.
 func BenchmarkScale(b *testing.B) {
 	sizes := []int{100, 500, 2000}
 	if v := os.Getenv("SERIN_BENCH_CANARIES"); v != "" {
@@ -206,7 +212,25 @@ func scaleRun(ctx context.Context, c contender, n int) (scaleResult, error) {
 	}
 	cpuBefore := procCPU(c.pid())
 	busyBefore, totalBefore := machineCPU()
+	var (
+		profiled  func()
+		apiBefore metricsText
+	)
+	if c.name == "serin" {
+		profiled = profileWindow(fmt.Sprintf("scale-%d", n), window/2)
+		if apiBefore, err = apiserverMetrics(); err != nil {
+			return res, err
+		}
+	}
 	time.Sleep(window)
+	if c.name == "serin" {
+		profiled()
+		apiAfter, err := apiserverMetrics()
+		if err != nil {
+			return res, err
+		}
+		apiserverCost(n, apiBefore, apiAfter)
+	}
 	reqAfter, err := c.requests()
 	if err != nil {
 		return res, err
@@ -302,8 +326,13 @@ func scrape(url string) (metricsText, error) {
 		return nil, err
 	}
 	defer resp.Body.Close()
+	return parseMetrics(resp.Body)
+}
+
+// parseMetrics reads the Prometheus text format.
+func parseMetrics(r io.Reader) (metricsText, error) {
 	out := metricsText{}
-	sc := bufio.NewScanner(resp.Body)
+	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 1<<20), 1<<20)
 	for sc.Scan() {
 		line := sc.Text()
@@ -325,6 +354,26 @@ func (m metricsText) sumLabel(name, label string) float64 {
 	for series, v := range m {
 		base, _, _ := strings.Cut(series, "{")
 		if base == name && strings.Contains(series, label) {
+			total += v
+		}
+	}
+	return total
+}
+
+// sumLabels adds the values of the series of a metric that carry every one
+// of the comma-separated label matchers, in any order.
+func (m metricsText) sumLabels(name, matchers string) float64 {
+	total := 0.0
+	for series, v := range m {
+		base, labels, _ := strings.Cut(series, "{")
+		if base != name {
+			continue
+		}
+		all := true
+		for _, l := range strings.Split(matchers, ",") {
+			all = all && strings.Contains(labels, l)
+		}
+		if all {
 			total += v
 		}
 	}

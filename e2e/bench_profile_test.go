@@ -1,0 +1,138 @@
+/*
+Copyright 2026 The serin authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package e2e
+
+import (
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"k8s.io/client-go/rest"
+)
+
+// profileWindow captures CPU profiles of the agent and of kube-apiserver
+// over d, into SERIN_BENCH_PROFILE (a directory) named by prefix, when that
+// variable is set: where a step's time goes, on both sides of the write.
+// Read them with `go tool pprof -top DIR/PREFIX-agent.pprof`. It returns a
+// function that waits for the profiles.
+func profileWindow(prefix string, d time.Duration) func() {
+	dir := os.Getenv("SERIN_BENCH_PROFILE")
+	if dir == "" {
+		return func() {}
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		fmt.Println("  profile:", err)
+		return func() {}
+	}
+	secs := fmt.Sprintf("%d", int(d.Seconds()))
+	var wg sync.WaitGroup
+	save := func(name string, get func() (io.ReadCloser, error)) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			body, err := get()
+			if err != nil {
+				fmt.Printf("  profile %s: %v\n", name, err)
+				return
+			}
+			defer body.Close()
+			path := filepath.Join(dir, prefix+"-"+name+".pprof")
+			f, err := os.Create(path)
+			if err != nil {
+				fmt.Printf("  profile %s: %v\n", name, err)
+				return
+			}
+			defer f.Close()
+			if _, err := io.Copy(f, body); err != nil {
+				fmt.Printf("  profile %s: %v\n", name, err)
+				return
+			}
+			fmt.Printf("  profile %s: %s\n", name, path)
+		}()
+	}
+	save("agent", func() (io.ReadCloser, error) {
+		url := strings.TrimSuffix(agent.MetricsURL, "/metrics") + "/debug/pprof/profile?seconds=" + secs
+		resp, err := http.Get(url)
+		if err != nil {
+			return nil, err
+		}
+		if resp.StatusCode != http.StatusOK {
+			resp.Body.Close()
+			return nil, fmt.Errorf("%s: %s", url, resp.Status)
+		}
+		return resp.Body, nil
+	})
+	save("apiserver", func() (io.ReadCloser, error) {
+		cfg := rest.CopyConfig(env.Config)
+		cfg.Timeout = d + time.Minute
+		hc, err := rest.HTTPClientFor(cfg)
+		if err != nil {
+			return nil, err
+		}
+		resp, err := hc.Get(strings.TrimSuffix(cfg.Host, "/") + "/debug/pprof/profile?seconds=" + secs)
+		if err != nil {
+			return nil, err
+		}
+		if resp.StatusCode != http.StatusOK {
+			resp.Body.Close()
+			return nil, fmt.Errorf("kube-apiserver pprof: %s", resp.Status)
+		}
+		return resp.Body, nil
+	})
+	return wg.Wait
+}
+
+// apiserverMetrics scrapes kube-apiserver's own metrics.
+func apiserverMetrics() (metricsText, error) {
+	cfg := rest.CopyConfig(env.Config)
+	hc, err := rest.HTTPClientFor(cfg)
+	if err != nil {
+		return nil, err
+	}
+	resp, err := hc.Get(strings.TrimSuffix(cfg.Host, "/") + "/metrics")
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return nil, fmt.Errorf("kube-apiserver metrics: %s", resp.Status)
+	}
+	return parseMetrics(resp.Body)
+}
+
+// apiserverCost prints where the API server spent a Canary status patch
+// between two scrapes of its metrics: the request's latency, its wait in
+// API Priority and Fairness, etcd's update latency and the size of a
+// Canary watch event.
+func apiserverCost(n int, before, after metricsText) {
+	avg := func(name, sel string, scale float64) float64 {
+		c := after.sumLabels(name+"_count", sel) - before.sumLabels(name+"_count", sel)
+		return scale * (after.sumLabels(name+"_sum", sel) - before.sumLabels(name+"_sum", sel)) / max(c, 1)
+	}
+	fmt.Printf("apiserver canaries=%d status_patch_avg_ms=%.1f status_patches=%.0f apf_wait_avg_ms=%.1f etcd_update_avg_ms=%.1f canary_watch_event_avg_bytes=%.0f\n", n,
+		avg("apiserver_request_duration_seconds", `resource="canaries",subresource="status",verb="PATCH"`, 1000),
+		after.sumLabels("apiserver_request_duration_seconds_count", `resource="canaries",subresource="status",verb="PATCH"`)-
+			before.sumLabels("apiserver_request_duration_seconds_count", `resource="canaries",subresource="status",verb="PATCH"`),
+		avg("apiserver_flowcontrol_request_wait_duration_seconds", `execute="true"`, 1000),
+		avg("etcd_request_duration_seconds", `operation="update"`, 1000),
+		avg("apiserver_watch_events_sizes", `resource="canaries"`, 1))
+}
