@@ -113,7 +113,10 @@ func (r *CanaryReconciler) revertTarget(ctx context.Context, obj *v1alpha1.Canar
 	if target.Spec.Replicas == nil || *target.Spec.Replicas == 0 {
 		return false, r.scaleTarget(ctx, obj, replicas)
 	}
-	if h := workload.DeploymentHealth(target); !h.Ready {
+	// The target takes the primary's place as the canary's copy did during
+	// an analysis: ready at spec.analysis.canaryReadyThreshold, as Flagger's
+	// finalizer judges it.
+	if h := workload.DeploymentHealth(target, obj.GetCanaryReadyThreshold()); !h.Ready {
 		ctrl.LoggerFrom(ctx).Info("canary deleted: waiting for the target before removing the primary", "message", h.Message)
 		return false, nil
 	}

@@ -68,7 +68,7 @@ func (r *CanaryReconciler) observe(ctx context.Context, obj *v1alpha1.Canary) (r
 	}
 	obs.Target.TrackedConfigs = tracked
 	obs.Target.SpecHash = workload.SpecHash(&target.Spec.Template, tracked)
-	obs.Target.Health = workload.DeploymentHealth(target)
+	obs.Target.Health = workload.DeploymentHealth(target, obj.GetCanaryReadyThreshold())
 	obs.Target.Revision = obj.Status.LastAttemptedRevision
 	if obs.Target.SpecHash != obj.Status.LastAppliedSpec {
 		// A new revision: ask the Flux object that applied it which source
@@ -115,7 +115,7 @@ func (r *CanaryReconciler) observePrimary(ctx context.Context, obj *v1alpha1.Can
 	obs.Primary = rollout.Primary{
 		Exists:   true,
 		SpecHash: primary.Annotations[specHashAnnotation],
-		Health:   workload.DeploymentHealth(primary),
+		Health:   workload.DeploymentHealth(primary, obj.GetPrimaryReadyThreshold()),
 	}
 	return primary, nil
 }

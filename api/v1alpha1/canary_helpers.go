@@ -57,6 +57,24 @@ func (in *Canary) GetThreshold() int {
 	return DefaultThreshold
 }
 
+// GetPrimaryReadyThreshold returns the percentage of the primary's updated
+// replicas that must be available for it to count as ready.
+func (in *Canary) GetPrimaryReadyThreshold() int {
+	if a := in.Spec.Analysis; a != nil && a.PrimaryReadyThreshold != nil {
+		return *a.PrimaryReadyThreshold
+	}
+	return DefaultReadyThreshold
+}
+
+// GetCanaryReadyThreshold returns the percentage of the canary's updated
+// replicas that must be available for it to count as ready.
+func (in *Canary) GetCanaryReadyThreshold() int {
+	if a := in.Spec.Analysis; a != nil && a.CanaryReadyThreshold != nil {
+		return *a.CanaryReadyThreshold
+	}
+	return DefaultReadyThreshold
+}
+
 // GetMaxWeight returns the canary weight at which the analysis ends.
 func (in *Canary) GetMaxWeight() int {
 	a := in.Spec.Analysis

@@ -69,9 +69,20 @@ func TestGetters_Defaults(t *testing.T) {
 	if c.GetPrimaryName() != "podinfo-primary" || c.GetCanaryServiceName() != "podinfo-canary" || c.GetServiceName() != "podinfo" {
 		t.Error("generated names do not follow Flagger's")
 	}
+	if p, c := c.GetPrimaryReadyThreshold(), c.GetCanaryReadyThreshold(); p != 100 || c != 100 {
+		t.Errorf("ready thresholds = %d (primary), %d (canary), want 100 without spec.analysis", p, c)
+	}
 	c.Spec.Analysis = &CanaryAnalysis{Interval: &metav1.Duration{Duration: 10 * time.Second}}
 	if got := c.GetAnalysisInterval(); got != 10*time.Second {
 		t.Errorf("interval = %s, want 10s", got)
+	}
+	if p, c := c.GetPrimaryReadyThreshold(), c.GetCanaryReadyThreshold(); p != 100 || c != 100 {
+		t.Errorf("ready thresholds = %d (primary), %d (canary), want 100 when unset", p, c)
+	}
+	primary, canary := 50, 1
+	c.Spec.Analysis.PrimaryReadyThreshold, c.Spec.Analysis.CanaryReadyThreshold = &primary, &canary
+	if p, c := c.GetPrimaryReadyThreshold(), c.GetCanaryReadyThreshold(); p != 50 || c != 1 {
+		t.Errorf("ready thresholds = %d (primary), %d (canary), want 50 and 1 as set", p, c)
 	}
 }
 

@@ -48,6 +48,11 @@ const (
 	DefaultThreshold               = 5
 	DefaultMaxWeight               = 50
 	DefaultStepWeight              = 10
+	// DefaultReadyThreshold is the percentage of a Deployment's updated
+	// replicas that must be available for it to count as ready, on either
+	// side, unless analysis.primaryReadyThreshold or canaryReadyThreshold
+	// says otherwise.
+	DefaultReadyThreshold = 100
 )
 
 // Bounds the API server enforces on a Canary (the validation markers
@@ -73,6 +78,7 @@ const (
 // +kubebuilder:validation:XValidation:rule="self.targetRef.kind != 'Service' || (has(self.routing) && has(self.routing.provider) && self.routing.provider == 'gatewayapi')",message="a Service target needs routing.provider gatewayapi: the kubernetes router switches the apex Service, which is the target itself"
 // +kubebuilder:validation:XValidation:rule="!has(self.analysis) || !has(self.analysis.iterations) || self.analysis.iterations == 0 || !has(self.routing) || !has(self.routing.provider) || self.routing.provider == 'kubernetes'",message="analysis.iterations is for blue/green (routing.provider: kubernetes); with gatewayapi use analysis.stepWeight or analysis.stepWeights"
 // +kubebuilder:validation:XValidation:rule="(has(self.routing) && has(self.routing.provider) && self.routing.provider != 'kubernetes') || !has(self.analysis) || ((!has(self.analysis.stepWeight) || self.analysis.stepWeight == 0) && !has(self.analysis.stepWeights))",message="routing.provider kubernetes switches all traffic at once: use analysis.iterations instead of analysis.stepWeight or analysis.stepWeights"
+// +kubebuilder:validation:XValidation:rule="self.targetRef.kind != 'Service' || !has(self.analysis) || (!has(self.analysis.primaryReadyThreshold) && !has(self.analysis.canaryReadyThreshold))",message="analysis.primaryReadyThreshold and analysis.canaryReadyThreshold count a Deployment's replicas: a Service target has none (serin judges it by its ready endpoints), remove them"
 type CanarySpec struct {
 	// TargetRef is the Deployment or Service this Canary rolls out. Every
 	// change to its pod template (or, for a Service, its spec) is a new
@@ -446,6 +452,40 @@ type CanaryAnalysis struct {
 	// +kubebuilder:validation:Maximum=1000
 	// +optional
 	Iterations int `json:"iterations,omitempty"`
+
+	// PrimaryReadyThreshold is the percentage of the primary Deployment's
+	// updated replicas that must be available for the primary to count as
+	// ready, from 1 to 100; defaults to 100 (every replica). It applies
+	// wherever serin waits for the primary: at initialization, before the
+	// target's pods go; in the promotion's verification (the primary runs
+	// the promoted template on enough available replicas within
+	// progressDeadlineSeconds, or the promotion halts); before traffic goes
+	// back to it; and when it is restored after a halt. The count is
+	// rounded up and never below one replica; every replica must still run
+	// the current template, with no old one pending termination. 0 is
+	// refused: serin never sends traffic to a side without a ready pod, so
+	// no threshold can make a Deployment with no available replica ready.
+	// Deployment targets only (a Service target is judged by its ready
+	// endpoints; the API server refuses the field there).
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=100
+	// +optional
+	PrimaryReadyThreshold *int `json:"primaryReadyThreshold,omitempty"`
+
+	// CanaryReadyThreshold is the percentage of the canary (target)
+	// Deployment's updated replicas that must be available for the canary
+	// to count as ready, from 1 to 100; defaults to 100 (every replica). It
+	// gates the analysis: no step runs, and no traffic shifts, until the
+	// canary is ready, and a canary not ready within progressDeadlineSeconds
+	// is rolled back; it also gates the target taking over when the Canary
+	// is deleted with revertOnDeletion. Rounded up, never below one
+	// replica, with every replica on the current template, as
+	// primaryReadyThreshold. 0 is refused for the same reason: a side
+	// without a ready pod never receives traffic. Deployment targets only.
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=100
+	// +optional
+	CanaryReadyThreshold *int `json:"canaryReadyThreshold,omitempty"`
 
 	// Metrics are the checks run at every step.
 	// +optional

@@ -151,6 +151,16 @@ func (in *CanaryAnalysis) DeepCopyInto(out *CanaryAnalysis) {
 		*out = make([]int, len(*in))
 		copy(*out, *in)
 	}
+	if in.PrimaryReadyThreshold != nil {
+		in, out := &in.PrimaryReadyThreshold, &out.PrimaryReadyThreshold
+		*out = new(int)
+		**out = **in
+	}
+	if in.CanaryReadyThreshold != nil {
+		in, out := &in.CanaryReadyThreshold, &out.CanaryReadyThreshold
+		*out = new(int)
+		**out = **in
+	}
 	if in.Metrics != nil {
 		in, out := &in.Metrics, &out.Metrics
 		*out = make([]CanaryMetric, len(*in))

@@ -39,14 +39,20 @@ type Health struct {
 	Serving int32
 }
 
-// DeploymentHealth judges a Deployment from its status.
-func DeploymentHealth(d *appsv1.Deployment) Health {
-	h := deploymentHealth(d)
+// DeploymentHealth judges a Deployment from its status. readyThreshold is
+// the percentage of its updated replicas that must be available (the
+// Canary's primaryReadyThreshold or canaryReadyThreshold, 100 by default):
+// every desired replica must still run the current template, with no old
+// one left, but only that share of them needs to be available. The count
+// is rounded up and, for a Deployment with replicas, never below one: a
+// Deployment with no available pod is never ready, whatever the threshold.
+func DeploymentHealth(d *appsv1.Deployment, readyThreshold int) Health {
+	h := deploymentHealth(d, readyThreshold)
 	h.Serving = d.Status.ReadyReplicas
 	return h
 }
 
-func deploymentHealth(d *appsv1.Deployment) Health {
+func deploymentHealth(d *appsv1.Deployment, readyThreshold int) Health {
 	if d.Generation > d.Status.ObservedGeneration {
 		return Health{Message: fmt.Sprintf("deployment %s: waiting for the deployment controller to observe generation %d", d.Name, d.Generation)}
 	}
@@ -63,15 +69,36 @@ func deploymentHealth(d *appsv1.Deployment) Health {
 		}
 	}
 	s := d.Status
-	switch {
+	threshold := ""
+	if readyThreshold < 100 {
+		threshold = fmt.Sprintf(" (readyThreshold %d%%)", readyThreshold)
+	}
+	switch needed := AvailableNeeded(s.UpdatedReplicas, readyThreshold); {
 	case s.UpdatedReplicas < desired:
 		return Health{Message: fmt.Sprintf("deployment %s: %d of %d replicas updated", d.Name, s.UpdatedReplicas, desired)}
 	case s.Replicas > s.UpdatedReplicas:
 		return Health{Message: fmt.Sprintf("deployment %s: %d old replicas pending termination", d.Name, s.Replicas-s.UpdatedReplicas)}
-	case s.AvailableReplicas < s.UpdatedReplicas:
-		return Health{Message: fmt.Sprintf("deployment %s: %d of %d updated replicas available", d.Name, s.AvailableReplicas, s.UpdatedReplicas)}
+	case s.AvailableReplicas < needed && needed < s.UpdatedReplicas:
+		return Health{Message: fmt.Sprintf("deployment %s: %d of %d updated replicas available, %d needed%s",
+			d.Name, s.AvailableReplicas, s.UpdatedReplicas, needed, threshold)}
+	case s.AvailableReplicas < needed:
+		return Health{Message: fmt.Sprintf("deployment %s: %d of %d updated replicas available%s", d.Name, s.AvailableReplicas, s.UpdatedReplicas, threshold)}
 	}
-	return Health{Ready: true, Message: fmt.Sprintf("deployment %s: %d of %d replicas available", d.Name, s.AvailableReplicas, desired)}
+	return Health{Ready: true, Message: fmt.Sprintf("deployment %s: %d of %d replicas available%s", d.Name, s.AvailableReplicas, desired, threshold)}
+}
+
+// AvailableNeeded is how many of updated replicas must be available at
+// readyThreshold percent: rounded up, at least one when there are any, and
+// all of them at 100 or more.
+func AvailableNeeded(updated int32, readyThreshold int) int32 {
+	if updated <= 0 {
+		return 0
+	}
+	if readyThreshold >= 100 {
+		return updated
+	}
+	needed := (int64(updated)*int64(readyThreshold) + 99) / 100
+	return int32(max(needed, 1))
 }
 
 // MayLoseAllReadyPods reports whether rolling the Deployment to a new

@@ -155,8 +155,10 @@ func TestDeploymentHealth(t *testing.T) {
 		return d
 	}
 	tests := map[string]struct {
-		d    *appsv1.Deployment
-		want Health
+		d *appsv1.Deployment
+		// threshold is the readyThreshold; 0 stands for the default, 100.
+		threshold int
+		want      Health
 	}{
 		"ready": {
 			d:    base(func(*appsv1.Deployment) {}),
@@ -192,13 +194,126 @@ func TestDeploymentHealth(t *testing.T) {
 			}),
 			want: Health{Failed: true, Message: "deployment p cannot create pods: exceeded quota"},
 		},
+		"100%: one of two unavailable is not ready": {
+			d:         base(func(d *appsv1.Deployment) { d.Status.AvailableReplicas, d.Status.ReadyReplicas = 1, 1 }),
+			threshold: 100,
+			want:      Health{Serving: 1, Message: "deployment p: 1 of 2 updated replicas available"},
+		},
+		"50%: half of four available is ready": {
+			d:         base(quarters(2)),
+			threshold: 50,
+			want:      Health{Ready: true, Serving: 2, Message: "deployment p: 2 of 4 replicas available (readyThreshold 50%)"},
+		},
+		"50%: one of four is not": {
+			d:         base(quarters(1)),
+			threshold: 50,
+			want:      Health{Serving: 1, Message: "deployment p: 1 of 4 updated replicas available, 2 needed (readyThreshold 50%)"},
+		},
+		"50% of three rounds up to two": {
+			d: base(func(d *appsv1.Deployment) {
+				d.Spec.Replicas = ptr.To[int32](3)
+				d.Status.Replicas, d.Status.UpdatedReplicas, d.Status.AvailableReplicas, d.Status.ReadyReplicas = 3, 3, 1, 1
+			}),
+			threshold: 50,
+			want:      Health{Serving: 1, Message: "deployment p: 1 of 3 updated replicas available, 2 needed (readyThreshold 50%)"},
+		},
+		"90% of four rounds up to all four": {
+			d:         base(quarters(3)),
+			threshold: 90,
+			want:      Health{Serving: 3, Message: "deployment p: 3 of 4 updated replicas available (readyThreshold 90%)"},
+		},
+		"1%: one of four available is ready": {
+			d:         base(quarters(1)),
+			threshold: 1,
+			want:      Health{Ready: true, Serving: 1, Message: "deployment p: 1 of 4 replicas available (readyThreshold 1%)"},
+		},
+		"1%: no available replica is never ready": {
+			d:         base(quarters(0)),
+			threshold: 1,
+			want:      Health{Message: "deployment p: 0 of 4 updated replicas available, 1 needed (readyThreshold 1%)"},
+		},
+		"1%: every replica must still be updated": {
+			d: base(func(d *appsv1.Deployment) {
+				quarters(3)(d)
+				d.Status.UpdatedReplicas = 3
+			}),
+			threshold: 1,
+			want:      Health{Serving: 3, Message: "deployment p: 3 of 4 replicas updated"},
+		},
+		"1%: old replicas must be gone": {
+			d: base(func(d *appsv1.Deployment) {
+				quarters(3)(d)
+				d.Status.Replicas = 5
+			}),
+			threshold: 1,
+			want:      Health{Serving: 3, Message: "deployment p: 1 old replicas pending termination"},
+		},
+		"1%: a failed deployment stays failed": {
+			d: base(func(d *appsv1.Deployment) {
+				quarters(3)(d)
+				d.Status.Conditions = []appsv1.DeploymentCondition{{Type: appsv1.DeploymentProgressing, Status: corev1.ConditionFalse,
+					Reason: "ProgressDeadlineExceeded", Message: "timed out"}}
+			}),
+			threshold: 1,
+			want:      Health{Failed: true, Serving: 3, Message: "deployment p exceeded its progress deadline: timed out"},
+		},
+		"50% of zero replicas: ready as at 100%": {
+			d: base(func(d *appsv1.Deployment) {
+				d.Spec.Replicas = ptr.To[int32](0)
+				d.Status.Replicas, d.Status.UpdatedReplicas, d.Status.AvailableReplicas = 0, 0, 0
+			}),
+			threshold: 50,
+			want:      Health{Ready: true, Message: "deployment p: 0 of 0 replicas available (readyThreshold 50%)"},
+		},
 	}
 	for name, tt := range tests {
 		t.Run(name, func(t *testing.T) {
-			if diff := cmp.Diff(tt.want, DeploymentHealth(tt.d)); diff != "" {
+			threshold := tt.threshold
+			if threshold == 0 {
+				threshold = 100
+			}
+			if diff := cmp.Diff(tt.want, DeploymentHealth(tt.d, threshold)); diff != "" {
 				t.Errorf("health (-want +got):\n%s", diff)
 			}
 		})
+	}
+}
+
+// quarters makes a Deployment of four replicas, all updated, available of
+// them ready and available.
+func quarters(available int32) func(*appsv1.Deployment) {
+	return func(d *appsv1.Deployment) {
+		d.Spec.Replicas = ptr.To[int32](4)
+		d.Status.Replicas, d.Status.UpdatedReplicas = 4, 4
+		d.Status.AvailableReplicas, d.Status.ReadyReplicas = available, available
+	}
+}
+
+func TestAvailableNeeded(t *testing.T) {
+	tests := []struct {
+		updated   int32
+		threshold int
+		want      int32
+	}{
+		{updated: 4, threshold: 100, want: 4},
+		{updated: 4, threshold: 50, want: 2},
+		{updated: 4, threshold: 51, want: 3},
+		{updated: 4, threshold: 25, want: 1},
+		{updated: 4, threshold: 1, want: 1},
+		{updated: 3, threshold: 50, want: 2},
+		{updated: 3, threshold: 34, want: 2},
+		{updated: 3, threshold: 33, want: 1},
+		{updated: 1, threshold: 1, want: 1},
+		{updated: 1, threshold: 99, want: 1},
+		{updated: 200, threshold: 1, want: 2},
+		{updated: 10, threshold: 0, want: 1},
+		{updated: 0, threshold: 50, want: 0},
+		{updated: 0, threshold: 100, want: 0},
+	}
+	for _, tt := range tests {
+		if got := AvailableNeeded(tt.updated, tt.threshold); got != tt.want {
+			t.Errorf("AvailableNeeded(%d, %d%%) = %d, want %d", tt.updated, tt.threshold, got, tt.want)
+		}
 	}
 }
 
