@@ -23,6 +23,7 @@ import (
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
 
 	"github.com/serin-dev/serin/api/v1alpha1"
 )
@@ -49,6 +50,8 @@ func (c canaryConverter) analysis(in *flaggerAnalysis, path string) *v1alpha1.Ca
 	}
 	c.steps(in, path, out)
 	c.dropAnalysisExtras(in, path)
+	out.PrimaryReadyThreshold = c.readyThreshold(path+".primaryReadyThreshold", in.PrimaryReadyThreshold)
+	out.CanaryReadyThreshold = c.readyThreshold(path+".canaryReadyThreshold", in.CanaryReadyThreshold)
 	interval := v1alpha1.DefaultAnalysisInterval
 	if out.Interval != nil {
 		interval = out.Interval.Duration
@@ -108,15 +111,31 @@ func (c canaryConverter) dropAnalysisExtras(in *flaggerAnalysis, path string) {
 	if present(in.SessionAffinity) {
 		c.report.drop(path+".sessionAffinity", "session affinity is not supported")
 	}
-	if t := in.PrimaryReadyThreshold; t != nil && *t != 100 {
-		c.report.drop(path+".primaryReadyThreshold", "serin waits for every replica of the primary to be ready")
-	}
-	if t := in.CanaryReadyThreshold; t != nil && *t != 100 {
-		c.report.drop(path+".canaryReadyThreshold", "serin waits for every replica of the canary to be ready")
-	}
 	if present(in.Alerts) && string(in.Alerts) != "[]" {
 		c.report.drop(path+".alerts", "Flagger AlertProviders cannot be used: reference Flux notification Providers in spec.alerts")
 	}
+}
+
+// readyThreshold maps primaryReadyThreshold or canaryReadyThreshold, a
+// percentage of the replicas that must be available, within serin's 1 to
+// 100. Flagger ignores them for a Service target, which serin judges by its
+// ready endpoints and whose API refuses them.
+func (c canaryConverter) readyThreshold(field string, value *int) *int {
+	switch {
+	case value == nil:
+		return nil
+	case c.in.Spec.TargetRef.Kind == "Service":
+		c.report.drop(field, "a Service target has no replicas: Flagger ignores it, serin judges the Service by its ready endpoints")
+		return nil
+	case *value < 1:
+		c.report.drop(field, "%d%% is under serin's minimum of 1%%: converted to 1%%; serin never counts a Deployment "+
+			"without an available replica as ready", *value)
+		return ptr.To(1)
+	case *value > 100:
+		c.report.drop(field, "%d%% is over 100%%: converted to 100%%, every replica", *value)
+		return ptr.To(100)
+	}
+	return ptr.To(*value)
 }
 
 // duration parses a Flagger duration; an unparsable one is dropped.

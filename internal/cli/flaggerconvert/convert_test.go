@@ -59,7 +59,7 @@ func TestEverythingIsAccountedFor(t *testing.T) {
 		"spec.canaryAnalysis",
 		"spec.analysis.stepWeight",
 		"spec.analysis.match", "spec.analysis.mirror", "spec.analysis.mirrorWeight", "spec.analysis.sessionAffinity",
-		"spec.analysis.primaryReadyThreshold", "spec.analysis.canaryReadyThreshold", "spec.analysis.alerts",
+		"spec.analysis.alerts",
 		"spec.analysis.metrics[0].threshold", "spec.analysis.metrics[0].query",
 		"spec.analysis.metrics[2].query",
 		"spec.analysis.webhooks[0].muteAlert", "spec.analysis.webhooks[2].type",
@@ -115,11 +115,13 @@ func everythingSpec() v1alpha1.CanarySpec {
 			CorsPolicy: &v1alpha1.HTTPCORSFilter{AllowOrigins: []string{"https://example.com"}},
 		},
 		Analysis: &v1alpha1.CanaryAnalysis{
-			Interval:            duration(45 * time.Second),
-			Threshold:           4,
-			StepWeights:         []int{10, 30, 60},
-			MaxWeight:           60,
-			StepWeightPromotion: 20,
+			Interval:              duration(45 * time.Second),
+			Threshold:             4,
+			StepWeights:           []int{10, 30, 60},
+			MaxWeight:             60,
+			StepWeightPromotion:   20,
+			PrimaryReadyThreshold: ptr.To(50),
+			CanaryReadyThreshold:  ptr.To(80),
 			Metrics: []v1alpha1.CanaryMetric{
 				{Name: "templated", TemplateRef: &v1alpha1.TemplateReference{Name: "errors", Namespace: "monitoring"},
 					TemplateVariables: map[string]string{"route": "/api"}, Interval: duration(2 * time.Minute),
@@ -265,6 +267,25 @@ func TestConvert(t *testing.T) {
 				Metrics: []v1alpha1.CanaryMetric{{Name: "request-duration", TemplateRef: &v1alpha1.TemplateReference{Name: "latency"},
 					ThresholdRange: &v1alpha1.ThresholdRange{Max: ptr.To(500.0)}}}}),
 		},
+		"ready thresholds are kept": {
+			input:    canaryYAML("provider: kubernetes", "analysis: {iterations: 2, threshold: 2, primaryReadyThreshold: 100, canaryReadyThreshold: 1}"),
+			wantSpec: spec(kubernetes(), &v1alpha1.CanaryAnalysis{Iterations: 2, Threshold: 2, PrimaryReadyThreshold: ptr.To(100), CanaryReadyThreshold: ptr.To(1)}),
+		},
+		"ready thresholds past serin's bounds are brought within them": {
+			input:       canaryYAML("provider: kubernetes", "analysis: {iterations: 2, threshold: 2, primaryReadyThreshold: 0, canaryReadyThreshold: 150}"),
+			wantDropped: []string{"spec.analysis.primaryReadyThreshold", "spec.analysis.canaryReadyThreshold"},
+			wantSpec:    spec(kubernetes(), &v1alpha1.CanaryAnalysis{Iterations: 2, Threshold: 2, PrimaryReadyThreshold: ptr.To(1), CanaryReadyThreshold: ptr.To(100)}),
+		},
+		"ready thresholds of a Service target are left out": {
+			input: canaryYAML("provider: kubernetes", "targetRef: {apiVersion: v1, kind: Service, name: podinfo}",
+				"analysis: {iterations: 2, threshold: 2, primaryReadyThreshold: 50, canaryReadyThreshold: 50}"),
+			wantDropped: []string{"spec.analysis.primaryReadyThreshold", "spec.analysis.canaryReadyThreshold"},
+			wantSpec: func() *v1alpha1.CanarySpec {
+				s := serviceTargetSpec()
+				s.Analysis = &v1alpha1.CanaryAnalysis{Iterations: 2, Threshold: 2}
+				return s
+			}(),
+		},
 		"other objects pass through, other Flagger objects are left out": {
 			input: "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\n---\n# only a comment\n---\n" +
 				"apiVersion: flagger.app/v1alpha3\nkind: Canary\nmetadata: {name: old}\n---\n" +
@@ -304,13 +325,16 @@ func TestConvert(t *testing.T) {
 // A value past serin's bounds is reported with the bound and what it became.
 func TestConvertReportsBounds(t *testing.T) {
 	result, err := Convert([]byte(canaryYAML("provider: kubernetes", "analysis: {interval: 25h, iterations: 2, threshold: 1001, "+
-		"webhooks: [{name: slow, url: 'http://w', timeout: 60s, retries: 4}, {name: zero, url: 'http://w', timeout: 0s}]}")))
+		"primaryReadyThreshold: 0, canaryReadyThreshold: 101, webhooks: [{name: slow, url: 'http://w', timeout: 60s, retries: 4}, {name: zero, url: 'http://w', timeout: 0s}]}")))
 	if err != nil {
 		t.Fatal(err)
 	}
 	want := []Dropped{
 		{Object: "Canary apps/podinfo", Field: "spec.analysis.interval", Reason: "25h is outside serin's bounds, 1s to 24h: converted to 24h"},
 		{Object: "Canary apps/podinfo", Field: "spec.analysis.threshold", Reason: "1001 is over serin's maximum of 1000: converted to 1000"},
+		{Object: "Canary apps/podinfo", Field: "spec.analysis.primaryReadyThreshold",
+			Reason: "0% is under serin's minimum of 1%: converted to 1%; serin never counts a Deployment without an available replica as ready"},
+		{Object: "Canary apps/podinfo", Field: "spec.analysis.canaryReadyThreshold", Reason: "101% is over 100%: converted to 100%, every replica"},
 		{Object: "Canary apps/podinfo", Field: "spec.analysis.webhooks[0].timeout", Reason: "60s is over serin's bound of one webhook call, 30s: converted to 30s"},
 		{Object: "Canary apps/podinfo", Field: "spec.analysis.webhooks[0].retries", Reason: "4 is over serin's maximum of 3: converted to 3"},
 		{Object: "Canary apps/podinfo", Field: "spec.analysis.webhooks[1].timeout",
