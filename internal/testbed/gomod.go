@@ -63,3 +63,10 @@ func Version(root, key string) (string, error) {
 	}
 	return "", fmt.Errorf("%s is not set in hack/testbed/versions.env", key)
 }
+
+// ModuleSource returns the directory of a module's source at a version
+// (module@version), downloaded from the module proxy into the module cache
+// when missing, outside any module so that no go.mod changes.
+func ModuleSource(ctx context.Context, moduleAtVersion string) (string, error) {
+	return moduleDir(ctx, os.TempDir(), moduleAtVersion)
+}

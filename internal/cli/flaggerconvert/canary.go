@@ -78,6 +78,13 @@ func (c canaryConverter) convert() (v1alpha1.CanarySpec, bool) {
 	analysis, path := c.chooseAnalysis()
 	out.Analysis = c.analysis(analysis, path)
 	out.Routing = c.routing(provider, analysis, path, out.Analysis)
+	if target.Kind == "Service" && out.Routing.Provider != v1alpha1.GatewayAPIRouting {
+		// The kubernetes router switches the apex Service, which a Service
+		// target is.
+		c.report.drop("spec.targetRef", "a Service target needs routing.provider gatewayapi, with a Gateway, "+
+			"and this Canary converts to kubernetes (blue/green): the Canary was left out")
+		return v1alpha1.CanarySpec{}, false
+	}
 	out.Routing.DataPlane = c.dataPlane(out.Analysis)
 	return out, true
 }
@@ -88,10 +95,16 @@ func (c canaryConverter) targetRef() (v1alpha1.TargetReference, bool) {
 	case "Deployment", "":
 		return v1alpha1.TargetReference{APIVersion: "apps/v1", Kind: "Deployment", Name: ref.Name}, true
 	case "Service":
-		return v1alpha1.TargetReference{APIVersion: "v1", Kind: "Service", Name: ref.Name}, true
+		if ref.APIVersion == "" || ref.APIVersion == "v1" {
+			return v1alpha1.TargetReference{APIVersion: "v1", Kind: "Service", Name: ref.Name}, true
+		}
 	}
-	c.report.drop("spec.targetRef.kind", "%s is not supported: serin rolls out Deployments and Services; "+
-		"the Canary was left out", ref.Kind)
+	kind := ref.Kind
+	if ref.APIVersion != "" {
+		kind = ref.APIVersion + " " + ref.Kind
+	}
+	c.report.drop("spec.targetRef", "%s is not supported: serin rolls out Deployments (apps/v1) and Services (v1); "+
+		"the Canary was left out", kind)
 	return v1alpha1.TargetReference{}, false
 }
 

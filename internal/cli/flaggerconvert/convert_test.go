@@ -183,19 +183,40 @@ func TestConvert(t *testing.T) {
 			wantDropped: []string{"spec.provider"},
 			wantSpec:    spec(kubernetes(), &v1alpha1.CanaryAnalysis{Iterations: 2, Threshold: 2}),
 		},
+		// Without a Gateway to attach to, the API server would refuse the
+		// Canary: it becomes blue/green, its weights iterations.
 		"gatewayapi without Gateways": {
 			input:       canaryYAML("provider: gatewayapi:v1", "analysis: {stepWeight: 10, maxWeight: 20, threshold: 2}"),
-			wantDropped: []string{"spec.service.gatewayRefs"},
-			wantSpec:    spec(v1alpha1.CanaryRouting{Provider: v1alpha1.GatewayAPIRouting}, &v1alpha1.CanaryAnalysis{StepWeight: 10, MaxWeight: 20, Threshold: 2}),
+			wantDropped: []string{"spec.service.gatewayRefs", "spec.provider", "spec.analysis.stepWeight"},
+			wantSpec:    spec(kubernetes(), &v1alpha1.CanaryAnalysis{Iterations: 2, Threshold: 2}),
+		},
+		"gatewayapi with a mesh's Service parent (GAMMA) only": {
+			input: canaryYAML("provider: gatewayapi:v1", "service: {port: 9898, hosts: [app.example], gatewayRefs: [{name: podinfo, kind: Service, group: core}]}",
+				"analysis: {stepWeight: 10, maxWeight: 20, threshold: 2}"),
+			wantDropped: []string{"spec.service.gatewayRefs[0]", "spec.provider", "spec.analysis.stepWeight", "spec.service.hosts"},
+			wantSpec:    spec(kubernetes(), &v1alpha1.CanaryAnalysis{Iterations: 2, Threshold: 2}),
 		},
 		"Service target": {
-			input:     canaryYAML("provider: kubernetes", "targetRef: {apiVersion: v1, kind: Service, name: podinfo}"),
+			input: canaryYAML("provider: gatewayapi:v1", "targetRef: {apiVersion: v1, kind: Service, name: podinfo}",
+				"service: {port: 9898, gatewayRefs: [{name: public}]}"),
 			wantSpec:  serviceTargetSpec(),
 			wantKinds: []string{"Canary"},
 		},
+		// The kubernetes router switches the apex Service, which a Service
+		// target is: the API server would refuse it.
+		"Service target without a Gateway is left out": {
+			input:       canaryYAML("provider: kubernetes", "targetRef: {apiVersion: v1, kind: Service, name: podinfo}"),
+			wantDropped: []string{"spec.targetRef"},
+			wantKinds:   []string{},
+		},
 		"DaemonSet target is left out": {
 			input:       canaryYAML("provider: kubernetes", "targetRef: {apiVersion: apps/v1, kind: DaemonSet, name: podinfo}"),
-			wantDropped: []string{"spec.targetRef.kind"},
+			wantDropped: []string{"spec.targetRef"},
+			wantKinds:   []string{},
+		},
+		"Knative Service target is left out": {
+			input:       canaryYAML("provider: knative", "targetRef: {apiVersion: serving.knative.dev/v1, kind: Service, name: podinfo}"),
+			wantDropped: []string{"spec.targetRef"},
 			wantKinds:   []string{},
 		},
 		"invalid durations are dropped": {
@@ -277,12 +298,13 @@ func TestConvert(t *testing.T) {
 			wantSpec:    spec(kubernetes(), &v1alpha1.CanaryAnalysis{Iterations: 2, Threshold: 2, PrimaryReadyThreshold: ptr.To(1), CanaryReadyThreshold: ptr.To(100)}),
 		},
 		"ready thresholds of a Service target are left out": {
-			input: canaryYAML("provider: kubernetes", "targetRef: {apiVersion: v1, kind: Service, name: podinfo}",
-				"analysis: {iterations: 2, threshold: 2, primaryReadyThreshold: 50, canaryReadyThreshold: 50}"),
+			input: canaryYAML("provider: gatewayapi:v1", "targetRef: {apiVersion: v1, kind: Service, name: podinfo}",
+				"service: {port: 9898, gatewayRefs: [{name: public}]}",
+				"analysis: {stepWeight: 10, maxWeight: 20, threshold: 2, primaryReadyThreshold: 50, canaryReadyThreshold: 50}"),
 			wantDropped: []string{"spec.analysis.primaryReadyThreshold", "spec.analysis.canaryReadyThreshold"},
 			wantSpec: func() *v1alpha1.CanarySpec {
 				s := serviceTargetSpec()
-				s.Analysis = &v1alpha1.CanaryAnalysis{Iterations: 2, Threshold: 2}
+				s.Analysis = &v1alpha1.CanaryAnalysis{StepWeight: 10, MaxWeight: 20, Threshold: 2}
 				return s
 			}(),
 		},
@@ -396,7 +418,7 @@ func spec(routing v1alpha1.CanaryRouting, analysis *v1alpha1.CanaryAnalysis) *v1
 }
 
 func serviceTargetSpec() *v1alpha1.CanarySpec {
-	s := spec(kubernetes(), nil)
+	s := spec(gatewayAPI("public"), nil)
 	s.TargetRef = v1alpha1.TargetReference{APIVersion: "v1", Kind: "Service", Name: "podinfo"}
 	return s
 }

@@ -34,22 +34,33 @@ const gatewayAPIGroup = "gateway.networking.k8s.io"
 func (c canaryConverter) routing(provider v1alpha1.RoutingProvider, in *flaggerAnalysis, path string,
 	out *v1alpha1.CanaryAnalysis) v1alpha1.CanaryRouting {
 	blueGreen := in != nil && in.Iterations > 0
+	var gateways []v1alpha1.GatewayReference
+	gatewaysReported := false
 	switch {
 	case provider == v1alpha1.GatewayAPIRouting && blueGreen:
 		c.report.drop("spec.provider", "blue/green (analysis.iterations) runs with routing.provider kubernetes "+
 			"in serin, which switches the apex Service: the HTTPRoute that Flagger generated is not managed")
 		provider = v1alpha1.KubernetesRouting
-	case provider == v1alpha1.KubernetesRouting && out != nil && (out.StepWeight > 0 || len(out.StepWeights) > 0):
-		c.weightsToIterations(path, out)
+	case provider == v1alpha1.GatewayAPIRouting:
+		if gateways, gatewaysReported = c.gatewayRefs(), true; len(gateways) == 0 {
+			// A Canary that attaches to no Gateway (a mesh's Service
+			// parent, GAMMA) would be refused by the API server.
+			c.report.drop("spec.provider", "gatewayapi without a Gateway serin can attach to: "+
+				"converted to kubernetes (blue/green)")
+			provider = v1alpha1.KubernetesRouting
+		}
 	}
 	if provider == v1alpha1.KubernetesRouting {
-		c.dropGatewaySettings()
+		if out != nil && (out.StepWeight > 0 || len(out.StepWeights) > 0) {
+			c.weightsToIterations(path, out)
+		}
+		c.dropGatewaySettings(!gatewaysReported)
 		c.dropRouteSettings()
 		return v1alpha1.CanaryRouting{Provider: provider}
 	}
 	routing := v1alpha1.CanaryRouting{
 		Provider:    provider,
-		GatewayRefs: c.gatewayRefs(),
+		GatewayRefs: gateways,
 		Hosts:       c.in.Spec.Service.Hosts,
 	}
 	c.routeSettings(&routing)
@@ -93,9 +104,12 @@ func (c canaryConverter) weightsToIterations(path string, out *v1alpha1.CanaryAn
 	out.StepWeight, out.StepWeights, out.MaxWeight, out.StepWeightPromotion = 0, nil, 0, 0
 }
 
-func (c canaryConverter) dropGatewaySettings() {
+// dropGatewaySettings reports the settings of a Gateway that kubernetes
+// routing has no use for; refs tells whether to report the gatewayRefs
+// too (not when each was reported already).
+func (c canaryConverter) dropGatewaySettings(refs bool) {
 	service := c.in.Spec.Service
-	if len(service.GatewayRefs) > 0 {
+	if refs && len(service.GatewayRefs) > 0 {
 		c.report.drop("spec.service.gatewayRefs", "used only with routing.provider gatewayapi")
 	}
 	if len(service.Hosts) > 0 {
