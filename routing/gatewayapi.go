@@ -145,14 +145,7 @@ func (r *GatewayAPIRouter) Finalize(ctx context.Context, canary *v1alpha1.Canary
 func routeSpec(canary *v1alpha1.Canary, t Target, w Weights) gatewayv1.HTTPRouteSpec {
 	var parents []gatewayv1.ParentReference
 	for _, g := range canary.Spec.Routing.GatewayRefs {
-		ref := gatewayv1.ParentReference{Name: gatewayv1.ObjectName(g.Name)}
-		if g.Namespace != "" {
-			ref.Namespace = ptr.To(gatewayv1.Namespace(g.Namespace))
-		}
-		if g.SectionName != "" {
-			ref.SectionName = ptr.To(gatewayv1.SectionName(g.SectionName))
-		}
-		parents = append(parents, ref)
+		parents = append(parents, parentRef(g))
 	}
 	var hosts []gatewayv1.Hostname
 	for _, h := range canary.Spec.Routing.Hosts {
@@ -179,6 +172,27 @@ func routeSpec(canary *v1alpha1.Canary, t Target, w Weights) gatewayv1.HTTPRoute
 		Hostnames:       hosts,
 		Rules:           []gatewayv1.HTTPRouteRule{rule},
 	}
+}
+
+// parentRef is the HTTPRoute's reference to one of routing.gatewayRefs: a
+// Gateway (the Gateway API's defaults: group and kind unset), or a core
+// Service for a mesh (GAMMA).
+func parentRef(g v1alpha1.GatewayReference) gatewayv1.ParentReference {
+	ref := gatewayv1.ParentReference{Name: gatewayv1.ObjectName(g.Name)}
+	if g.GetKind() == v1alpha1.ServiceParent {
+		ref.Group = ptr.To(gatewayv1.Group(""))
+		ref.Kind = ptr.To(gatewayv1.Kind("Service"))
+	}
+	if g.Namespace != "" {
+		ref.Namespace = ptr.To(gatewayv1.Namespace(g.Namespace))
+	}
+	if g.SectionName != "" {
+		ref.SectionName = ptr.To(gatewayv1.SectionName(g.SectionName))
+	}
+	if g.Port != nil {
+		ref.Port = ptr.To(gatewayv1.PortNumber(*g.Port))
+	}
+	return ref
 }
 
 // weightsOf reads primary and canary weights from the route's first rule.

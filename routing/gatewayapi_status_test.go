@@ -102,6 +102,13 @@ func TestGatewayAPIRouter_GetRoutesStatus(t *testing.T) {
 	public := gateway("gateways", "public")
 	internal := gateway("", "internal") // in the route's namespace
 	web := section(public, "web")
+	// The apex Service as a mesh writes the route (GAMMA): core group.
+	meshService := gatewayv1.ParentReference{Group: ptr.To(gatewayv1.Group("")), Kind: ptr.To(gatewayv1.Kind("Service")),
+		Name: "podinfo", Port: ptr.To(gatewayv1.PortNumber(9898))}
+	meshParent := func(ref gatewayv1.ParentReference, conditions ...metav1.Condition) gatewayv1.RouteParentStatus {
+		ref.Namespace = ptr.To(gatewayv1.Namespace("apps"))
+		return gatewayv1.RouteParentStatus{ParentRef: ref, ControllerName: "linkerd.io/policy-controller", Conditions: conditions}
+	}
 	tests := map[string]struct {
 		route *gatewayv1.HTTPRoute
 		want  RouteStatus
@@ -166,6 +173,18 @@ func TestGatewayAPIRouter_GetRoutesStatus(t *testing.T) {
 		"a status for another gateway of the same name does not count": {
 			httpRoute(1, []gatewayv1.ParentReference{public}, parent(gateway("apps", "public"), accepted(1)...)),
 			RouteStatus{Generation: 1, Message: "gateway gateways/public: waiting for the gateway to report status for generation 1"},
+		},
+		"a mesh's Service parent (GAMMA), accepted by the mesh": {
+			httpRoute(2, []gatewayv1.ParentReference{meshService}, meshParent(meshService, accepted(2)...)),
+			RouteStatus{Programmed: true, Generation: 2},
+		},
+		"a mesh's Service parent waits for the mesh": {
+			httpRoute(2, []gatewayv1.ParentReference{meshService}),
+			RouteStatus{Generation: 2, Message: "service apps/podinfo (port 9898): waiting for the gateway to report status for generation 2"},
+		},
+		"a Gateway's status does not count for a Service of the same name": {
+			httpRoute(2, []gatewayv1.ParentReference{meshService}, parent(gateway("apps", "podinfo"), accepted(2)...)),
+			RouteStatus{Generation: 2, Message: "service apps/podinfo (port 9898): waiting for the gateway to report status for generation 2"},
 		},
 		"sectionName matches its own listener's status": {
 			httpRoute(2, []gatewayv1.ParentReference{web}, parent(web, accepted(2)...)),

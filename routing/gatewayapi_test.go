@@ -198,6 +198,22 @@ func TestGatewayAPIRouter_ReconcileGolden(t *testing.T) {
 	testutil.Golden(t, filepath.Join("testdata", "httproute_created.yaml"), routeYAML(t, w.route()))
 }
 
+// A mesh's Service as the parent (the Gateway API's GAMMA): the route
+// names the core group and kind Service, with the port, next to a Gateway
+// on a listener port; the weights are the same rule's.
+func TestGatewayAPIRouter_ReconcileServiceParentGolden(t *testing.T) {
+	w := newRouterWorld(t)
+	c := podinfoCanary()
+	c.Spec.Routing.GatewayRefs = []v1alpha1.GatewayReference{
+		{Kind: v1alpha1.ServiceParent, Name: "podinfo", Port: ptr.To(int32(9898))},
+		{Kind: v1alpha1.GatewayParent, Name: "public", Namespace: "gateways", Port: ptr.To(int32(443))},
+	}
+	if err := (&GatewayAPIRouter{Client: w.client, FieldOwner: "serin"}).Reconcile(context.Background(), c, podinfo); err != nil {
+		t.Fatal(err)
+	}
+	testutil.Golden(t, filepath.Join("testdata", "httproute_service_parent.yaml"), routeYAML(t, w.route()))
+}
+
 // spec.service.apex's labels and annotations go on the HTTPRoute, under
 // serin's own, which they cannot replace.
 func TestGatewayAPIRouter_ReconcileApexMetadata(t *testing.T) {

@@ -306,7 +306,8 @@ type CanaryRouting struct {
 	// +optional
 	Provider RoutingProvider `json:"provider,omitempty"`
 
-	// GatewayRefs are the Gateways the generated HTTPRoute attaches to.
+	// GatewayRefs are the parents the generated HTTPRoute attaches to:
+	// Gateways, or Services for a mesh's east-west traffic (GAMMA).
 	// +optional
 	// +kubebuilder:validation:MaxItems=16
 	GatewayRefs []GatewayReference `json:"gatewayRefs,omitempty"`
@@ -384,20 +385,57 @@ const (
 	CiliumDataPlane DataPlane = "cilium"
 )
 
-// GatewayReference names a Gateway API Gateway.
+// ParentKind is the kind of object an HTTPRoute attaches to.
+// +kubebuilder:validation:Enum=Gateway;Service
+type ParentKind string
+
+const (
+	// GatewayParent is a Gateway API Gateway (group
+	// gateway.networking.k8s.io): north-south traffic through it.
+	GatewayParent ParentKind = "Gateway"
+	// ServiceParent is a Service (core group) that a service mesh routes
+	// by the HTTPRoutes attached to it (the Gateway API's GAMMA): the
+	// east-west traffic of the mesh's clients of that Service.
+	ServiceParent ParentKind = "Service"
+)
+
+// GatewayReference names a parent of the generated HTTPRoute: a Gateway,
+// or, for a service mesh that implements the Gateway API for east-west
+// traffic (GAMMA: Istio, Linkerd, Cilium, Kuma…), a Service, usually the
+// Canary's apex Service, whose callers then see the weights.
 type GatewayReference struct {
-	// Name of the Gateway.
+	// Kind of the parent: Gateway (the default) or Service (GAMMA).
+	// +optional
+	Kind ParentKind `json:"kind,omitempty"`
+
+	// Name of the Gateway or Service.
 	// +kubebuilder:validation:MinLength=1
 	// +required
 	Name string `json:"name"`
 
-	// Namespace of the Gateway; defaults to the Canary's namespace.
+	// Namespace of the parent; defaults to the Canary's namespace.
 	// +optional
 	Namespace string `json:"namespace,omitempty"`
 
-	// SectionName is the Gateway listener to attach to.
+	// SectionName is the Gateway listener to attach to, or the name of
+	// the Service port.
 	// +optional
 	SectionName string `json:"sectionName,omitempty"`
+
+	// Port is the Gateway listener port, or the Service port, to attach
+	// to; all of them when not set.
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=65535
+	// +optional
+	Port *int32 `json:"port,omitempty"`
+}
+
+// GetKind returns the parent's kind, Gateway when not set.
+func (in GatewayReference) GetKind() ParentKind {
+	if in.Kind == "" {
+		return GatewayParent
+	}
+	return in.Kind
 }
 
 // CanaryAnalysis defines the steps, checks and gates of a rollout.

@@ -162,6 +162,12 @@ func describeRouting(c *v1alpha1.Canary) string {
 		if ref.Namespace != "" {
 			gateway = ref.Namespace + "/" + ref.Name
 		}
+		if ref.GetKind() == v1alpha1.ServiceParent {
+			gateway = "service " + gateway
+		}
+		if ref.Port != nil {
+			gateway += fmt.Sprintf(":%d", *ref.Port)
+		}
 		if ref.SectionName != "" {
 			gateway += " (" + ref.SectionName + ")"
 		}

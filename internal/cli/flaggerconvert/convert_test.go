@@ -63,7 +63,7 @@ func TestEverythingIsAccountedFor(t *testing.T) {
 		"spec.analysis.metrics[0].threshold", "spec.analysis.metrics[0].query",
 		"spec.analysis.metrics[2].query",
 		"spec.analysis.webhooks[0].muteAlert", "spec.analysis.webhooks[2].type",
-		"spec.service.gatewayRefs[0].port", "spec.service.gatewayRefs[1]",
+		"spec.service.gatewayRefs[1]",
 		"spec.service.retries.perTryTimeout",
 		"spec.provider",
 	}
@@ -104,7 +104,7 @@ func everythingSpec() v1alpha1.CanarySpec {
 			Canary:  &v1alpha1.CustomMetadata{Labels: map[string]string{"tier": "canary"}}},
 		Routing: v1alpha1.CanaryRouting{
 			Provider:    v1alpha1.GatewayAPIRouting,
-			GatewayRefs: []v1alpha1.GatewayReference{{Name: "public", Namespace: "gateways", SectionName: "https"}},
+			GatewayRefs: []v1alpha1.GatewayReference{{Name: "public", Namespace: "gateways", SectionName: "https", Port: ptr.To(int32(443))}},
 			Hosts:       []string{"app.example.com"},
 			Match:       []v1alpha1.HTTPRouteMatch{{Path: &v1alpha1.HTTPPathMatch{Type: "PathPrefix", Value: "/api"}}},
 			Timeout:     "30s",
@@ -190,8 +190,14 @@ func TestConvert(t *testing.T) {
 			wantDropped: []string{"spec.service.gatewayRefs", "spec.provider", "spec.analysis.stepWeight"},
 			wantSpec:    spec(kubernetes(), &v1alpha1.CanaryAnalysis{Iterations: 2, Threshold: 2}),
 		},
-		"gatewayapi with a mesh's Service parent (GAMMA) only": {
-			input: canaryYAML("provider: gatewayapi:v1", "service: {port: 9898, hosts: [app.example], gatewayRefs: [{name: podinfo, kind: Service, group: core}]}",
+		"gatewayapi with a mesh's Service parent (GAMMA)": {
+			input: canaryYAML("provider: gatewayapi:v1", "service: {port: 9898, gatewayRefs: [{name: podinfo, kind: Service, group: core, port: 9898}]}",
+				"analysis: {stepWeight: 10, maxWeight: 20, threshold: 2}"),
+			wantSpec: spec(v1alpha1.CanaryRouting{Provider: v1alpha1.GatewayAPIRouting, GatewayRefs: []v1alpha1.GatewayReference{
+				{Kind: v1alpha1.ServiceParent, Name: "podinfo", Port: ptr.To(int32(9898))}}}, &v1alpha1.CanaryAnalysis{StepWeight: 10, MaxWeight: 20, Threshold: 2}),
+		},
+		"gatewayapi with no parent serin can attach to": {
+			input: canaryYAML("provider: gatewayapi:v1", "service: {port: 9898, hosts: [app.example], gatewayRefs: [{name: mesh, kind: Mesh, group: example.io}]}",
 				"analysis: {stepWeight: 10, maxWeight: 20, threshold: 2}"),
 			wantDropped: []string{"spec.service.gatewayRefs[0]", "spec.provider", "spec.analysis.stepWeight", "spec.service.hosts"},
 			wantSpec:    spec(kubernetes(), &v1alpha1.CanaryAnalysis{Iterations: 2, Threshold: 2}),

@@ -45,7 +45,7 @@ func (c canaryConverter) routing(provider v1alpha1.RoutingProvider, in *flaggerA
 		if gateways, gatewaysReported = c.gatewayRefs(), true; len(gateways) == 0 {
 			// A Canary that attaches to no Gateway (a mesh's Service
 			// parent, GAMMA) would be refused by the API server.
-			c.report.drop("spec.provider", "gatewayapi without a Gateway serin can attach to: "+
+			c.report.drop("spec.provider", "gatewayapi without a parent serin can attach to (a Gateway, or a Service for GAMMA): "+
 				"converted to kubernetes (blue/green)")
 			provider = v1alpha1.KubernetesRouting
 		}
@@ -117,6 +117,8 @@ func (c canaryConverter) dropGatewaySettings(refs bool) {
 	}
 }
 
+// gatewayRefs maps Flagger's parentRefs: Gateways, and the Services of a
+// mesh that routes east-west traffic by HTTPRoutes (GAMMA).
 func (c canaryConverter) gatewayRefs() []v1alpha1.GatewayReference {
 	refs := c.in.Spec.Service.GatewayRefs
 	if len(refs) == 0 {
@@ -124,18 +126,23 @@ func (c canaryConverter) gatewayRefs() []v1alpha1.GatewayReference {
 	}
 	var out []v1alpha1.GatewayReference
 	for i, ref := range refs {
-		field := fmt.Sprintf("spec.service.gatewayRefs[%d]", i)
-		if (ref.Group != nil && *ref.Group != gatewayAPIGroup) || (ref.Kind != nil && *ref.Kind != "Gateway") {
-			c.report.drop(field, "only Gateways of %s can be referenced; the reference was left out", gatewayAPIGroup)
+		group, kind := valueOf(ref.Group), valueOf(ref.Kind)
+		var parent v1alpha1.ParentKind // a Gateway, the default
+		switch {
+		case (ref.Group == nil || group == gatewayAPIGroup) && (ref.Kind == nil || kind == "Gateway"):
+		case (group == "" || group == "core") && kind == "Service":
+			parent = v1alpha1.ServiceParent
+		default:
+			c.report.drop(fmt.Sprintf("spec.service.gatewayRefs[%d]", i), "only Gateways of %s and core Services (GAMMA) can be "+
+				"parents; the reference was left out", gatewayAPIGroup)
 			continue
 		}
-		if ref.Port != nil {
-			c.report.drop(field+".port", "serin attaches to a Gateway listener by sectionName only")
-		}
 		out = append(out, v1alpha1.GatewayReference{
+			Kind:        parent,
 			Name:        ref.Name,
 			Namespace:   valueOf(ref.Namespace),
 			SectionName: valueOf(ref.SectionName),
+			Port:        ref.Port,
 		})
 	}
 	return out
