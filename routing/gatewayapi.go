@@ -190,7 +190,7 @@ func parentRef(g v1alpha1.GatewayReference) gatewayv1.ParentReference {
 		ref.SectionName = ptr.To(gatewayv1.SectionName(g.SectionName))
 	}
 	if g.Port != nil {
-		ref.Port = ptr.To(gatewayv1.PortNumber(*g.Port))
+		ref.Port = ptr.To(*g.Port)
 	}
 	return ref
 }
