@@ -29,7 +29,7 @@ import (
 )
 
 func newConvertCommand() *cobra.Command {
-	var file string
+	var file, meshProvider string
 	var allowLossy bool
 	cmd := &cobra.Command{
 		Use:   "convert -f FILE",
@@ -48,25 +48,30 @@ given.`,
   # Convert what can be converted and review the listed losses
   serin convert -f flagger-canary.yaml --allow-lossy
 
+  # Canaries that set no spec.provider, from a Flagger run with -mesh-provider=istio
+  serin convert -f flagger-canary.yaml --mesh-provider istio
+
   # Read standard input
   kubectl get canaries.flagger.app podinfo -n apps -o yaml | serin convert -f -`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return runConvert(cmd, file, allowLossy)
+			return runConvert(cmd, file, allowLossy, flaggerconvert.Options{MeshProvider: meshProvider})
 		},
 	}
 	cmd.Flags().StringVarP(&file, "file", "f", "", "the Flagger manifests to convert; - reads standard input")
 	cmd.Flags().BoolVar(&allowLossy, "allow-lossy", false, "print the conversion even when some fields could not be mapped")
+	cmd.Flags().StringVar(&meshProvider, "mesh-provider", "", "the -mesh-provider flag of the Flagger that ran these Canaries: "+
+		"the provider of a Canary that sets no spec.provider (istio, linkerd, kubernetes, gatewayapi, …)")
 	_ = cmd.MarkFlagRequired("file")
 	return cmd
 }
 
-func runConvert(cmd *cobra.Command, file string, allowLossy bool) error {
+func runConvert(cmd *cobra.Command, file string, allowLossy bool, opts flaggerconvert.Options) error {
 	input, err := readInput(cmd.InOrStdin(), file)
 	if err != nil {
 		return err
 	}
-	result, err := flaggerconvert.Convert(input)
+	result, err := opts.Convert(input)
 	if err != nil {
 		source := file
 		if file == "-" {
@@ -75,6 +80,9 @@ func runConvert(cmd *cobra.Command, file string, allowLossy bool) error {
 		return fmt.Errorf("reading %s: %w", source, err)
 	}
 	log := statusLog{cmd.ErrOrStderr()}
+	for _, note := range result.Notes {
+		log.notef("%s", note)
+	}
 	for _, dropped := range result.Dropped {
 		log.warningf("%s", dropped)
 	}

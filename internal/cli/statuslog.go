@@ -37,6 +37,9 @@ func (l statusLog) successf(format string, args ...any) { l.printf("✔", format
 // warningf reports something the user should know: "⚠️ …".
 func (l statusLog) warningf(format string, args ...any) { l.printf("⚠️", format, args...) }
 
+// notef says something done differently, but not lost.
+func (l statusLog) notef(format string, args ...any) { l.printf("ℹ", format, args...) }
+
 func (l statusLog) printf(symbol, format string, args ...any) {
 	fmt.Fprintln(l.w, symbol, fmt.Sprintf(format, args...))
 }

@@ -35,10 +35,15 @@ func (r *Result) convertCanary(jsonDocument []byte) error {
 	if err != nil {
 		return err
 	}
+	if in.Spec.Provider == "" {
+		// As Flagger did: its -mesh-provider flag.
+		in.Spec.Provider = r.opts.MeshProvider
+	}
 	converter := canaryConverter{in: &in, report: newObjectReport(in.Kind, in.Metadata)}
 	converter.report.dropUnknown(strictErrors)
 	spec, ok := converter.convert()
 	r.Dropped = append(r.Dropped, converter.report.dropped...)
+	r.Notes = append(r.Notes, converter.report.notes...)
 	if ok {
 		r.Manifests = append(r.Manifests, Manifest{Kind: v1alpha1.CanaryKind, Converted: true, Object: canaryManifest{
 			APIVersion: v1alpha1.GroupVersion.String(),

@@ -71,6 +71,11 @@ type Manifest struct {
 type Result struct {
 	Manifests []Manifest
 	Dropped   []Dropped
+	// Notes are fields carried over onto another mechanism that does the
+	// same (a mesh's routing as Gateway API's GAMMA): said, not lost.
+	Notes []Dropped
+
+	opts Options
 }
 
 // Convert reads a multi-document YAML (or JSON) stream. Flagger Canaries and
@@ -78,8 +83,20 @@ type Result struct {
 // through unchanged; other flagger.app objects are left out and reported.
 // The error is for input that cannot be read at all.
 func Convert(data []byte) (*Result, error) {
+	return Options{}.Convert(data)
+}
+
+// Options are what a conversion needs to know beyond the manifests.
+type Options struct {
+	// MeshProvider is the -mesh-provider flag of the Flagger that ran the
+	// Canaries: the provider of a Canary that sets no spec.provider.
+	MeshProvider string
+}
+
+// Convert converts as the package's Convert does, with the options.
+func (o Options) Convert(data []byte) (*Result, error) {
 	reader := utilyaml.NewYAMLReader(bufio.NewReader(bytes.NewReader(data)))
-	result := &Result{}
+	result := &Result{opts: o}
 	for index := 1; ; index++ {
 		document, err := reader.Read()
 		if errors.Is(err, io.EOF) {

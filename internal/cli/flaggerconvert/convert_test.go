@@ -559,3 +559,99 @@ func TestConvertRejectsUnreadableInput(t *testing.T) {
 		})
 	}
 }
+
+// A mesh that applies HTTPRoutes to a Service's calls (GAMMA) keeps its
+// weights: Istio's and Linkerd's Canaries convert to gatewayapi with the
+// apex Service as the parent, said in a note, not a loss; the hosts of
+// Istio's ingress gateways are lost, and said so.
+func TestConvertMeshProviderToGAMMA(t *testing.T) {
+	tests := map[string]struct {
+		input       string
+		wantRouting v1alpha1.CanaryRouting
+		wantNotes   []string
+		wantDropped []string
+	}{
+		"istio, the apex Service's port": {
+			input: canaryYAML("provider: istio", "analysis: {stepWeight: 10, maxWeight: 20, threshold: 2}"),
+			wantRouting: v1alpha1.CanaryRouting{Provider: v1alpha1.GatewayAPIRouting,
+				GatewayRefs: []v1alpha1.GatewayReference{{Kind: v1alpha1.ServiceParent, Name: "podinfo", Port: ptr.To(int32(9898))}}},
+			wantNotes: []string{"spec.provider"},
+		},
+		"linkerd, a named apex Service, with the timeout of the route": {
+			input: canaryYAML("provider: linkerd", "service: {name: web, port: 8080, timeout: 5s}",
+				"analysis: {stepWeight: 10, maxWeight: 20, threshold: 2}"),
+			wantRouting: v1alpha1.CanaryRouting{Provider: v1alpha1.GatewayAPIRouting, Timeout: "5s",
+				GatewayRefs: []v1alpha1.GatewayReference{{Kind: v1alpha1.ServiceParent, Name: "web", Port: ptr.To(int32(8080))}}},
+			wantNotes: []string{"spec.provider"},
+		},
+		"istio's ingress hosts are lost": {
+			input: canaryYAML("provider: istio", "service: {port: 9898, hosts: [app.example.com]}",
+				"analysis: {stepWeight: 10, maxWeight: 20, threshold: 2}"),
+			wantRouting: v1alpha1.CanaryRouting{Provider: v1alpha1.GatewayAPIRouting,
+				GatewayRefs: []v1alpha1.GatewayReference{{Kind: v1alpha1.ServiceParent, Name: "podinfo", Port: ptr.To(int32(9898))}}},
+			wantNotes:   []string{"spec.provider"},
+			wantDropped: []string{"spec.service.hosts"},
+		},
+		"istio with Gateway API parents of its own keeps them": {
+			input: canaryYAML("provider: istio", "service: {port: 9898, gatewayRefs: [{name: public}]}",
+				"analysis: {stepWeight: 10, maxWeight: 20, threshold: 2}"),
+			wantRouting: gatewayAPI("public"),
+		},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			result, err := Convert([]byte(tc.input))
+			if err != nil {
+				t.Fatal(err)
+			}
+			var notes []string
+			for _, n := range result.Notes {
+				notes = append(notes, n.Field)
+			}
+			if diff := cmp.Diff(tc.wantNotes, notes); diff != "" {
+				t.Errorf("notes (-want +got):\n%s\n%v", diff, result.Notes)
+			}
+			if diff := cmp.Diff(tc.wantDropped, droppedFields(result)); diff != "" {
+				t.Errorf("dropped (-want +got):\n%s\n%v", diff, result.Dropped)
+			}
+			if len(result.Manifests) != 1 {
+				t.Fatalf("manifests: %v", result.Manifests)
+			}
+			got := result.Manifests[0].Object.(canaryManifest).Spec
+			if diff := cmp.Diff(tc.wantRouting, got.Routing); diff != "" {
+				t.Errorf("routing (-want +got):\n%s", diff)
+			}
+			if got.Analysis.StepWeight != 10 || got.Analysis.Iterations != 0 {
+				t.Errorf("analysis %+v: the weights must stay weights", got.Analysis)
+			}
+		})
+	}
+}
+
+// A Canary without spec.provider ran with its Flagger's -mesh-provider:
+// given as an option, it converts as that provider; without it, the
+// provider is unknown and reported.
+func TestConvertMeshProviderOption(t *testing.T) {
+	input := []byte(canaryYAML("analysis: {stepWeight: 10, maxWeight: 20, threshold: 2}"))
+	result, err := Options{MeshProvider: "linkerd"}.Convert(input)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(result.Dropped) != 0 || len(result.Notes) != 1 {
+		t.Fatalf("with the mesh provider: dropped %v, notes %v", result.Dropped, result.Notes)
+	}
+	routing := result.Manifests[0].Object.(canaryManifest).Spec.Routing
+	want := v1alpha1.CanaryRouting{Provider: v1alpha1.GatewayAPIRouting,
+		GatewayRefs: []v1alpha1.GatewayReference{{Kind: v1alpha1.ServiceParent, Name: "podinfo", Port: ptr.To(int32(9898))}}}
+	if diff := cmp.Diff(want, routing); diff != "" {
+		t.Errorf("routing (-want +got):\n%s", diff)
+	}
+
+	result, err = Convert(input)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]string{"spec.provider", "spec.analysis.stepWeight"}, droppedFields(result)); diff != "" {
+		t.Errorf("without it, dropped (-want +got):\n%s", diff)
+	}
+}

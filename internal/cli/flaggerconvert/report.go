@@ -29,6 +29,7 @@ import (
 type objectReport struct {
 	object  string
 	dropped []Dropped
+	notes   []Dropped
 }
 
 func newObjectReport(kind string, meta metav1.ObjectMeta) *objectReport {
@@ -37,6 +38,12 @@ func newObjectReport(kind string, meta metav1.ObjectMeta) *objectReport {
 		name = meta.Namespace + "/" + meta.Name
 	}
 	return &objectReport{object: kind + " " + name}
+}
+
+// note says how a field was carried over onto another mechanism that does
+// the same: nothing is lost, but the routing is not written the same way.
+func (o *objectReport) note(field, format string, args ...any) {
+	o.notes = append(o.notes, Dropped{Object: o.object, Field: field, Reason: fmt.Sprintf(format, args...)})
 }
 
 func (o *objectReport) drop(field, format string, args ...any) {

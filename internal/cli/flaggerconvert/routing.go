@@ -18,6 +18,7 @@ package flaggerconvert
 
 import (
 	"fmt"
+	"k8s.io/utils/ptr"
 	"strings"
 
 	"github.com/serin-dev/serin/api/v1alpha1"
@@ -35,12 +36,22 @@ func (c canaryConverter) routing(provider v1alpha1.RoutingProvider, in *flaggerA
 	out *v1alpha1.CanaryAnalysis) v1alpha1.CanaryRouting {
 	blueGreen := in != nil && in.Iterations > 0
 	var gateways []v1alpha1.GatewayReference
-	gatewaysReported := false
+	gatewaysReported, meshParent := false, false
 	switch {
 	case provider == v1alpha1.GatewayAPIRouting && blueGreen:
 		c.report.drop("spec.provider", "blue/green (analysis.iterations) runs with routing.provider kubernetes "+
 			"in serin, which switches the apex Service: the HTTPRoute that Flagger generated is not managed")
 		provider = v1alpha1.KubernetesRouting
+	case provider == v1alpha1.GatewayAPIRouting && gammaMeshes[c.in.Spec.Provider] != "" && len(c.in.Spec.Service.GatewayRefs) == 0:
+		gateways = []v1alpha1.GatewayReference{c.apexParent()}
+		c.report.note("spec.provider", "%s: converted to routing.provider gatewayapi with the apex Service %s (port %d) as the "+
+			"HTTPRoute's parent, which %s applies to the mesh's calls of that Service (the Gateway API's GAMMA, %s)",
+			c.in.Spec.Provider, gateways[0].Name, ptr.Deref(gateways[0].Port, 0), c.in.Spec.Provider, gammaMeshes[c.in.Spec.Provider])
+		if len(c.in.Spec.Service.Hosts) > 0 {
+			c.report.drop("spec.service.hosts", "the hosts of the mesh's ingress gateways: the HTTPRoute of a Service parent "+
+				"routes the calls of that Service, whatever the host")
+		}
+		gatewaysReported, meshParent = true, true
 	case provider == v1alpha1.GatewayAPIRouting:
 		if gateways, gatewaysReported = c.gatewayRefs(), true; len(gateways) == 0 {
 			// A Canary that attaches to no Gateway (a mesh's Service
@@ -58,13 +69,33 @@ func (c canaryConverter) routing(provider v1alpha1.RoutingProvider, in *flaggerA
 		c.dropRouteSettings()
 		return v1alpha1.CanaryRouting{Provider: provider}
 	}
-	routing := v1alpha1.CanaryRouting{
-		Provider:    provider,
-		GatewayRefs: gateways,
-		Hosts:       c.in.Spec.Service.Hosts,
+	routing := v1alpha1.CanaryRouting{Provider: provider, GatewayRefs: gateways}
+	if !meshParent {
+		routing.Hosts = c.in.Spec.Service.Hosts
 	}
 	c.routeSettings(&routing)
 	return routing
+}
+
+// gammaMeshes are the meshes whose Flagger provider maps to Gateway API
+// routing with the apex Service as the HTTPRoute's parent (GAMMA), and
+// from which version they apply such routes.
+var gammaMeshes = map[string]string{
+	"istio":   "Istio 1.22 and later",
+	"linkerd": "Linkerd 2.14 and later",
+}
+
+// apexParent is the Canary's apex Service as an HTTPRoute parent.
+func (c canaryConverter) apexParent() v1alpha1.GatewayReference {
+	name := c.in.Spec.Service.Name
+	if name == "" {
+		name = c.in.Spec.TargetRef.Name
+	}
+	ref := v1alpha1.GatewayReference{Kind: v1alpha1.ServiceParent, Name: name}
+	if port := c.in.Spec.Service.Port; port > 0 {
+		ref.Port = ptr.To(port)
+	}
+	return ref
 }
 
 // routingProvider maps spec.provider; anything serin cannot route with
@@ -75,6 +106,8 @@ func (c canaryConverter) routingProvider() v1alpha1.RoutingProvider {
 	case provider == "kubernetes":
 		return v1alpha1.KubernetesRouting
 	case provider == "gatewayapi" || strings.HasPrefix(provider, "gatewayapi:"):
+		return v1alpha1.GatewayAPIRouting
+	case gammaMeshes[provider] != "":
 		return v1alpha1.GatewayAPIRouting
 	case provider == "" && len(c.in.Spec.Service.GatewayRefs) > 0:
 		c.report.drop("spec.provider", "not set, so Flagger used its -mesh-provider flag: "+
