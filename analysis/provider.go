@@ -46,7 +46,7 @@ type ProviderConfig struct {
 	// Timeout bounds one query.
 	Timeout time.Duration
 	// Interval is the check's interval: the window of the providers that
-	// query a range (datadog, newrelic, dynatrace, splunk).
+	// query a range (datadog, newrelic, dynatrace, splunk, cloudwatch).
 	Interval time.Duration
 }
 
@@ -59,6 +59,7 @@ var providerFactories = map[v1alpha1.MetricProviderType]func(ProviderConfig) (Pr
 	v1alpha1.InfluxDBProvider:   newInfluxDBProvider,
 	v1alpha1.DynatraceProvider:  newDynatraceProvider,
 	v1alpha1.SplunkProvider:     newSplunkProvider,
+	v1alpha1.CloudWatchProvider: newCloudWatchProvider,
 }
 
 // NewProvider builds the Provider a MetricTemplate names; an empty type is

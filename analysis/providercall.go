@@ -218,7 +218,7 @@ func (p *httpProvider) stream(ctx context.Context, c *providerCall, read func(st
 }
 
 // flaggerWindow is how many check intervals back Flagger queries Datadog,
-// Dynatrace and Splunk: serin queries the same range.
+// Dynatrace, Splunk and CloudWatch: serin queries the same range.
 const flaggerWindow = 10
 
 // window returns the range a query covers: flaggerWindow check

@@ -70,16 +70,21 @@ func wireServer(t *testing.T, want wireRequest, answer wireAnswer) *httptest.Ser
 			http.Error(w, "bad request", http.StatusBadRequest)
 			return
 		}
-		if answer.ContentType != "" {
-			w.Header().Set("Content-Type", answer.ContentType)
-		}
-		if answer.Status != 0 {
-			w.WriteHeader(answer.Status)
-		}
-		_, _ = io.WriteString(w, answer.Body)
+		answer.write(w)
 	}))
 	t.Cleanup(srv.Close)
 	return srv
+}
+
+// write answers a request with a.
+func (a wireAnswer) write(w http.ResponseWriter) {
+	if a.ContentType != "" {
+		w.Header().Set("Content-Type", a.ContentType)
+	}
+	if a.Status != 0 {
+		w.WriteHeader(a.Status)
+	}
+	_, _ = io.WriteString(w, a.Body)
 }
 
 func diffRequest(want wireRequest, r *http.Request) string {

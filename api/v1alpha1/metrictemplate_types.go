@@ -17,6 +17,7 @@ limitations under the License.
 package v1alpha1
 
 import (
+	"strings"
 	"time"
 
 	"github.com/fluxcd/pkg/apis/meta"
@@ -33,7 +34,7 @@ const DefaultMetricTimeout = 10 * time.Second
 const MaxMetricTimeout = 30 * time.Second
 
 // MetricProviderType names a metrics backend.
-// +kubebuilder:validation:Enum=prometheus;datadog;newrelic;graphite;influxdb;dynatrace;splunk
+// +kubebuilder:validation:Enum=prometheus;datadog;newrelic;graphite;influxdb;dynatrace;splunk;cloudwatch
 type MetricProviderType string
 
 const (
@@ -56,6 +57,10 @@ const (
 	// SplunkProvider runs a SignalFlow program on Splunk Observability
 	// Cloud (/v2/signalflow/execute) over ten times the check's interval.
 	SplunkProvider MetricProviderType = "splunk"
+	// CloudWatchProvider sends a JSON array of MetricDataQueries to Amazon
+	// CloudWatch's GetMetricData (AWS JSON 1.0, signed with AWS Signature
+	// Version 4) over ten times the check's interval.
+	CloudWatchProvider MetricProviderType = "cloudwatch"
 )
 
 // The addresses of the providers whose address is optional: their US
@@ -64,6 +69,17 @@ const (
 	DefaultDatadogAddress  = "https://api.datadoghq.com"
 	DefaultNewRelicAddress = "https://insights-api.newrelic.com"
 )
+
+// CloudWatchAddress is the CloudWatch endpoint of an AWS region:
+// https://monitoring.REGION.amazonaws.com, or amazonaws.com.cn in the
+// China regions (cn-north-1, cn-northwest-1).
+func CloudWatchAddress(region string) string {
+	domain := "amazonaws.com"
+	if strings.HasPrefix(region, "cn-") {
+		domain = "amazonaws.com.cn"
+	}
+	return "https://monitoring." + region + "." + domain
+}
 
 // MetricTemplateSpec holds a metrics provider and a query template.
 type MetricTemplateSpec struct {
@@ -81,8 +97,11 @@ type MetricTemplateSpec struct {
 }
 
 // MetricProvider is where a MetricTemplate's query is sent.
-// +kubebuilder:validation:XValidation:rule="has(self.address) || (has(self.type) && self.type in ['datadog', 'newrelic'])",message="provider.address is required, except for datadog and newrelic (which default to their US API)"
+// +kubebuilder:validation:XValidation:rule="has(self.address) || (has(self.type) && self.type in ['datadog', 'newrelic', 'cloudwatch'])",message="provider.address is required, except for datadog and newrelic (which default to their US API) and cloudwatch (its region's endpoint)"
 // +kubebuilder:validation:XValidation:rule="has(self.secretRef) || !has(self.type) || !(self.type in ['datadog', 'newrelic', 'dynatrace', 'splunk'])",message="provider.secretRef is required for datadog, newrelic, dynatrace and splunk: it holds their API keys"
+// +kubebuilder:validation:XValidation:rule="has(self.secretRef) || !has(self.type) || self.type != 'cloudwatch'",message="provider.secretRef is required for cloudwatch: it holds the AWS access key (serin does not use its own AWS identity)"
+// +kubebuilder:validation:XValidation:rule="has(self.region) || !has(self.type) || self.type != 'cloudwatch'",message="provider.region is required for cloudwatch: the AWS region of the metrics, such as us-east-1"
+// +kubebuilder:validation:XValidation:rule="!has(self.region) || (has(self.type) && self.type == 'cloudwatch')",message="provider.region is used by cloudwatch only"
 // +kubebuilder:validation:XValidation:rule="!has(self.headers) || !has(self.type) || self.type == 'prometheus'",message="provider.headers are sent to prometheus only"
 type MetricProvider struct {
 	// Type of the provider.
@@ -92,8 +111,9 @@ type MetricProvider struct {
 
 	// Address is the provider's base URL, e.g. http://prometheus.monitoring:9090.
 	// It is required, except for datadog (default
-	// https://api.datadoghq.com) and newrelic (default
-	// https://insights-api.newrelic.com).
+	// https://api.datadoghq.com), newrelic (default
+	// https://insights-api.newrelic.com) and cloudwatch (default
+	// https://monitoring.<region>.amazonaws.com).
 	// +kubebuilder:validation:Pattern="^https?://"
 	// +optional
 	Address string `json:"address,omitempty"`
@@ -104,8 +124,10 @@ type MetricProvider struct {
 	// `datadog_api_key` and `datadog_application_key`;
 	// `newrelic_account_id` and `newrelic_query_key`; `username` and
 	// `password` for graphite; `token` and `org` for influxdb;
-	// `dynatrace_token`; `sf_token_key` for splunk. Required for datadog,
-	// newrelic, dynatrace and splunk.
+	// `dynatrace_token`; `sf_token_key` for splunk; `aws_access_key_id`,
+	// `aws_secret_access_key` and optionally `aws_session_token` for
+	// cloudwatch. Required for datadog, newrelic, dynatrace, splunk and
+	// cloudwatch.
 	// +optional
 	SecretRef *meta.LocalObjectReference `json:"secretRef,omitempty"`
 
@@ -116,6 +138,15 @@ type MetricProvider struct {
 	// +kubebuilder:validation:XValidation:rule="self.all(name, name.lowerAscii() != 'authorization')",message="provider.headers cannot set Authorization: put the credentials in the Secret of secretRef"
 	// +optional
 	Headers map[string][]string `json:"headers,omitempty"`
+
+	// Region is the AWS region of a cloudwatch provider, such as us-east-1:
+	// serin signs its queries for that region and sends them to its
+	// endpoint (see address). Required for cloudwatch, refused for the
+	// other types.
+	// +kubebuilder:validation:MaxLength=32
+	// +kubebuilder:validation:Pattern="^[a-z0-9]+(-[a-z0-9]+)*$"
+	// +optional
+	Region string `json:"region,omitempty"`
 
 	// InsecureSkipVerify disables TLS certificate verification.
 	// +optional
@@ -133,7 +164,7 @@ type MetricProvider struct {
 }
 
 // GetAddress returns the provider's address, or the default address of
-// its type (datadog, newrelic) when it has none.
+// its type (datadog, newrelic, cloudwatch in its region) when it has none.
 func (in *MetricProvider) GetAddress() string {
 	switch {
 	case in.Address != "":
@@ -142,6 +173,8 @@ func (in *MetricProvider) GetAddress() string {
 		return DefaultDatadogAddress
 	case in.Type == NewRelicProvider:
 		return DefaultNewRelicAddress
+	case in.Type == CloudWatchProvider && in.Region != "":
+		return CloudWatchAddress(in.Region)
 	}
 	return ""
 }

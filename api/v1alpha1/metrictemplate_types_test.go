@@ -18,17 +18,21 @@ package v1alpha1
 
 import "testing"
 
-// Datadog and New Relic default to their US API, as in Flagger; the
-// others have no default.
+// Datadog and New Relic default to their US API, as in Flagger,
+// CloudWatch to its region's endpoint; the others have no default.
 func TestMetricProviderGetAddress(t *testing.T) {
 	tests := map[string]struct {
 		provider MetricProvider
 		want     string
 	}{
-		"set":                  {provider: MetricProvider{Type: DatadogProvider, Address: "https://api.datadoghq.eu"}, want: "https://api.datadoghq.eu"},
-		"datadog":              {provider: MetricProvider{Type: DatadogProvider}, want: "https://api.datadoghq.com"},
-		"newrelic":             {provider: MetricProvider{Type: NewRelicProvider}, want: "https://insights-api.newrelic.com"},
-		"prometheus, no value": {provider: MetricProvider{Type: PrometheusProvider}, want: ""},
+		"set":                   {provider: MetricProvider{Type: DatadogProvider, Address: "https://api.datadoghq.eu"}, want: "https://api.datadoghq.eu"},
+		"datadog":               {provider: MetricProvider{Type: DatadogProvider}, want: "https://api.datadoghq.com"},
+		"newrelic":              {provider: MetricProvider{Type: NewRelicProvider}, want: "https://insights-api.newrelic.com"},
+		"prometheus, no value":  {provider: MetricProvider{Type: PrometheusProvider}, want: ""},
+		"cloudwatch":            {provider: MetricProvider{Type: CloudWatchProvider, Region: "eu-west-1"}, want: "https://monitoring.eu-west-1.amazonaws.com"},
+		"cloudwatch in China":   {provider: MetricProvider{Type: CloudWatchProvider, Region: "cn-north-1"}, want: "https://monitoring.cn-north-1.amazonaws.com.cn"},
+		"cloudwatch, set":       {provider: MetricProvider{Type: CloudWatchProvider, Region: "us-east-1", Address: "https://vpce.example"}, want: "https://vpce.example"},
+		"cloudwatch, no region": {provider: MetricProvider{Type: CloudWatchProvider}, want: ""},
 	}
 	for name, tt := range tests {
 		t.Run(name, func(t *testing.T) {
