@@ -45,14 +45,15 @@ var flaggerOnlyQueryFunctions = regexp.MustCompile(`\{\{-?\s*(ingress|route)\s*-
 // The providers' needs, as serin's API checks them.
 var (
 	// defaultAddress: the providers whose address may be left out.
-	defaultAddress = map[v1alpha1.MetricProviderType]bool{v1alpha1.DatadogProvider: true, v1alpha1.NewRelicProvider: true}
+	defaultAddress = map[v1alpha1.MetricProviderType]bool{v1alpha1.DatadogProvider: true, v1alpha1.NewRelicProvider: true,
+		v1alpha1.CloudWatchProvider: true}
 	// needsSecret: the providers that cannot query without a Secret.
 	needsSecret = map[v1alpha1.MetricProviderType]bool{v1alpha1.DatadogProvider: true, v1alpha1.NewRelicProvider: true,
 		v1alpha1.DynatraceProvider: true, v1alpha1.SplunkProvider: true}
 	// supportedProviders: Flagger's providers that serin queries.
 	supportedProviders = []v1alpha1.MetricProviderType{v1alpha1.PrometheusProvider, v1alpha1.DatadogProvider,
 		v1alpha1.NewRelicProvider, v1alpha1.GraphiteProvider, v1alpha1.InfluxDBProvider, v1alpha1.DynatraceProvider,
-		v1alpha1.SplunkProvider}
+		v1alpha1.SplunkProvider, v1alpha1.CloudWatchProvider}
 )
 
 func (r *Result) convertMetricTemplate(jsonDocument []byte) error {
@@ -98,7 +99,9 @@ func convertMetricTemplateSpec(in flaggerMetricTemplateSpec, report *objectRepor
 	case provider.Address == "" && !defaultAddress[providerType]:
 		report.drop("spec.provider.address", "not set: a %s provider needs its URL here (Flagger failed without it too)", providerType)
 	}
-	if provider.Region != "" {
+	if providerType == v1alpha1.CloudWatchProvider {
+		convertCloudWatchProvider(provider, &out.Provider, report)
+	} else if provider.Region != "" {
 		report.drop("spec.provider.region", "used by cloudwatch only, not by %s", providerType)
 	}
 	out.Provider.Headers = convertProviderHeaders(providerType, provider.Headers, report)
@@ -112,6 +115,28 @@ func convertMetricTemplateSpec(in flaggerMetricTemplateSpec, report *objectRepor
 			"(serin has {{ name }}, {{ namespace }}, {{ target }}, {{ service }}, {{ interval }} and {{ variables.NAME }})", match[1])
 	}
 	return out, true
+}
+
+// convertCloudWatchProvider carries a cloudwatch provider's region over
+// to out. Flagger's cloudwatch provider ignores address, which serin
+// would query, so it is left out; and it signs with the AWS identity of
+// Flagger's pod, which serin does not use: without a secretRef, serin's
+// needs one with an access key.
+func convertCloudWatchProvider(in flaggerMetricProvider, out *v1alpha1.MetricProvider, report *objectReport) {
+	out.Region = in.Region
+	if in.Region == "" {
+		report.drop("spec.provider.region", "not set: a cloudwatch provider needs its AWS region (Flagger failed without it too)")
+	}
+	if in.Address != "" {
+		out.Address = ""
+		report.drop("spec.provider.address", "ignored by Flagger's cloudwatch provider, which queries its region's endpoint; "+
+			"serin would send the queries there, so it was left out")
+	}
+	if in.SecretRef == nil {
+		report.drop("spec.provider.secretRef", "not set: Flagger signed with the AWS identity of its own pod (IRSA, an instance role, "+
+			"environment variables), which serin does not use: it needs a Secret with aws_access_key_id and aws_secret_access_key "+
+			"(and aws_session_token for temporary credentials)")
+	}
 }
 
 // convertProviderAddress is a provider's address in serin: Flagger's
