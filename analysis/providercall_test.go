@@ -250,15 +250,21 @@ func TestProviders_OutboundPolicy(t *testing.T) {
 		v1alpha1.InfluxDBProvider:  {"token": []byte("k3y-influx"), "org": []byte("o")},
 		v1alpha1.DynatraceProvider: {"dynatrace_token": []byte("k3y-dt")},
 		v1alpha1.SplunkProvider:    {"sf_token_key": []byte("k3y-sf")},
+		v1alpha1.CloudWatchProvider: {"aws_access_key_id": []byte("k3y-aws"), "aws_secret_access_key": []byte("k3y-aws-secret"),
+			"aws_session_token": []byte("k3y-aws-token")},
 	}
 	for providerType, secret := range secrets {
 		t.Run(string(providerType), func(t *testing.T) {
-			p, err := NewProvider(ProviderConfig{Spec: v1alpha1.MetricProvider{Type: providerType, Address: address},
+			spec, query := v1alpha1.MetricProvider{Type: providerType, Address: address}, "target=x"
+			if providerType == v1alpha1.CloudWatchProvider {
+				spec.Region, query = "us-east-1", `[{"Id": "m1", "Expression": "1"}]`
+			}
+			p, err := NewProvider(ProviderConfig{Spec: spec,
 				Secret: secret, SecretName: "apps/creds", Timeout: 5 * time.Second, Interval: time.Minute})
 			if err != nil {
 				t.Fatal(err)
 			}
-			_, err = p.Query(context.Background(), "target=x")
+			_, err = p.Query(context.Background(), query)
 			if err == nil || !strings.Contains(err.Error(), "serin follows none") {
 				t.Fatalf("err = %v, want a refused redirect", err)
 			}
