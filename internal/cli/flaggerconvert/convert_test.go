@@ -509,10 +509,6 @@ func TestConvertMetricTemplate(t *testing.T) {
 				Query: "data('x').publish()",
 			},
 		},
-		"cloudwatch is left out": {
-			input:       metricTemplateYAML("{type: cloudwatch, region: ap-northeast-1}", "[]"),
-			wantDropped: []string{"spec.provider.type"},
-		},
 		"keptn is left out": {
 			input:       metricTemplateYAML("{type: keptn}", "keptnmetric/apps/response-time/2m/reporter=destination"),
 			wantDropped: []string{"spec.provider.type"},
