@@ -42,8 +42,9 @@ func everyRouteSetting() v1alpha1.CanaryRouting {
 			QueryParams: []v1alpha1.HTTPQueryParamMatch{{Type: "RegularExpression", Name: "v", Value: "^2"}},
 			Method:      "GET",
 		}},
-		Timeout: "1m30s",
-		Retries: &v1alpha1.HTTPRouteRetry{Codes: []int32{503}, Attempts: ptr.To(int32(2)), Backoff: "100ms"},
+		Timeout:        "1m30s",
+		BackendTimeout: "10s",
+		Retries:        &v1alpha1.HTTPRouteRetry{Codes: []int32{503}, Attempts: ptr.To(int32(2)), Backoff: "100ms"},
 		Headers: &v1alpha1.HTTPHeaderModifiers{
 			Request:  &v1alpha1.HTTPHeaderFilter{Set: []v1alpha1.HTTPHeader{{Name: "x-env", Value: "prod"}}, Remove: []string{"x-debug"}},
 			Response: &v1alpha1.HTTPHeaderFilter{Add: []v1alpha1.HTTPHeader{{Name: "x-served-by", Value: "serin"}}},
@@ -78,8 +79,15 @@ func TestValidation_RouteSettings(t *testing.T) {
 		"settings with kubernetes": {
 			canary: testobj.MakeCanary("r1", ns).Routing(v1alpha1.CanaryRouting{Provider: v1alpha1.KubernetesRouting, Timeout: "10s"}).
 				Analysis(v1alpha1.CanaryAnalysis{Iterations: 2}).Obj(),
-			wantErr: "routing.match, timeout, retries, headers, rewrite and corsPolicy configure the HTTPRoute and need routing.provider gatewayapi",
+			wantErr: "routing.match, timeout, backendTimeout, retries, headers, rewrite and corsPolicy configure the HTTPRoute and need routing.provider gatewayapi",
 		},
+		"a backend timeout longer than the request's": {
+			canary:  canary("r8", routingWith(func(r *v1alpha1.CanaryRouting) { r.BackendTimeout = "2m" })),
+			wantErr: "routing.backendTimeout must not exceed routing.timeout",
+		},
+		"a backend timeout with the request's disabled (0s)": {canary: canary("ok-backend", routingWith(func(r *v1alpha1.CanaryRouting) {
+			r.Timeout, r.BackendTimeout = "0s", "2m"
+		}))},
 		"a prefix rewrite with an exact match": {
 			canary:  canary("r2", routingWith(func(r *v1alpha1.CanaryRouting) { r.Match[0].Path.Type = "Exact" })),
 			wantErr: "routing.rewrite.path of type ReplacePrefixMatch needs exactly one routing.match, with a path of type PathPrefix",
@@ -142,6 +150,7 @@ func TestValidation_RouteSettingsOnTheHTTPRoute(t *testing.T) {
 	rule := route.Spec.Rules[0]
 	g.Expect(rule.Matches).To(HaveLen(1))
 	g.Expect(*rule.Timeouts.Request).To(Equal(gatewayv1.Duration("1m30s")))
+	g.Expect(*rule.Timeouts.BackendRequest).To(Equal(gatewayv1.Duration("10s")))
 	var filters []gatewayv1.HTTPRouteFilterType
 	for _, f := range rule.Filters {
 		filters = append(filters, f.Type)

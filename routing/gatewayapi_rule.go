@@ -30,8 +30,14 @@ func applyRuleSettings(rule *gatewayv1.HTTPRouteRule, r v1alpha1.CanaryRouting) 
 	for _, m := range r.Match {
 		rule.Matches = append(rule.Matches, routeMatch(m))
 	}
-	if r.Timeout != "" {
-		rule.Timeouts = &gatewayv1.HTTPRouteTimeouts{Request: ptr.To(gatewayv1.Duration(r.Timeout))}
+	if r.Timeout != "" || r.BackendTimeout != "" {
+		rule.Timeouts = &gatewayv1.HTTPRouteTimeouts{}
+		if r.Timeout != "" {
+			rule.Timeouts.Request = ptr.To(gatewayv1.Duration(r.Timeout))
+		}
+		if r.BackendTimeout != "" {
+			rule.Timeouts.BackendRequest = ptr.To(gatewayv1.Duration(r.BackendTimeout))
+		}
 	}
 	if r.Retries != nil {
 		rule.Retry = routeRetry(*r.Retries)

@@ -42,6 +42,7 @@ func withEveryRuleSetting(c *v1alpha1.Canary) *v1alpha1.Canary {
 		},
 	}
 	c.Spec.Routing.Timeout = "15s"
+	c.Spec.Routing.BackendTimeout = "5s"
 	c.Spec.Routing.Retries = &v1alpha1.HTTPRouteRetry{Codes: []int32{502, 503}, Attempts: ptr.To(int32(3)), Backoff: "100ms"}
 	c.Spec.Routing.Headers = &v1alpha1.HTTPHeaderModifiers{
 		Request: &v1alpha1.HTTPHeaderFilter{

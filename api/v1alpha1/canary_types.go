@@ -298,7 +298,8 @@ const (
 
 // CanaryRouting selects the traffic router.
 // +kubebuilder:validation:XValidation:rule="self.provider != 'gatewayapi' || (has(self.gatewayRefs) && size(self.gatewayRefs) > 0)",message="routing.gatewayRefs must name at least one Gateway when routing.provider is gatewayapi"
-// +kubebuilder:validation:XValidation:rule="self.provider == 'gatewayapi' || !(has(self.match) || has(self.timeout) || has(self.retries) || has(self.headers) || has(self.rewrite) || has(self.corsPolicy))",message="routing.match, timeout, retries, headers, rewrite and corsPolicy configure the HTTPRoute and need routing.provider gatewayapi"
+// +kubebuilder:validation:XValidation:rule="self.provider == 'gatewayapi' || !(has(self.match) || has(self.timeout) || has(self.backendTimeout) || has(self.retries) || has(self.headers) || has(self.rewrite) || has(self.corsPolicy))",message="routing.match, timeout, backendTimeout, retries, headers, rewrite and corsPolicy configure the HTTPRoute and need routing.provider gatewayapi"
+// +kubebuilder:validation:XValidation:rule="!has(self.timeout) || !has(self.backendTimeout) || duration(self.timeout) == duration('0s') || duration(self.backendTimeout) <= duration(self.timeout)",message="routing.backendTimeout must not exceed routing.timeout: the request's timeout covers its backend requests"
 // +kubebuilder:validation:XValidation:rule="!has(self.rewrite) || !has(self.rewrite.path) || self.rewrite.path.type != 'ReplacePrefixMatch' || !has(self.match) || (size(self.match) == 1 && has(self.match[0].path) && self.match[0].path.type == 'PathPrefix')",message="routing.rewrite.path of type ReplacePrefixMatch needs exactly one routing.match, with a path of type PathPrefix (or no routing.match: all paths, prefix /)"
 type CanaryRouting struct {
 	// Provider is kubernetes (blue/green) or gatewayapi (weighted HTTPRoute).
@@ -335,6 +336,14 @@ type CanaryRouting struct {
 	// +kubebuilder:validation:Pattern=`^([0-9]{1,5}(h|m|s|ms)){1,4}$`
 	// +optional
 	Timeout string `json:"timeout,omitempty"`
+
+	// BackendTimeout is the HTTPRoute's timeout of one request from the
+	// gateway to the primary or canary (timeouts.backendRequest), a
+	// Gateway API Duration, at most Timeout when both are set (a retry
+	// is such a request too). With gatewayapi only.
+	// +kubebuilder:validation:Pattern=`^([0-9]{1,5}(h|m|s|ms)){1,4}$`
+	// +optional
+	BackendTimeout string `json:"backendTimeout,omitempty"`
 
 	// Retries is the HTTPRoute's retry policy. Gateway API has it in its
 	// experimental channel only: with the standard channel's HTTPRoute CRD

@@ -70,28 +70,29 @@ type flaggerAutoscalerRef struct {
 }
 
 type flaggerService struct {
-	Name          string                   `json:"name,omitempty"`
-	Port          int32                    `json:"port"`
-	PortName      string                   `json:"portName,omitempty"`
-	TargetPort    *intstr.IntOrString      `json:"targetPort,omitempty"`
-	AppProtocol   string                   `json:"appProtocol,omitempty"`
-	PortDiscovery bool                     `json:"portDiscovery,omitempty"`
-	Timeout       string                   `json:"timeout,omitempty"`
-	Gateways      []string                 `json:"gateways,omitempty"`
-	GatewayRefs   []flaggerParentReference `json:"gatewayRefs,omitempty"`
-	Hosts         []string                 `json:"hosts,omitempty"`
-	Delegation    bool                     `json:"delegation,omitempty"`
-	TrafficPolicy json.RawMessage          `json:"trafficPolicy,omitempty"`
-	Match         []flaggerMatchRequest    `json:"match,omitempty"`
-	Rewrite       *flaggerRewrite          `json:"rewrite,omitempty"`
-	Retries       *flaggerRetry            `json:"retries,omitempty"`
-	Headers       *flaggerHeaders          `json:"headers,omitempty"`
-	CorsPolicy    *flaggerCorsPolicy       `json:"corsPolicy,omitempty"`
-	MeshName      string                   `json:"meshName,omitempty"`
-	Backends      []string                 `json:"backends,omitempty"`
-	Apex          *flaggerMetadata         `json:"apex,omitempty"`
-	Primary       *flaggerMetadata         `json:"primary,omitempty"`
-	Canary        *flaggerMetadata         `json:"canary,omitempty"`
+	Name           string                   `json:"name,omitempty"`
+	Port           int32                    `json:"port"`
+	PortName       string                   `json:"portName,omitempty"`
+	TargetPort     *intstr.IntOrString      `json:"targetPort,omitempty"`
+	AppProtocol    string                   `json:"appProtocol,omitempty"`
+	PortDiscovery  bool                     `json:"portDiscovery,omitempty"`
+	BackendTimeout string                   `json:"backendTimeout,omitempty"`
+	Timeout        string                   `json:"timeout,omitempty"`
+	Gateways       []string                 `json:"gateways,omitempty"`
+	GatewayRefs    []flaggerParentReference `json:"gatewayRefs,omitempty"`
+	Hosts          []string                 `json:"hosts,omitempty"`
+	Delegation     bool                     `json:"delegation,omitempty"`
+	TrafficPolicy  json.RawMessage          `json:"trafficPolicy,omitempty"`
+	Match          []flaggerMatchRequest    `json:"match,omitempty"`
+	Rewrite        *flaggerRewrite          `json:"rewrite,omitempty"`
+	Retries        *flaggerRetry            `json:"retries,omitempty"`
+	Headers        *flaggerHeaders          `json:"headers,omitempty"`
+	CorsPolicy     *flaggerCorsPolicy       `json:"corsPolicy,omitempty"`
+	MeshName       string                   `json:"meshName,omitempty"`
+	Backends       []string                 `json:"backends,omitempty"`
+	Apex           *flaggerMetadata         `json:"apex,omitempty"`
+	Primary        *flaggerMetadata         `json:"primary,omitempty"`
+	Canary         *flaggerMetadata         `json:"canary,omitempty"`
 }
 
 // flaggerMetadata is Flagger's CustomMetadata: labels and annotations of a

@@ -36,7 +36,8 @@ var gatewayAPIDuration = regexp.MustCompile(`^([0-9]{1,5}(h|m|s|ms)){1,4}$`)
 var httpMethods = []string{"GET", "HEAD", "POST", "PUT", "DELETE", "CONNECT", "OPTIONS", "TRACE", "PATCH"}
 
 // routeSettings maps the spec.service settings that Flagger's gatewayapi
-// router puts on the HTTPRoute's rule to routing's: match, timeout,
+// router puts on the HTTPRoute's rule to routing's: match, timeout and
+// backendTimeout,
 // headers, rewrite and corsPolicy as Flagger maps them, and retries, which
 // Flagger's gatewayapi router ignores, to Gateway API's retry.
 func (c canaryConverter) routeSettings(out *v1alpha1.CanaryRouting) {
@@ -47,6 +48,13 @@ func (c canaryConverter) routeSettings(out *v1alpha1.CanaryRouting) {
 			out.Timeout = s.Timeout
 		} else {
 			c.report.drop("spec.service.timeout", "%q is not a Gateway API duration, such as 30s or 1m30s", s.Timeout)
+		}
+	}
+	if s.BackendTimeout != "" {
+		if gatewayAPIDuration.MatchString(s.BackendTimeout) {
+			out.BackendTimeout = s.BackendTimeout
+		} else {
+			c.report.drop("spec.service.backendTimeout", "%q is not a Gateway API duration, such as 30s or 1m30s", s.BackendTimeout)
 		}
 	}
 	out.Retries = c.routeRetries(s.Retries)
@@ -64,6 +72,7 @@ func (c canaryConverter) dropRouteSettings() {
 		isSet bool
 	}{
 		{"timeout", s.Timeout != ""},
+		{"backendTimeout", s.BackendTimeout != ""},
 		{"match", len(s.Match) > 0},
 		{"rewrite", s.Rewrite != nil},
 		{"retries", s.Retries != nil},

@@ -73,11 +73,12 @@ func TestConvertRouteSettings(t *testing.T) {
 				"spec.service.match[1].name", "spec.service.match[1].sourceLabels"},
 		},
 		"timeout, retries, headers, rewrite of the prefix": {
-			service: "timeout: 1m30s, retries: {attempts: 2, retryOn: 5xx}, " +
+			service: "timeout: 1m30s, backendTimeout: 20s, retries: {attempts: 2, retryOn: 5xx}, " +
 				"headers: {request: {set: {x-b: '2', x-a: '1'}, remove: [x-debug]}, response: {add: {x-served-by: serin}}}, " +
 				"rewrite: {uri: /, authority: internal.example, type: ReplacePrefixMatch}",
 			wantRouting: withGateway(func(r *v1alpha1.CanaryRouting) {
 				r.Timeout = "1m30s"
+				r.BackendTimeout = "20s"
 				r.Retries = &v1alpha1.HTTPRouteRetry{Attempts: ptr.To[int32](2)}
 				r.Headers = &v1alpha1.HTTPHeaderModifiers{
 					Request: &v1alpha1.HTTPHeaderFilter{Set: []v1alpha1.HTTPHeader{{Name: "x-a", Value: "1"}, {Name: "x-b", Value: "2"}},
