@@ -124,14 +124,14 @@ func apiserverMetrics() (metricsText, error) {
 // API Priority and Fairness, etcd's update latency and the size of a
 // Canary watch event.
 func apiserverCost(n int, before, after metricsText) {
+	delta := func(name, sel string) float64 { return after.sumLabels(name, sel) - before.sumLabels(name, sel) }
 	avg := func(name, sel string, scale float64) float64 {
-		c := after.sumLabels(name+"_count", sel) - before.sumLabels(name+"_count", sel)
-		return scale * (after.sumLabels(name+"_sum", sel) - before.sumLabels(name+"_sum", sel)) / max(c, 1)
+		return scale * delta(name+"_sum", sel) / max(delta(name+"_count", sel), 1)
 	}
+	const statusPatch = `resource="canaries",subresource="status",verb="PATCH"`
 	fmt.Printf("apiserver canaries=%d status_patch_avg_ms=%.1f status_patches=%.0f apf_wait_avg_ms=%.1f etcd_update_avg_ms=%.1f canary_watch_event_avg_bytes=%.0f\n", n,
-		avg("apiserver_request_duration_seconds", `resource="canaries",subresource="status",verb="PATCH"`, 1000),
-		after.sumLabels("apiserver_request_duration_seconds_count", `resource="canaries",subresource="status",verb="PATCH"`)-
-			before.sumLabels("apiserver_request_duration_seconds_count", `resource="canaries",subresource="status",verb="PATCH"`),
+		avg("apiserver_request_duration_seconds", statusPatch, 1000),
+		delta("apiserver_request_duration_seconds_count", statusPatch),
 		avg("apiserver_flowcontrol_request_wait_duration_seconds", `execute="true"`, 1000),
 		avg("etcd_request_duration_seconds", `operation="update"`, 1000),
 		avg("apiserver_watch_events_sizes", `resource="canaries"`, 1))
