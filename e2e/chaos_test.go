@@ -168,6 +168,7 @@ func TestChaos_AgentKilledDuringRollouts(t *testing.T) {
 		round int
 		kind  rolloutKind
 		ended string // the phase, or why it is stuck
+		why   string
 		took  time.Duration
 	}
 	var mu sync.Mutex
@@ -203,7 +204,7 @@ func TestChaos_AgentKilledDuringRollouts(t *testing.T) {
 					}
 				}
 				mu.Lock()
-				outcomes = append(outcomes, outcome{lane: i, round: round, kind: kind, ended: ended.phase, took: time.Since(begun)})
+				outcomes = append(outcomes, outcome{lane: i, round: round, kind: kind, ended: ended.phase, why: ended.why, took: time.Since(begun)})
 				mu.Unlock()
 				if ended.stuck {
 					return // the lane cannot go on from an unknown state
@@ -222,7 +223,7 @@ func TestChaos_AgentKilledDuringRollouts(t *testing.T) {
 		durations = append(durations, o.took)
 		if !strings.HasPrefix(o.ended, "Succeeded") && !strings.HasPrefix(o.ended, "Failed") {
 			stuck++
-			t.Errorf("lane %d round %d (%s): %s", o.lane, o.round, o.kind, o.ended)
+			t.Errorf("lane %d round %d (%s): %s: %s", o.lane, o.round, o.kind, o.ended, o.why)
 		}
 	}
 	violations, samples := 0, 0
@@ -296,6 +297,29 @@ type chaosEnd struct {
 	phase string
 	stuck bool
 	good  string // the image the primary runs at the end
+	why   string // for a stuck rollout: the newest analysis record
+}
+
+// whyStuck tells what the newest analysis record says: its message and the
+// steps that did not pass, so that a stuck rollout can be read from the
+// test's output alone.
+func whyStuck(c *v1alpha1.Canary) string {
+	if len(c.Status.Analyses) == 0 {
+		return "no analysis record"
+	}
+	r := c.Status.Analyses[0]
+	var b strings.Builder
+	fmt.Fprintf(&b, "record of %s: %s %q", r.Spec, r.Result, r.Message)
+	for _, s := range r.Steps {
+		if s.Verdict == "Passed" {
+			continue
+		}
+		fmt.Fprintf(&b, "; step at %s weight %d %s %q", s.At.Format("15:04:05.000"), s.Weight, s.Verdict, s.Message)
+		for _, ch := range s.Checks {
+			fmt.Fprintf(&b, " [%s=%q %s %q]", ch.Name, ch.Value, ch.Verdict, ch.Message)
+		}
+	}
+	return b.String()
 }
 
 // chaosRollout releases one revision of kind and waits for its end: a
@@ -367,7 +391,7 @@ func chaosRollout(c *v1alpha1.Canary, kind rolloutKind, image, good string) chao
 		}
 		cur := &v1alpha1.Canary{}
 		_ = k8s.Get(context.Background(), client.ObjectKeyFromObject(c), cur)
-		return chaosEnd{phase: fmt.Sprintf("stuck in %s (weight %d)", cur.Status.Phase, cur.Status.CanaryWeight), stuck: true}
+		return chaosEnd{phase: fmt.Sprintf("stuck in %s (weight %d)", cur.Status.Phase, cur.Status.CanaryWeight), stuck: true, why: whyStuck(cur)}
 	}
 	return run()
 }
