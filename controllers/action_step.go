@@ -93,17 +93,21 @@ func (r *CanaryReconciler) advance(ctx context.Context, obj *v1alpha1.Canary, ob
 			transition(obj, v1alpha1.PhaseProgressing, out.At, v1alpha1.ProgressingReason, "waiting for approval to increase traffic: %s", closed)
 			return ctrl.Result{RequeueAfter: requeueAtNextStep(obj, obs.Now)}, nil
 		}
-		if err := r.setRoutes(ctx, obj, routing.Canary(plan.Weight)); err != nil {
+		w, what := routing.Canary(plan.Weight), "canary weight"
+		if obj.IsABTest() {
+			w, what = routing.ABTest(plan.Weight), "A/B test: the matched requests' canary weight"
+		}
+		if err := r.setRoutes(ctx, obj, w); err != nil {
 			return ctrl.Result{}, err
 		}
-		r.emitStep(ctx, obj, v1alpha1.WeightIncreasedReason, "advance %s canary weight %d: %s", obj.Name, plan.Weight, checks)
+		r.emitStep(ctx, obj, v1alpha1.WeightIncreasedReason, "advance %s %s %d: %s", obj.Name, what, plan.Weight, checks)
 		transition(obj, v1alpha1.PhaseProgressing, out.At, v1alpha1.ProgressingReason, "%s", analysingMessage(obj))
 	case rollout.Iterate:
 		st.Iterations++
 		r.emitStep(ctx, obj, v1alpha1.IterationReason, "advance %s canary iteration %d/%d: %s", obj.Name, st.Iterations, obj.GetIterations(), checks)
 		transition(obj, v1alpha1.PhaseProgressing, out.At, v1alpha1.ProgressingReason, "%s", analysingMessage(obj))
 	case rollout.ReadyToPromote:
-		if obj.GetRoutingProvider() == v1alpha1.KubernetesRouting {
+		if obj.GetRoutingProvider() == v1alpha1.KubernetesRouting || obj.IsABTest() {
 			st.Iterations = obj.GetIterations()
 		}
 		if closed != "" {

@@ -168,6 +168,7 @@ func (r *CanaryReconciler) observeRoutes(ctx context.Context, obj *v1alpha1.Cana
 	}
 	obs.ServicesInSync = obs.ServicesInSync && routes.Found
 	obs.CanaryWeight = routes.Weights.Canary
+	obs.ABTest = routes.Weights.ABTest
 	obs.Routes = rollout.Routes{
 		Programmed:   routes.Status.Programmed,
 		Rejected:     routes.Status.Rejected,

@@ -19,6 +19,7 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"net/http"
 	"sync"
 	"testing"
 	"time"
@@ -82,11 +83,18 @@ func expectNoUserErrors(t testing.TB, g Gomega, ns string) {
 // per second), until the test ends.
 func startUsers(t testing.TB, host string) *testbed.Load {
 	t.Helper()
+	return startUsersWith(t, host, nil)
+}
+
+// startUsersWith is startUsers for users whose requests carry header (the
+// header or cookie an A/B test matches).
+func startUsersWith(t testing.TB, host string, header http.Header) *testbed.Load {
+	t.Helper()
 	// The users stay until the test ends (its cleanup stops them): a test
 	// that outlives a fixed duration on a slow machine (the chaos test
 	// runs its rollouts for 5–9 minutes) would otherwise judge canaries
 	// that nobody calls any more. The hour only bounds a leak.
-	l := testbed.StartLoad(context.Background(), testbed.LoadOptions{URL: gateway.URL + "/", Host: host, Rate: 50, Duration: time.Hour})
+	l := testbed.StartLoad(context.Background(), testbed.LoadOptions{URL: gateway.URL + "/", Host: host, Header: header, Rate: 50, Duration: time.Hour})
 	t.Cleanup(l.Stop)
 	return l
 }

@@ -20,6 +20,8 @@ import (
 	"context"
 	"fmt"
 	"maps"
+	"slices"
+	"strings"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -167,11 +169,67 @@ func routeSpec(canary *v1alpha1.Canary, t Target, w Weights) gatewayv1.HTTPRoute
 		},
 	}
 	applyRuleSettings(&rule, canary.Spec.Routing)
+	rules := []gatewayv1.HTTPRouteRule{rule}
+	if canary.IsABTest() {
+		rules = abTestRules(canary, rule, w, backend(t.PrimaryService, 100))
+	}
 	return gatewayv1.HTTPRouteSpec{
 		CommonRouteSpec: gatewayv1.CommonRouteSpec{ParentRefs: parents},
 		Hostnames:       hosts,
-		Rules:           []gatewayv1.HTTPRouteRule{rule},
+		Rules:           rules,
 	}
+}
+
+// abTestRules are the rules of an A/B test (analysis.match): first a rule
+// per analysis.match entry, with the entry within each routing.match
+// (their headers and query parameters together; an entry's condition on a
+// name routing.match also names replaces it), sending the matched requests
+// to primary and canary by the weights; then rule, which keeps every other
+// request on the primary while the test runs (w.ABTest) and follows the
+// weights otherwise (all traffic to the canary while a primary that may go
+// dark is promoted, back to the primary after). A rule per entry, not one
+// with every entry, because a ReplacePrefixMatch rewrite allows one match
+// per rule. The matched rules are the more specific (more header and query
+// matches), which Gateway API's precedence serves first whatever the
+// order; they come first so that weightsOf reads them.
+func abTestRules(canary *v1alpha1.Canary, rule gatewayv1.HTTPRouteRule, w Weights, primaryOnly gatewayv1.HTTPBackendRef) []gatewayv1.HTTPRouteRule {
+	bases := rule.Matches
+	if len(bases) == 0 {
+		bases = []gatewayv1.HTTPRouteMatch{routeMatch(v1alpha1.HTTPRouteMatch{})} // every path
+	}
+	var rules []gatewayv1.HTTPRouteRule
+	for _, m := range canary.Spec.Analysis.Match {
+		matched := *rule.DeepCopy()
+		matched.Matches = nil
+		for _, base := range bases {
+			matched.Matches = append(matched.Matches, abTestMatch(base, m))
+		}
+		rules = append(rules, matched)
+	}
+	others := rule
+	if w.ABTest {
+		others = *rule.DeepCopy()
+		others.BackendRefs = []gatewayv1.HTTPBackendRef{primaryOnly}
+	}
+	return append(rules, others)
+}
+
+// abTestMatch adds an analysis.match entry's conditions to a match of
+// routing.match.
+func abTestMatch(base gatewayv1.HTTPRouteMatch, m v1alpha1.AnalysisMatch) gatewayv1.HTTPRouteMatch {
+	out := *base.DeepCopy()
+	extra := routeMatch(v1alpha1.HTTPRouteMatch{Headers: m.Headers, QueryParams: m.QueryParams})
+	for _, h := range extra.Headers {
+		out.Headers = slices.DeleteFunc(out.Headers, func(o gatewayv1.HTTPHeaderMatch) bool {
+			return strings.EqualFold(string(o.Name), string(h.Name))
+		})
+		out.Headers = append(out.Headers, h)
+	}
+	for _, q := range extra.QueryParams {
+		out.QueryParams = slices.DeleteFunc(out.QueryParams, func(o gatewayv1.HTTPQueryParamMatch) bool { return o.Name == q.Name })
+		out.QueryParams = append(out.QueryParams, q)
+	}
+	return out
 }
 
 // parentRef is the HTTPRoute's reference to one of routing.gatewayRefs: a
@@ -195,14 +253,28 @@ func parentRef(g v1alpha1.GatewayReference) gatewayv1.ParentReference {
 	return ref
 }
 
-// weightsOf reads primary and canary weights from the route's first rule.
+// weightsOf reads primary and canary weights from the route's first rule;
+// with a last rule that keeps every request on the primary while the
+// first sends some to the canary, an A/B test's (Weights.ABTest).
 func weightsOf(route *gatewayv1.HTTPRoute, t Target) (Weights, bool) {
-	if len(route.Spec.Rules) == 0 {
+	rules := route.Spec.Rules
+	if len(rules) == 0 {
 		return Weights{}, false
 	}
+	w, ok := ruleWeights(rules[0], t)
+	if ok && len(rules) > 1 && w.Canary > 0 {
+		others, _ := ruleWeights(rules[len(rules)-1], t)
+		w.ABTest = others.Canary == 0
+	}
+	return w, ok
+}
+
+// ruleWeights reads the primary and canary weights of one rule; found is
+// false unless the rule names both.
+func ruleWeights(rule gatewayv1.HTTPRouteRule, t Target) (Weights, bool) {
 	var w Weights
 	found := 0
-	for _, b := range route.Spec.Rules[0].BackendRefs {
+	for _, b := range rule.BackendRefs {
 		weight := 1
 		if b.Weight != nil {
 			weight = int(*b.Weight)

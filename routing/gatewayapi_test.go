@@ -18,6 +18,7 @@ package routing
 
 import (
 	"context"
+	"fmt"
 	"path/filepath"
 	"testing"
 
@@ -419,6 +420,89 @@ func TestGatewayAPIRouter_Finalize(t *testing.T) {
 			}
 			if diff := cmp.Diff(before, w.route()); diff != "" {
 				t.Errorf("the route changed (-before +after):\n%s", diff)
+			}
+		})
+	}
+}
+
+// abTestCanary is podinfoCanary as an A/B test: the users with the canary
+// cookie or the insider header, on /api only.
+func abTestCanary() *v1alpha1.Canary {
+	c := podinfoCanary()
+	c.Spec.Routing.Match = []v1alpha1.HTTPRouteMatch{{
+		Path:    &v1alpha1.HTTPPathMatch{Type: "PathPrefix", Value: "/api"},
+		Headers: []v1alpha1.HTTPHeaderMatch{{Name: "X-Region", Value: "eu"}},
+	}}
+	c.Spec.Analysis = &v1alpha1.CanaryAnalysis{Iterations: 3, Match: []v1alpha1.AnalysisMatch{
+		{Headers: []v1alpha1.HTTPHeaderMatch{{Name: "Cookie", Type: "RegularExpression", Value: `^(.*?;\s*)?(canary=always)(;.*)?$`}}},
+		{Headers: []v1alpha1.HTTPHeaderMatch{{Name: "x-region", Value: "insider"}}, QueryParams: []v1alpha1.HTTPQueryParamMatch{{Name: "beta", Value: "1"}}},
+	}}
+	return c
+}
+
+// An A/B test's route while the test runs: a rule per analysis.match
+// entry, within routing.match (an entry's header of the same name, in any
+// case, replaces routing.match's), sending the matched requests to the
+// canary, then routing.match's rule keeping every other request on the
+// primary.
+func TestGatewayAPIRouter_ABTestGolden(t *testing.T) {
+	c := abTestCanary()
+	w := newRouterWorld(t, serinRoute(c, AllPrimary))
+	r := &GatewayAPIRouter{Client: w.client, FieldOwner: "serin"}
+	if err := r.SetRoutes(context.Background(), c, podinfo, ABTest(100)); err != nil {
+		t.Fatal(err)
+	}
+	testutil.Golden(t, filepath.Join("testdata", "httproute_abtest.yaml"), routeYAML(t, w.route()))
+	got, err := r.GetRoutes(context.Background(), c, podinfo)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := ABTest(100); got.Weights != want {
+		t.Errorf("weights read back %+v, want %+v", got.Weights, want)
+	}
+}
+
+// The weights of an A/B test's route read back as they were set: during
+// the test (the others on the primary), all to the canary (a promotion
+// whose primary may go dark), all to the primary; setting them again
+// writes nothing.
+func TestGatewayAPIRouter_ABTestWeightsRoundTrip(t *testing.T) {
+	c := abTestCanary()
+	for _, set := range []Weights{ABTest(100), Canary(100), AllPrimary} {
+		t.Run(fmt.Sprintf("%+v", set), func(t *testing.T) {
+			w := newRouterWorld(t, serinRoute(c, AllPrimary))
+			r := &GatewayAPIRouter{Client: w.client, FieldOwner: "serin"}
+			if err := r.SetRoutes(context.Background(), c, podinfo, set); err != nil {
+				t.Fatal(err)
+			}
+			route := w.route()
+			if n := len(route.Spec.Rules); n != 3 {
+				t.Fatalf("%d rules, want one per analysis.match entry and the others'", n)
+			}
+			others := map[string]int32{}
+			for _, b := range route.Spec.Rules[2].BackendRefs {
+				others[string(b.Name)] = *b.Weight
+			}
+			wantOthers := map[string]int32{"podinfo-primary": int32(set.Primary), "podinfo-canary": int32(set.Canary)}
+			if set.ABTest {
+				wantOthers = map[string]int32{"podinfo-primary": 100}
+			}
+			if diff := cmp.Diff(wantOthers, others); diff != "" {
+				t.Errorf("the other requests' weights (-want +got):\n%s", diff)
+			}
+			got, err := r.GetRoutes(context.Background(), c, podinfo)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got.Weights != set {
+				t.Errorf("weights read back %+v, want %+v", got.Weights, set)
+			}
+			w.calls.Writes = nil
+			if err := r.SetRoutes(context.Background(), c, podinfo, set); err != nil {
+				t.Fatal(err)
+			}
+			if len(w.calls.Writes) != 0 {
+				t.Errorf("setting the weights in force wrote %v", w.calls.Writes)
 			}
 		})
 	}

@@ -33,6 +33,11 @@ import (
 type Weights struct {
 	Primary int
 	Canary  int
+	// ABTest confines the weights to the requests an A/B test matches
+	// (analysis.match): every other request goes to the primary. Without
+	// it, the weights apply to every request, as they do for a Canary
+	// without analysis.match.
+	ABTest bool
 }
 
 // AllPrimary routes every request to the primary.
@@ -40,6 +45,10 @@ var AllPrimary = Weights{Primary: 100}
 
 // Canary returns the weights that give the canary w percent.
 func Canary(w int) Weights { return Weights{Primary: 100 - w, Canary: w} }
+
+// ABTest returns the weights of an A/B test's requests: the canary gets
+// w percent of the requests analysis.match selects, none of the others.
+func ABTest(w int) Weights { return Weights{Primary: 100 - w, Canary: w, ABTest: true} }
 
 // Target describes the backends a router routes to.
 type Target struct {

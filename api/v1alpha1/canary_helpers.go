@@ -106,12 +106,19 @@ func (in *Canary) GetStepWeights() []int {
 	return append(weights, max)
 }
 
-// GetIterations returns the number of blue/green analysis steps.
+// GetIterations returns the number of analysis steps of blue/green and of
+// an A/B test.
 func (in *Canary) GetIterations() int {
 	if a := in.Spec.Analysis; a != nil {
 		return a.Iterations
 	}
 	return 0
+}
+
+// IsABTest reports whether the analysis is an A/B test (analysis.match):
+// the matched requests go to the canary, every other to the primary.
+func (in *Canary) IsABTest() bool {
+	return in.Spec.Analysis != nil && len(in.Spec.Analysis.Match) > 0
 }
 
 // GetFailurePolicy returns the policy for a failed promotion.

@@ -76,7 +76,10 @@ const (
 // rules read an omitted routing, or routing.provider, as kubernetes, the
 // default.
 // +kubebuilder:validation:XValidation:rule="self.targetRef.kind != 'Service' || (has(self.routing) && has(self.routing.provider) && self.routing.provider == 'gatewayapi')",message="a Service target needs routing.provider gatewayapi: the kubernetes router switches the apex Service, which is the target itself"
-// +kubebuilder:validation:XValidation:rule="!has(self.analysis) || !has(self.analysis.iterations) || self.analysis.iterations == 0 || !has(self.routing) || !has(self.routing.provider) || self.routing.provider == 'kubernetes'",message="analysis.iterations is for blue/green (routing.provider: kubernetes); with gatewayapi use analysis.stepWeight or analysis.stepWeights"
+// +kubebuilder:validation:XValidation:rule="!has(self.analysis) || !has(self.analysis.iterations) || self.analysis.iterations == 0 || !has(self.routing) || !has(self.routing.provider) || self.routing.provider == 'kubernetes' || (has(self.analysis.match) && size(self.analysis.match) > 0)",message="analysis.iterations is for blue/green (routing.provider: kubernetes) and A/B tests (analysis.match); with gatewayapi weights use analysis.stepWeight or analysis.stepWeights"
+// +kubebuilder:validation:XValidation:rule="!has(self.analysis) || !has(self.analysis.match) || size(self.analysis.match) == 0 || (has(self.routing) && has(self.routing.provider) && self.routing.provider == 'gatewayapi')",message="analysis.match (an A/B test) needs routing.provider gatewayapi: the kubernetes router switches whole Services and cannot pick requests by header"
+// +kubebuilder:validation:XValidation:rule="!has(self.analysis) || !has(self.analysis.match) || size(self.analysis.match) == 0 || (has(self.analysis.iterations) && self.analysis.iterations > 0)",message="analysis.match (an A/B test) needs analysis.iterations, the number of steps the matched users stay on the canary"
+// +kubebuilder:validation:XValidation:rule="!has(self.analysis) || !has(self.analysis.match) || size(self.analysis.match) == 0 || ((!has(self.analysis.stepWeight) || self.analysis.stepWeight == 0) && !has(self.analysis.stepWeights) && !has(self.analysis.maxWeight) && (!has(self.analysis.stepWeightPromotion) || self.analysis.stepWeightPromotion == 0))",message="analysis.match (an A/B test) sends the matched requests to the canary, all of them: remove analysis.stepWeight, stepWeights, maxWeight and stepWeightPromotion"
 // +kubebuilder:validation:XValidation:rule="(has(self.routing) && has(self.routing.provider) && self.routing.provider != 'kubernetes') || !has(self.analysis) || ((!has(self.analysis.stepWeight) || self.analysis.stepWeight == 0) && !has(self.analysis.stepWeights))",message="routing.provider kubernetes switches all traffic at once: use analysis.iterations instead of analysis.stepWeight or analysis.stepWeights"
 // +kubebuilder:validation:XValidation:rule="self.targetRef.kind != 'Service' || !has(self.analysis) || (!has(self.analysis.primaryReadyThreshold) && !has(self.analysis.canaryReadyThreshold))",message="analysis.primaryReadyThreshold and analysis.canaryReadyThreshold count a Deployment's replicas: a Service target has none (serin judges it by its ready endpoints), remove them"
 type CanarySpec struct {
@@ -494,7 +497,8 @@ type CanaryAnalysis struct {
 	MaxWeight int `json:"maxWeight,omitempty"`
 
 	// Iterations is the number of analysis steps for blue/green
-	// (routing.provider kubernetes), at most 1000.
+	// (routing.provider kubernetes) and for an A/B test (analysis.match),
+	// at most 1000.
 	// +kubebuilder:validation:Minimum=0
 	// +kubebuilder:validation:Maximum=1000
 	// +optional
@@ -533,6 +537,18 @@ type CanaryAnalysis struct {
 	// +kubebuilder:validation:Maximum=100
 	// +optional
 	CanaryReadyThreshold *int `json:"canaryReadyThreshold,omitempty"`
+
+	// Match makes the analysis an A/B test (gatewayapi): the requests that
+	// match any entry (all its headers and query parameters, within
+	// routing.match) go to the canary, every other request to the
+	// primary, for analysis.iterations steps; then the canary is promoted.
+	// The generated HTTPRoute gets a rule per entry and routing.match (the
+	// more specific match wins, by Gateway API's precedence) ahead of the
+	// rule that keeps every other request on the primary. status.canaryWeight
+	// is then the matched requests' share: 100 while the test runs.
+	// +kubebuilder:validation:MaxItems=8
+	// +optional
+	Match []AnalysisMatch `json:"match,omitempty"`
 
 	// Metrics are the checks run at every step.
 	// +optional

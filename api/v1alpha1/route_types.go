@@ -50,6 +50,29 @@ type HTTPRouteMatch struct {
 	Method string `json:"method,omitempty"`
 }
 
+// AnalysisMatch selects the users of an A/B test (analysis.match): the
+// requests that carry all of its headers and query parameters go to the
+// canary during the analysis, every other request to the primary. A
+// cookie is a RegularExpression on the Cookie header, e.g.
+// ^(.*?;\s*)?(canary=always)(;.*)?$.
+// +kubebuilder:validation:XValidation:rule="(has(self.headers) && size(self.headers) > 0) || (has(self.queryParams) && size(self.queryParams) > 0)",message="analysis.match entries need at least one header or query parameter: an entry that matches every request is no A/B test (use analysis.stepWeight for a share of all users)"
+type AnalysisMatch struct {
+	// Headers match request headers; all must match. One entry per name.
+	// +listType=map
+	// +listMapKey=name
+	// +kubebuilder:validation:MaxItems=16
+	// +optional
+	Headers []HTTPHeaderMatch `json:"headers,omitempty"`
+
+	// QueryParams match query parameters; all must match. One entry per
+	// name.
+	// +listType=map
+	// +listMapKey=name
+	// +kubebuilder:validation:MaxItems=16
+	// +optional
+	QueryParams []HTTPQueryParamMatch `json:"queryParams,omitempty"`
+}
+
 // HTTPPathMatch matches the request path.
 // +kubebuilder:validation:XValidation:rule="(has(self.type) && self.type == 'RegularExpression') || !has(self.value) || (self.value.startsWith('/') && !self.value.contains('//'))",message="match.path.value must be an absolute path, starting with '/' and without '//', unless match.path.type is RegularExpression"
 type HTTPPathMatch struct {

@@ -192,10 +192,14 @@ func (d canaryDescription) writeProgress(w io.Writer) {
 		d.writeRevisions(w)
 		return
 	}
-	if c.GetRoutingProvider() == v1alpha1.KubernetesRouting {
+	switch {
+	case c.IsABTest():
+		fmt.Fprintf(w, "Traffic:\t%s\n", abTestTraffic(c))
+		fmt.Fprintf(w, "Iterations:\t%d of %d\n", c.Status.Iterations, c.GetIterations())
+	case c.GetRoutingProvider() == v1alpha1.KubernetesRouting:
 		fmt.Fprintf(w, "Traffic:\t%s\n", blueGreenTraffic(c.Status.CanaryWeight))
 		fmt.Fprintf(w, "Iterations:\t%d of %d\n", c.Status.Iterations, c.GetIterations())
-	} else {
+	default:
 		fmt.Fprintf(w, "Weight:\t%s\n", describeWeight(c))
 	}
 	fmt.Fprintf(w, "Failed checks:\t%d of %d allowed\n", c.Status.FailedChecks, c.GetThreshold())
@@ -216,6 +220,15 @@ func blueGreenTraffic(canaryWeight int) string {
 		return "canary (blue/green)"
 	}
 	return "primary (blue/green)"
+}
+
+// abTestTraffic tells who an A/B test sends to the canary: the requests
+// analysis.match selects while the test runs, nobody before.
+func abTestTraffic(c *v1alpha1.Canary) string {
+	if c.Status.CanaryWeight == 0 {
+		return "primary: every request (A/B test: the requests analysis.match selects are not routed to the canary yet)"
+	}
+	return "canary: the requests analysis.match selects; primary: every other request (A/B test)"
 }
 
 // describeWeight shows the canary weight and which of the steps it is at.

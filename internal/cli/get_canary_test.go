@@ -122,6 +122,7 @@ func describedCanaries() []client.Object {
 		progressing,
 		failed,
 		makeCanary("apps", "bluegreen").blueGreen(10, 0).obj(),
+		abTestCanary(),
 		canaryEvent("e1", "podinfo", uid, 5*time.Minute, corev1.EventTypeNormal, "Progressing", "New revision detected"),
 		canaryEvent("e2", "podinfo", uid, 30*time.Second, corev1.EventTypeWarning, "Progressing", "error-rate 1.5 > 1"),
 		canaryEvent("e3", "podinfo", uid, 2*time.Minute, corev1.EventTypeNormal, "Progressing", "advancing canary weight to 10"),
@@ -145,6 +146,9 @@ func TestGetCanary(t *testing.T) {
 		"blue/green never reconciled": {
 			args: []string{"get", "canary", "bluegreen", "-n", "apps"}, golden: "bluegreen.golden",
 		},
+		"an A/B test, iterating": {
+			args: []string{"get", "canary", "abtest", "-n", "apps"}, golden: "abtest.golden",
+		},
 		"not found": {
 			args: []string{"get", "canary", "nope"}, wantErr: `Canary object 'nope' not found in "apps" namespace`,
 		},
@@ -164,4 +168,15 @@ func TestGetCanary(t *testing.T) {
 			}
 		})
 	}
+}
+
+// abTestCanary is an A/B test of the insiders, at its second iteration.
+func abTestCanary() *v1alpha1.Canary {
+	c := makeCanary("apps", "abtest").phase(v1alpha1.PhaseProgressing, 100).analysis(v1alpha1.CanaryAnalysis{
+		Iterations: 5,
+		Match:      []v1alpha1.AnalysisMatch{{Headers: []v1alpha1.HTTPHeaderMatch{{Name: "x-canary", Value: "insider"}}}},
+	}).obj()
+	c.Spec.Routing = v1alpha1.CanaryRouting{Provider: v1alpha1.GatewayAPIRouting, GatewayRefs: []v1alpha1.GatewayReference{{Name: "public"}}}
+	c.Status.Iterations = 2
+	return c
 }

@@ -107,7 +107,7 @@ func repairPrimary(c *v1alpha1.Canary, o Observation) (Action, bool) {
 	if o.Primary.Exists || o.Primary.NotGenerated {
 		return nil, false
 	}
-	if o.Target.Health.Serving > 0 && o.CanaryWeight < 100 && o.Target.Replicas > 0 {
+	if o.Target.Health.Serving > 0 && o.PrimaryRouted() && o.Target.Replicas > 0 {
 		return Shield{Side: PrimarySide, Reason: "the primary was deleted"}, true
 	}
 	return RepairPrimary{}, true
@@ -295,7 +295,7 @@ func shieldDarkSide(o Observation) (Action, bool) {
 	}
 	primary, canary := o.Primary.Health.Serving > 0, o.Target.Health.Serving > 0
 	switch {
-	case !primary && canary && o.CanaryWeight < 100:
+	case !primary && canary && o.PrimaryRouted():
 		return Shield{Side: PrimarySide, Reason: "the primary has no pod ready to serve: " + o.Primary.Health.Message}, true
 	case !canary && primary && o.CanaryWeight > 0:
 		return Shield{Side: CanarySide, Reason: "the canary has no pod ready to serve: " + o.Target.Health.Message}, true

@@ -287,6 +287,10 @@ func TestDecide(t *testing.T) {
 			Shield{Side: PrimarySide, Reason: "the primary has no pod ready to serve: 0 of 2 updated replicas available"}},
 		"halted shields a dark primary": {canary(v1alpha1.PhaseHalted), with(observed(late, "v2", ready, "v2", darkFailed), routesAt(60, Routes{Programmed: true})),
 			Shield{Side: PrimarySide, Reason: "the primary has no pod ready to serve: exceeded its progress deadline"}},
+		"an A/B test's promotion shields a dark primary that still serves the unmatched users": {canary(v1alpha1.PhasePromoting), with(with(observed(early, "v2", ready, "v2", dark), routesAt(100, Routes{Programmed: true})), func(o *Observation) { o.ABTest = true }),
+			Shield{Side: PrimarySide, Reason: "the primary has no pod ready to serve: 0 of 2 updated replicas available"}},
+		"a deleted primary during an A/B test: all traffic to the serving canary first": {canary(v1alpha1.PhaseProgressing, atWeight(100)), with(observed(early, "v2", ready, "", ready), func(o *Observation) { o.Primary = Primary{}; o.CanaryWeight, o.ABTest = 100, true }),
+			Shield{Side: PrimarySide, Reason: "the primary was deleted"}},
 		"halted and shielded stays halted": {canary(v1alpha1.PhaseHalted), with(observed(late, "v2", ready, "v2", darkFailed), routesAt(100, Routes{Programmed: true})),
 			Idle{}},
 		"no shield when both sides are dark": {canary(v1alpha1.PhaseHalted), with(observed(late, "v2", dark, "v2", darkFailed), routesAt(60, Routes{Programmed: true})),
@@ -420,19 +424,24 @@ func TestPlanStep(t *testing.T) {
 			Analysis(a).Obj()
 	}
 	blueGreen := testobj.MakeCanary("p", "apps").Analysis(v1alpha1.CanaryAnalysis{Iterations: 3}).Obj()
+	abTest := gateway(v1alpha1.CanaryAnalysis{Iterations: 3, Match: []v1alpha1.AnalysisMatch{{Headers: []v1alpha1.HTTPHeaderMatch{{Name: "x-canary", Value: "insider"}}}}})
 	tests := map[string]struct {
 		canary             *v1alpha1.Canary
 		weight, iterations int
 		want               StepPlan
 	}{
-		"first weight step":       {gateway(v1alpha1.CanaryAnalysis{StepWeight: 10, MaxWeight: 30}), 0, 0, StepPlan{Kind: IncreaseWeight, Weight: 10}},
-		"next weight step":        {gateway(v1alpha1.CanaryAnalysis{StepWeight: 10, MaxWeight: 30}), 10, 0, StepPlan{Kind: IncreaseWeight, Weight: 20}},
-		"max weight promotes":     {gateway(v1alpha1.CanaryAnalysis{StepWeight: 10, MaxWeight: 30}), 30, 0, StepPlan{Kind: ReadyToPromote}},
-		"explicit step weights":   {gateway(v1alpha1.CanaryAnalysis{StepWeights: []int{1, 5, 50}}), 5, 0, StepPlan{Kind: IncreaseWeight, Weight: 50}},
-		"after the last weight":   {gateway(v1alpha1.CanaryAnalysis{StepWeights: []int{1, 5, 50}}), 50, 0, StepPlan{Kind: ReadyToPromote}},
-		"blue/green iterates":     {blueGreen, 0, 0, StepPlan{Kind: Iterate}},
-		"blue/green last":         {blueGreen, 0, 2, StepPlan{Kind: ReadyToPromote}},
-		"blue/green 0 iterations": {testobj.MakeCanary("p", "apps").Obj(), 0, 0, StepPlan{Kind: ReadyToPromote}},
+		"first weight step":                           {gateway(v1alpha1.CanaryAnalysis{StepWeight: 10, MaxWeight: 30}), 0, 0, StepPlan{Kind: IncreaseWeight, Weight: 10}},
+		"next weight step":                            {gateway(v1alpha1.CanaryAnalysis{StepWeight: 10, MaxWeight: 30}), 10, 0, StepPlan{Kind: IncreaseWeight, Weight: 20}},
+		"max weight promotes":                         {gateway(v1alpha1.CanaryAnalysis{StepWeight: 10, MaxWeight: 30}), 30, 0, StepPlan{Kind: ReadyToPromote}},
+		"explicit step weights":                       {gateway(v1alpha1.CanaryAnalysis{StepWeights: []int{1, 5, 50}}), 5, 0, StepPlan{Kind: IncreaseWeight, Weight: 50}},
+		"after the last weight":                       {gateway(v1alpha1.CanaryAnalysis{StepWeights: []int{1, 5, 50}}), 50, 0, StepPlan{Kind: ReadyToPromote}},
+		"blue/green iterates":                         {blueGreen, 0, 0, StepPlan{Kind: Iterate}},
+		"blue/green last":                             {blueGreen, 0, 2, StepPlan{Kind: ReadyToPromote}},
+		"blue/green 0 iterations":                     {testobj.MakeCanary("p", "apps").Obj(), 0, 0, StepPlan{Kind: ReadyToPromote}},
+		"A/B: the matched users go to the canary":     {abTest, 0, 0, StepPlan{Kind: IncreaseWeight, Weight: 100}},
+		"A/B: iterates on them":                       {abTest, 100, 0, StepPlan{Kind: Iterate}},
+		"A/B: promotes after the iterations":          {abTest, 100, 2, StepPlan{Kind: ReadyToPromote}},
+		"A/B: weights put back by hand: routed again": {abTest, 40, 1, StepPlan{Kind: IncreaseWeight, Weight: 100}},
 	}
 	for name, tt := range tests {
 		t.Run(name, func(t *testing.T) {

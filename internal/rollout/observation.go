@@ -39,8 +39,13 @@ type Observation struct {
 	ServicesInSync bool
 
 	// CanaryWeight is the canary's traffic percentage in the routing
-	// objects; it is in force only when Routes.Programmed.
+	// objects; it is in force only when Routes.Programmed. In an A/B test
+	// (ABTest) it is the share of the matched requests only.
 	CanaryWeight int
+
+	// ABTest is true when the routing objects send the requests an A/B
+	// test matches to the canary and every other request to the primary.
+	ABTest bool
 
 	// Routes tells whether the data plane applies the routing objects.
 	Routes Routes
@@ -110,4 +115,11 @@ type Routes struct {
 	// the agent started). The next step is due one interval after it at the
 	// earliest, so that the analysis judges traffic the data plane applied.
 	ProgrammedAt time.Time
+}
+
+// PrimaryRouted reports whether the routing objects send any request to the
+// primary: some share of all requests, or, in an A/B test, the requests it
+// does not match.
+func (o Observation) PrimaryRouted() bool {
+	return o.CanaryWeight < 100 || o.ABTest
 }

@@ -40,6 +40,17 @@ type StepPlan struct {
 // PlanStep returns what follows a passed step, given the canary's weight in
 // force and the iterations done.
 func PlanStep(c *v1alpha1.Canary, weight, iterations int) StepPlan {
+	if c.IsABTest() {
+		// The first step (pre-rollout hooks) sends the matched requests
+		// to the canary; then analysis.iterations steps judge it on them.
+		if weight < 100 {
+			return StepPlan{Kind: IncreaseWeight, Weight: 100}
+		}
+		if iterations+1 >= c.GetIterations() {
+			return StepPlan{Kind: ReadyToPromote}
+		}
+		return StepPlan{Kind: Iterate}
+	}
 	if c.GetRoutingProvider() == v1alpha1.KubernetesRouting {
 		if iterations+1 >= c.GetIterations() {
 			return StepPlan{Kind: ReadyToPromote}

@@ -32,6 +32,9 @@ type LoadOptions struct {
 	URL string
 	// Host is the Host header: the HTTPRoute's hostname.
 	Host string
+	// Header is sent with every request, e.g. the header or cookie an A/B
+	// test matches.
+	Header http.Header
 	// Rate is the number of requests per second; 100 when zero.
 	Rate int
 	// Duration bounds the load; 10m when zero.
@@ -128,6 +131,9 @@ func (l *Load) send(ctx context.Context) Sample {
 		return s
 	}
 	req.Host = l.opts.Host
+	for name, values := range l.opts.Header {
+		req.Header[name] = values
+	}
 	resp, err := l.client.Do(req)
 	if err != nil {
 		if ctx.Err() != nil {

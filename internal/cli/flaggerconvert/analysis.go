@@ -17,6 +17,7 @@ limitations under the License.
 package flaggerconvert
 
 import (
+	"encoding/json"
 	"fmt"
 	"slices"
 	"strings"
@@ -49,6 +50,7 @@ func (c canaryConverter) analysis(in *flaggerAnalysis, path string) *v1alpha1.Ca
 		out.Threshold = flaggerDefaultThreshold
 	}
 	c.steps(in, path, out)
+	out.Match = c.abTestMatches(in, path)
 	c.dropAnalysisExtras(in, path)
 	out.PrimaryReadyThreshold = c.readyThreshold(path+".primaryReadyThreshold", in.PrimaryReadyThreshold)
 	out.CanaryReadyThreshold = c.readyThreshold(path+".canaryReadyThreshold", in.CanaryReadyThreshold)
@@ -99,9 +101,6 @@ func (c canaryConverter) steps(in *flaggerAnalysis, path string, out *v1alpha1.C
 
 // dropAnalysisExtras reports the analysis features serin does not have.
 func (c canaryConverter) dropAnalysisExtras(in *flaggerAnalysis, path string) {
-	if present(in.Match) && string(in.Match) != "[]" {
-		c.report.drop(path+".match", "A/B testing is not supported: serin analyses with traffic weights (gatewayapi) or blue/green iterations (kubernetes)")
-	}
 	if in.Mirror {
 		c.report.drop(path+".mirror", "traffic mirroring is not supported")
 	}
@@ -114,6 +113,52 @@ func (c canaryConverter) dropAnalysisExtras(in *flaggerAnalysis, path string) {
 	if present(in.Alerts) && string(in.Alerts) != "[]" {
 		c.report.drop(path+".alerts", "Flagger AlertProviders cannot be used: reference Flux notification Providers in spec.alerts")
 	}
+}
+
+// abTestMatches maps analysis.match, an A/B test, as Flagger's gatewayapi
+// router does: each match request's headers and query parameters, exact
+// or by regular expression (a cookie is a regular expression on the Cookie
+// header). Its uri and method, which that router ignores, and a condition
+// Gateway API cannot express are reported and left out; a match request
+// left with no condition is left out (it would select every request).
+// routing drops them all when the Canary does not route with gatewayapi.
+func (c canaryConverter) abTestMatches(in *flaggerAnalysis, path string) []v1alpha1.AnalysisMatch {
+	if !present(in.Match) || string(in.Match) == "[]" {
+		return nil
+	}
+	var requests []flaggerMatchRequest
+	if err := json.Unmarshal(in.Match, &requests); err != nil {
+		c.report.drop(path+".match", "not a list of match requests (%v): left out", err)
+		return nil
+	}
+	if in.Iterations == 0 {
+		c.report.drop(path+".match", "without analysis.iterations Flagger shifts weights within the matched requests; "+
+			"serin's A/B test (analysis.match) counts iterations: left out, so the weights apply to every request")
+		return nil
+	}
+	var out []v1alpha1.AnalysisMatch
+	for i, m := range requests {
+		field := fmt.Sprintf("%s.match[%d]", path, i)
+		c.dropIstioMatchFields(field, m)
+		if m.URI != nil {
+			c.report.drop(field+".uri", "Flagger's gatewayapi router takes the headers and query parameters of analysis.match, not its uri: put the path in routing.match")
+		}
+		if m.Method != nil {
+			c.report.drop(field+".method", "Flagger's gatewayapi router takes the headers and query parameters of analysis.match, not its method: put it in routing.match")
+		}
+		var match v1alpha1.AnalysisMatch
+		match.Headers, match.QueryParams = c.headerAndQueryMatches(field, m)
+		if len(match.Headers) == 0 && len(match.QueryParams) == 0 {
+			c.report.drop(field, "no header or query parameter serin can match: left out, as it would send every request to the canary")
+			continue
+		}
+		out = append(out, match)
+	}
+	if len(out) > 8 {
+		c.report.drop(path+".match", "%d match requests: serin takes at most 8; the first 8 were kept", len(out))
+		out = out[:8]
+	}
+	return out
 }
 
 // readyThreshold maps primaryReadyThreshold or canaryReadyThreshold, a

@@ -168,6 +168,28 @@ func TestConvert(t *testing.T) {
 			wantDropped: []string{"spec.analysis.stepWeight", "spec.provider", "spec.service.gatewayRefs", "spec.service.hosts"},
 			wantSpec:    spec(kubernetes(), &v1alpha1.CanaryAnalysis{Iterations: 3, Threshold: 2}),
 		},
+		"an A/B test on gatewayapi: headers, cookie and query parameters": {
+			input: canaryYAML("provider: gatewayapi:v1", "service: {port: 9898, gatewayRefs: [{name: public}]}",
+				"analysis: {iterations: 10, threshold: 2, match: [{headers: {x-canary: {exact: insider}}}, "+
+					"{headers: {cookie: {regex: '^(.*?;)?(canary=always)(;.*)?$'}}, uri: {prefix: /api}}, {queryParams: {beta: {exact: '1'}}}]}"),
+			wantDropped: []string{"spec.analysis.match[1].uri"},
+			wantSpec: spec(gatewayAPI("public"), &v1alpha1.CanaryAnalysis{Iterations: 10, Threshold: 2, Match: []v1alpha1.AnalysisMatch{
+				{Headers: []v1alpha1.HTTPHeaderMatch{{Type: "Exact", Name: "x-canary", Value: "insider"}}},
+				{Headers: []v1alpha1.HTTPHeaderMatch{{Type: "RegularExpression", Name: "cookie", Value: "^(.*?;)?(canary=always)(;.*)?$"}}},
+				{QueryParams: []v1alpha1.HTTPQueryParamMatch{{Type: "Exact", Name: "beta", Value: "1"}}},
+			}}),
+		},
+		"an A/B test without a Gateway becomes blue/green": {
+			input:       canaryYAML("provider: kubernetes", "analysis: {iterations: 4, threshold: 2, match: [{headers: {x-canary: {exact: insider}}}]}"),
+			wantDropped: []string{"spec.analysis.match"},
+			wantSpec:    spec(kubernetes(), &v1alpha1.CanaryAnalysis{Iterations: 4, Threshold: 2}),
+		},
+		"a match without iterations is left out": {
+			input: canaryYAML("provider: gatewayapi:v1", "service: {port: 9898, gatewayRefs: [{name: public}]}",
+				"analysis: {stepWeight: 20, threshold: 2, match: [{headers: {x-canary: {exact: insider}}}]}"),
+			wantDropped: []string{"spec.analysis.match"},
+			wantSpec:    spec(gatewayAPI("public"), &v1alpha1.CanaryAnalysis{StepWeight: 20, MaxWeight: 100, Threshold: 2}),
+		},
 		"weights with kubernetes become iterations": {
 			input:       canaryYAML("provider: kubernetes", "analysis: {stepWeights: [5, 25, 50], threshold: 2}"),
 			wantDropped: []string{"spec.analysis.stepWeights"},

@@ -103,22 +103,32 @@ func (c canaryConverter) routeMatches(in []flaggerMatchRequest) []v1alpha1.HTTPR
 		if m.Method != nil {
 			match.Method = c.methodMatch(field+".method", *m.Method)
 		}
-		for _, name := range slices.Sorted(maps.Keys(m.Headers)) {
-			if kind, value, ok := c.stringMatch(field+".headers."+name, m.Headers[name], false); ok {
-				match.Headers = append(match.Headers, v1alpha1.HTTPHeaderMatch{Type: kind, Name: name, Value: value})
-			}
-		}
-		for _, name := range slices.Sorted(maps.Keys(m.QueryParams)) {
-			if kind, value, ok := c.stringMatch(field+".queryParams."+name, m.QueryParams[name], false); ok {
-				match.QueryParams = append(match.QueryParams, v1alpha1.HTTPQueryParamMatch{Type: kind, Name: name, Value: value})
-			}
-		}
+		match.Headers, match.QueryParams = c.headerAndQueryMatches(field, m)
 		// Flagger leaves out a match with no condition it can map.
 		if match.Path != nil || match.Method != "" || len(match.Headers) > 0 || len(match.QueryParams) > 0 {
 			out = append(out, match)
 		}
 	}
 	return out
+}
+
+// headerAndQueryMatches maps the headers and query parameters of a match
+// request, by name; a condition Gateway API cannot express is reported
+// (stringMatch) and left out.
+func (c canaryConverter) headerAndQueryMatches(field string, m flaggerMatchRequest) ([]v1alpha1.HTTPHeaderMatch, []v1alpha1.HTTPQueryParamMatch) {
+	var headers []v1alpha1.HTTPHeaderMatch
+	for _, name := range slices.Sorted(maps.Keys(m.Headers)) {
+		if kind, value, ok := c.stringMatch(field+".headers."+name, m.Headers[name], false); ok {
+			headers = append(headers, v1alpha1.HTTPHeaderMatch{Type: kind, Name: name, Value: value})
+		}
+	}
+	var params []v1alpha1.HTTPQueryParamMatch
+	for _, name := range slices.Sorted(maps.Keys(m.QueryParams)) {
+		if kind, value, ok := c.stringMatch(field+".queryParams."+name, m.QueryParams[name], false); ok {
+			params = append(params, v1alpha1.HTTPQueryParamMatch{Type: kind, Name: name, Value: value})
+		}
+	}
+	return headers, params
 }
 
 // dropIstioMatchFields reports the conditions of Istio's match request

@@ -34,7 +34,8 @@ const gatewayAPIGroup = "gateway.networking.k8s.io"
 // with kubernetes, and weights without a Gateway become iterations.
 func (c canaryConverter) routing(provider v1alpha1.RoutingProvider, in *flaggerAnalysis, path string,
 	out *v1alpha1.CanaryAnalysis) v1alpha1.CanaryRouting {
-	blueGreen := in != nil && in.Iterations > 0
+	abTest := out != nil && len(out.Match) > 0
+	blueGreen := in != nil && in.Iterations > 0 && !abTest
 	var gateways []v1alpha1.GatewayReference
 	gatewaysReported, meshParent := false, false
 	switch {
@@ -62,6 +63,11 @@ func (c canaryConverter) routing(provider v1alpha1.RoutingProvider, in *flaggerA
 		}
 	}
 	if provider == v1alpha1.KubernetesRouting {
+		if abTest {
+			c.report.drop(path+".match", "an A/B test needs routing.provider gatewayapi (a Gateway or a mesh's Service as parent): "+
+				"converted to blue/green iterations, which send every request to the canary at the promotion only")
+			out.Match = nil
+		}
 		if out != nil && (out.StepWeight > 0 || len(out.StepWeights) > 0) {
 			c.weightsToIterations(path, out)
 		}

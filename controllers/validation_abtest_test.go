@@ -1,0 +1,106 @@
+/*
+Copyright 2026 The serin authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package controllers
+
+import (
+	"context"
+	"testing"
+
+	. "github.com/onsi/gomega"
+	"k8s.io/apimachinery/pkg/types"
+	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
+
+	"github.com/serin-dev/serin/api/v1alpha1"
+	"github.com/serin-dev/serin/internal/testobj"
+	"github.com/serin-dev/serin/routing"
+)
+
+// abTestAnalysis is an A/B test of the users with the canary cookie or
+// the insider header.
+func abTestAnalysis() v1alpha1.CanaryAnalysis {
+	return v1alpha1.CanaryAnalysis{Iterations: 5, Match: []v1alpha1.AnalysisMatch{
+		{Headers: []v1alpha1.HTTPHeaderMatch{{Name: "Cookie", Type: "RegularExpression", Value: `^(.*?;\s*)?(canary=always)(;.*)?$`}}},
+		{Headers: []v1alpha1.HTTPHeaderMatch{{Name: "x-canary", Value: "insider"}}, QueryParams: []v1alpha1.HTTPQueryParamMatch{{Name: "beta", Value: "1"}}},
+	}}
+}
+
+// analysis.match is admitted with gatewayapi and iterations, and refused,
+// with a message that says what to fix, where it cannot work.
+func TestValidation_ABTest(t *testing.T) {
+	ns := newNamespace(t)
+	gateway := v1alpha1.CanaryRouting{Provider: v1alpha1.GatewayAPIRouting, GatewayRefs: []v1alpha1.GatewayReference{{Name: "public"}}}
+	with := func(edit func(*v1alpha1.CanaryAnalysis)) v1alpha1.CanaryAnalysis {
+		a := abTestAnalysis()
+		edit(&a)
+		return a
+	}
+	tests := map[string]struct {
+		canary  *v1alpha1.Canary
+		wantErr string
+	}{
+		"an A/B test":                    {canary: testobj.MakeCanary("ok-ab", ns).Routing(gateway).Analysis(abTestAnalysis()).Obj()},
+		"an A/B test with routing.match": {canary: testobj.MakeCanary("ok-ab-match", ns).Routing(everyRouteSetting()).Analysis(abTestAnalysis()).Obj()},
+		"with the kubernetes router": {
+			canary:  testobj.MakeCanary("ab1", ns).Analysis(abTestAnalysis()).Obj(),
+			wantErr: "analysis.match (an A/B test) needs routing.provider gatewayapi",
+		},
+		"without iterations": {
+			canary:  testobj.MakeCanary("ab2", ns).Routing(gateway).Analysis(with(func(a *v1alpha1.CanaryAnalysis) { a.Iterations = 0 })).Obj(),
+			wantErr: "analysis.match (an A/B test) needs analysis.iterations",
+		},
+		"with weights": {
+			canary:  testobj.MakeCanary("ab3", ns).Routing(gateway).Analysis(with(func(a *v1alpha1.CanaryAnalysis) { a.StepWeight, a.MaxWeight = 10, 50 })).Obj(),
+			wantErr: "remove analysis.stepWeight, stepWeights, maxWeight and stepWeightPromotion",
+		},
+		"an entry that matches every request": {
+			canary:  testobj.MakeCanary("ab4", ns).Routing(gateway).Analysis(with(func(a *v1alpha1.CanaryAnalysis) { a.Match = append(a.Match, v1alpha1.AnalysisMatch{}) })).Obj(),
+			wantErr: "analysis.match entries need at least one header or query parameter",
+		},
+		"iterations with gatewayapi weights": {
+			canary:  testobj.MakeCanary("ab5", ns).Routing(gateway).Analysis(v1alpha1.CanaryAnalysis{Iterations: 3}).Obj(),
+			wantErr: "analysis.iterations is for blue/green (routing.provider: kubernetes) and A/B tests (analysis.match)",
+		},
+	}
+	for name, tt := range tests {
+		t.Run(name, func(t *testing.T) { expectAdmission(t, tt.canary, tt.wantErr) })
+	}
+}
+
+// Gateway API's own HTTPRoute CRD admits an A/B test's route with every
+// rule setting, and its weights read back as the A/B test's.
+func TestValidation_ABTestOnTheHTTPRoute(t *testing.T) {
+	ns := newNamespace(t)
+	g := NewWithT(t)
+	ctx := context.Background()
+	c := testobj.MakeCanary("podinfo", ns).Routing(everyRouteSetting()).Analysis(abTestAnalysis()).Obj()
+	g.Expect(k8s.Create(ctx, c)).To(Succeed())
+	target := routing.Target{ApexService: "podinfo", PrimaryService: "podinfo-primary", CanaryService: "podinfo-canary", Port: 9898}
+	router := &routing.GatewayAPIRouter{Client: k8s, FieldOwner: "serin"}
+	g.Expect(router.Reconcile(ctx, c, target)).To(Succeed())
+	g.Expect(router.SetRoutes(ctx, c, target, routing.ABTest(100))).To(Succeed())
+
+	routes, err := router.GetRoutes(ctx, c, target)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(routes.Weights).To(Equal(routing.ABTest(100)))
+
+	route := &gatewayv1.HTTPRoute{}
+	g.Expect(k8s.Get(ctx, types.NamespacedName{Namespace: ns, Name: "podinfo"}, route)).To(Succeed())
+	g.Expect(route.Spec.Rules).To(HaveLen(3), "a rule per analysis.match entry, and the others'")
+	g.Expect(route.Spec.Rules[0].Matches).To(HaveLen(1), "the entry within the one routing.match")
+	g.Expect(route.Spec.Rules[0].Matches[0].Headers).To(HaveLen(2), "routing.match's header and the cookie")
+	g.Expect(route.Spec.Rules[2].BackendRefs).To(HaveLen(1), "the other requests go to the primary alone")
+}
