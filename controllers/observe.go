@@ -30,6 +30,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/serin-dev/serin/analysis"
 	"github.com/serin-dev/serin/api/v1alpha1"
 	"github.com/serin-dev/serin/internal/rollout"
 	"github.com/serin-dev/serin/internal/workload"
@@ -43,6 +44,7 @@ const specHashAnnotation = workload.SpecHashAnnotation
 // Observation. It makes no decision and writes nothing.
 func (r *CanaryReconciler) observe(ctx context.Context, obj *v1alpha1.Canary) (rollout.Observation, error) {
 	obs := rollout.Observation{Now: r.now(), Requests: pendingRequests(obj)}
+	obs.RoutingUnsupported = routing.Unsupported(obj, r.dataPlane(obj))
 	if isServiceTarget(obj) {
 		return obs, r.observeServiceTarget(ctx, obj, &obs)
 	}
@@ -326,4 +328,14 @@ func desiredServices(obj *v1alpha1.Canary, target *appsv1.Deployment) []desiredS
 		{name: obj.GetPrimaryServiceName(), selector: primarySel, initial: primarySel, ports: ports, custom: svc.Primary},
 		{name: obj.GetCanaryServiceName(), selector: maps.Clone(target.Spec.Selector.MatchLabels), initial: target.Spec.Selector.MatchLabels, ports: ports, custom: svc.Canary},
 	}
+}
+
+// dataPlane is the Canary's data plane: routing.dataPlane, else the
+// agent's --data-plane.
+func (r *CanaryReconciler) dataPlane(obj *v1alpha1.Canary) v1alpha1.DataPlane {
+	var fallback v1alpha1.DataPlane
+	if r.Checks != nil {
+		fallback = r.Checks.DataPlane
+	}
+	return analysis.DataPlaneOf(obj, fallback)
 }

@@ -80,6 +80,13 @@ const (
 	// names the reference or the account, and the fix. The same reason as
 	// Flux's (fluxcd/pkg/apis/acl).
 	AccessDeniedReason string = "AccessDenied"
+	// UnsupportedByDataPlaneReason: the Canary asks the HTTPRoute for a
+	// feature its data plane (routing.dataPlane, else the agent's
+	// --data-plane) does not implement and would serve wrongly (Traefik
+	// answers every request of a rule with a filter it lacks with a 500).
+	// serin writes no route until the field is removed or the data plane
+	// changed; the message names both.
+	UnsupportedByDataPlaneReason string = "UnsupportedByDataPlane"
 	// ReconciliationFailedReason: a transient error; serin retries with backoff.
 	ReconciliationFailedReason string = "ReconciliationFailed"
 )

@@ -55,6 +55,11 @@ func Decide(c *v1alpha1.Canary, o Observation) Action {
 	if o.Target.Invalid != "" {
 		return Stall{Reason: v1alpha1.InvalidTargetReason, Message: o.Target.Invalid}
 	}
+	if o.RoutingUnsupported != "" {
+		// Any route written now would carry what the data plane serves
+		// wrongly: nothing moves, the route keeps what it has.
+		return Stall{Reason: v1alpha1.UnsupportedByDataPlaneReason, Message: o.RoutingUnsupported}
+	}
 
 	switch c.Status.Phase {
 	case "", v1alpha1.PhaseInitializing:

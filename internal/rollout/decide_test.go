@@ -312,6 +312,8 @@ func TestDecide(t *testing.T) {
 			WaitForCanary{Message: dark.Message}},
 		"a target deleted mid-rollout: traffic back to the primary": {canary(v1alpha1.PhaseProgressing, atWeight(20)), with(observed(early, "", ready, "v1", ready), func(o *Observation) { o.Target = Target{}; o.CanaryWeight = 20 }),
 			Shield{Side: CanarySide, Reason: "Deployment apps/podinfo named by spec.targetRef was deleted"}},
+		"a route the data plane would serve wrongly stalls before anything moves": {canary(v1alpha1.PhaseProgressing, atWeight(20)), with(observed(due, "v2", ready, "v1", ready), func(o *Observation) { o.RoutingUnsupported = "cors" }),
+			Stall{Reason: v1alpha1.UnsupportedByDataPlaneReason, Message: "cors"}},
 		"a target deleted, traffic on the primary, stalls": {canary(v1alpha1.PhaseProgressing), with(observed(early, "", ready, "v1", ready), func(o *Observation) { o.Target = Target{} }),
 			Stall{Reason: v1alpha1.TargetNotFoundReason, Message: notFound}},
 		"a deleted primary is re-created": {idle(v1alpha1.PhaseSucceeded), with(observed(t0, "v2", ready, "", ready), func(o *Observation) { o.Primary = Primary{}; o.Target.Replicas = 0 }),

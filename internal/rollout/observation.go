@@ -53,6 +53,10 @@ type Observation struct {
 	// Requests are the user's pending requests (annotations not yet handled).
 	Requests Requests
 
+	// RoutingUnsupported, when not empty, says which routing fields the
+	// Canary's data plane would serve wrongly (routing.Unsupported).
+	RoutingUnsupported string
+
 	// RefusedRefs, when not empty, says which of the Canary's references
 	// the agent refuses (--no-cross-namespace-refs): no rollout starts
 	// until they are fixed.
