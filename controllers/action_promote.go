@@ -38,7 +38,7 @@ func (r *CanaryReconciler) promote(ctx context.Context, obj *v1alpha1.Canary, ob
 	if v := obs.Requests.Promote; v != "" {
 		obj.Status.HandledRequests.Promote = v
 	}
-	if obj.GetRoutingProvider() == v1alpha1.KubernetesRouting || r.primaryMayGoDark(ctx, obj) {
+	if obj.IsBlueGreen() || r.primaryMayGoDark(ctx, obj) {
 		if err := r.setRoutes(ctx, obj, routing.Canary(100)); err != nil {
 			return ctrl.Result{}, err
 		}

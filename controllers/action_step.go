@@ -103,11 +103,18 @@ func (r *CanaryReconciler) advance(ctx context.Context, obj *v1alpha1.Canary, ob
 		r.emitStep(ctx, obj, v1alpha1.WeightIncreasedReason, "advance %s %s %d: %s", obj.Name, what, plan.Weight, checks)
 		transition(obj, v1alpha1.PhaseProgressing, out.At, v1alpha1.ProgressingReason, "%s", analysingMessage(obj))
 	case rollout.Iterate:
+		if obj.IsMirrored() {
+			// From the first iteration on, the canary gets a copy of
+			// every request the primary serves.
+			if err := r.setRoutes(ctx, obj, routing.Mirrored); err != nil {
+				return ctrl.Result{}, err
+			}
+		}
 		st.Iterations++
 		r.emitStep(ctx, obj, v1alpha1.IterationReason, "advance %s canary iteration %d/%d: %s", obj.Name, st.Iterations, obj.GetIterations(), checks)
 		transition(obj, v1alpha1.PhaseProgressing, out.At, v1alpha1.ProgressingReason, "%s", analysingMessage(obj))
 	case rollout.ReadyToPromote:
-		if obj.GetRoutingProvider() == v1alpha1.KubernetesRouting || obj.IsABTest() {
+		if obj.IsBlueGreen() || obj.IsABTest() {
 			st.Iterations = obj.GetIterations()
 		}
 		if closed != "" {

@@ -38,9 +38,10 @@ func abTestAnalysis() v1alpha1.CanaryAnalysis {
 	}}
 }
 
-// analysis.match is admitted with gatewayapi and iterations, and refused,
+// analysis.match is admitted with gatewayapi and iterations, as blue/green
+// on the HTTPRoute and its mirror, and each is refused,
 // with a message that says what to fix, where it cannot work.
-func TestValidation_ABTest(t *testing.T) {
+func TestValidation_IterationsOnTheHTTPRoute(t *testing.T) {
 	ns := newNamespace(t)
 	gateway := v1alpha1.CanaryRouting{Provider: v1alpha1.GatewayAPIRouting, GatewayRefs: []v1alpha1.GatewayReference{{Name: "public"}}}
 	with := func(edit func(*v1alpha1.CanaryAnalysis)) v1alpha1.CanaryAnalysis {
@@ -64,15 +65,29 @@ func TestValidation_ABTest(t *testing.T) {
 		},
 		"with weights": {
 			canary:  testobj.MakeCanary("ab3", ns).Routing(gateway).Analysis(with(func(a *v1alpha1.CanaryAnalysis) { a.StepWeight, a.MaxWeight = 10, 50 })).Obj(),
-			wantErr: "remove analysis.stepWeight, stepWeights, maxWeight and stepWeightPromotion",
+			wantErr: "analysis.iterations (blue/green, or an A/B test with analysis.match) moves no weights step by step: remove analysis.stepWeight, stepWeights, maxWeight and stepWeightPromotion",
 		},
 		"an entry that matches every request": {
 			canary:  testobj.MakeCanary("ab4", ns).Routing(gateway).Analysis(with(func(a *v1alpha1.CanaryAnalysis) { a.Match = append(a.Match, v1alpha1.AnalysisMatch{}) })).Obj(),
 			wantErr: "analysis.match entries need at least one header or query parameter",
 		},
-		"iterations with gatewayapi weights": {
-			canary:  testobj.MakeCanary("ab5", ns).Routing(gateway).Analysis(v1alpha1.CanaryAnalysis{Iterations: 3}).Obj(),
-			wantErr: "analysis.iterations is for blue/green (routing.provider: kubernetes) and A/B tests (analysis.match)",
+		"blue/green on the HTTPRoute":           {canary: testobj.MakeCanary("ok-bg", ns).Routing(gateway).Analysis(v1alpha1.CanaryAnalysis{Iterations: 3}).Obj()},
+		"blue/green on the HTTPRoute, mirrored": {canary: testobj.MakeCanary("ok-mirror", ns).Routing(gateway).Analysis(v1alpha1.CanaryAnalysis{Iterations: 3, Mirror: true}).Obj()},
+		"blue/green with weights": {
+			canary:  testobj.MakeCanary("bg1", ns).Routing(gateway).Analysis(v1alpha1.CanaryAnalysis{Iterations: 3, StepWeights: []int{10, 20}}).Obj(),
+			wantErr: "analysis.iterations (blue/green, or an A/B test with analysis.match) moves no weights step by step",
+		},
+		"a mirror without iterations": {
+			canary:  testobj.MakeCanary("mirror1", ns).Routing(gateway).Analysis(v1alpha1.CanaryAnalysis{StepWeight: 10, Mirror: true}).Obj(),
+			wantErr: "analysis.mirror copies the primary's requests to the canary during a blue/green analysis on the HTTPRoute",
+		},
+		"a mirror with the kubernetes router": {
+			canary:  testobj.MakeCanary("mirror2", ns).Analysis(v1alpha1.CanaryAnalysis{Iterations: 3, Mirror: true}).Obj(),
+			wantErr: "analysis.mirror copies the primary's requests to the canary during a blue/green analysis on the HTTPRoute",
+		},
+		"a mirror in an A/B test": {
+			canary:  testobj.MakeCanary("mirror3", ns).Routing(gateway).Analysis(with(func(a *v1alpha1.CanaryAnalysis) { a.Mirror = true })).Obj(),
+			wantErr: "analysis.mirror copies the primary's requests to the canary during a blue/green analysis on the HTTPRoute",
 		},
 	}
 	for name, tt := range tests {
@@ -103,4 +118,21 @@ func TestValidation_ABTestOnTheHTTPRoute(t *testing.T) {
 	g.Expect(route.Spec.Rules[0].Matches).To(HaveLen(1), "the entry within the one routing.match")
 	g.Expect(route.Spec.Rules[0].Matches[0].Headers).To(HaveLen(2), "routing.match's header and the cookie")
 	g.Expect(route.Spec.Rules[2].BackendRefs).To(HaveLen(1), "the other requests go to the primary alone")
+}
+
+// Gateway API's own HTTPRoute CRD admits a mirrored blue/green route, read
+// back as mirrored.
+func TestValidation_MirrorOnTheHTTPRoute(t *testing.T) {
+	ns := newNamespace(t)
+	g := NewWithT(t)
+	ctx := context.Background()
+	c := testobj.MakeCanary("podinfo", ns).Routing(everyRouteSetting()).Analysis(v1alpha1.CanaryAnalysis{Iterations: 3, Mirror: true}).Obj()
+	g.Expect(k8s.Create(ctx, c)).To(Succeed())
+	target := routing.Target{ApexService: "podinfo", PrimaryService: "podinfo-primary", CanaryService: "podinfo-canary", Port: 9898}
+	router := &routing.GatewayAPIRouter{Client: k8s, FieldOwner: "serin"}
+	g.Expect(router.Reconcile(ctx, c, target)).To(Succeed())
+	g.Expect(router.SetRoutes(ctx, c, target, routing.Mirrored)).To(Succeed())
+	routes, err := router.GetRoutes(ctx, c, target)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(routes.Weights).To(Equal(routing.Mirrored))
 }

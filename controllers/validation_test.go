@@ -84,11 +84,11 @@ func TestValidation_CanaryCEL(t *testing.T) {
 				Analysis(v1alpha1.CanaryAnalysis{StepWeights: []int{50, 10}}).Obj(),
 			wantErr: "analysis.stepWeights must be ascending percentages between 1 and 100",
 		},
-		"iterations with gatewayapi": {
+		"iterations with gatewayapi weights": {
 			canary: testobj.MakeCanary("c4", ns).
 				Routing(v1alpha1.CanaryRouting{Provider: v1alpha1.GatewayAPIRouting, GatewayRefs: []v1alpha1.GatewayReference{{Name: "public"}}}).
-				Analysis(v1alpha1.CanaryAnalysis{Iterations: 3}).Obj(),
-			wantErr: "analysis.iterations is for blue/green (routing.provider: kubernetes)",
+				Analysis(v1alpha1.CanaryAnalysis{Iterations: 3, StepWeight: 10}).Obj(),
+			wantErr: "analysis.iterations (blue/green, or an A/B test with analysis.match) moves no weights step by step",
 		},
 		"stepWeight with kubernetes": {
 			canary:  testobj.MakeCanary("c5", ns).Analysis(v1alpha1.CanaryAnalysis{StepWeight: 10}).Obj(),

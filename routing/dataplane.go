@@ -36,6 +36,7 @@ var (
 	corsFeature = routeFeature{"spec.routing.corsPolicy", func(c *v1alpha1.Canary) bool {
 		return c.Spec.Routing.CorsPolicy != nil
 	}}
+	mirrorFeature = routeFeature{"spec.analysis.mirror", (*v1alpha1.Canary).IsMirrored}
 )
 
 // gap is a feature a data plane does not implement, and what it does with
@@ -54,6 +55,7 @@ type gap struct {
 var dataPlaneGaps = map[v1alpha1.DataPlane][]gap{
 	v1alpha1.TraefikDataPlane: {
 		{corsFeature, "Traefik (v3.6) has no CORS filter and answers every request of the route with a 500"},
+		{mirrorFeature, "Traefik (v3.6) has no RequestMirror filter and would answer every request of the route with a 500 while the analysis mirrors"},
 	},
 }
 

@@ -37,6 +37,11 @@ func TestUnsupported(t *testing.T) {
 	}{
 		"CORS on Traefik": {canary: withCORS(v1alpha1.GatewayAPIRouting), dataPlane: v1alpha1.TraefikDataPlane,
 			want: []string{"the data plane traefik", "spec.routing.corsPolicy", "500", "set routing.dataPlane"}},
+		"a mirror on Traefik": {canary: func() *v1alpha1.Canary {
+			c := podinfoCanary()
+			c.Spec.Analysis = &v1alpha1.CanaryAnalysis{Iterations: 3, Mirror: true}
+			return c
+		}(), dataPlane: v1alpha1.TraefikDataPlane, want: []string{"spec.analysis.mirror", "RequestMirror"}},
 		"CORS on Envoy Gateway":            {canary: withCORS(v1alpha1.GatewayAPIRouting), dataPlane: v1alpha1.EnvoyGatewayDataPlane},
 		"no filter on Traefik":             {canary: podinfoCanary(), dataPlane: v1alpha1.TraefikDataPlane},
 		"no HTTPRoute: kubernetes routing": {canary: withCORS(v1alpha1.KubernetesRouting), dataPlane: v1alpha1.TraefikDataPlane},

@@ -169,6 +169,12 @@ func routeSpec(canary *v1alpha1.Canary, t Target, w Weights) gatewayv1.HTTPRoute
 		},
 	}
 	applyRuleSettings(&rule, canary.Spec.Routing)
+	if w.Mirror {
+		rule.Filters = append(rule.Filters, gatewayv1.HTTPRouteFilter{
+			Type:          gatewayv1.HTTPRouteFilterRequestMirror,
+			RequestMirror: &gatewayv1.HTTPRequestMirrorFilter{BackendRef: backend(t.CanaryService, 0).BackendObjectReference},
+		})
+	}
 	rules := []gatewayv1.HTTPRouteRule{rule}
 	if canary.IsABTest() {
 		rules = abTestRules(canary, rule, w, backend(t.PrimaryService, 100))
@@ -262,11 +268,22 @@ func weightsOf(route *gatewayv1.HTTPRoute, t Target) (Weights, bool) {
 		return Weights{}, false
 	}
 	w, ok := ruleWeights(rules[0], t)
+	w.Mirror = mirrorsTo(rules[0], t.CanaryService)
 	if ok && len(rules) > 1 && w.Canary > 0 {
 		others, _ := ruleWeights(rules[len(rules)-1], t)
 		w.ABTest = others.Canary == 0
 	}
 	return w, ok
+}
+
+// mirrorsTo reports whether the rule mirrors its requests to service.
+func mirrorsTo(rule gatewayv1.HTTPRouteRule, service string) bool {
+	for _, f := range rule.Filters {
+		if f.Type == gatewayv1.HTTPRouteFilterRequestMirror && f.RequestMirror != nil && string(f.RequestMirror.BackendRef.Name) == service {
+			return true
+		}
+	}
+	return false
 }
 
 // ruleWeights reads the primary and canary weights of one rule; found is

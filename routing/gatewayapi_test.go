@@ -507,3 +507,30 @@ func TestGatewayAPIRouter_ABTestWeightsRoundTrip(t *testing.T) {
 		})
 	}
 }
+
+// A mirrored blue/green analysis: every request to the primary, a copy to
+// the canary through the rule's RequestMirror filter, after the rule's own
+// filters; read back as set, and gone once the weights move on.
+func TestGatewayAPIRouter_MirrorGolden(t *testing.T) {
+	c := podinfoCanary()
+	c.Spec.Analysis = &v1alpha1.CanaryAnalysis{Iterations: 3, Mirror: true}
+	c.Spec.Routing.Headers = &v1alpha1.HTTPHeaderModifiers{Request: &v1alpha1.HTTPHeaderFilter{Set: []v1alpha1.HTTPHeader{{Name: "x-env", Value: "prod"}}}}
+	w := newRouterWorld(t, serinRoute(c, AllPrimary))
+	r := &GatewayAPIRouter{Client: w.client, FieldOwner: "serin"}
+	if err := r.SetRoutes(context.Background(), c, podinfo, Mirrored); err != nil {
+		t.Fatal(err)
+	}
+	testutil.Golden(t, filepath.Join("testdata", "httproute_mirror.yaml"), routeYAML(t, w.route()))
+	for _, want := range []Weights{Mirrored, Canary(100), AllPrimary} {
+		if err := r.SetRoutes(context.Background(), c, podinfo, want); err != nil {
+			t.Fatal(err)
+		}
+		got, err := r.GetRoutes(context.Background(), c, podinfo)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.Weights != want {
+			t.Errorf("weights read back %+v, want %+v", got.Weights, want)
+		}
+	}
+}

@@ -38,6 +38,10 @@ type Weights struct {
 	// it, the weights apply to every request, as they do for a Canary
 	// without analysis.match.
 	ABTest bool
+	// Mirror copies every request to the canary as well (a mirrored
+	// blue/green analysis, analysis.mirror); the gateway discards the
+	// canary's answers.
+	Mirror bool
 }
 
 // AllPrimary routes every request to the primary.
@@ -45,6 +49,10 @@ var AllPrimary = Weights{Primary: 100}
 
 // Canary returns the weights that give the canary w percent.
 func Canary(w int) Weights { return Weights{Primary: 100 - w, Canary: w} }
+
+// Mirrored routes every request to the primary and mirrors it to the
+// canary.
+var Mirrored = Weights{Primary: 100, Mirror: true}
 
 // ABTest returns the weights of an A/B test's requests: the canary gets
 // w percent of the requests analysis.match selects, none of the others.

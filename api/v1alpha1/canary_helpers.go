@@ -115,6 +115,23 @@ func (in *Canary) GetIterations() int {
 	return 0
 }
 
+// IsBlueGreen reports whether the analysis is blue/green: the primary
+// serves every request until the promotion, which moves them all at once;
+// with kubernetes routing always, with gatewayapi when analysis.iterations
+// is set without analysis.match (an A/B test).
+func (in *Canary) IsBlueGreen() bool {
+	if in.GetRoutingProvider() == KubernetesRouting {
+		return true
+	}
+	return in.GetIterations() > 0 && !in.IsABTest()
+}
+
+// IsMirrored reports whether a blue/green analysis on gatewayapi mirrors
+// the primary's requests to the canary (analysis.mirror).
+func (in *Canary) IsMirrored() bool {
+	return in.Spec.Analysis != nil && in.Spec.Analysis.Mirror && in.GetRoutingProvider() == GatewayAPIRouting && in.IsBlueGreen()
+}
+
 // IsABTest reports whether the analysis is an A/B test (analysis.match):
 // the matched requests go to the canary, every other to the primary.
 func (in *Canary) IsABTest() bool {

@@ -76,10 +76,10 @@ const (
 // rules read an omitted routing, or routing.provider, as kubernetes, the
 // default.
 // +kubebuilder:validation:XValidation:rule="self.targetRef.kind != 'Service' || (has(self.routing) && has(self.routing.provider) && self.routing.provider == 'gatewayapi')",message="a Service target needs routing.provider gatewayapi: the kubernetes router switches the apex Service, which is the target itself"
-// +kubebuilder:validation:XValidation:rule="!has(self.analysis) || !has(self.analysis.iterations) || self.analysis.iterations == 0 || !has(self.routing) || !has(self.routing.provider) || self.routing.provider == 'kubernetes' || (has(self.analysis.match) && size(self.analysis.match) > 0)",message="analysis.iterations is for blue/green (routing.provider: kubernetes) and A/B tests (analysis.match); with gatewayapi weights use analysis.stepWeight or analysis.stepWeights"
+// +kubebuilder:validation:XValidation:rule="!has(self.analysis) || !has(self.analysis.iterations) || self.analysis.iterations == 0 || !has(self.routing) || !has(self.routing.provider) || self.routing.provider == 'kubernetes' || ((!has(self.analysis.stepWeight) || self.analysis.stepWeight == 0) && !has(self.analysis.stepWeights) && !has(self.analysis.maxWeight) && (!has(self.analysis.stepWeightPromotion) || self.analysis.stepWeightPromotion == 0))",message="analysis.iterations (blue/green, or an A/B test with analysis.match) moves no weights step by step: remove analysis.stepWeight, stepWeights, maxWeight and stepWeightPromotion, or remove iterations to shift weights"
 // +kubebuilder:validation:XValidation:rule="!has(self.analysis) || !has(self.analysis.match) || size(self.analysis.match) == 0 || (has(self.routing) && has(self.routing.provider) && self.routing.provider == 'gatewayapi')",message="analysis.match (an A/B test) needs routing.provider gatewayapi: the kubernetes router switches whole Services and cannot pick requests by header"
 // +kubebuilder:validation:XValidation:rule="!has(self.analysis) || !has(self.analysis.match) || size(self.analysis.match) == 0 || (has(self.analysis.iterations) && self.analysis.iterations > 0)",message="analysis.match (an A/B test) needs analysis.iterations, the number of steps the matched users stay on the canary"
-// +kubebuilder:validation:XValidation:rule="!has(self.analysis) || !has(self.analysis.match) || size(self.analysis.match) == 0 || ((!has(self.analysis.stepWeight) || self.analysis.stepWeight == 0) && !has(self.analysis.stepWeights) && !has(self.analysis.maxWeight) && (!has(self.analysis.stepWeightPromotion) || self.analysis.stepWeightPromotion == 0))",message="analysis.match (an A/B test) sends the matched requests to the canary, all of them: remove analysis.stepWeight, stepWeights, maxWeight and stepWeightPromotion"
+// +kubebuilder:validation:XValidation:rule="!has(self.analysis) || !has(self.analysis.mirror) || !self.analysis.mirror || (has(self.routing) && has(self.routing.provider) && self.routing.provider == 'gatewayapi' && has(self.analysis.iterations) && self.analysis.iterations > 0 && (!has(self.analysis.match) || size(self.analysis.match) == 0))",message="analysis.mirror copies the primary's requests to the canary during a blue/green analysis on the HTTPRoute: it needs routing.provider gatewayapi and analysis.iterations, without analysis.match"
 // +kubebuilder:validation:XValidation:rule="(has(self.routing) && has(self.routing.provider) && self.routing.provider != 'kubernetes') || !has(self.analysis) || ((!has(self.analysis.stepWeight) || self.analysis.stepWeight == 0) && !has(self.analysis.stepWeights))",message="routing.provider kubernetes switches all traffic at once: use analysis.iterations instead of analysis.stepWeight or analysis.stepWeights"
 // +kubebuilder:validation:XValidation:rule="self.targetRef.kind != 'Service' || !has(self.analysis) || (!has(self.analysis.primaryReadyThreshold) && !has(self.analysis.canaryReadyThreshold))",message="analysis.primaryReadyThreshold and analysis.canaryReadyThreshold count a Deployment's replicas: a Service target has none (serin judges it by its ready endpoints), remove them"
 type CanarySpec struct {
@@ -496,9 +496,11 @@ type CanaryAnalysis struct {
 	// +optional
 	MaxWeight int `json:"maxWeight,omitempty"`
 
-	// Iterations is the number of analysis steps for blue/green
-	// (routing.provider kubernetes) and for an A/B test (analysis.match),
-	// at most 1000.
+	// Iterations is the number of analysis steps of blue/green (with
+	// routing.provider kubernetes, or gatewayapi, whose HTTPRoute then
+	// keeps every request on the primary until the promotion) and of an
+	// A/B test (analysis.match), at most 1000. Excludes the weights
+	// (stepWeight, stepWeights, maxWeight, stepWeightPromotion).
 	// +kubebuilder:validation:Minimum=0
 	// +kubebuilder:validation:Maximum=1000
 	// +optional
@@ -537,6 +539,14 @@ type CanaryAnalysis struct {
 	// +kubebuilder:validation:Maximum=100
 	// +optional
 	CanaryReadyThreshold *int `json:"canaryReadyThreshold,omitempty"`
+
+	// Mirror copies every request the primary serves to the canary during
+	// a blue/green analysis on gatewayapi (analysis.iterations), with the
+	// HTTPRoute's RequestMirror filter: the canary is judged on real
+	// requests whose answers the gateway discards. Data planes without the
+	// filter stall the Canary (UnsupportedByDataPlane).
+	// +optional
+	Mirror bool `json:"mirror,omitempty"`
 
 	// Match makes the analysis an A/B test (gatewayapi): the requests that
 	// match any entry (all its headers and query parameters, within

@@ -196,7 +196,7 @@ func (d canaryDescription) writeProgress(w io.Writer) {
 	case c.IsABTest():
 		fmt.Fprintf(w, "Traffic:\t%s\n", abTestTraffic(c))
 		fmt.Fprintf(w, "Iterations:\t%d of %d\n", c.Status.Iterations, c.GetIterations())
-	case c.GetRoutingProvider() == v1alpha1.KubernetesRouting:
+	case c.IsBlueGreen():
 		fmt.Fprintf(w, "Traffic:\t%s\n", blueGreenTraffic(c.Status.CanaryWeight))
 		fmt.Fprintf(w, "Iterations:\t%d of %d\n", c.Status.Iterations, c.GetIterations())
 	default:

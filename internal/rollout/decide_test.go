@@ -440,6 +440,8 @@ func TestPlanStep(t *testing.T) {
 		"blue/green iterates":                         {blueGreen, 0, 0, StepPlan{Kind: Iterate}},
 		"blue/green last":                             {blueGreen, 0, 2, StepPlan{Kind: ReadyToPromote}},
 		"blue/green 0 iterations":                     {testobj.MakeCanary("p", "apps").Obj(), 0, 0, StepPlan{Kind: ReadyToPromote}},
+		"blue/green on the HTTPRoute iterates":        {gateway(v1alpha1.CanaryAnalysis{Iterations: 3}), 0, 0, StepPlan{Kind: Iterate}},
+		"blue/green on the HTTPRoute, last":           {gateway(v1alpha1.CanaryAnalysis{Iterations: 3}), 0, 2, StepPlan{Kind: ReadyToPromote}},
 		"A/B: the matched users go to the canary":     {abTest, 0, 0, StepPlan{Kind: IncreaseWeight, Weight: 100}},
 		"A/B: iterates on them":                       {abTest, 100, 0, StepPlan{Kind: Iterate}},
 		"A/B: promotes after the iterations":          {abTest, 100, 2, StepPlan{Kind: ReadyToPromote}},

@@ -51,7 +51,7 @@ func PlanStep(c *v1alpha1.Canary, weight, iterations int) StepPlan {
 		}
 		return StepPlan{Kind: Iterate}
 	}
-	if c.GetRoutingProvider() == v1alpha1.KubernetesRouting {
+	if c.IsBlueGreen() {
 		if iterations+1 >= c.GetIterations() {
 			return StepPlan{Kind: ReadyToPromote}
 		}

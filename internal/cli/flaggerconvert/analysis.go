@@ -51,6 +51,7 @@ func (c canaryConverter) analysis(in *flaggerAnalysis, path string) *v1alpha1.Ca
 	}
 	c.steps(in, path, out)
 	out.Match = c.abTestMatches(in, path)
+	out.Mirror = c.mirror(in, path, len(out.Match) > 0)
 	c.dropAnalysisExtras(in, path)
 	out.PrimaryReadyThreshold = c.readyThreshold(path+".primaryReadyThreshold", in.PrimaryReadyThreshold)
 	out.CanaryReadyThreshold = c.readyThreshold(path+".canaryReadyThreshold", in.CanaryReadyThreshold)
@@ -101,11 +102,8 @@ func (c canaryConverter) steps(in *flaggerAnalysis, path string, out *v1alpha1.C
 
 // dropAnalysisExtras reports the analysis features serin does not have.
 func (c canaryConverter) dropAnalysisExtras(in *flaggerAnalysis, path string) {
-	if in.Mirror {
-		c.report.drop(path+".mirror", "traffic mirroring is not supported")
-	}
 	if in.MirrorWeight > 0 {
-		c.report.drop(path+".mirrorWeight", "traffic mirroring is not supported")
+		c.report.drop(path+".mirrorWeight", "a mirrored share is Istio's (with weights); serin mirrors every request during a blue/green analysis (analysis.mirror)")
 	}
 	if present(in.SessionAffinity) {
 		c.report.drop(path+".sessionAffinity", "session affinity is not supported")
@@ -159,6 +157,24 @@ func (c canaryConverter) abTestMatches(in *flaggerAnalysis, path string) []v1alp
 		out = out[:8]
 	}
 	return out
+}
+
+// mirror maps analysis.mirror: Flagger's gatewayapi router mirrors during a
+// blue/green analysis (iterations), as serin does; with weights, or in an
+// A/B test, it is reported and left out. routing drops it when the Canary
+// does not route with gatewayapi.
+func (c canaryConverter) mirror(in *flaggerAnalysis, path string, abTest bool) bool {
+	switch {
+	case !in.Mirror:
+		return false
+	case in.Iterations == 0:
+		c.report.drop(path+".mirror", "serin mirrors during a blue/green analysis (analysis.iterations) only: left out")
+		return false
+	case abTest:
+		c.report.drop(path+".mirror", "serin does not mirror during an A/B test (analysis.match): left out")
+		return false
+	}
+	return true
 }
 
 // readyThreshold maps primaryReadyThreshold or canaryReadyThreshold, a

@@ -161,12 +161,30 @@ func TestConvert(t *testing.T) {
 				"service: {port: 9898, gatewayRefs: [{name: public}]}", "analysis: {stepWeight: 20, threshold: 2}"),
 			wantSpec: spec(gatewayAPI("public"), &v1alpha1.CanaryAnalysis{StepWeight: 20, MaxWeight: 100, Threshold: 2}),
 		},
-		"gatewayapi blue/green runs with kubernetes": {
+		"gatewayapi blue/green stays on the HTTPRoute": {
 			input: canaryYAML("provider: gatewayapi:v1",
 				"service: {port: 9898, gatewayRefs: [{name: public}], hosts: [a.example]}",
 				"analysis: {iterations: 3, stepWeight: 10, threshold: 2}"),
-			wantDropped: []string{"spec.analysis.stepWeight", "spec.provider", "spec.service.gatewayRefs", "spec.service.hosts"},
+			wantDropped: []string{"spec.analysis.stepWeight"},
+			wantSpec: spec(v1alpha1.CanaryRouting{Provider: v1alpha1.GatewayAPIRouting, GatewayRefs: []v1alpha1.GatewayReference{{Name: "public"}}, Hosts: []string{"a.example"}},
+				&v1alpha1.CanaryAnalysis{Iterations: 3, Threshold: 2}),
+		},
+		"gatewayapi blue/green, mirrored": {
+			input: canaryYAML("provider: gatewayapi:v1", "service: {port: 9898, gatewayRefs: [{name: public}]}",
+				"analysis: {iterations: 3, mirror: true, mirrorWeight: 50, threshold: 2}"),
+			wantDropped: []string{"spec.analysis.mirrorWeight"},
+			wantSpec:    spec(gatewayAPI("public"), &v1alpha1.CanaryAnalysis{Iterations: 3, Mirror: true, Threshold: 2}),
+		},
+		"a mirror with kubernetes is left out": {
+			input:       canaryYAML("provider: kubernetes", "analysis: {iterations: 3, mirror: true, threshold: 2}"),
+			wantDropped: []string{"spec.analysis.mirror"},
 			wantSpec:    spec(kubernetes(), &v1alpha1.CanaryAnalysis{Iterations: 3, Threshold: 2}),
+		},
+		"a mirror with weights is left out": {
+			input: canaryYAML("provider: gatewayapi:v1", "service: {port: 9898, gatewayRefs: [{name: public}]}",
+				"analysis: {stepWeight: 20, mirror: true, threshold: 2}"),
+			wantDropped: []string{"spec.analysis.mirror"},
+			wantSpec:    spec(gatewayAPI("public"), &v1alpha1.CanaryAnalysis{StepWeight: 20, MaxWeight: 100, Threshold: 2}),
 		},
 		"an A/B test on gatewayapi: headers, cookie and query parameters": {
 			input: canaryYAML("provider: gatewayapi:v1", "service: {port: 9898, gatewayRefs: [{name: public}]}",
@@ -281,8 +299,9 @@ func TestConvert(t *testing.T) {
 			input: canaryYAML("provider: istio", "analysis: {iterations: 2, threshold: 2, metrics: ["+
 				"{name: request-success-rate, interval: 1m, thresholdRange: {min: 99}}, "+
 				"{name: request-duration, interval: 30s, thresholdRange: {max: 500}}]}"),
-			wantDropped: []string{"spec.provider"},
-			wantSpec: spec(v1alpha1.CanaryRouting{Provider: v1alpha1.KubernetesRouting, DataPlane: v1alpha1.IstioDataPlane},
+			// Blue/green on the apex Service's HTTPRoute (GAMMA), a note.
+			wantSpec: spec(v1alpha1.CanaryRouting{Provider: v1alpha1.GatewayAPIRouting, DataPlane: v1alpha1.IstioDataPlane,
+				GatewayRefs: []v1alpha1.GatewayReference{{Kind: v1alpha1.ServiceParent, Name: "podinfo", Port: ptr.To(int32(9898))}}},
 				&v1alpha1.CanaryAnalysis{Iterations: 2, Threshold: 2, Metrics: []v1alpha1.CanaryMetric{
 					{Name: "request-success-rate", Interval: duration(time.Minute), ThresholdRange: &v1alpha1.ThresholdRange{Min: ptr.To(99.0)}},
 					{Name: "request-duration", Interval: duration(30 * time.Second), ThresholdRange: &v1alpha1.ThresholdRange{Max: ptr.To(500.0)}},
@@ -562,6 +581,27 @@ func TestConvertMetricTemplate(t *testing.T) {
 func metricTemplateYAML(provider, query string) string {
 	return "apiVersion: flagger.app/v1beta1\nkind: MetricTemplate\nmetadata: {name: m, namespace: apps}\n" +
 		"spec:\n  provider: " + provider + "\n  query: \"" + query + "\"\n"
+}
+
+// checkConvertedMetricTemplate converts the Flagger MetricTemplate of
+// provider and query and checks that it gives one MetricTemplate of
+// wantSpec, reporting wantDropped; it returns the result.
+func checkConvertedMetricTemplate(t *testing.T, provider, query string, wantDropped []string, wantSpec v1alpha1.MetricTemplateSpec) *Result {
+	t.Helper()
+	result, err := Convert([]byte(metricTemplateYAML(provider, query)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(wantDropped, droppedFields(result)); diff != "" {
+		t.Errorf("dropped fields differ (-want +got):\n%s", diff)
+	}
+	if len(result.Manifests) != 1 {
+		t.Fatalf("got %d manifests, want 1", len(result.Manifests))
+	}
+	if diff := cmp.Diff(wantSpec, result.Manifests[0].Object.(metricTemplateManifest).Spec); diff != "" {
+		t.Errorf("spec differs (-want +got):\n%s", diff)
+	}
+	return result
 }
 
 func TestConvertRejectsUnreadableInput(t *testing.T) {

@@ -28,21 +28,16 @@ import (
 const gatewayAPIGroup = "gateway.networking.k8s.io"
 
 // routing maps spec.provider and the Gateway API settings, the HTTPRoute's
-// rule's too (routeSettings). serin's
-// gatewayapi routing shifts weights and its kubernetes routing is blue/green,
-// so the analysis decides as much as the provider: a blue/green analysis runs
-// with kubernetes, and weights without a Gateway become iterations.
+// rule's too (routeSettings). serin's gatewayapi routing shifts weights, or
+// runs blue/green (iterations), an A/B test or a mirror on the HTTPRoute;
+// its kubernetes routing is blue/green only, so weights without a Gateway
+// become iterations, and an A/B test or a mirror is left out.
 func (c canaryConverter) routing(provider v1alpha1.RoutingProvider, in *flaggerAnalysis, path string,
 	out *v1alpha1.CanaryAnalysis) v1alpha1.CanaryRouting {
 	abTest := out != nil && len(out.Match) > 0
-	blueGreen := in != nil && in.Iterations > 0 && !abTest
 	var gateways []v1alpha1.GatewayReference
 	gatewaysReported, meshParent := false, false
 	switch {
-	case provider == v1alpha1.GatewayAPIRouting && blueGreen:
-		c.report.drop("spec.provider", "blue/green (analysis.iterations) runs with routing.provider kubernetes "+
-			"in serin, which switches the apex Service: the HTTPRoute that Flagger generated is not managed")
-		provider = v1alpha1.KubernetesRouting
 	case provider == v1alpha1.GatewayAPIRouting && gammaMeshes[c.in.Spec.Provider] != "" && len(c.in.Spec.Service.GatewayRefs) == 0:
 		gateways = []v1alpha1.GatewayReference{c.apexParent()}
 		c.report.note("spec.provider", "%s: converted to routing.provider gatewayapi with the apex Service %s (port %d) as the "+
@@ -67,6 +62,10 @@ func (c canaryConverter) routing(provider v1alpha1.RoutingProvider, in *flaggerA
 			c.report.drop(path+".match", "an A/B test needs routing.provider gatewayapi (a Gateway or a mesh's Service as parent): "+
 				"converted to blue/green iterations, which send every request to the canary at the promotion only")
 			out.Match = nil
+		}
+		if out != nil && out.Mirror {
+			c.report.drop(path+".mirror", "mirroring needs routing.provider gatewayapi (the HTTPRoute's RequestMirror filter): left out")
+			out.Mirror = false
 		}
 		if out != nil && (out.StepWeight > 0 || len(out.StepWeights) > 0) {
 			c.weightsToIterations(path, out)
