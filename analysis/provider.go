@@ -52,14 +52,15 @@ type ProviderConfig struct {
 
 // providerFactories build the Providers of each type.
 var providerFactories = map[v1alpha1.MetricProviderType]func(ProviderConfig) (Provider, error){
-	v1alpha1.PrometheusProvider: newPrometheusProvider,
-	v1alpha1.DatadogProvider:    newDatadogProvider,
-	v1alpha1.NewRelicProvider:   newNewRelicProvider,
-	v1alpha1.GraphiteProvider:   newGraphiteProvider,
-	v1alpha1.InfluxDBProvider:   newInfluxDBProvider,
-	v1alpha1.DynatraceProvider:  newDynatraceProvider,
-	v1alpha1.SplunkProvider:     newSplunkProvider,
-	v1alpha1.CloudWatchProvider: newCloudWatchProvider,
+	v1alpha1.PrometheusProvider:  newPrometheusProvider,
+	v1alpha1.DatadogProvider:     newDatadogProvider,
+	v1alpha1.NewRelicProvider:    newNewRelicProvider,
+	v1alpha1.GraphiteProvider:    newGraphiteProvider,
+	v1alpha1.InfluxDBProvider:    newInfluxDBProvider,
+	v1alpha1.DynatraceProvider:   newDynatraceProvider,
+	v1alpha1.SplunkProvider:      newSplunkProvider,
+	v1alpha1.CloudWatchProvider:  newCloudWatchProvider,
+	v1alpha1.StackdriverProvider: newStackdriverProvider,
 }
 
 // NewProvider builds the Provider a MetricTemplate names; an empty type is

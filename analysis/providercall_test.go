@@ -252,6 +252,8 @@ func TestProviders_OutboundPolicy(t *testing.T) {
 		v1alpha1.SplunkProvider:    {"sf_token_key": []byte("k3y-sf")},
 		v1alpha1.CloudWatchProvider: {"aws_access_key_id": []byte("k3y-aws"), "aws_secret_access_key": []byte("k3y-aws-secret"),
 			"aws_session_token": []byte("k3y-aws-token")},
+		v1alpha1.StackdriverProvider: {"project": []byte("p"),
+			"serviceAccountKey": []byte(googleKeyJSON(t, googleTestKey(), redirector.URL+"/token?tenant=t3n4nt"))},
 	}
 	for providerType, secret := range secrets {
 		t.Run(string(providerType), func(t *testing.T) {

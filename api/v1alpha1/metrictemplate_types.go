@@ -34,7 +34,7 @@ const DefaultMetricTimeout = 10 * time.Second
 const MaxMetricTimeout = 30 * time.Second
 
 // MetricProviderType names a metrics backend.
-// +kubebuilder:validation:Enum=prometheus;datadog;newrelic;graphite;influxdb;dynatrace;splunk;cloudwatch
+// +kubebuilder:validation:Enum=prometheus;datadog;newrelic;graphite;influxdb;dynatrace;splunk;cloudwatch;stackdriver
 type MetricProviderType string
 
 const (
@@ -61,13 +61,21 @@ const (
 	// CloudWatch's GetMetricData (AWS JSON 1.0, signed with AWS Signature
 	// Version 4) over ten times the check's interval.
 	CloudWatchProvider MetricProviderType = "cloudwatch"
+	// StackdriverProvider sends PromQL to Google Cloud Monitoring's
+	// Prometheus query API
+	// (/v1/projects/PROJECT/location/global/prometheus/api/v1/query) with
+	// the OAuth 2.0 access token of a service account key. Flagger's
+	// stackdriver sent MQL to QueryTimeSeries, which Google deprecated.
+	StackdriverProvider MetricProviderType = "stackdriver"
 )
 
 // The addresses of the providers whose address is optional: their US
-// APIs, as in Flagger.
+// APIs, as in Flagger, and Google's API.
 const (
 	DefaultDatadogAddress  = "https://api.datadoghq.com"
 	DefaultNewRelicAddress = "https://insights-api.newrelic.com"
+	// DefaultStackdriverAddress is Google Cloud Monitoring's API.
+	DefaultStackdriverAddress = "https://monitoring.googleapis.com"
 )
 
 // CloudWatchAddress is the CloudWatch endpoint of an AWS region:
@@ -97,9 +105,10 @@ type MetricTemplateSpec struct {
 }
 
 // MetricProvider is where a MetricTemplate's query is sent.
-// +kubebuilder:validation:XValidation:rule="has(self.address) || (has(self.type) && self.type in ['datadog', 'newrelic', 'cloudwatch'])",message="provider.address is required, except for datadog and newrelic (which default to their US API) and cloudwatch (its region's endpoint)"
+// +kubebuilder:validation:XValidation:rule="has(self.address) || (has(self.type) && self.type in ['datadog', 'newrelic', 'cloudwatch', 'stackdriver'])",message="provider.address is required, except for datadog and newrelic (which default to their US API), cloudwatch (its region's endpoint) and stackdriver (https://monitoring.googleapis.com)"
 // +kubebuilder:validation:XValidation:rule="has(self.secretRef) || !has(self.type) || !(self.type in ['datadog', 'newrelic', 'dynatrace', 'splunk'])",message="provider.secretRef is required for datadog, newrelic, dynatrace and splunk: it holds their API keys"
 // +kubebuilder:validation:XValidation:rule="has(self.secretRef) || !has(self.type) || self.type != 'cloudwatch'",message="provider.secretRef is required for cloudwatch: it holds the AWS access key (serin does not use its own AWS identity)"
+// +kubebuilder:validation:XValidation:rule="has(self.secretRef) || !has(self.type) || self.type != 'stackdriver'",message="provider.secretRef is required for stackdriver: it holds the project and the service account's JSON key (keys project and serviceAccountKey)"
 // +kubebuilder:validation:XValidation:rule="has(self.region) || !has(self.type) || self.type != 'cloudwatch'",message="provider.region is required for cloudwatch: the AWS region of the metrics, such as us-east-1"
 // +kubebuilder:validation:XValidation:rule="!has(self.region) || (has(self.type) && self.type == 'cloudwatch')",message="provider.region is used by cloudwatch only"
 // +kubebuilder:validation:XValidation:rule="!has(self.headers) || !has(self.type) || self.type == 'prometheus'",message="provider.headers are sent to prometheus only"
@@ -112,8 +121,9 @@ type MetricProvider struct {
 	// Address is the provider's base URL, e.g. http://prometheus.monitoring:9090.
 	// It is required, except for datadog (default
 	// https://api.datadoghq.com), newrelic (default
-	// https://insights-api.newrelic.com) and cloudwatch (default
-	// https://monitoring.<region>.amazonaws.com).
+	// https://insights-api.newrelic.com), cloudwatch (default
+	// https://monitoring.<region>.amazonaws.com) and stackdriver (default
+	// https://monitoring.googleapis.com).
 	// +kubebuilder:validation:Pattern="^https?://"
 	// +optional
 	Address string `json:"address,omitempty"`
@@ -126,8 +136,9 @@ type MetricProvider struct {
 	// `password` for graphite; `token` and `org` for influxdb;
 	// `dynatrace_token`; `sf_token_key` for splunk; `aws_access_key_id`,
 	// `aws_secret_access_key` and optionally `aws_session_token` for
-	// cloudwatch. Required for datadog, newrelic, dynatrace, splunk and
-	// cloudwatch.
+	// cloudwatch; `project` and `serviceAccountKey` (a service account's
+	// JSON key) for stackdriver. Required for datadog, newrelic,
+	// dynatrace, splunk, cloudwatch and stackdriver.
 	// +optional
 	SecretRef *meta.LocalObjectReference `json:"secretRef,omitempty"`
 
@@ -164,7 +175,8 @@ type MetricProvider struct {
 }
 
 // GetAddress returns the provider's address, or the default address of
-// its type (datadog, newrelic, cloudwatch in its region) when it has none.
+// its type (datadog, newrelic, cloudwatch in its region, stackdriver) when
+// it has none.
 func (in *MetricProvider) GetAddress() string {
 	switch {
 	case in.Address != "":
@@ -175,6 +187,8 @@ func (in *MetricProvider) GetAddress() string {
 		return DefaultNewRelicAddress
 	case in.Type == CloudWatchProvider && in.Region != "":
 		return CloudWatchAddress(in.Region)
+	case in.Type == StackdriverProvider:
+		return DefaultStackdriverAddress
 	}
 	return ""
 }

@@ -19,7 +19,8 @@ package v1alpha1
 import "testing"
 
 // Datadog and New Relic default to their US API, as in Flagger,
-// CloudWatch to its region's endpoint; the others have no default.
+// CloudWatch to its region's endpoint, Google Cloud Monitoring to Google's
+// API; the others have no default.
 func TestMetricProviderGetAddress(t *testing.T) {
 	tests := map[string]struct {
 		provider MetricProvider
@@ -33,6 +34,8 @@ func TestMetricProviderGetAddress(t *testing.T) {
 		"cloudwatch in China":   {provider: MetricProvider{Type: CloudWatchProvider, Region: "cn-north-1"}, want: "https://monitoring.cn-north-1.amazonaws.com.cn"},
 		"cloudwatch, set":       {provider: MetricProvider{Type: CloudWatchProvider, Region: "us-east-1", Address: "https://vpce.example"}, want: "https://vpce.example"},
 		"cloudwatch, no region": {provider: MetricProvider{Type: CloudWatchProvider}, want: ""},
+		"stackdriver":           {provider: MetricProvider{Type: StackdriverProvider}, want: "https://monitoring.googleapis.com"},
+		"stackdriver, set":      {provider: MetricProvider{Type: StackdriverProvider, Address: "https://monitoring-psc.p.googleapis.com"}, want: "https://monitoring-psc.p.googleapis.com"},
 	}
 	for name, tt := range tests {
 		t.Run(name, func(t *testing.T) {

@@ -46,14 +46,14 @@ var flaggerOnlyQueryFunctions = regexp.MustCompile(`\{\{-?\s*(ingress|route)\s*-
 var (
 	// defaultAddress: the providers whose address may be left out.
 	defaultAddress = map[v1alpha1.MetricProviderType]bool{v1alpha1.DatadogProvider: true, v1alpha1.NewRelicProvider: true,
-		v1alpha1.CloudWatchProvider: true}
+		v1alpha1.CloudWatchProvider: true, v1alpha1.StackdriverProvider: true}
 	// needsSecret: the providers that cannot query without a Secret.
 	needsSecret = map[v1alpha1.MetricProviderType]bool{v1alpha1.DatadogProvider: true, v1alpha1.NewRelicProvider: true,
 		v1alpha1.DynatraceProvider: true, v1alpha1.SplunkProvider: true}
 	// supportedProviders: Flagger's providers that serin queries.
 	supportedProviders = []v1alpha1.MetricProviderType{v1alpha1.PrometheusProvider, v1alpha1.DatadogProvider,
 		v1alpha1.NewRelicProvider, v1alpha1.GraphiteProvider, v1alpha1.InfluxDBProvider, v1alpha1.DynatraceProvider,
-		v1alpha1.SplunkProvider, v1alpha1.CloudWatchProvider}
+		v1alpha1.SplunkProvider, v1alpha1.CloudWatchProvider, v1alpha1.StackdriverProvider}
 )
 
 func (r *Result) convertMetricTemplate(jsonDocument []byte) error {
@@ -66,6 +66,7 @@ func (r *Result) convertMetricTemplate(jsonDocument []byte) error {
 	report.dropUnknown(strictErrors)
 	spec, ok := convertMetricTemplateSpec(in.Spec, report)
 	r.Dropped = append(r.Dropped, report.dropped...)
+	r.Notes = append(r.Notes, report.notes...)
 	if ok {
 		r.Manifests = append(r.Manifests, Manifest{Kind: v1alpha1.MetricTemplateKind, Converted: true, Object: metricTemplateManifest{
 			APIVersion: v1alpha1.GroupVersion.String(),
@@ -104,6 +105,9 @@ func convertMetricTemplateSpec(in flaggerMetricTemplateSpec, report *objectRepor
 	} else if provider.Region != "" {
 		report.drop("spec.provider.region", "used by cloudwatch only, not by %s", providerType)
 	}
+	if providerType == v1alpha1.StackdriverProvider {
+		convertStackdriverProvider(provider, &out.Provider, report)
+	}
 	out.Provider.Headers = convertProviderHeaders(providerType, provider.Headers, report)
 	if provider.SecretRef != nil {
 		out.Provider.SecretRef = &meta.LocalObjectReference{Name: provider.SecretRef.Name}
@@ -127,16 +131,46 @@ func convertCloudWatchProvider(in flaggerMetricProvider, out *v1alpha1.MetricPro
 	if in.Region == "" {
 		report.drop("spec.provider.region", "not set: a cloudwatch provider needs its AWS region (Flagger failed without it too)")
 	}
-	if in.Address != "" {
-		out.Address = ""
-		report.drop("spec.provider.address", "ignored by Flagger's cloudwatch provider, which queries its region's endpoint; "+
-			"serin would send the queries there, so it was left out")
-	}
+	leaveOutIgnoredAddress(v1alpha1.CloudWatchProvider, "its region's endpoint", in, out, report)
 	if in.SecretRef == nil {
 		report.drop("spec.provider.secretRef", "not set: Flagger signed with the AWS identity of its own pod (IRSA, an instance role, "+
 			"environment variables), which serin does not use: it needs a Secret with aws_access_key_id and aws_secret_access_key "+
 			"(and aws_session_token for temporary credentials)")
 	}
+}
+
+// convertStackdriverProvider converts a stackdriver provider: the query
+// is reported, since Flagger sent MQL to Cloud Monitoring's
+// QueryTimeSeries, which Google has deprecated, and serin sends PromQL to
+// its Prometheus API. Flagger's stackdriver ignores address, which serin
+// would query, so it is left out. The Secret holds Flagger's project;
+// serin also needs serviceAccountKey, which Flagger did without when its
+// pod had a Google identity (Workload Identity): a note, since convert
+// cannot read the Secret.
+func convertStackdriverProvider(in flaggerMetricProvider, out *v1alpha1.MetricProvider, report *objectReport) {
+	report.drop("spec.query", "MQL, which Flagger sent to Cloud Monitoring's QueryTimeSeries (deprecated by Google): serin's "+
+		"stackdriver sends PromQL to Cloud Monitoring's Prometheus API: rewrite the query in PromQL "+
+		"(https://cloud.google.com/monitoring/promql/promql-mapping); it was kept as it is")
+	leaveOutIgnoredAddress(v1alpha1.StackdriverProvider, "Google's API", in, out, report)
+	if in.SecretRef == nil {
+		report.drop("spec.provider.secretRef", "not set: a stackdriver provider needs a Secret with project and "+
+			"serviceAccountKey (a service account's JSON key); Flagger needed its project there too")
+		return
+	}
+	report.note("spec.provider.secretRef", "serin reads project and serviceAccountKey (a service account's JSON key) "+
+		"from Secret %s: without serviceAccountKey, Flagger used its pod's Google identity (Workload Identity), which serin does not use", in.SecretRef.Name)
+}
+
+// leaveOutIgnoredAddress leaves out the address of a provider of type t
+// whose Flagger implementation ignores it and queries where: serin would
+// send the queries there.
+func leaveOutIgnoredAddress(t v1alpha1.MetricProviderType, where string, in flaggerMetricProvider, out *v1alpha1.MetricProvider, report *objectReport) {
+	if in.Address == "" {
+		return
+	}
+	out.Address = ""
+	report.drop("spec.provider.address", "ignored by Flagger's %s provider, which queries %s; "+
+		"serin would send the queries there, so it was left out", t, where)
 }
 
 // convertProviderAddress is a provider's address in serin: Flagger's

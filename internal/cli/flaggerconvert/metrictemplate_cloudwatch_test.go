@@ -24,7 +24,6 @@ import (
 	"testing"
 
 	"github.com/fluxcd/pkg/apis/meta"
-	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -78,19 +77,7 @@ func TestConvertCloudWatchMetricTemplate(t *testing.T) {
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
-			result, err := Convert([]byte(metricTemplateYAML(tc.provider, query)))
-			if err != nil {
-				t.Fatal(err)
-			}
-			if diff := cmp.Diff(tc.wantDropped, droppedFields(result)); diff != "" {
-				t.Errorf("dropped fields differ (-want +got):\n%s", diff)
-			}
-			if len(result.Manifests) != 1 {
-				t.Fatalf("got %d manifests, want 1", len(result.Manifests))
-			}
-			if diff := cmp.Diff(tc.wantSpec, result.Manifests[0].Object.(metricTemplateManifest).Spec); diff != "" {
-				t.Errorf("spec differs (-want +got):\n%s", diff)
-			}
+			checkConvertedMetricTemplate(t, tc.provider, query, tc.wantDropped, tc.wantSpec)
 		})
 	}
 	result, _ := Convert([]byte(metricTemplateYAML("{type: cloudwatch, region: ap-northeast-1}", query)))
