@@ -85,6 +85,23 @@ func TestValidation_IterationsOnTheHTTPRoute(t *testing.T) {
 			canary:  testobj.MakeCanary("mirror2", ns).Analysis(v1alpha1.CanaryAnalysis{Iterations: 3, Mirror: true}).Obj(),
 			wantErr: "analysis.mirror copies the primary's requests to the canary during a blue/green analysis on the HTTPRoute",
 		},
+		"session affinity with weights": {canary: testobj.MakeCanary("ok-sticky", ns).Routing(gateway).Analysis(v1alpha1.CanaryAnalysis{StepWeight: 10,
+			SessionAffinity: &v1alpha1.SessionAffinity{CookieName: "canary", PrimaryCookieName: "primary", SameSite: "Lax", Path: "/"}}).Obj()},
+		"session affinity with blue/green": {
+			canary: testobj.MakeCanary("sticky1", ns).Routing(gateway).Analysis(v1alpha1.CanaryAnalysis{Iterations: 3,
+				SessionAffinity: &v1alpha1.SessionAffinity{CookieName: "canary"}}).Obj(),
+			wantErr: "analysis.sessionAffinity pins users to the side that served them while the weights move",
+		},
+		"session affinity with one cookie for both sides": {
+			canary: testobj.MakeCanary("sticky2", ns).Routing(gateway).Analysis(v1alpha1.CanaryAnalysis{StepWeight: 10,
+				SessionAffinity: &v1alpha1.SessionAffinity{CookieName: "canary", PrimaryCookieName: "canary"}}).Obj(),
+			wantErr: "sessionAffinity.primaryCookieName must differ from cookieName",
+		},
+		"a cookie name that is no token": {
+			canary: testobj.MakeCanary("sticky3", ns).Routing(gateway).Analysis(v1alpha1.CanaryAnalysis{StepWeight: 10,
+				SessionAffinity: &v1alpha1.SessionAffinity{CookieName: "can ary"}}).Obj(),
+			wantErr: "spec.analysis.sessionAffinity.cookieName in body should match",
+		},
 		"a mirror in an A/B test": {
 			canary:  testobj.MakeCanary("mirror3", ns).Routing(gateway).Analysis(with(func(a *v1alpha1.CanaryAnalysis) { a.Mirror = true })).Obj(),
 			wantErr: "analysis.mirror copies the primary's requests to the canary during a blue/green analysis on the HTTPRoute",
@@ -135,4 +152,25 @@ func TestValidation_MirrorOnTheHTTPRoute(t *testing.T) {
 	routes, err := router.GetRoutes(ctx, c, target)
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(routes.Weights).To(Equal(routing.Mirrored))
+}
+
+// Gateway API's own HTTPRoute CRD admits the routes of session affinity:
+// the cookie-setting filters on the backendRefs, the cookie rules.
+func TestValidation_SessionAffinityOnTheHTTPRoute(t *testing.T) {
+	ns := newNamespace(t)
+	g := NewWithT(t)
+	ctx := context.Background()
+	c := testobj.MakeCanary("podinfo", ns).Routing(everyRouteSetting()).Analysis(v1alpha1.CanaryAnalysis{StepWeight: 10,
+		SessionAffinity: &v1alpha1.SessionAffinity{CookieName: "canary", PrimaryCookieName: "primary", Secure: true}}).Obj()
+	g.Expect(k8s.Create(ctx, c)).To(Succeed())
+	c.Status.LastAppliedSpec = "5f6d"
+	target := routing.Target{ApexService: "podinfo", PrimaryService: "podinfo-primary", CanaryService: "podinfo-canary", Port: 9898}
+	router := &routing.GatewayAPIRouter{Client: k8s, FieldOwner: "serin"}
+	g.Expect(router.Reconcile(ctx, c, target)).To(Succeed())
+	for _, w := range []routing.Weights{routing.Canary(10), routing.AllPrimary} {
+		g.Expect(router.SetRoutes(ctx, c, target, w)).To(Succeed())
+		routes, err := router.GetRoutes(ctx, c, target)
+		g.Expect(err).NotTo(HaveOccurred())
+		g.Expect(routes.Weights).To(Equal(w))
+	}
 }

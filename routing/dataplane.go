@@ -37,6 +37,9 @@ var (
 		return c.Spec.Routing.CorsPolicy != nil
 	}}
 	mirrorFeature = routeFeature{"spec.analysis.mirror", (*v1alpha1.Canary).IsMirrored}
+	stickyFeature = routeFeature{"spec.analysis.sessionAffinity", func(c *v1alpha1.Canary) bool {
+		return c.Spec.Analysis != nil && c.Spec.Analysis.SessionAffinity != nil
+	}}
 )
 
 // gap is a feature a data plane does not implement, and what it does with
@@ -51,11 +54,13 @@ type gap struct {
 // (pkg/provider/kubernetes/gateway/httproute.go) implements the header
 // modifiers, redirects, URL rewrites and its own ExtensionRef filters, and
 // routes every request of a rule with any other filter to a service that
-// answers 500, with the route still Accepted.
+// answers 500, with the route still Accepted; it reads no backendRef's
+// filters.
 var dataPlaneGaps = map[v1alpha1.DataPlane][]gap{
 	v1alpha1.TraefikDataPlane: {
 		{corsFeature, "Traefik (v3.6) has no CORS filter and answers every request of the route with a 500"},
 		{mirrorFeature, "Traefik (v3.6) has no RequestMirror filter and would answer every request of the route with a 500 while the analysis mirrors"},
+		{stickyFeature, "Traefik (v3.6) ignores the filters of a backendRef, so the canary's answers would never set the cookie and no user would be pinned"},
 	},
 }
 

@@ -42,6 +42,11 @@ func TestUnsupported(t *testing.T) {
 			c.Spec.Analysis = &v1alpha1.CanaryAnalysis{Iterations: 3, Mirror: true}
 			return c
 		}(), dataPlane: v1alpha1.TraefikDataPlane, want: []string{"spec.analysis.mirror", "RequestMirror"}},
+		"session affinity on Traefik": {canary: func() *v1alpha1.Canary {
+			c := podinfoCanary()
+			c.Spec.Analysis = &v1alpha1.CanaryAnalysis{StepWeight: 10, SessionAffinity: &v1alpha1.SessionAffinity{CookieName: "canary"}}
+			return c
+		}(), dataPlane: v1alpha1.TraefikDataPlane, want: []string{"spec.analysis.sessionAffinity", "backendRef"}},
 		"CORS on Envoy Gateway":            {canary: withCORS(v1alpha1.GatewayAPIRouting), dataPlane: v1alpha1.EnvoyGatewayDataPlane},
 		"no filter on Traefik":             {canary: podinfoCanary(), dataPlane: v1alpha1.TraefikDataPlane},
 		"no HTTPRoute: kubernetes routing": {canary: withCORS(v1alpha1.KubernetesRouting), dataPlane: v1alpha1.TraefikDataPlane},

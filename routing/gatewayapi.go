@@ -55,7 +55,7 @@ func (r *GatewayAPIRouter) Reconcile(ctx context.Context, canary *v1alpha1.Canar
 			return err
 		}
 		w := AllPrimary
-		if current, ok := weightsOf(route, t); ok {
+		if current, ok := weightsOf(route, t, canary.IsABTest()); ok {
 			w = current
 		}
 		// spec.service.apex's metadata, under serin's own.
@@ -84,7 +84,7 @@ func (r *GatewayAPIRouter) SetRoutes(ctx context.Context, canary *v1alpha1.Canar
 	if err := r.Client.Get(ctx, types.NamespacedName{Namespace: canary.Namespace, Name: t.ApexService}, route); err != nil {
 		return fmt.Errorf("failed to get httproute %s: %w", t.ApexService, err)
 	}
-	if current, ok := weightsOf(route, t); ok && current == w {
+	if current, ok := weightsOf(route, t, canary.IsABTest()); ok && current == w {
 		return nil
 	}
 	patch := client.MergeFrom(route.DeepCopy())
@@ -105,7 +105,7 @@ func (r *GatewayAPIRouter) GetRoutes(ctx context.Context, canary *v1alpha1.Canar
 		}
 		return Routes{}, err
 	}
-	w, ok := weightsOf(route, t)
+	w, ok := weightsOf(route, t, canary.IsABTest())
 	return Routes{Found: ok, Weights: w, Status: routeStatus(route)}, nil
 }
 
@@ -176,8 +176,11 @@ func routeSpec(canary *v1alpha1.Canary, t Target, w Weights) gatewayv1.HTTPRoute
 		})
 	}
 	rules := []gatewayv1.HTTPRouteRule{rule}
-	if canary.IsABTest() {
+	switch {
+	case canary.IsABTest():
 		rules = abTestRules(canary, rule, w, backend(t.PrimaryService, 100))
+	case canary.Spec.Analysis != nil && canary.Spec.Analysis.SessionAffinity != nil:
+		rules = stickyRules(canary, t, rule, w)
 	}
 	return gatewayv1.HTTPRouteSpec{
 		CommonRouteSpec: gatewayv1.CommonRouteSpec{ParentRefs: parents},
@@ -260,16 +263,16 @@ func parentRef(g v1alpha1.GatewayReference) gatewayv1.ParentReference {
 }
 
 // weightsOf reads primary and canary weights from the route's first rule;
-// with a last rule that keeps every request on the primary while the
-// first sends some to the canary, an A/B test's (Weights.ABTest).
-func weightsOf(route *gatewayv1.HTTPRoute, t Target) (Weights, bool) {
+// in an A/B test, with a last rule that keeps every request on the primary
+// while the first sends some to the canary, the test's (Weights.ABTest).
+func weightsOf(route *gatewayv1.HTTPRoute, t Target, abTest bool) (Weights, bool) {
 	rules := route.Spec.Rules
 	if len(rules) == 0 {
 		return Weights{}, false
 	}
 	w, ok := ruleWeights(rules[0], t)
 	w.Mirror = mirrorsTo(rules[0], t.CanaryService)
-	if ok && len(rules) > 1 && w.Canary > 0 {
+	if ok && abTest && len(rules) > 1 && w.Canary > 0 {
 		others, _ := ruleWeights(rules[len(rules)-1], t)
 		w.ABTest = others.Canary == 0
 	}

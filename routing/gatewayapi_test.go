@@ -21,6 +21,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -335,7 +336,7 @@ func TestWeightsOf(t *testing.T) {
 	}
 	for name, tt := range tests {
 		t.Run(name, func(t *testing.T) {
-			got, found := weightsOf(tt.route, podinfo)
+			got, found := weightsOf(tt.route, podinfo, false)
 			if got != tt.want || found != tt.wantFound {
 				t.Errorf("weightsOf() = %+v, %v; want %+v, %v", got, found, tt.want, tt.wantFound)
 			}
@@ -532,5 +533,49 @@ func TestGatewayAPIRouter_MirrorGolden(t *testing.T) {
 		if got.Weights != want {
 			t.Errorf("weights read back %+v, want %+v", got.Weights, want)
 		}
+	}
+}
+
+// stickyCanary is podinfoCanary with session affinity, both cookies, during
+// the rollout of revision 5f6d.
+func stickyCanary() *v1alpha1.Canary {
+	c := podinfoCanary()
+	c.Spec.Analysis = &v1alpha1.CanaryAnalysis{StepWeight: 20, Interval: &metav1.Duration{Duration: 30 * time.Second},
+		SessionAffinity: &v1alpha1.SessionAffinity{CookieName: "canary", PrimaryCookieName: "primary", MaxAge: 3600, Path: "/", Secure: true, SameSite: "Lax"}}
+	c.Status.LastAppliedSpec = "5f6d"
+	return c
+}
+
+// Session affinity while the canary has weight: the weighted rule first,
+// its backends setting the cookies; then the canary cookie's rule to the
+// canary and the primary cookie's to the primary. Weight 0: the weighted
+// rule, and one that sends the canary cookie's holders to the primary and
+// tells them to drop it. All to the canary (a dark primary's promotion):
+// no rule keeps anyone on the primary.
+func TestGatewayAPIRouter_SessionAffinityGolden(t *testing.T) {
+	c := stickyCanary()
+	for _, tt := range []struct {
+		golden string
+		w      Weights
+	}{
+		{"httproute_sticky_rollout.yaml", Canary(20)},
+		{"httproute_sticky_after.yaml", AllPrimary},
+		{"httproute_sticky_all_canary.yaml", Canary(100)},
+	} {
+		t.Run(tt.golden, func(t *testing.T) {
+			w := newRouterWorld(t, serinRoute(c, AllPrimary))
+			r := &GatewayAPIRouter{Client: w.client, FieldOwner: "serin"}
+			if err := r.SetRoutes(context.Background(), c, podinfo, tt.w); err != nil {
+				t.Fatal(err)
+			}
+			testutil.Golden(t, filepath.Join("testdata", tt.golden), routeYAML(t, w.route()))
+			got, err := r.GetRoutes(context.Background(), c, podinfo)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got.Weights != tt.w {
+				t.Errorf("weights read back %+v, want %+v", got.Weights, tt.w)
+			}
+		})
 	}
 }

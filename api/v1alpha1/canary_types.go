@@ -79,6 +79,7 @@ const (
 // +kubebuilder:validation:XValidation:rule="!has(self.analysis) || !has(self.analysis.iterations) || self.analysis.iterations == 0 || !has(self.routing) || !has(self.routing.provider) || self.routing.provider == 'kubernetes' || ((!has(self.analysis.stepWeight) || self.analysis.stepWeight == 0) && !has(self.analysis.stepWeights) && !has(self.analysis.maxWeight) && (!has(self.analysis.stepWeightPromotion) || self.analysis.stepWeightPromotion == 0))",message="analysis.iterations (blue/green, or an A/B test with analysis.match) moves no weights step by step: remove analysis.stepWeight, stepWeights, maxWeight and stepWeightPromotion, or remove iterations to shift weights"
 // +kubebuilder:validation:XValidation:rule="!has(self.analysis) || !has(self.analysis.match) || size(self.analysis.match) == 0 || (has(self.routing) && has(self.routing.provider) && self.routing.provider == 'gatewayapi')",message="analysis.match (an A/B test) needs routing.provider gatewayapi: the kubernetes router switches whole Services and cannot pick requests by header"
 // +kubebuilder:validation:XValidation:rule="!has(self.analysis) || !has(self.analysis.match) || size(self.analysis.match) == 0 || (has(self.analysis.iterations) && self.analysis.iterations > 0)",message="analysis.match (an A/B test) needs analysis.iterations, the number of steps the matched users stay on the canary"
+// +kubebuilder:validation:XValidation:rule="!has(self.analysis) || !has(self.analysis.sessionAffinity) || (has(self.routing) && has(self.routing.provider) && self.routing.provider == 'gatewayapi' && (!has(self.analysis.iterations) || self.analysis.iterations == 0))",message="analysis.sessionAffinity pins users to the side that served them while the weights move: it needs routing.provider gatewayapi with weights (no analysis.iterations)"
 // +kubebuilder:validation:XValidation:rule="!has(self.analysis) || !has(self.analysis.mirror) || !self.analysis.mirror || (has(self.routing) && has(self.routing.provider) && self.routing.provider == 'gatewayapi' && has(self.analysis.iterations) && self.analysis.iterations > 0 && (!has(self.analysis.match) || size(self.analysis.match) == 0))",message="analysis.mirror copies the primary's requests to the canary during a blue/green analysis on the HTTPRoute: it needs routing.provider gatewayapi and analysis.iterations, without analysis.match"
 // +kubebuilder:validation:XValidation:rule="(has(self.routing) && has(self.routing.provider) && self.routing.provider != 'kubernetes') || !has(self.analysis) || ((!has(self.analysis.stepWeight) || self.analysis.stepWeight == 0) && !has(self.analysis.stepWeights))",message="routing.provider kubernetes switches all traffic at once: use analysis.iterations instead of analysis.stepWeight or analysis.stepWeights"
 // +kubebuilder:validation:XValidation:rule="self.targetRef.kind != 'Service' || !has(self.analysis) || (!has(self.analysis.primaryReadyThreshold) && !has(self.analysis.canaryReadyThreshold))",message="analysis.primaryReadyThreshold and analysis.canaryReadyThreshold count a Deployment's replicas: a Service target has none (serin judges it by its ready endpoints), remove them"
@@ -540,6 +541,13 @@ type CanaryAnalysis struct {
 	// +optional
 	CanaryReadyThreshold *int `json:"canaryReadyThreshold,omitempty"`
 
+	// SessionAffinity keeps a user who reached the canary on the canary for
+	// the rest of the rollout (gatewayapi weights), as Flagger's Gateway
+	// API router does: the canary's answers set a cookie, and requests with
+	// it go to the canary whatever the weights.
+	// +optional
+	SessionAffinity *SessionAffinity `json:"sessionAffinity,omitempty"`
+
 	// Mirror copies every request the primary serves to the canary during
 	// a blue/green analysis on gatewayapi (analysis.iterations), with the
 	// HTTPRoute's RequestMirror filter: the canary is judged on real
@@ -569,6 +577,72 @@ type CanaryAnalysis struct {
 	// +optional
 	// +kubebuilder:validation:MaxItems=20
 	Webhooks []CanaryWebhook `json:"webhooks,omitempty"`
+}
+
+// SessionAffinity is the cookie that pins a user to the side that served
+// them during a rollout with weights (Flagger's sessionAffinity). The
+// cookie's value is the revision under analysis, so each rollout has its
+// own; once the rollout ends, requests that carry it are told to drop it.
+// +kubebuilder:validation:XValidation:rule="!has(self.primaryCookieName) || self.primaryCookieName != self.cookieName",message="sessionAffinity.primaryCookieName must differ from cookieName"
+type SessionAffinity struct {
+	// CookieName is the cookie set by the canary's answers; requests with
+	// it go to the canary.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=64
+	// +kubebuilder:validation:Pattern=`^[A-Za-z0-9!#$%&'*+\-.^_\x60|~]+$`
+	// +required
+	CookieName string `json:"cookieName"`
+
+	// PrimaryCookieName, when set, is a cookie set by the primary's answers
+	// during the rollout (for one analysis interval): requests with it stay
+	// on the primary, so that a user who reached the primary is not sent to
+	// the canary by a later weight.
+	// +kubebuilder:validation:MaxLength=64
+	// +kubebuilder:validation:Pattern=`^[A-Za-z0-9!#$%&'*+\-.^_\x60|~]+$`
+	// +optional
+	PrimaryCookieName string `json:"primaryCookieName,omitempty"`
+
+	// MaxAge is the canary cookie's lifetime in seconds; defaults to 86400
+	// (a day).
+	// +kubebuilder:validation:Minimum=1
+	// +optional
+	MaxAge int `json:"maxAge,omitempty"`
+
+	// Domain is the cookie's Domain attribute.
+	// +kubebuilder:validation:MaxLength=253
+	// +optional
+	Domain string `json:"domain,omitempty"`
+
+	// Path is the cookie's Path attribute.
+	// +kubebuilder:validation:MaxLength=1024
+	// +kubebuilder:validation:Pattern=`^/[^;]*$`
+	// +optional
+	Path string `json:"path,omitempty"`
+
+	// HTTPOnly sets the cookie's HttpOnly attribute.
+	// +optional
+	HTTPOnly bool `json:"httpOnly,omitempty"`
+
+	// Secure sets the cookie's Secure attribute.
+	// +optional
+	Secure bool `json:"secure,omitempty"`
+
+	// SameSite is the cookie's SameSite attribute.
+	// +kubebuilder:validation:Enum=Strict;Lax;None
+	// +optional
+	SameSite string `json:"sameSite,omitempty"`
+
+	// Partitioned sets the cookie's Partitioned attribute.
+	// +optional
+	Partitioned bool `json:"partitioned,omitempty"`
+}
+
+// GetMaxAge returns the canary cookie's lifetime in seconds.
+func (s *SessionAffinity) GetMaxAge() int {
+	if s.MaxAge > 0 {
+		return s.MaxAge
+	}
+	return 86400
 }
 
 // Names of the built-in checks, Flagger's: they need no MetricTemplate.

@@ -52,6 +52,7 @@ func (c canaryConverter) analysis(in *flaggerAnalysis, path string) *v1alpha1.Ca
 	c.steps(in, path, out)
 	out.Match = c.abTestMatches(in, path)
 	out.Mirror = c.mirror(in, path, len(out.Match) > 0)
+	out.SessionAffinity = c.sessionAffinity(in, path)
 	c.dropAnalysisExtras(in, path)
 	out.PrimaryReadyThreshold = c.readyThreshold(path+".primaryReadyThreshold", in.PrimaryReadyThreshold)
 	out.CanaryReadyThreshold = c.readyThreshold(path+".canaryReadyThreshold", in.CanaryReadyThreshold)
@@ -104,9 +105,6 @@ func (c canaryConverter) steps(in *flaggerAnalysis, path string, out *v1alpha1.C
 func (c canaryConverter) dropAnalysisExtras(in *flaggerAnalysis, path string) {
 	if in.MirrorWeight > 0 {
 		c.report.drop(path+".mirrorWeight", "a mirrored share is Istio's (with weights); serin mirrors every request during a blue/green analysis (analysis.mirror)")
-	}
-	if present(in.SessionAffinity) {
-		c.report.drop(path+".sessionAffinity", "session affinity is not supported")
 	}
 	if present(in.Alerts) && string(in.Alerts) != "[]" {
 		c.report.drop(path+".alerts", "Flagger AlertProviders cannot be used: reference Flux notification Providers in spec.alerts")
@@ -175,6 +173,30 @@ func (c canaryConverter) mirror(in *flaggerAnalysis, path string, abTest bool) b
 		return false
 	}
 	return true
+}
+
+// sessionAffinity maps analysis.sessionAffinity, which pins users while
+// weights move: with iterations (Flagger ignores it there) or without a
+// cookie name it is reported and left out; routing drops it when the
+// Canary does not route with gatewayapi.
+func (c canaryConverter) sessionAffinity(in *flaggerAnalysis, path string) *v1alpha1.SessionAffinity {
+	sa := in.SessionAffinity
+	switch {
+	case sa == nil:
+		return nil
+	case in.Iterations > 0:
+		c.report.drop(path+".sessionAffinity", "ignored by Flagger when analysis.iterations is set: no weights move")
+		return nil
+	case sa.CookieName == "":
+		c.report.drop(path+".sessionAffinity", "no cookieName: left out")
+		return nil
+	}
+	out := *sa
+	if out.MaxAge < 0 {
+		c.report.drop(path+".sessionAffinity.maxAge", "%d is not a lifetime: left out, the default (a day) applies", out.MaxAge)
+		out.MaxAge = 0
+	}
+	return &out
 }
 
 // readyThreshold maps primaryReadyThreshold or canaryReadyThreshold, a

@@ -58,7 +58,7 @@ func TestEverythingIsAccountedFor(t *testing.T) {
 		"spec.metricsServer", "spec.ingressRef", "spec.routeRef", "spec.upstreamRef",
 		"spec.canaryAnalysis",
 		"spec.analysis.stepWeight",
-		"spec.analysis.match", "spec.analysis.mirror", "spec.analysis.mirrorWeight", "spec.analysis.sessionAffinity",
+		"spec.analysis.match", "spec.analysis.mirror", "spec.analysis.mirrorWeight",
 		"spec.analysis.alerts",
 		"spec.analysis.metrics[0].threshold", "spec.analysis.metrics[0].query",
 		"spec.analysis.metrics[2].query",
@@ -122,6 +122,7 @@ func everythingSpec() v1alpha1.CanarySpec {
 			StepWeightPromotion:   20,
 			PrimaryReadyThreshold: ptr.To(50),
 			CanaryReadyThreshold:  ptr.To(80),
+			SessionAffinity:       &v1alpha1.SessionAffinity{CookieName: "flagger-cookie", MaxAge: 60},
 			Metrics: []v1alpha1.CanaryMetric{
 				{Name: "templated", TemplateRef: &v1alpha1.TemplateReference{Name: "errors", Namespace: "monitoring"},
 					TemplateVariables: map[string]string{"route": "/api"}, Interval: duration(2 * time.Minute),
@@ -174,6 +175,16 @@ func TestConvert(t *testing.T) {
 				"analysis: {iterations: 3, mirror: true, mirrorWeight: 50, threshold: 2}"),
 			wantDropped: []string{"spec.analysis.mirrorWeight"},
 			wantSpec:    spec(gatewayAPI("public"), &v1alpha1.CanaryAnalysis{Iterations: 3, Mirror: true, Threshold: 2}),
+		},
+		"session affinity with blue/green is left out": {
+			input:       canaryYAML("provider: kubernetes", "analysis: {iterations: 3, threshold: 2, sessionAffinity: {cookieName: canary}}"),
+			wantDropped: []string{"spec.analysis.sessionAffinity"},
+			wantSpec:    spec(kubernetes(), &v1alpha1.CanaryAnalysis{Iterations: 3, Threshold: 2}),
+		},
+		"session affinity with weights on an ingress is left out": {
+			input:       canaryYAML("provider: nginx", "analysis: {stepWeight: 10, maxWeight: 20, threshold: 2, sessionAffinity: {cookieName: canary}}"),
+			wantDropped: []string{"spec.provider", "spec.analysis.sessionAffinity", "spec.analysis.stepWeight"},
+			wantSpec:    spec(kubernetes(), &v1alpha1.CanaryAnalysis{Iterations: 2, Threshold: 2}),
 		},
 		"a mirror with kubernetes is left out": {
 			input:       canaryYAML("provider: kubernetes", "analysis: {iterations: 3, mirror: true, threshold: 2}"),

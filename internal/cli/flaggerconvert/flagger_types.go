@@ -21,6 +21,8 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
+
+	"github.com/serin-dev/serin/api/v1alpha1"
 )
 
 // The types below mirror the parts of Flagger's flagger.app/v1beta1 API
@@ -194,7 +196,8 @@ type flaggerAnalysis struct {
 	Metrics               []flaggerMetric  `json:"metrics,omitempty"`
 	Webhooks              []flaggerWebhook `json:"webhooks,omitempty"`
 	Match                 json.RawMessage  `json:"match,omitempty"`
-	SessionAffinity       json.RawMessage  `json:"sessionAffinity,omitempty"`
+	// SessionAffinity has serin's fields, Flagger's names and types.
+	SessionAffinity *v1alpha1.SessionAffinity `json:"sessionAffinity,omitempty"`
 }
 
 type flaggerMetric struct {

@@ -63,6 +63,10 @@ func (c canaryConverter) routing(provider v1alpha1.RoutingProvider, in *flaggerA
 				"converted to blue/green iterations, which send every request to the canary at the promotion only")
 			out.Match = nil
 		}
+		if out != nil && out.SessionAffinity != nil {
+			c.report.drop(path+".sessionAffinity", "session affinity needs routing.provider gatewayapi with weights: left out")
+			out.SessionAffinity = nil
+		}
 		if out != nil && out.Mirror {
 			c.report.drop(path+".mirror", "mirroring needs routing.provider gatewayapi (the HTTPRoute's RequestMirror filter): left out")
 			out.Mirror = false
