@@ -29,7 +29,7 @@ import (
 
 // targetKind is what the engine does differently for each kind of
 // spec.targetRef. Each kind is one file: target_deployment.go,
-// target_service.go; targetKindOf picks it. The
+// target_daemonset.go, target_service.go; targetKindOf picks it. The
 // actions call it; decide never does (it sees the Observation only).
 type targetKind interface {
 	// observe fills the observation: the target, its primary, the
@@ -72,6 +72,8 @@ func (r *CanaryReconciler) targetKindOf(obj *v1alpha1.Canary) targetKind {
 	switch obj.Spec.TargetRef.Kind {
 	case "Service":
 		return serviceTarget{r}
+	case "DaemonSet":
+		return daemonSetTarget{r}
 	}
 	return deploymentTarget{r}
 }
