@@ -31,7 +31,7 @@ import (
 func (r *CanaryReconciler) acceptRevision(ctx context.Context, obj *v1alpha1.Canary, obs rollout.Observation) (ctrl.Result, error) {
 	obj.Status.LastAppliedSpec = obs.Target.SpecHash
 	obj.Status.LastAttemptedRevision = obs.Target.Revision
-	if err := r.scaleTarget(ctx, obj, 0); err != nil {
+	if err := r.targetKindOf(obj).scaleDown(ctx, obj); err != nil {
 		return ctrl.Result{}, err
 	}
 	r.emit(ctx, obj, notifier.SeverityInfo, v1alpha1.RevisionAcceptedReason, "target spec equals the primary's: no analysis needed")

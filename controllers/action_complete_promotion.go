@@ -30,7 +30,7 @@ import (
 // completePromotion scales the canary down now that the primary serves all
 // traffic, records the revision as promoted and calls the post-rollout hooks.
 func (r *CanaryReconciler) completePromotion(ctx context.Context, obj *v1alpha1.Canary, obs rollout.Observation) (ctrl.Result, error) {
-	if err := r.scaleTarget(ctx, obj, 0); err != nil {
+	if err := r.targetKindOf(obj).scaleDown(ctx, obj); err != nil {
 		return ctrl.Result{}, err
 	}
 	st := &obj.Status

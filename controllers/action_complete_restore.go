@@ -35,7 +35,7 @@ func (r *CanaryReconciler) completeRestore(ctx context.Context, obj *v1alpha1.Ca
 	if err := r.setRoutes(ctx, obj, routing.AllPrimary); err != nil {
 		return ctrl.Result{}, err
 	}
-	if err := r.scaleTarget(ctx, obj, 0); err != nil {
+	if err := r.targetKindOf(obj).scaleDown(ctx, obj); err != nil {
 		return ctrl.Result{}, err
 	}
 	st := &obj.Status

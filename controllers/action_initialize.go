@@ -20,7 +20,6 @@ import (
 	"context"
 	"fmt"
 
-	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -33,46 +32,36 @@ import (
 )
 
 // initialize creates or updates the generated Services first, then the
-// primary Deployment from the target's pod template. The target keeps its
-// replicas until the primary is ready (completeInitialization).
+// primary from the target. A target that runs pods keeps them until the
+// primary is ready (completeInitialization).
 func (r *CanaryReconciler) initialize(ctx context.Context, obj *v1alpha1.Canary, obs rollout.Observation) (ctrl.Result, error) {
-	if isServiceTarget(obj) {
-		if err := r.syncServiceTarget(ctx, obj); err != nil {
-			return ctrl.Result{}, err
-		}
-		transition(obj, v1alpha1.PhaseInitializing, r.now(), v1alpha1.InitializingReason, "created %s, %s and the route", obj.GetPrimaryServiceName(), obj.GetCanaryServiceName())
-		return ctrl.Result{}, nil
-	}
-	target, err := r.getTarget(ctx, obj)
+	created, err := r.targetKindOf(obj).initialize(ctx, obj, obs)
 	if err != nil {
 		return ctrl.Result{}, err
 	}
-	if err := r.syncServices(ctx, obj, target); err != nil {
-		return ctrl.Result{}, err
-	}
-	if err := r.applyPrimary(ctx, obj, target, obs.Target); err != nil {
-		return ctrl.Result{}, err
-	}
-	transition(obj, v1alpha1.PhaseInitializing, r.now(), v1alpha1.InitializingReason, "created the services and primary deployment %s", obj.GetPrimaryName())
+	transition(obj, v1alpha1.PhaseInitializing, r.now(), v1alpha1.InitializingReason, "%s", created)
 	return ctrl.Result{}, nil
 }
 
-// syncServices creates or updates the generated Services, then the routing
-// objects (with all traffic on the primary when they are new).
-func (r *CanaryReconciler) syncServices(ctx context.Context, obj *v1alpha1.Canary, target *appsv1.Deployment) error {
-	for _, want := range desiredServices(obj, target) {
+// syncPodServices creates or updates the generated Services of a target
+// that runs pods, then what the kind adds (the primary's autoscaler), then
+// the routing objects (with all traffic on the primary when they are new).
+func (r *CanaryReconciler) syncPodServices(ctx context.Context, obj *v1alpha1.Canary, pods podTarget, also func(context.Context, *v1alpha1.Canary) error) error {
+	for _, want := range desiredServices(obj, pods) {
 		if err := r.applyService(ctx, obj, want); err != nil {
 			return err
 		}
 	}
-	if err := r.applyPrimaryAutoscaler(ctx, obj); err != nil {
-		return err
+	if also != nil {
+		if err := also(ctx, obj); err != nil {
+			return err
+		}
 	}
 	router, err := r.router(obj)
 	if err != nil {
 		return err
 	}
-	return router.Reconcile(ctx, obj, routingTarget(obj, target))
+	return router.Reconcile(ctx, obj, routingTarget(obj, pods))
 }
 
 // applyService creates or updates one generated Service.
@@ -92,37 +81,6 @@ func (r *CanaryReconciler) applyService(ctx context.Context, obj *v1alpha1.Canar
 		return fmt.Errorf("failed to apply service %s: %w", want.name, err)
 	}
 	ctrl.LoggerFrom(ctx).V(1).Info("service applied", "service", want.name, "operation", op)
-	return nil
-}
-
-// applyPrimary promotes the target's revision to the primary Deployment,
-// creating it if needed: the primary's copies of the tracked configs first,
-// then the pod template.
-func (r *CanaryReconciler) applyPrimary(ctx context.Context, obj *v1alpha1.Canary, target *appsv1.Deployment, revision rollout.Target) error {
-	if err := r.copyPrimaryConfigs(ctx, obj, revision.TrackedConfigs); err != nil {
-		return err
-	}
-	primary := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Namespace: obj.Namespace, Name: obj.GetPrimaryName()}}
-	if _, err := r.getOptional(ctx, obj.Namespace, primary.Name, primary); err != nil {
-		return err
-	}
-	// Refused before the revision is recorded for it.
-	if err := workload.MayManage(obj, primary, r.Client.Scheme()); err != nil {
-		return err
-	}
-	want := primary.DeepCopy()
-	workload.MutatePrimary(obj, target, want, true, revision.TrackedConfigs)
-	if err := r.recordPromoted(ctx, obj, revision.SpecHash, want, revision.TrackedConfigs); err != nil {
-		return err
-	}
-	op, err := r.createOrUpdate(ctx, obj, primary, func() {
-		workload.MutatePrimary(obj, target, primary, true, revision.TrackedConfigs)
-		primary.Annotations[specHashAnnotation] = revision.SpecHash
-	})
-	if err != nil {
-		return fmt.Errorf("failed to apply primary deployment %s: %w", primary.Name, err)
-	}
-	ctrl.LoggerFrom(ctx).V(1).Info("primary applied", "deployment", primary.Name, "operation", op)
 	return nil
 }
 

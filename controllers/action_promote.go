@@ -23,7 +23,6 @@ import (
 
 	"github.com/serin-dev/serin/api/v1alpha1"
 	"github.com/serin-dev/serin/internal/rollout"
-	"github.com/serin-dev/serin/internal/workload"
 	"github.com/serin-dev/serin/notifier"
 	"github.com/serin-dev/serin/routing"
 )
@@ -38,12 +37,12 @@ func (r *CanaryReconciler) promote(ctx context.Context, obj *v1alpha1.Canary, ob
 	if v := obs.Requests.Promote; v != "" {
 		obj.Status.HandledRequests.Promote = v
 	}
-	if obj.IsBlueGreen() || r.primaryMayGoDark(ctx, obj) {
+	if obj.IsBlueGreen() || r.targetKindOf(obj).primaryMayGoDark(ctx, obj) {
 		if err := r.setRoutes(ctx, obj, routing.Canary(100)); err != nil {
 			return ctrl.Result{}, err
 		}
 	}
-	if err := r.promoteTarget(ctx, obj, obs.Target); err != nil {
+	if err := r.targetKindOf(obj).promote(ctx, obj, obs.Target); err != nil {
 		return ctrl.Result{}, err
 	}
 	if obj.Status.Phase != v1alpha1.PhasePromoting {
@@ -51,26 +50,4 @@ func (r *CanaryReconciler) promote(ctx context.Context, obj *v1alpha1.Canary, ob
 	}
 	transition(obj, v1alpha1.PhasePromoting, obs.Now, v1alpha1.ProgressingReason, "%s: promoting revision %s to the primary", a.Reason, obj.Status.LastAppliedSpec)
 	return ctrl.Result{RequeueAfter: obj.GetProgressDeadline()}, nil
-}
-
-// promoteTarget copies the analysed revision to the primary.
-func (r *CanaryReconciler) promoteTarget(ctx context.Context, obj *v1alpha1.Canary, revision rollout.Target) error {
-	if isServiceTarget(obj) {
-		return r.promoteServiceTarget(ctx, obj, revision)
-	}
-	target, err := r.getTarget(ctx, obj)
-	if err != nil {
-		return err
-	}
-	return r.applyPrimary(ctx, obj, target, revision)
-}
-
-// primaryMayGoDark reports whether rolling the primary to the new template
-// may leave it without a ready pod (it takes the target's strategy).
-func (r *CanaryReconciler) primaryMayGoDark(ctx context.Context, obj *v1alpha1.Canary) bool {
-	if isServiceTarget(obj) {
-		return false
-	}
-	target, err := r.getTarget(ctx, obj)
-	return err == nil && workload.MayLoseAllReadyPods(target)
 }

@@ -21,9 +21,7 @@ import (
 	"fmt"
 	"time"
 
-	appsv1 "k8s.io/api/apps/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -33,50 +31,42 @@ import (
 	"github.com/serin-dev/serin/notifier"
 )
 
-// repairPrimary re-creates a primary Deployment that someone deleted after
+// repairPrimary re-creates a primary that someone deleted after
 // initialization, with the last promoted revision as recorded when it was
-// promoted (template and replicas), or else from the target when the
-// target runs it. The phase does not change; the rollout goes on from there.
+// promoted, or else from the target when the target runs it (see each
+// targetKind). The phase does not change; the rollout goes on from there.
 func (r *CanaryReconciler) repairPrimary(ctx context.Context, obj *v1alpha1.Canary, obs rollout.Observation) (ctrl.Result, error) {
-	good := obj.Status.LastPromotedSpec
-	target, err := r.getTarget(ctx, obj)
+	return r.targetKindOf(obj).repairPrimary(ctx, obj, obs)
+}
+
+// primaryNotRecorded is the stall of a repair that has nothing to re-create
+// the primary from.
+func primaryNotRecorded(obj *v1alpha1.Canary) error {
+	return &stallingError{Reason: v1alpha1.InvalidTargetReason, Err: fmt.Errorf(
+		"%s was deleted and the last promoted revision %s is not recorded: revert the target in Git to the last promoted spec, or delete the Canary and create it again", obj.GetPrimaryName(), obj.Status.LastPromotedSpec)}
+}
+
+// recreatePrimary creates the primary a repair built.
+func (r *CanaryReconciler) recreatePrimary(ctx context.Context, obj *v1alpha1.Canary, primary client.Object) error {
+	if err := workload.Claim(obj, primary, r.Client.Scheme()); err != nil {
+		return err
+	}
+	err := r.Create(ctx, primary, client.FieldOwner(r.ControllerName))
+	if apierrors.IsAlreadyExists(err) {
+		// Re-created by the reconcile before this one, whose write the
+		// cache has not shown yet: nothing to repair, nothing to retry.
+		return primaryRepairing(obj)
+	}
 	if err != nil {
-		return ctrl.Result{}, err
+		return fmt.Errorf("failed to re-create primary %s: %w", primary.GetName(), err)
 	}
-	rev, ok, err := r.promotedTemplate(ctx, obj, good)
-	switch {
-	case err != nil:
-		return ctrl.Result{}, err
-	case !ok && obs.Target.SpecHash == good:
-		if err := r.applyPrimary(ctx, obj, target, obs.Target); err != nil {
-			return ctrl.Result{}, err
-		}
-	case !ok:
-		return ctrl.Result{}, &stallingError{Reason: v1alpha1.InvalidTargetReason, Err: fmt.Errorf(
-			"%s was deleted and the last promoted revision %s is not recorded: revert the target in Git to the last promoted spec, or delete the Canary and create it again", obj.GetPrimaryName(), good)}
-	default:
-		primary := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Namespace: obj.Namespace, Name: obj.GetPrimaryName()}}
-		workload.MutatePrimary(obj, target, primary, false, nil)
-		primary.Spec.Template = rev.Template
-		if rev.Replicas != nil {
-			primary.Spec.Replicas = rev.Replicas
-		}
-		primary.Annotations[specHashAnnotation] = good
-		if err := workload.Claim(obj, primary, r.Client.Scheme()); err != nil {
-			return ctrl.Result{}, err
-		}
-		err := r.Create(ctx, primary, client.FieldOwner(r.ControllerName))
-		if apierrors.IsAlreadyExists(err) {
-			// Re-created by the reconcile before this one, whose write the
-			// cache has not shown yet: nothing to repair, nothing to retry.
-			return ctrl.Result{}, primaryRepairing(obj)
-		}
-		if err != nil {
-			return ctrl.Result{}, fmt.Errorf("failed to re-create primary %s: %w", primary.Name, err)
-		}
-	}
+	return nil
+}
+
+// primaryRepaired announces a repair and waits for the primary to serve.
+func (r *CanaryReconciler) primaryRepaired(ctx context.Context, obj *v1alpha1.Canary) (ctrl.Result, error) {
 	r.emit(ctx, obj, notifier.SeverityWarn, v1alpha1.PrimaryRepairedReason,
-		"%s was deleted: re-created with the last promoted revision %s", obj.GetPrimaryName(), good)
+		"%s was deleted: re-created with the last promoted revision %s", obj.GetPrimaryName(), obj.Status.LastPromotedSpec)
 	return ctrl.Result{}, primaryRepairing(obj)
 }
 

@@ -20,68 +20,19 @@ import (
 	"context"
 	"fmt"
 
-	appsv1 "k8s.io/api/apps/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/serin-dev/serin/api/v1alpha1"
 	"github.com/serin-dev/serin/internal/rollout"
 	"github.com/serin-dev/serin/internal/workload"
-	"github.com/serin-dev/serin/notifier"
 )
 
-// restorePrimary rolls the primary back to the pod template of its last
-// promoted revision, taken from its own ReplicaSet history. Routing is not
-// touched: the canary keeps serving while the primary comes back.
+// restorePrimary rolls the primary back to its last promoted revision
+// (see each targetKind). Routing is not touched: the canary keeps serving
+// while the primary comes back.
 func (r *CanaryReconciler) restorePrimary(ctx context.Context, obj *v1alpha1.Canary, obs rollout.Observation) (ctrl.Result, error) {
-	good := obj.Status.LastPromotedSpec
-	if isServiceTarget(obj) {
-		if err := r.restoreServicePrimary(ctx, obj); err != nil {
-			return ctrl.Result{}, err
-		}
-		r.emit(ctx, obj, notifier.SeverityWarn, v1alpha1.RestoringPrimaryReason, "restored %s to the last promoted revision %s", obj.GetPrimaryServiceName(), good)
-		return ctrl.Result{RequeueAfter: obj.GetProgressDeadline()}, nil
-	}
-	primary := &appsv1.Deployment{}
-	if err := r.Get(ctx, client.ObjectKey{Namespace: obj.Namespace, Name: obj.GetPrimaryName()}, primary); err != nil {
-		return ctrl.Result{}, fmt.Errorf("failed to get primary: %w", err)
-	}
-	// ReplicaSets are not cached (a cluster-wide informer for a rare read);
-	// a restore reads them live.
-	var replicaSets appsv1.ReplicaSetList
-	if err := r.APIReader.List(ctx, &replicaSets, client.InNamespace(obj.Namespace), client.MatchingLabels(primary.Spec.Selector.MatchLabels)); err != nil {
-		return ctrl.Result{}, fmt.Errorf("failed to list the primary's replicasets: %w", err)
-	}
-	// What was recorded when the good revision was promoted: its template,
-	// should the ReplicaSets be gone (revisionHistoryLimit, or the primary
-	// was re-created), and its configs' hashes.
-	rev, recorded, err := r.promotedTemplate(ctx, obj, good)
-	if err != nil {
-		return ctrl.Result{}, err
-	}
-	tpl, ok := workload.LastGoodTemplate(replicaSets.Items, good)
-	if !ok && recorded {
-		tpl, ok = &rev.Template, true
-	}
-	if !ok {
-		return ctrl.Result{}, &stallingError{Reason: v1alpha1.HaltedReason, Err: fmt.Errorf(
-			"cannot restore %s: no ReplicaSet of it ran the last promoted revision %s (revisionHistoryLimit too low?); fix the target in Git", primary.Name, good)}
-	}
-	if err := r.restorePrimaryConfigs(ctx, obj, obs, rev); err != nil {
-		return ctrl.Result{}, err
-	}
-	patch := client.MergeFrom(primary.DeepCopy())
-	primary.Spec.Template = *tpl
-	metav1.SetMetaDataAnnotation(&primary.ObjectMeta, specHashAnnotation, good)
-	if err := r.Patch(ctx, primary, patch, client.FieldOwner(r.ControllerName)); err != nil {
-		return ctrl.Result{}, fmt.Errorf("failed to restore primary %s: %w", primary.Name, err)
-	}
-	r.emit(ctx, obj, notifier.SeverityWarn, v1alpha1.RestoringPrimaryReason,
-		"restoring %s to the last promoted revision %s while the canary keeps serving", primary.Name, good)
-	setReconcilingMessage(obj, "restoring %s to revision %s", primary.Name, good)
-	return ctrl.Result{RequeueAfter: obj.GetProgressDeadline()}, nil
+	return r.targetKindOf(obj).restorePrimary(ctx, obj, obs)
 }
 
 // restorePrimaryConfigs brings the primary's copies of the tracked configs

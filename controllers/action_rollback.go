@@ -42,7 +42,7 @@ func (r *CanaryReconciler) rollback(ctx context.Context, obj *v1alpha1.Canary, o
 	if err := r.setRoutes(ctx, obj, routing.AllPrimary); err != nil {
 		return ctrl.Result{}, err
 	}
-	if err := r.scaleTarget(ctx, obj, 0); err != nil {
+	if err := r.targetKindOf(obj).scaleDown(ctx, obj); err != nil {
 		return ctrl.Result{}, err
 	}
 	transition(obj, v1alpha1.PhaseFailed, obs.Now, v1alpha1.FailedReason, "rolled back revision %s: %s", obj.Status.LastAppliedSpec, a.Reason)

@@ -27,5 +27,5 @@ import (
 // scaleDownCanary scales the target back to zero outside a rollout, e.g.
 // after kustomize-controller re-applied a manifest with replicas.
 func (r *CanaryReconciler) scaleDownCanary(ctx context.Context, obj *v1alpha1.Canary) (ctrl.Result, error) {
-	return ctrl.Result{}, r.scaleTarget(ctx, obj, 0)
+	return ctrl.Result{}, r.targetKindOf(obj).scaleDown(ctx, obj)
 }

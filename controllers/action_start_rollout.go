@@ -20,8 +20,6 @@ import (
 	"context"
 	"time"
 
-	appsv1 "k8s.io/api/apps/v1"
-	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
 
 	"github.com/serin-dev/serin/api/v1alpha1"
@@ -31,8 +29,8 @@ import (
 )
 
 // startRollout begins the analysis of a new revision: it asks the
-// confirm-rollout gate (Waiting while closed), then scales the canary up to
-// the primary's replicas with no traffic yet.
+// confirm-rollout gate (Waiting while closed), then scales the canary up
+// with no traffic yet.
 func (r *CanaryReconciler) startRollout(ctx context.Context, obj *v1alpha1.Canary, obs rollout.Observation, a rollout.StartRollout) (ctrl.Result, error) {
 	closed, asked := r.confirmRollout(obj, obs)
 	if !asked {
@@ -55,11 +53,7 @@ func (r *CanaryReconciler) startRollout(ctx context.Context, obj *v1alpha1.Canar
 		return ctrl.Result{RequeueAfter: obj.GetAnalysisInterval()}, nil
 	}
 
-	replicas, err := r.canaryReplicas(ctx, obj, obs)
-	if err != nil {
-		return ctrl.Result{}, err
-	}
-	if err := r.scaleTarget(ctx, obj, replicas); err != nil {
+	if err := r.targetKindOf(obj).scaleUp(ctx, obj, obs); err != nil {
 		return ctrl.Result{}, err
 	}
 	if obs.CanaryWeight > 0 {
@@ -83,24 +77,4 @@ func (r *CanaryReconciler) announceRevision(ctx context.Context, obj *v1alpha1.C
 	if announce {
 		r.emit(ctx, obj, notifier.SeverityInfo, v1alpha1.NewRevisionReason, "new revision %s of %s detected, starting the analysis", obs.Target.SpecHash, obj.Spec.TargetRef.Name)
 	}
-}
-
-// canaryReplicas is the size of the canary during the analysis: the
-// replicas the new revision asks for (Flux applied them with it), or else
-// the primary's.
-func (r *CanaryReconciler) canaryReplicas(ctx context.Context, obj *v1alpha1.Canary, obs rollout.Observation) (int32, error) {
-	if isServiceTarget(obj) {
-		return 0, nil
-	}
-	if obs.Target.Replicas > 0 && obj.Spec.AutoscalerRef == nil {
-		return obs.Target.Replicas, nil
-	}
-	primary := &appsv1.Deployment{}
-	if err := r.Get(ctx, types.NamespacedName{Namespace: obj.Namespace, Name: obj.GetPrimaryName()}, primary); err != nil {
-		return 0, err
-	}
-	if primary.Spec.Replicas != nil && *primary.Spec.Replicas > 0 {
-		return *primary.Spec.Replicas, nil
-	}
-	return 1, nil
 }

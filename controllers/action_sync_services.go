@@ -29,18 +29,5 @@ import (
 // the primary's autoscaler and, on the promoted spec, the primary's config
 // copies, when they drifted or were deleted; the weights in force are kept.
 func (r *CanaryReconciler) syncGeneratedServices(ctx context.Context, obj *v1alpha1.Canary, obs rollout.Observation) (ctrl.Result, error) {
-	if isServiceTarget(obj) {
-		return ctrl.Result{}, r.syncServiceTarget(ctx, obj)
-	}
-	target, err := r.getTarget(ctx, obj)
-	if err != nil {
-		return ctrl.Result{}, err
-	}
-	ctrl.LoggerFrom(ctx).Info("generated objects drifted; syncing them")
-	if obs.Target.SpecHash == obj.Status.LastPromotedSpec {
-		if err := r.copyPrimaryConfigs(ctx, obj, obs.Target.TrackedConfigs); err != nil {
-			return ctrl.Result{}, err
-		}
-	}
-	return ctrl.Result{}, r.syncServices(ctx, obj, target)
+	return ctrl.Result{}, r.targetKindOf(obj).syncGenerated(ctx, obj, obs)
 }

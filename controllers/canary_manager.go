@@ -98,10 +98,12 @@ func (r *CanaryReconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manage
 			predicate.Or(predicate.GenerationChangedPredicate{}, predicate.AnnotationChangedPredicate{}, predicates.ReconcileRequestedPredicate{}),
 		)).
 		Owns(&appsv1.Deployment{}).
+		Owns(&appsv1.DaemonSet{}).
 		Owns(&corev1.Service{}).
 		Owns(&autoscalingv2.HorizontalPodAutoscaler{}).
 		Watches(&autoscalingv2.HorizontalPodAutoscaler{}, handler.EnqueueRequestsFromMapFunc(r.canariesForAutoscaler)).
 		Watches(&appsv1.Deployment{}, handler.EnqueueRequestsFromMapFunc(r.canariesForTarget("Deployment"))).
+		Watches(&appsv1.DaemonSet{}, handler.EnqueueRequestsFromMapFunc(r.canariesForTarget("DaemonSet"))).
 		Watches(&corev1.Service{}, handler.EnqueueRequestsFromMapFunc(r.canariesForTarget("Service"))).
 		Watches(&discoveryv1.EndpointSlice{}, handler.EnqueueRequestsFromMapFunc(r.canariesForEndpoints)).
 		// Metadata only: the informers hold no ConfigMap's or Secret's
@@ -173,7 +175,8 @@ func (r *CanaryReconciler) canariesBy(ctx context.Context, namespace, key, value
 	return reqs
 }
 
-// canariesForTarget maps a Deployment or Service to the Canaries targeting it.
+// canariesForTarget maps a Deployment, DaemonSet or Service to the Canaries
+// targeting it.
 func (r *CanaryReconciler) canariesForTarget(kind string) handler.MapFunc {
 	return func(ctx context.Context, o client.Object) []reconcile.Request {
 		value := targetIndexValue(kind, o.GetName())

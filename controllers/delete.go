@@ -22,9 +22,7 @@ import (
 	"maps"
 	"time"
 
-	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -47,20 +45,9 @@ func (r *CanaryReconciler) reconcileDelete(ctx context.Context, obj *v1alpha1.Ca
 	if obj.Status.Phase != "" {
 		var err error
 		var done bool
-		switch {
-		case obj.Spec.RevertOnDeletion && isServiceTarget(obj):
-			done, err = true, r.releaseRoutes(ctx, obj)
-		case obj.Spec.RevertOnDeletion && !r.targetServes(ctx, obj):
-			// The target runs a revision that was never promoted (rolled
-			// back, or under analysis): scaling it up would serve it to
-			// everyone. The primary keeps serving instead.
-			r.emit(ctx, obj, notifier.SeverityWarn, v1alpha1.RevertOnDeletionSkippedReason,
-				"revertOnDeletion: %s runs a revision that was not promoted (last promoted %s): %s keeps serving; fix the target in Git, then delete %s",
-				obj.Spec.TargetRef.Name, obj.Status.LastPromotedSpec, obj.GetPrimaryName(), obj.GetPrimaryName())
-			done, err = true, r.orphanGenerated(ctx, obj)
-		case obj.Spec.RevertOnDeletion:
-			done, err = r.revertTarget(ctx, obj)
-		default:
+		if obj.Spec.RevertOnDeletion {
+			done, err = r.targetKindOf(obj).handBack(ctx, obj)
+		} else {
 			done, err = true, r.orphanGenerated(ctx, obj)
 		}
 		if err != nil {
@@ -76,64 +63,42 @@ func (r *CanaryReconciler) reconcileDelete(ctx context.Context, obj *v1alpha1.Ca
 	return ctrl.Result{}, nil
 }
 
-// targetServes reports whether the target's revision may serve all traffic
+// targetServes reports whether a target revision may serve all traffic
 // once the Canary is gone: the last promoted one, or, after a halted
 // promotion, the canary that serves while the primary cannot.
-func (r *CanaryReconciler) targetServes(ctx context.Context, obj *v1alpha1.Canary) bool {
-	if isServiceTarget(obj) {
-		return true
-	}
-	target, err := r.getTarget(ctx, obj)
-	if err != nil {
-		return apierrors.IsNotFound(err)
-	}
-	tracked, err := r.trackedConfigs(ctx, obj.Namespace, workload.ConfigRefs(&target.Spec.Template))
-	if err != nil {
-		return false
-	}
-	hash := workload.SpecHash(&target.Spec.Template, tracked)
+func targetServes(obj *v1alpha1.Canary, hash string) bool {
 	st := obj.Status
 	return hash == st.LastPromotedSpec || (st.Phase == v1alpha1.PhaseHalted && hash == st.LastAppliedSpec)
 }
 
-// revertTarget scales the target back to the primary's replicas and, once
-// it is ready, points the apex Service (and HTTPRoute) at it and keeps them.
-func (r *CanaryReconciler) revertTarget(ctx context.Context, obj *v1alpha1.Canary) (bool, error) {
-	target, err := r.getTarget(ctx, obj)
-	if apierrors.IsNotFound(err) {
-		return true, nil
-	} else if err != nil {
-		return false, err
-	}
-	primary := &appsv1.Deployment{}
-	replicas := workload.TargetReplicas(target)
-	if err := r.Get(ctx, types.NamespacedName{Namespace: obj.Namespace, Name: obj.GetPrimaryName()}, primary); err == nil && primary.Spec.Replicas != nil && *primary.Spec.Replicas > 0 {
-		replicas = *primary.Spec.Replicas
-	}
-	if target.Spec.Replicas == nil || *target.Spec.Replicas == 0 {
-		return false, r.scaleTarget(ctx, obj, replicas)
-	}
-	// The target takes the primary's place as the canary's copy did during
-	// an analysis: ready at spec.analysis.canaryReadyThreshold, as Flagger's
-	// finalizer judges it.
-	if h := workload.DeploymentHealth(target, obj.GetCanaryReadyThreshold()); !h.Ready {
-		ctrl.LoggerFrom(ctx).Info("canary deleted: waiting for the target before removing the primary", "message", h.Message)
-		return false, nil
-	}
+// keepPrimaryServing is revertOnDeletion's way out when the target runs a
+// revision that was never promoted (rolled back, or under analysis):
+// scaling it up would serve it to everyone, so the primary keeps serving.
+func (r *CanaryReconciler) keepPrimaryServing(ctx context.Context, obj *v1alpha1.Canary) error {
+	r.emit(ctx, obj, notifier.SeverityWarn, v1alpha1.RevertOnDeletionSkippedReason,
+		"revertOnDeletion: %s runs a revision that was not promoted (last promoted %s): %s keeps serving; fix the target in Git, then delete %s",
+		obj.Spec.TargetRef.Name, obj.Status.LastPromotedSpec, obj.GetPrimaryName(), obj.GetPrimaryName())
+	return r.orphanGenerated(ctx, obj)
+}
+
+// routeToTarget points the apex Service (and HTTPRoute) at the target's
+// pods, which are ready, and keeps them: the generated objects go with the
+// Canary.
+func (r *CanaryReconciler) routeToTarget(ctx context.Context, obj *v1alpha1.Canary, selector map[string]string) error {
 	apex := &corev1.Service{}
 	if err := r.Get(ctx, types.NamespacedName{Namespace: obj.Namespace, Name: obj.GetServiceName()}, apex); err == nil && metav1.IsControlledBy(apex, obj) {
 		patch := client.MergeFrom(apex.DeepCopy())
-		apex.Spec.Selector = maps.Clone(target.Spec.Selector.MatchLabels)
+		apex.Spec.Selector = maps.Clone(selector)
 		workload.Release(obj, apex)
 		if err := r.Patch(ctx, apex, patch); err != nil {
-			return false, fmt.Errorf("failed to point the apex service at the target: %w", err)
+			return fmt.Errorf("failed to point the apex service at the target: %w", err)
 		}
 	}
 	if err := r.releaseRoutes(ctx, obj); err != nil {
-		return false, err
+		return err
 	}
-	r.emit(ctx, obj, notifier.SeverityInfo, v1alpha1.RevertedReason, "canary deleted: %s serves again through %s; generated objects removed", target.Name, obj.GetServiceName())
-	return true, nil
+	r.emit(ctx, obj, notifier.SeverityInfo, v1alpha1.RevertedReason, "canary deleted: %s serves again through %s; generated objects removed", obj.Spec.TargetRef.Name, obj.GetServiceName())
+	return nil
 }
 
 // releaseRoutes hands the routing objects back (Router.Finalize): all
@@ -149,15 +114,18 @@ func (r *CanaryReconciler) releaseRoutes(ctx context.Context, obj *v1alpha1.Cana
 // orphanGenerated removes the Canary's ownership of the objects it
 // generated, so that garbage collection does not delete what serves traffic.
 func (r *CanaryReconciler) orphanGenerated(ctx context.Context, obj *v1alpha1.Canary) error {
-	names := []struct {
+	type generated struct {
 		obj  client.Object
 		name string
-	}{
-		{&appsv1.Deployment{}, obj.GetPrimaryName()},
+	}
+	names := []generated{
 		{&corev1.Service{}, obj.GetServiceName()},
 		{&corev1.Service{}, obj.GetPrimaryServiceName()},
 		{&corev1.Service{}, obj.GetCanaryServiceName()},
 		{&gatewayv1.HTTPRoute{}, obj.GetServiceName()},
+	}
+	if primary := r.targetKindOf(obj).primaryObject(); primary != nil {
+		names = append([]generated{{primary, obj.GetPrimaryName()}}, names...)
 	}
 	for _, n := range names {
 		if err := r.Get(ctx, types.NamespacedName{Namespace: obj.Namespace, Name: n.name}, n.obj); err != nil {

@@ -21,7 +21,6 @@ import (
 	"fmt"
 	"maps"
 
-	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -45,91 +44,54 @@ const specHashAnnotation = workload.SpecHashAnnotation
 func (r *CanaryReconciler) observe(ctx context.Context, obj *v1alpha1.Canary) (rollout.Observation, error) {
 	obs := rollout.Observation{Now: r.now(), Requests: pendingRequests(obj)}
 	obs.RoutingUnsupported = routing.Unsupported(obj, r.dataPlane(obj))
-	if isServiceTarget(obj) {
-		return obs, r.observeServiceTarget(ctx, obj, &obs)
-	}
+	return obs, r.targetKindOf(obj).observe(ctx, obj, &obs)
+}
 
-	target, err := r.getTarget(ctx, obj)
-	if apierrors.IsNotFound(err) {
-		// What routes where still matters: the canary's pods are gone.
-		return obs, r.observeWithoutTarget(ctx, obj, &obs)
-	} else if err != nil {
-		return obs, err
-	}
-	obs.Target = rollout.Target{Found: true}
-	if target.Spec.Replicas != nil {
-		obs.Target.Replicas = *target.Spec.Replicas
-	}
-	if err := workload.ValidateTarget(target); err != nil {
-		obs.Target.Invalid = err.Error()
-		return obs, nil
-	}
-	tracked, err := r.trackedConfigs(ctx, obj.Namespace, workload.ConfigRefs(&target.Spec.Template))
+// podTarget is what the generated Services and the routes take of a target
+// that runs pods (a Deployment, a DaemonSet).
+type podTarget struct {
+	// selector is the target's spec.selector.matchLabels.
+	selector map[string]string
+	// primarySelector selects the primary's pods.
+	primarySelector map[string]string
+	// template is the target's pod template as Git has it.
+	template *corev1.PodTemplateSpec
+}
+
+// observePods fills what the targets that run pods observe alike: the
+// tracked configs, the spec hash and revision, and whether the generated
+// Services (and the primary's copies of the configs) are in sync.
+func (r *CanaryReconciler) observePods(ctx context.Context, obj *v1alpha1.Canary, obs *rollout.Observation, target client.Object, gk schema.GroupKind, pods podTarget) error {
+	tracked, err := r.trackedConfigs(ctx, obj.Namespace, workload.ConfigRefs(pods.template))
 	if err != nil {
-		return obs, err
+		return err
 	}
 	obs.Target.TrackedConfigs = tracked
-	obs.Target.SpecHash = workload.SpecHash(&target.Spec.Template, tracked)
-	obs.Target.Health = workload.DeploymentHealth(target, obj.GetCanaryReadyThreshold())
+	obs.Target.SpecHash = workload.SpecHash(pods.template, tracked)
 	obs.Target.Revision = obj.Status.LastAttemptedRevision
 	if obs.Target.SpecHash != obj.Status.LastAppliedSpec {
 		// A new revision: ask the Flux object that applied it which source
 		// revision it is. Not cached, so only here, once per revision.
-		obs.Target.Revision = r.ownerRevision(ctx, obj, target, schema.GroupKind{Group: appsv1.GroupName, Kind: "Deployment"})
+		obs.Target.Revision = r.ownerRevision(ctx, obj, target, gk)
 	}
-
-	if _, err := r.observePrimary(ctx, obj, &obs); err != nil {
-		return obs, err
-	}
-	if obs.ServicesInSync, err = r.servicesInSync(ctx, obj, target); err != nil {
-		return obs, err
+	if obs.ServicesInSync, err = r.podServicesInSync(ctx, obj, pods); err != nil {
+		return err
 	}
 	if obs.Target.SpecHash == obj.Status.LastPromotedSpec && obs.ServicesInSync {
 		// The copies hold the promoted data, which the sources hold too
 		// only while the target is on the promoted spec.
 		if obs.ServicesInSync, err = r.primaryConfigsExist(ctx, obj.Namespace, tracked); err != nil {
-			return obs, err
+			return err
 		}
 	}
-	if obj.Spec.AutoscalerRef != nil {
-		inSync, err := r.autoscalerInSync(ctx, obj, &obs)
-		if err != nil || obs.Target.Invalid != "" {
-			return obs, err
-		}
-		obs.ServicesInSync = obs.ServicesInSync && inSync
-	}
-	router, err := r.router(obj)
-	if err != nil {
-		return obs, err
-	}
-	return obs, r.observeRoutes(ctx, obj, router, routingTarget(obj, target), &obs)
+	return nil
 }
 
-// observePrimary reads the primary Deployment, when it exists.
-func (r *CanaryReconciler) observePrimary(ctx context.Context, obj *v1alpha1.Canary, obs *rollout.Observation) (*appsv1.Deployment, error) {
-	primary := &appsv1.Deployment{}
-	switch err := r.Get(ctx, types.NamespacedName{Namespace: obj.Namespace, Name: obj.GetPrimaryName()}, primary); {
-	case apierrors.IsNotFound(err):
-		return nil, nil
-	case err != nil:
-		return nil, fmt.Errorf("failed to get primary: %w", err)
-	}
-	obs.Primary = rollout.Primary{
-		Exists:   true,
-		SpecHash: primary.Annotations[specHashAnnotation],
-		Health:   workload.DeploymentHealth(primary, obj.GetPrimaryReadyThreshold()),
-	}
-	return primary, nil
-}
-
-// observeWithoutTarget reads the primary and the routes of a Canary whose
-// target Deployment is gone, so that decide can take traffic off it.
-func (r *CanaryReconciler) observeWithoutTarget(ctx context.Context, obj *v1alpha1.Canary, obs *rollout.Observation) error {
-	primary, err := r.observePrimary(ctx, obj, obs)
-	if err != nil || primary == nil {
-		return err
-	}
-	rt, err := r.routingTargetWithoutTarget(ctx, obj, primary)
+// observeWithoutTarget reads the routes of a Canary whose target is gone,
+// its primary (selected by primarySelector) observed, so that decide can
+// take traffic off the target.
+func (r *CanaryReconciler) observeWithoutTarget(ctx context.Context, obj *v1alpha1.Canary, obs *rollout.Observation, primarySelector *metav1.LabelSelector) error {
+	rt, err := r.routingTargetWithoutTarget(ctx, obj, primarySelector)
 	if err != nil {
 		return err
 	}
@@ -141,8 +103,9 @@ func (r *CanaryReconciler) observeWithoutTarget(ctx context.Context, obj *v1alph
 }
 
 // routingTargetWithoutTarget describes the Services a router routes
-// between from the primary and the canary Service, when the target is gone.
-func (r *CanaryReconciler) routingTargetWithoutTarget(ctx context.Context, obj *v1alpha1.Canary, primary *appsv1.Deployment) (routing.Target, error) {
+// between from the primary's selector and the canary Service, when the
+// target is gone.
+func (r *CanaryReconciler) routingTargetWithoutTarget(ctx context.Context, obj *v1alpha1.Canary, primarySelector *metav1.LabelSelector) (routing.Target, error) {
 	canary := &corev1.Service{}
 	if _, err := r.getOptional(ctx, obj.Namespace, obj.GetCanaryServiceName(), canary); err != nil {
 		return routing.Target{}, err
@@ -154,8 +117,8 @@ func (r *CanaryReconciler) routingTargetWithoutTarget(ctx context.Context, obj *
 		CanarySelector: canary.Spec.Selector,
 		Port:           obj.Spec.Service.Port,
 	}
-	if primary.Spec.Selector != nil {
-		rt.PrimarySelector = primary.Spec.Selector.MatchLabels
+	if primarySelector != nil {
+		rt.PrimarySelector = primarySelector.MatchLabels
 	}
 	return rt, nil
 }
@@ -197,16 +160,6 @@ func pendingRequests(obj *v1alpha1.Canary) rollout.Requests {
 	}
 }
 
-// getTarget reads the target Deployment from the cache.
-func (r *CanaryReconciler) getTarget(ctx context.Context, obj *v1alpha1.Canary) (*appsv1.Deployment, error) {
-	target := &appsv1.Deployment{}
-	err := r.Get(ctx, types.NamespacedName{Namespace: obj.Namespace, Name: obj.Spec.TargetRef.Name}, target)
-	if err != nil && !apierrors.IsNotFound(err) {
-		return nil, fmt.Errorf("failed to get target: %w", err)
-	}
-	return target, err
-}
-
 // router returns the Canary's traffic router.
 func (r *CanaryReconciler) router(obj *v1alpha1.Canary) (routing.Router, error) {
 	if r.Router != nil {
@@ -221,40 +174,29 @@ func (r *CanaryReconciler) routing(ctx context.Context, obj *v1alpha1.Canary) (r
 	if err != nil {
 		return nil, routing.Target{}, err
 	}
-	if isServiceTarget(obj) {
-		return router, serviceRoutingTarget(obj), nil
-	}
-	target, err := r.getTarget(ctx, obj)
-	if apierrors.IsNotFound(err) {
-		primary := &appsv1.Deployment{}
-		if err := r.Get(ctx, types.NamespacedName{Namespace: obj.Namespace, Name: obj.GetPrimaryName()}, primary); err != nil {
-			return nil, routing.Target{}, fmt.Errorf("failed to get primary: %w", err)
-		}
-		rt, err := r.routingTargetWithoutTarget(ctx, obj, primary)
-		return router, rt, err
-	}
+	rt, err := r.targetKindOf(obj).routingTarget(ctx, obj)
 	if err != nil {
 		return nil, routing.Target{}, err
 	}
-	return router, routingTarget(obj, target), nil
+	return router, rt, nil
 }
 
 // routingTarget describes the Services a router routes between.
-func routingTarget(obj *v1alpha1.Canary, target *appsv1.Deployment) routing.Target {
+func routingTarget(obj *v1alpha1.Canary, pods podTarget) routing.Target {
 	return routing.Target{
 		ApexService:     obj.GetServiceName(),
 		PrimaryService:  obj.GetPrimaryServiceName(),
 		CanaryService:   obj.GetCanaryServiceName(),
-		PrimarySelector: workload.PrimarySelector(target),
-		CanarySelector:  target.Spec.Selector.MatchLabels,
+		PrimarySelector: pods.primarySelector,
+		CanarySelector:  pods.selector,
 		Port:            obj.Spec.Service.Port,
 	}
 }
 
-// servicesInSync reports whether the generated Services exist with the
+// podServicesInSync reports whether the generated Services exist with the
 // selectors and ports serin wants.
-func (r *CanaryReconciler) servicesInSync(ctx context.Context, obj *v1alpha1.Canary, target *appsv1.Deployment) (bool, error) {
-	for _, want := range desiredServices(obj, target) {
+func (r *CanaryReconciler) podServicesInSync(ctx context.Context, obj *v1alpha1.Canary, pods podTarget) (bool, error) {
+	for _, want := range desiredServices(obj, pods) {
 		got := &corev1.Service{}
 		if err := r.Get(ctx, types.NamespacedName{Namespace: obj.Namespace, Name: want.name}, got); err != nil {
 			if apierrors.IsNotFound(err) {
@@ -313,11 +255,11 @@ type desiredService struct {
 }
 
 // desiredServices returns the apex, primary and canary Services of a
-// Deployment target. The apex selects the primary; with the kubernetes
+// target that runs pods. The apex selects the primary; with the kubernetes
 // router, its selector belongs to the router afterwards.
-func desiredServices(obj *v1alpha1.Canary, target *appsv1.Deployment) []desiredService {
-	ports := workload.ServicePorts(obj, &target.Spec.Template)
-	primarySel := workload.PrimarySelector(target)
+func desiredServices(obj *v1alpha1.Canary, pods podTarget) []desiredService {
+	ports := workload.ServicePorts(obj, pods.template)
+	primarySel := pods.primarySelector
 	svc := obj.Spec.Service
 	apex := desiredService{name: obj.GetServiceName(), selector: primarySel, initial: primarySel, ports: ports, custom: svc.Apex}
 	if obj.GetRoutingProvider() == v1alpha1.KubernetesRouting {
@@ -326,7 +268,7 @@ func desiredServices(obj *v1alpha1.Canary, target *appsv1.Deployment) []desiredS
 	return []desiredService{
 		apex,
 		{name: obj.GetPrimaryServiceName(), selector: primarySel, initial: primarySel, ports: ports, custom: svc.Primary},
-		{name: obj.GetCanaryServiceName(), selector: maps.Clone(target.Spec.Selector.MatchLabels), initial: target.Spec.Selector.MatchLabels, ports: ports, custom: svc.Canary},
+		{name: obj.GetCanaryServiceName(), selector: maps.Clone(pods.selector), initial: pods.selector, ports: ports, custom: svc.Canary},
 	}
 }
 

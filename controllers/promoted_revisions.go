@@ -63,10 +63,11 @@ func promotedRevisionName(obj *v1alpha1.Canary, hash string) string {
 	return fmt.Sprintf("%s-primary-%s", obj.Name, hash)
 }
 
-// recordPromoted keeps the primary's template for hash, before the primary
-// runs it, and prunes the oldest beyond promotedRevisionsKept.
-func (r *CanaryReconciler) recordPromoted(ctx context.Context, obj *v1alpha1.Canary, hash string, primary *appsv1.Deployment, configs map[string]string) error {
-	data, err := json.Marshal(promotedRevision{Template: primary.Spec.Template, Replicas: primary.Spec.Replicas, Configs: configs})
+// recordPromoted keeps the primary's template (and replicas, and configs'
+// hashes) for hash, before the primary runs it, and prunes the oldest
+// beyond promotedRevisionsKept.
+func (r *CanaryReconciler) recordPromoted(ctx context.Context, obj *v1alpha1.Canary, hash string, rev promotedRevision) error {
+	data, err := json.Marshal(rev)
 	if err != nil {
 		return err
 	}

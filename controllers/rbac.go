@@ -31,10 +31,11 @@ package controllers
 // MetricTemplates are cached.
 // +kubebuilder:rbac:groups=serin.dev,resources=metrictemplates,verbs=get;list;watch
 
-// Targets, the primary Deployment and the generated Services are cached,
-// created, updated (create-or-update) and patched (replicas, restore,
-// selectors, orphaning).
+// Targets, the primary Deployment or DaemonSet and the generated Services
+// are cached, created, updated (create-or-update) and patched (replicas, a
+// DaemonSet's scale-to-zero node selector, restore, selectors, orphaning).
 // +kubebuilder:rbac:groups=apps,resources=deployments,verbs=get;list;watch;create;update;patch
+// +kubebuilder:rbac:groups=apps,resources=daemonsets,verbs=get;list;watch;create;update;patch
 // +kubebuilder:rbac:groups="",resources=services,verbs=get;list;watch;create;update;patch
 // The primary's ReplicaSets are listed live when it is restored.
 // +kubebuilder:rbac:groups=apps,resources=replicasets,verbs=list

@@ -27,11 +27,13 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
+	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/serin-dev/serin/api/v1alpha1"
 	"github.com/serin-dev/serin/internal/rollout"
 	"github.com/serin-dev/serin/internal/workload"
+	"github.com/serin-dev/serin/notifier"
 	"github.com/serin-dev/serin/routing"
 )
 
@@ -40,7 +42,65 @@ import (
 // between them on an HTTPRoute. It never touches workloads: whatever the
 // selectors select is the canary and the primary.
 
-func isServiceTarget(obj *v1alpha1.Canary) bool { return obj.Spec.TargetRef.Kind == "Service" }
+type serviceTarget struct{ r *CanaryReconciler }
+
+var _ targetKind = serviceTarget{}
+
+// primaryObject: the primary is <name>-primary, a generated Service.
+func (t serviceTarget) primaryObject() client.Object { return nil }
+
+func (t serviceTarget) observe(ctx context.Context, obj *v1alpha1.Canary, obs *rollout.Observation) error {
+	return t.r.observeServiceTarget(ctx, obj, obs)
+}
+
+func (t serviceTarget) routingTarget(_ context.Context, obj *v1alpha1.Canary) (routing.Target, error) {
+	return serviceRoutingTarget(obj), nil
+}
+
+func (t serviceTarget) initialize(ctx context.Context, obj *v1alpha1.Canary, _ rollout.Observation) (string, error) {
+	if err := t.r.syncServiceTarget(ctx, obj); err != nil {
+		return "", err
+	}
+	return fmt.Sprintf("created %s, %s and the route", obj.GetPrimaryServiceName(), obj.GetCanaryServiceName()), nil
+}
+
+func (t serviceTarget) syncGenerated(ctx context.Context, obj *v1alpha1.Canary, _ rollout.Observation) error {
+	return t.r.syncServiceTarget(ctx, obj)
+}
+
+func (t serviceTarget) promote(ctx context.Context, obj *v1alpha1.Canary, revision rollout.Target) error {
+	return t.r.promoteServiceTarget(ctx, obj, revision)
+}
+
+// primaryMayGoDark: switching <name>-primary's selector takes no pod away.
+func (t serviceTarget) primaryMayGoDark(context.Context, *v1alpha1.Canary) bool { return false }
+
+// scaleUp and scaleDown: serin never touches the workloads behind a
+// Service target.
+func (t serviceTarget) scaleUp(context.Context, *v1alpha1.Canary, rollout.Observation) error {
+	return nil
+}
+func (t serviceTarget) scaleDown(context.Context, *v1alpha1.Canary) error { return nil }
+
+func (t serviceTarget) restorePrimary(ctx context.Context, obj *v1alpha1.Canary, _ rollout.Observation) (ctrl.Result, error) {
+	if err := t.r.restoreServicePrimary(ctx, obj); err != nil {
+		return ctrl.Result{}, err
+	}
+	t.r.emit(ctx, obj, notifier.SeverityWarn, v1alpha1.RestoringPrimaryReason, "restored %s to the last promoted revision %s", obj.GetPrimaryServiceName(), obj.Status.LastPromotedSpec)
+	return ctrl.Result{RequeueAfter: obj.GetProgressDeadline()}, nil
+}
+
+// repairPrimary: decide does not ask for it (the primary Service is a
+// generated Service, re-created when the generated objects are synced);
+// it would do the same.
+func (t serviceTarget) repairPrimary(ctx context.Context, obj *v1alpha1.Canary, _ rollout.Observation) (ctrl.Result, error) {
+	return ctrl.Result{}, t.r.syncServiceTarget(ctx, obj)
+}
+
+// handBack: the routes go back to the apex Service, the target itself.
+func (t serviceTarget) handBack(ctx context.Context, obj *v1alpha1.Canary) (bool, error) {
+	return true, t.r.releaseRoutes(ctx, obj)
+}
 
 // observeServiceTarget fills the observation of a Service target.
 func (r *CanaryReconciler) observeServiceTarget(ctx context.Context, obj *v1alpha1.Canary, obs *rollout.Observation) error {

@@ -83,10 +83,12 @@ const (
 // +kubebuilder:validation:XValidation:rule="!has(self.analysis) || !has(self.analysis.mirror) || !self.analysis.mirror || (has(self.routing) && has(self.routing.provider) && self.routing.provider == 'gatewayapi' && has(self.analysis.iterations) && self.analysis.iterations > 0 && (!has(self.analysis.match) || size(self.analysis.match) == 0))",message="analysis.mirror copies the primary's requests to the canary during a blue/green analysis on the HTTPRoute: it needs routing.provider gatewayapi and analysis.iterations, without analysis.match"
 // +kubebuilder:validation:XValidation:rule="(has(self.routing) && has(self.routing.provider) && self.routing.provider != 'kubernetes') || !has(self.analysis) || ((!has(self.analysis.stepWeight) || self.analysis.stepWeight == 0) && !has(self.analysis.stepWeights))",message="routing.provider kubernetes switches all traffic at once: use analysis.iterations instead of analysis.stepWeight or analysis.stepWeights"
 // +kubebuilder:validation:XValidation:rule="self.targetRef.kind != 'Service' || !has(self.analysis) || (!has(self.analysis.primaryReadyThreshold) && !has(self.analysis.canaryReadyThreshold))",message="analysis.primaryReadyThreshold and analysis.canaryReadyThreshold count a Deployment's replicas: a Service target has none (serin judges it by its ready endpoints), remove them"
+// +kubebuilder:validation:XValidation:rule="self.targetRef.kind != 'DaemonSet' || !has(self.routing) || !has(self.routing.provider) || self.routing.provider == 'kubernetes'",message="a DaemonSet target needs routing.provider kubernetes: serin rolls a DaemonSet out blue/green through the apex Service (analysis.iterations), never by traffic weights, as Flagger does"
+// +kubebuilder:validation:XValidation:rule="self.targetRef.kind != 'DaemonSet' || !has(self.autoscalerRef)",message="autoscalerRef scales a Deployment: a DaemonSet target runs one pod per node and has no replicas to scale, remove it"
 type CanarySpec struct {
-	// TargetRef is the Deployment or Service this Canary rolls out. Every
-	// change to its pod template (or, for a Service, its spec) is a new
-	// revision that serin analyses before promoting it.
+	// TargetRef is the Deployment, DaemonSet or Service this Canary rolls
+	// out. Every change to its pod template (or, for a Service, its spec)
+	// is a new revision that serin analyses before promoting it.
 	// +required
 	TargetRef TargetReference `json:"targetRef"`
 
@@ -159,15 +161,17 @@ type CanarySpec struct {
 
 // TargetReference names the workload a Canary rolls out, in the Canary's
 // namespace.
-// +kubebuilder:validation:XValidation:rule="self.kind in ['Deployment', 'Service']",message="targetRef.kind must be Deployment or Service"
-// +kubebuilder:validation:XValidation:rule="(self.kind == 'Deployment' && self.apiVersion == 'apps/v1') || (self.kind == 'Service' && self.apiVersion == 'v1')",message="targetRef.apiVersion must be apps/v1 for a Deployment and v1 for a Service"
+// +kubebuilder:validation:XValidation:rule="self.kind in ['Deployment', 'Service', 'DaemonSet']",message="targetRef.kind must be Deployment or Service, or DaemonSet (blue/green only)"
+// +kubebuilder:validation:XValidation:rule="(self.kind in ['Deployment', 'DaemonSet'] && self.apiVersion == 'apps/v1') || (self.kind == 'Service' && self.apiVersion == 'v1')",message="targetRef.apiVersion must be apps/v1 for a Deployment and v1 for a Service; apps/v1 for a DaemonSet"
 type TargetReference struct {
-	// APIVersion of the target: apps/v1 for a Deployment, v1 for a Service.
+	// APIVersion of the target: apps/v1 for a Deployment or a DaemonSet, v1
+	// for a Service.
 	// +kubebuilder:default="apps/v1"
 	// +optional
 	APIVersion string `json:"apiVersion,omitempty"`
 
-	// Kind of the target: Deployment or Service.
+	// Kind of the target: Deployment, DaemonSet (blue/green only: routing
+	// provider kubernetes) or Service.
 	// +required
 	Kind string `json:"kind"`
 

@@ -56,13 +56,20 @@ const SpecHashAnnotation = "serin.dev/spec-hash"
 // PrimaryPodTemplate returns the target's pod template with the primary's
 // selector labels and the revision's spec hash, as the primary runs it.
 func PrimaryPodTemplate(target *appsv1.Deployment, tracked map[string]string) corev1.PodTemplateSpec {
-	tpl := *target.Spec.Template.DeepCopy()
+	return primaryPodTemplate(&target.Spec.Template, target.Spec.Selector.MatchLabels, tracked)
+}
+
+// primaryPodTemplate returns a copy of a target's pod template (as Git has
+// it) with the primary's selector labels, the primary's copies of the
+// tracked configs and the revision's spec hash.
+func primaryPodTemplate(target *corev1.PodTemplateSpec, selector, tracked map[string]string) corev1.PodTemplateSpec {
+	tpl := *target.DeepCopy()
 	UsePrimaryConfigs(&tpl.Spec, tracked)
 	labels := copyWithoutFlux(tpl.Labels)
 	if labels == nil {
 		labels = map[string]string{}
 	}
-	for k, v := range PrimarySelector(target) {
+	for k, v := range primarySelector(selector) {
 		labels[k] = v
 	}
 	tpl.Labels = labels
@@ -70,7 +77,7 @@ func PrimaryPodTemplate(target *appsv1.Deployment, tracked map[string]string) co
 	if tpl.Annotations == nil {
 		tpl.Annotations = map[string]string{}
 	}
-	tpl.Annotations[SpecHashAnnotation] = SpecHash(&target.Spec.Template, tracked)
+	tpl.Annotations[SpecHashAnnotation] = SpecHash(target, tracked)
 	return tpl
 }
 

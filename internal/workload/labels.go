@@ -74,6 +74,7 @@ func generatedMeta(canary *v1alpha1.Canary, labels, annotations map[string]strin
 		a = map[string]string{}
 	}
 	delete(a, "deployment.kubernetes.io/revision")
+	delete(a, "deprecated.daemonset.template.generation") // the API server's, per DaemonSet
 	delete(a, "kubectl.kubernetes.io/last-applied-configuration")
 	a[ReconcileAnnotation] = ReconcileDisabled
 	return l, a

@@ -21,7 +21,7 @@ marker, copy its rule here.
   resources: [controllerrevisions]
   verbs: [create, delete, get, list]
 - apiGroups: [apps]
-  resources: [deployments]
+  resources: [daemonsets, deployments]
   verbs: [create, get, list, patch, update, watch]
 - apiGroups: [apps]
   resources: [replicasets]

@@ -70,6 +70,11 @@ func (c canaryConverter) convert() (v1alpha1.CanarySpec, bool) {
 		return v1alpha1.CanarySpec{}, false
 	}
 	provider := c.routingProvider()
+	if target.Kind == "DaemonSet" && provider != v1alpha1.KubernetesRouting {
+		c.report.drop("spec.provider", "a DaemonSet target is rolled out blue/green through the apex Service in serin "+
+			"(routing.provider kubernetes, analysis.iterations): converted to kubernetes")
+		provider = v1alpha1.KubernetesRouting
+	}
 	out := v1alpha1.CanarySpec{
 		TargetRef:               target,
 		AutoscalerRef:           c.autoscalerRef(),
@@ -99,6 +104,10 @@ func (c canaryConverter) targetRef() (v1alpha1.TargetReference, bool) {
 	switch ref.Kind {
 	case "Deployment", "":
 		return v1alpha1.TargetReference{APIVersion: "apps/v1", Kind: "Deployment", Name: ref.Name}, true
+	case "DaemonSet":
+		if ref.APIVersion == "" || ref.APIVersion == "apps/v1" {
+			return v1alpha1.TargetReference{APIVersion: "apps/v1", Kind: "DaemonSet", Name: ref.Name}, true
+		}
 	case "Service":
 		if ref.APIVersion == "" || ref.APIVersion == "v1" {
 			return v1alpha1.TargetReference{APIVersion: "v1", Kind: "Service", Name: ref.Name}, true
@@ -108,7 +117,7 @@ func (c canaryConverter) targetRef() (v1alpha1.TargetReference, bool) {
 	if ref.APIVersion != "" {
 		kind = ref.APIVersion + " " + ref.Kind
 	}
-	c.report.drop("spec.targetRef", "%s is not supported: serin rolls out Deployments (apps/v1) and Services (v1); "+
+	c.report.drop("spec.targetRef", "%s is not supported: serin rolls out Deployments and DaemonSets (apps/v1) and Services (v1); "+
 		"the Canary was left out", kind)
 	return v1alpha1.TargetReference{}, false
 }
@@ -116,6 +125,10 @@ func (c canaryConverter) targetRef() (v1alpha1.TargetReference, bool) {
 func (c canaryConverter) autoscalerRef() *v1alpha1.AutoscalerReference {
 	ref := c.in.Spec.AutoscalerRef
 	if ref == nil {
+		return nil
+	}
+	if c.in.Spec.TargetRef.Kind == "DaemonSet" {
+		c.report.drop("spec.autoscalerRef", "a DaemonSet runs one pod per node and has no replicas to scale")
 		return nil
 	}
 	if present(ref.PrimaryScalerQueries) {

@@ -266,8 +266,24 @@ func TestConvert(t *testing.T) {
 			wantDropped: []string{"spec.targetRef"},
 			wantKinds:   []string{},
 		},
-		"DaemonSet target is left out": {
-			input:       canaryYAML("provider: kubernetes", "targetRef: {apiVersion: apps/v1, kind: DaemonSet, name: podinfo}"),
+		"DaemonSet target, blue/green": {
+			input:     canaryYAML("provider: kubernetes", "targetRef: {apiVersion: apps/v1, kind: DaemonSet, name: podinfo}", "analysis: {iterations: 3, threshold: 2}"),
+			wantSpec:  daemonSetTargetSpec(&v1alpha1.CanaryAnalysis{Iterations: 3, Threshold: 2}),
+			wantKinds: []string{"Canary"},
+		},
+		// serin rolls a DaemonSet out blue/green only (its API refuses
+		// weights for it): a mesh's weights become iterations, an
+		// autoscaler has nothing to scale.
+		"DaemonSet target with a mesh's weights and an autoscaler": {
+			input: canaryYAML("provider: istio", "targetRef: {apiVersion: apps/v1, kind: DaemonSet, name: podinfo}",
+				"autoscalerRef: {apiVersion: autoscaling/v2, kind: HorizontalPodAutoscaler, name: podinfo}",
+				"analysis: {stepWeight: 10, maxWeight: 30, threshold: 2}"),
+			wantDropped: []string{"spec.provider", "spec.autoscalerRef", "spec.analysis.stepWeight"},
+			wantSpec:    daemonSetTargetSpec(&v1alpha1.CanaryAnalysis{Iterations: 3, Threshold: 2}),
+			wantKinds:   []string{"Canary"},
+		},
+		"DaemonSet of another API is left out": {
+			input:       canaryYAML("provider: kubernetes", "targetRef: {apiVersion: extensions/v1beta1, kind: DaemonSet, name: podinfo}"),
 			wantDropped: []string{"spec.targetRef"},
 			wantKinds:   []string{},
 		},
@@ -478,6 +494,12 @@ func spec(routing v1alpha1.CanaryRouting, analysis *v1alpha1.CanaryAnalysis) *v1
 func serviceTargetSpec() *v1alpha1.CanarySpec {
 	s := spec(gatewayAPI("public"), nil)
 	s.TargetRef = v1alpha1.TargetReference{APIVersion: "v1", Kind: "Service", Name: "podinfo"}
+	return s
+}
+
+func daemonSetTargetSpec(analysis *v1alpha1.CanaryAnalysis) *v1alpha1.CanarySpec {
+	s := spec(kubernetes(), analysis)
+	s.TargetRef = v1alpha1.TargetReference{APIVersion: "apps/v1", Kind: "DaemonSet", Name: "podinfo"}
 	return s
 }
 
