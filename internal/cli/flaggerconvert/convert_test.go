@@ -675,6 +675,12 @@ func TestConvertMeshProviderToGAMMA(t *testing.T) {
 				GatewayRefs: []v1alpha1.GatewayReference{{Kind: v1alpha1.ServiceParent, Name: "web", Port: ptr.To(int32(8080))}}},
 			wantNotes: []string{"spec.provider"},
 		},
+		"kuma, GAMMA since Kuma 2.3": {
+			input: canaryYAML("provider: kuma", "analysis: {stepWeight: 10, maxWeight: 20, threshold: 2}"),
+			wantRouting: v1alpha1.CanaryRouting{Provider: v1alpha1.GatewayAPIRouting,
+				GatewayRefs: []v1alpha1.GatewayReference{{Kind: v1alpha1.ServiceParent, Name: "podinfo", Port: ptr.To(int32(9898))}}},
+			wantNotes: []string{"spec.provider"},
+		},
 		"istio's ingress hosts are lost": {
 			input: canaryYAML("provider: istio", "service: {port: 9898, hosts: [app.example.com]}",
 				"analysis: {stepWeight: 10, maxWeight: 20, threshold: 2}"),

@@ -92,6 +92,7 @@ func (c canaryConverter) routing(provider v1alpha1.RoutingProvider, in *flaggerA
 var gammaMeshes = map[string]string{
 	"istio":   "Istio 1.22 and later",
 	"linkerd": "Linkerd 2.14 and later",
+	"kuma":    "Kuma 2.3 and later, experimental there",
 }
 
 // apexParent is the Canary's apex Service as an HTTPRoute parent.
