@@ -30,8 +30,20 @@ import (
 // value against its range, each webhook's answer, and the verdict.
 func (r *CanaryReconciler) recordStep(obj *v1alpha1.Canary, weight int, out analysis.Outcome, verdict, msg string) {
 	s := stepOf(weight, out, verdict, msg)
+	s.Iteration = iterationOf(obj, weight)
 	record.AddStep(&obj.Status, s)
 	r.metrics.setValues(obj, s.Checks)
+}
+
+// iterationOf is the number, from 1, of the iteration a step at weight is
+// (status.iterations counts the iterations done), or 0 when the analysis
+// moves weights: every step of blue/green is an iteration; in an A/B test,
+// the steps once the matched requests reach the canary.
+func iterationOf(obj *v1alpha1.Canary, weight int) int {
+	if obj.IsBlueGreen() || (obj.IsABTest() && weight > 0) {
+		return obj.Status.Iterations + 1
+	}
+	return 0
 }
 
 // stepOf is the record of an analysis step's outcome.

@@ -320,6 +320,11 @@ func TestTraffic_BlueGreenOnTheHTTPRoute(t *testing.T) {
 
 	waitForPhase(g, c, v1alpha1.PhaseSucceeded, 60*time.Second)
 	g.Expect(c.Status.Iterations).To(Equal(3))
+	var iterations []int
+	for _, s := range c.Status.Analyses[0].Steps {
+		iterations = append(iterations, s.Iteration)
+	}
+	g.Expect(iterations).To(Equal([]int{1, 2, 3}), "the record numbers the iterations")
 	g.Eventually(func() string { return lastVersion(usersIn(ns)) }, 5*time.Second).Should(Equal("v2"))
 	g.Eventually(routes.seen).Should(Equal([]string{"100/0", "0/100", "100/0"}), "HTTPRoute weights, primary/canary")
 	expectNoUserErrors(t, g, ns)
