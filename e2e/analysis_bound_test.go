@@ -62,11 +62,16 @@ func TestEngine_HangingDependencyHoldsNoOtherCanary(t *testing.T) {
 		stepInterval     = 5 * time.Second
 		window           = time.Minute
 		// minSteps is what a healthy Canary must take in the window: 12
-		// are due, one may fall outside it. maxLag bounds the healthy
-		// steps' p99 lag: the agent before this bound measured 10 steps
-		// and 6.7 s, after it 12 steps and 78 ms.
+		// are due, one may fall outside it. heldLag is the shortest hang
+		// of the black hole (the Prometheus query timeout): a healthy step
+		// that waited behind a hanging one lags at least that much. The
+		// agent before the analysis left the reconcile measured 10 steps
+		// and 6.7 s, after it 12 steps and 78 ms; how small the lag is on
+		// a given machine is a figure (printed below, and in make bench),
+		// not a pass mark, so the test judges only that no healthy step
+		// was held.
 		minSteps = 11
-		maxLag   = time.Second
+		heldLag  = 10 * time.Second
 	)
 	g := NewWithT(t)
 	ctx := context.Background()
@@ -177,7 +182,7 @@ func TestEngine_HangingDependencyHoldsNoOtherCanary(t *testing.T) {
 			g.Expect(c.Status.FailedChecks).To(Equal(2), "%s failed checks", c.Name)
 		}
 	}
-	g.Expect(quantileMs(lagHealthy, 0.99)).To(BeNumerically("<", float64(maxLag.Milliseconds())), "p99 step lag of the healthy Canaries (ms)")
+	g.Expect(quantileMs(lagHealthy, 1)).To(BeNumerically("<", float64(heldLag.Milliseconds())), "the longest step lag of a healthy Canary (ms): none waited for a hang")
 	g.Expect(deadlines).To(HaveLen(hanging), "every hanging Canary failed its checks on a deadline")
 	g.Expect(deadlines).To(HaveKeyWithValue("hanging-00", HavePrefix("halting advancement: metric black-hole: no answer within 10s: call deadline exceeded")))
 	g.Expect(deadlines).To(HaveKeyWithValue(name(healthy+hanging-1), HavePrefix("rollout check failed: webhook black-hole: no answer within 30s: analysis step deadline exceeded")))
