@@ -19,6 +19,7 @@ package analysis
 import (
 	"errors"
 	"fmt"
+	"regexp"
 	"slices"
 	"strings"
 	"text/template"
@@ -40,8 +41,9 @@ const DefaultDataPlane = v1alpha1.TraefikDataPlane
 //
 // Each data plane's query is a Go template with {{ namespace }},
 // {{ service }} (the canary's backend Service), {{ port }} (its port),
-// {{ workload }} (the canary Deployment, for a Deployment target) and
-// {{ interval }}, the names escaped for PromQL string literals as a
+// {{ workload }} (the canary Deployment, for a Deployment target),
+// {{ pods }} (the regular expression of the canary workload's pod names)
+// and {{ interval }}, the names escaped for PromQL string literals as a
 // MetricTemplate's are (EscapePromQL). A success rate is 100 × non-5xx / all responses, the
 // non-5xx sum counting as 0 when the canary answered only 5xx; a duration is
 // the 99th percentile in milliseconds. No requests give no data (or NaN),
@@ -67,6 +69,32 @@ const nginxUpstream = `nginx_upstream_name="{{ namespace }}_{{ service }}_{{ por
 // hubbleServer selects the HTTP flows Hubble saw arrive at the canary's
 // workload (reporter="server"): Hubble's labels name workloads, not Services.
 const hubbleServer = `reporter="server",destination_namespace="{{ namespace }}",destination_workload="{{ workload }}"`
+
+// appPods selects the series the canary's own pods export, with the
+// namespace and pod labels their scrape adds: namespace and pod (Prometheus'
+// kubernetes_sd example configuration, the Prometheus Operator's
+// PodMonitors), or kubernetes_namespace and kubernetes_pod_name (the older
+// example configuration, which Flagger's Prometheus keeps). The query of a
+// check is asked of each in turn (appQuery).
+var appPods = []string{
+	`namespace="{{ namespace }}",pod=~"{{ pods }}"`,
+	`kubernetes_namespace="{{ namespace }}",kubernetes_pod_name=~"{{ pods }}"`,
+}
+
+// appQuery is query for the first of the appPods label conventions that has
+// series: PromQL's or keeps its left side when it has any.
+func appQuery(query func(selector string) string) string {
+	parts := make([]string, len(appPods))
+	for i, selector := range appPods {
+		parts[i] = "(" + query(selector) + ")"
+	}
+	return strings.Join(parts, " or ")
+}
+
+// appHistogram is the histogram of request durations, in seconds, that the
+// application exports with the HTTP code in its status label (podinfo's,
+// and what Flagger's kubernetes and gatewayapi providers query).
+const appHistogram = "http_request_duration_seconds"
 
 // canaryEndpoints keeps the series of a rate (one per Envoy endpoint,
 // envoy_endpoint_address="<ip>:<port>") whose endpoint is a pod of the
@@ -129,6 +157,32 @@ var builtinQueries = map[v1alpha1.DataPlane]map[string]builtinQuery{
 		v1alpha1.RequestSuccessRateCheck: {promQL: successRate("hubble_http_requests_total", hubbleServer, `status!~"5.."`)},
 		v1alpha1.RequestDurationCheck:    {promQL: p99("hubble_http_request_duration_seconds_bucket", hubbleServer, "1000 * ")},
 	},
+	// No proxy: what the canary's pods say they served. Requests that
+	// never reached a pod (refused connections, a proxy's timeouts) are
+	// not counted.
+	v1alpha1.ApplicationDataPlane: {
+		v1alpha1.RequestSuccessRateCheck: {promQL: appQuery(func(selector string) string {
+			return successRate(appHistogram+"_count", selector, `status!~"5.."`)
+		})},
+		v1alpha1.RequestDurationCheck: {promQL: appQuery(func(selector string) string {
+			return p99(appHistogram+"_bucket", selector, "1000 * ")
+		})},
+	},
+}
+
+// podNamePattern is the regular expression of the names of a workload's
+// pods: <deployment>-<pod-template-hash>-<suffix>, <daemonset>-<suffix>.
+// Neither matches the pods of <name>-primary, whose names have one more
+// dash than the pattern allows.
+func podNamePattern(target v1alpha1.TargetReference) (string, error) {
+	name := regexp.QuoteMeta(target.Name)
+	switch target.Kind {
+	case "Deployment":
+		return name + "-[a-z0-9]+-[a-z0-9]+", nil
+	case "DaemonSet":
+		return name + "-[a-z0-9]+", nil
+	}
+	return "", errNoWorkload
 }
 
 // errNoWorkload: a data plane whose metrics name workloads, not Services,
@@ -181,6 +235,10 @@ func BuiltinQuery(canary *v1alpha1.Canary, metric v1alpha1.CanaryMetric, dataPla
 		"service":   func() string { return EscapePromQL(canary.GetCanaryServiceName()) },
 		"port":      func() int32 { return canary.Spec.Service.Port },
 		"interval":  func() string { return promDuration(metricInterval(canary, metric)) },
+		"pods": func() (string, error) {
+			pattern, err := podNamePattern(canary.Spec.TargetRef)
+			return EscapePromQL(pattern), err
+		},
 		"workload": func() (string, error) {
 			if canary.Spec.TargetRef.Kind != "Deployment" {
 				return "", errNoWorkload

@@ -22,6 +22,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
+	"regexp"
 	"testing"
 	"time"
 
@@ -80,6 +81,8 @@ func TestBuiltinQuery_Errors(t *testing.T) {
 			wantErr: `"error-rate" is not a built-in check`},
 		"unknown data plane": {canary: canary(), metric: v1alpha1.RequestDurationCheck, dataPlane: "linkerd",
 			wantErr: `data plane "linkerd" has no built-in checks`},
+		"pods of a Service target": {canary: serviceTarget, metric: v1alpha1.RequestDurationCheck, dataPlane: v1alpha1.ApplicationDataPlane,
+			wantErr: "request-duration is not available with data plane application: its metrics name the canary by its workload, and a Service target has none"},
 		"workload of a Service target": {canary: serviceTarget, metric: v1alpha1.RequestSuccessRateCheck, dataPlane: v1alpha1.CiliumDataPlane,
 			wantErr: "request-success-rate is not available with data plane cilium: its metrics name the canary by its workload, and a Service target has none"},
 	}
@@ -95,6 +98,44 @@ func TestBuiltinQuery_Errors(t *testing.T) {
 	// Services measure it.
 	if _, err := BuiltinQuery(serviceTarget, builtinMetric(v1alpha1.RequestSuccessRateCheck), v1alpha1.IstioDataPlane); err != nil {
 		t.Errorf("istio, Service target: %v", err)
+	}
+}
+
+// The application data plane finds the canary's pods by name: those of
+// the target workload, never those of its -primary copy, nor of another
+// workload whose name starts the same.
+func TestPodNamePattern(t *testing.T) {
+	tests := []struct {
+		kind, name string
+		match      []string
+		noMatch    []string
+	}{
+		{kind: "Deployment", name: "podinfo",
+			match:   []string{"podinfo-7d9f8c5b4-x2x4z", "podinfo-5c6b7d-abcde"},
+			noMatch: []string{"podinfo-primary-7d9f8c5b4-x2x4z", "podinfo-x2x4z", "podinfo-api-7d9f8c5b4-x2x4z", "other-7d9f8c5b4-x2x4z"}},
+		{kind: "DaemonSet", name: "node.agent",
+			match:   []string{"node.agent-x2x4z"},
+			noMatch: []string{"node.agent-primary-x2x4z", "nodeXagent-x2x4z", "node.agent-7d9f8c5b4-x2x4z"}},
+	}
+	for _, tt := range tests {
+		pattern, err := podNamePattern(v1alpha1.TargetReference{Kind: tt.kind, Name: tt.name})
+		if err != nil {
+			t.Fatalf("%s %s: %v", tt.kind, tt.name, err)
+		}
+		re := regexp.MustCompile("^(?:" + pattern + ")$") // PromQL anchors =~
+		for _, pod := range tt.match {
+			if !re.MatchString(pod) {
+				t.Errorf("%s %s: %s does not match %s", tt.kind, tt.name, pattern, pod)
+			}
+		}
+		for _, pod := range tt.noMatch {
+			if re.MatchString(pod) {
+				t.Errorf("%s %s: %s matches %s", tt.kind, tt.name, pattern, pod)
+			}
+		}
+	}
+	if _, err := podNamePattern(v1alpha1.TargetReference{Kind: "Service", Name: "podinfo"}); err == nil {
+		t.Error("a Service target has pod names")
 	}
 }
 
@@ -117,7 +158,7 @@ func TestParseDataPlane(t *testing.T) {
 		t.Errorf("envoy-gateway: %q, %v", got, err)
 	}
 	_, err := ParseDataPlane("linkerd")
-	want := `data plane "linkerd" is not supported: use one of cilium, envoy-gateway, istio, nginx-gateway-fabric, traefik`
+	want := `data plane "linkerd" is not supported: use one of application, cilium, envoy-gateway, istio, nginx-gateway-fabric, traefik`
 	if err == nil || err.Error() != want {
 		t.Errorf("linkerd: %v, want %q", err, want)
 	}

@@ -60,9 +60,7 @@ func TestDaemonSet_BlueGreenPromotesThenRollsBack(t *testing.T) {
 	g.Expect(k8s.Get(ctx, types.NamespacedName{Namespace: ns, Name: "podinfo-primary"}, primary)).To(Succeed())
 	g.Expect(primary.Status.NumberReady).To(BeNumerically(">=", 1), "the primary DaemonSet runs on the kwok node")
 
-	createRoute(t, g, ns, "podinfo", appHost(ns), "podinfo")
-	g.Eventually(func() string { return lastVersion(startOnce(t, ns)) }, 10*time.Second).Should(Equal("v1"))
-	startCanaryTester(t, g, ns, "podinfo")
+	startBlueGreenTraffic(t, g, ns)
 
 	releaseDaemonSetRevision(g, ns, "podinfo", "podinfo:v2", nil)
 	waitForPhase(g, c, v1alpha1.PhaseProgressing, 30*time.Second)

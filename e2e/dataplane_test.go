@@ -18,17 +18,21 @@ package e2e
 
 import (
 	"context"
+	"strconv"
 	"testing"
 	"time"
 
 	"github.com/fluxcd/pkg/apis/meta"
 	"github.com/fluxcd/pkg/runtime/conditions"
 	. "github.com/onsi/gomega"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	"github.com/serin-dev/serin/api/v1alpha1"
+	"github.com/serin-dev/serin/internal/testobj"
 )
 
 // What Traefik does with a filter it lacks, shown on its own route (no
@@ -107,4 +111,73 @@ func TestDataPlane_UnsupportedFilterStallsAndKeepsTheRoute(t *testing.T) {
 	waitForPhase(g, c, v1alpha1.PhaseSucceeded, 90*time.Second)
 	g.Expect(conditions.IsReady(c)).To(BeTrue())
 	expectNoUserErrors(t, g, ns)
+}
+
+// The built-in checks of data plane application read what the canary's own
+// pods say they served (http_request_duration_seconds, which each testbed
+// pod exports with its namespace and pod labels and Prometheus scrapes):
+// blue/green with plain Kubernetes routing, where no proxy's metrics tell
+// the canary apart. A good revision passes both checks on the tester's
+// traffic and is promoted, its record holding the values (a success rate of
+// 100); a revision whose pods fail half their requests fails the success
+// rate and is rolled back, its record holding the value that decided it,
+// and no user ever reaches it.
+func TestDataPlane_ApplicationMetricsJudgeBlueGreen(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	ns := newNamespace(t)
+	g.Expect(k8s.Create(ctx, testobj.MakeDeployment("podinfo", ns).Image("podinfo:v1").Obj())).To(Succeed())
+	window := &metav1.Duration{Duration: 5 * time.Second}
+	c := testobj.MakeCanary("podinfo", ns).ProgressDeadlineSeconds(30).
+		Routing(v1alpha1.CanaryRouting{Provider: v1alpha1.KubernetesRouting, DataPlane: v1alpha1.ApplicationDataPlane}).
+		Analysis(v1alpha1.CanaryAnalysis{
+			Interval:   &metav1.Duration{Duration: interval},
+			Threshold:  2,
+			Iterations: 3,
+			Metrics: []v1alpha1.CanaryMetric{
+				{Name: v1alpha1.RequestSuccessRateCheck, Interval: window, ThresholdRange: &v1alpha1.ThresholdRange{Min: ptr.To(99.0)}},
+				{Name: v1alpha1.RequestDurationCheck, Interval: window, ThresholdRange: &v1alpha1.ThresholdRange{Max: ptr.To(500.0)}},
+			},
+		}).Obj()
+	g.Expect(k8s.Create(ctx, c)).To(Succeed())
+	waitForPhase(g, c, v1alpha1.PhaseInitialized, 30*time.Second)
+	startBlueGreenTraffic(t, g, ns)
+
+	releaseRevision(g, ns, "podinfo", "podinfo:v2", nil)
+	waitForPhase(g, c, v1alpha1.PhaseSucceeded, 90*time.Second)
+	g.Expect(c.Status.Analyses).NotTo(BeEmpty())
+	passed := checksOf(c.Status.Analyses[0], v1alpha1.VerdictPassed)
+	t.Logf("promoted v2: %v", passed)
+	g.Expect(passed).To(HaveKeyWithValue(v1alpha1.RequestSuccessRateCheck, 100.0), "the canary's pods answered every request")
+	g.Expect(passed).To(HaveKey(v1alpha1.RequestDurationCheck))
+	g.Eventually(func() string { return lastVersion(usersIn(ns)) }, 5*time.Second).Should(Equal("v2"))
+
+	failedAt := time.Now()
+	releaseRevision(g, ns, "podinfo", "podinfo:v3", erroring(50))
+	waitForPhase(g, c, v1alpha1.PhaseFailed, 90*time.Second)
+	failed := checksOf(c.Status.Analyses[0], v1alpha1.VerdictFailed)
+	t.Logf("rolled back v3: %v (%s)", failed, c.Status.Analyses[0].Message)
+	g.Expect(failed).To(HaveKeyWithValue(v1alpha1.RequestSuccessRateCheck, BeNumerically("~", 50, 10)),
+		"the success rate the canary's pods reported decided it")
+	after := usersIn(ns).Counts(failedAt, time.Now())
+	g.Expect(after.ByVersion).To(HaveLen(1), "the users never reach v3: %v", after.ByVersion)
+	g.Expect(after.ByVersion).To(HaveKey("v2"))
+	expectNoUserErrors(t, g, ns)
+}
+
+// checksOf gathers the values of the checks with a verdict in an analysis
+// record, the last value of each.
+func checksOf(r v1alpha1.AnalysisRecord, verdict string) map[string]float64 {
+	values := map[string]float64{}
+	for _, step := range r.Steps {
+		for _, check := range step.Checks {
+			if check.Verdict != verdict {
+				continue
+			}
+			if v, err := strconv.ParseFloat(check.Value, 64); err == nil {
+				values[check.Name] = v
+			}
+		}
+	}
+	return values
 }

@@ -108,7 +108,10 @@ func run(m *testing.M) int {
 		fmt.Fprintln(os.Stderr, "e2e: traefik:", err)
 		return 1
 	}
-	if prom, err = env.StartPrometheus(ctx, 500*time.Millisecond, gateway.MetricsAddr); err != nil {
+	// Traefik's per-backend series, and the apps' own
+	// http_request_duration_seconds (built-in checks of data plane
+	// application).
+	if prom, err = env.StartPrometheus(ctx, 500*time.Millisecond, gateway.MetricsAddr, env.Backends.MetricsAddr); err != nil {
 		fmt.Fprintln(os.Stderr, "e2e: prometheus:", err)
 		return 1
 	}

@@ -129,6 +129,16 @@ func startCanaryTester(t testing.TB, g Gomega, ns, app string) *testbed.Load {
 	return startUsers(t, canaryHost(ns))
 }
 
+// startBlueGreenTraffic sends the users of podinfo (v1) through its apex
+// Service, once they reach v1, and a tester through <apex>-canary, as a
+// blue/green analysis needs.
+func startBlueGreenTraffic(t *testing.T, g Gomega, ns string) {
+	t.Helper()
+	createRoute(t, g, ns, "podinfo", appHost(ns), "podinfo")
+	g.Eventually(func() string { return lastVersion(startOnce(t, ns)) }, 10*time.Second).Should(Equal("v1"))
+	startCanaryTester(t, g, ns, "podinfo")
+}
+
 // releaseRevision rolls a new revision of a Deployment, as a Git commit
 // would: a new image, and pod annotations that make the app err or slow
 // down (testbed.ErrorPercentAnnotation, testbed.LatencyAnnotation); nil

@@ -289,9 +289,7 @@ func TestTraffic_BlueGreenThroughTheApexService(t *testing.T) {
 	}).Obj()
 	g.Expect(k8s.Create(ctx, c)).To(Succeed())
 	waitForPhase(g, c, v1alpha1.PhaseInitialized, 30*time.Second)
-	createRoute(t, g, ns, "podinfo", appHost(ns), "podinfo")
-	g.Eventually(func() string { return lastVersion(startOnce(t, ns)) }, 10*time.Second).Should(Equal("v1"))
-	startCanaryTester(t, g, ns, "podinfo")
+	startBlueGreenTraffic(t, g, ns)
 
 	setImage(g, ns, "podinfo", "podinfo:v2")
 	expectV1OnlyDuringIterations(g, c)

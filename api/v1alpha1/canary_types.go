@@ -378,7 +378,7 @@ type CanaryRouting struct {
 
 // DataPlane names the proxy or mesh whose metrics the built-in checks
 // query. Each value selects the metric names and labels of one data plane.
-// +kubebuilder:validation:Enum=traefik;envoy-gateway;istio;nginx-gateway-fabric;cilium
+// +kubebuilder:validation:Enum=traefik;envoy-gateway;istio;nginx-gateway-fabric;cilium;application
 type DataPlane string
 
 const (
@@ -400,6 +400,11 @@ const (
 	// hubble_http_requests_total and hubble_http_request_duration_seconds of
 	// the canary's workload.
 	CiliumDataPlane DataPlane = "cilium"
+	// ApplicationDataPlane selects no proxy: the canary's own pods'
+	// http_request_duration_seconds histogram (with a status label), as
+	// podinfo exports it and as Flagger's kubernetes and gatewayapi
+	// providers query it; for blue/green without a mesh, and DaemonSets.
+	ApplicationDataPlane DataPlane = "application"
 )
 
 // ParentKind is the kind of object an HTTPRoute attaches to.

@@ -31,6 +31,8 @@ import (
 	"time"
 
 	"github.com/go-logr/logr"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
@@ -93,6 +95,16 @@ type Backends struct {
 	gone    map[types.UID]bool
 	nextIP  uint32
 	served  atomic.Uint64
+
+	// durations is the http_request_duration_seconds histogram the apps
+	// export, with a status label as podinfo's, and the namespace and pod
+	// labels a Prometheus scrape of each pod would add (relabelled from
+	// the pod's metadata): one endpoint for every pod of the testbed.
+	durations *prometheus.HistogramVec
+	// MetricsAddr (host:port) serves the apps' metrics at /metrics, for
+	// Prometheus to scrape: what the built-in checks of data plane
+	// application read.
+	MetricsAddr string
 }
 
 // backend is the app of one pod.
@@ -105,7 +117,9 @@ type backend struct {
 	errorPercent int
 	latency      time.Duration
 	requests     atomic.Uint64
-	servers      []*http.Server
+	// durations observes each answer, by status code.
+	durations prometheus.ObserverVec
+	servers   []*http.Server
 	// addrs are the host:port the backend listens on.
 	addrs []string
 }
@@ -138,6 +152,14 @@ func (tb *Testbed) startBackends(ctx context.Context, cfg *rest.Config) (*Backen
 		// A /16 of the loopback range of its own per testbed, so that two
 		// testbeds on one machine do not share addresses.
 		nextIP: 127<<24 | (64+rand.Uint32N(190))<<16 | 1<<8,
+		durations: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    "http_request_duration_seconds",
+			Help:    "Seconds the app took to answer a request, by HTTP status code.",
+			Buckets: prometheus.DefBuckets,
+		}, []string{"namespace", "pod", "status"}),
+	}
+	if err := b.serveMetrics(ctx); err != nil {
+		return nil, err
 	}
 	opts := controller.Options{MaxConcurrentReconciles: 8, SkipNameValidation: ptr.To(true)}
 	if err := ctrl.NewControllerManagedBy(mgr).Named("testbed-kubelet").WithOptions(opts).
@@ -161,6 +183,28 @@ func (tb *Testbed) startBackends(ctx context.Context, cfg *rest.Config) (*Backen
 		return nil, errors.New("testbed: the backends' cache did not sync")
 	}
 	return b, nil
+}
+
+// serveMetrics serves the apps' metrics on a loopback port until ctx ends.
+func (b *Backends) serveMetrics(ctx context.Context) error {
+	registry := prometheus.NewRegistry()
+	if err := registry.Register(b.durations); err != nil {
+		return err
+	}
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return fmt.Errorf("testbed: apps' metrics: %w", err)
+	}
+	b.MetricsAddr = l.Addr().String()
+	mux := http.NewServeMux()
+	mux.Handle("/metrics", promhttp.HandlerFor(registry, promhttp.HandlerOpts{}))
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
+	go func() { _ = srv.Serve(l) }()
+	go func() {
+		<-ctx.Done()
+		_ = srv.Close()
+	}()
+	return nil
 }
 
 // reconcilePod starts the backend of a pod when it is first Ready, and
@@ -345,6 +389,7 @@ func (b *Backends) ensure(pod *corev1.Pod) (string, error) {
 	if err != nil {
 		return "", err
 	}
+	be.durations = b.durations.MustCurryWith(prometheus.Labels{"namespace": pod.Namespace, "pod": pod.Name})
 	ports := containerPorts(pod)
 	for attempt := 0; ; attempt++ {
 		ip := net.IPv4(byte(b.nextIP>>24), byte(b.nextIP>>16), byte(b.nextIP>>8), byte(b.nextIP)).String()
@@ -404,7 +449,12 @@ func (b *Backends) release(uid types.UID) {
 	b.gone[uid] = true
 	b.mu.Unlock()
 	if be != nil {
-		time.AfterFunc(drainDelay, be.stop)
+		time.AfterFunc(drainDelay, func() {
+			be.stop()
+			// A pod that is gone is no longer scraped: its series end.
+			namespace, name, _ := strings.Cut(be.pod, "/")
+			b.durations.DeletePartialMatch(prometheus.Labels{"namespace": namespace, "pod": name})
+		})
 	}
 }
 
@@ -467,6 +517,7 @@ func (be *backend) listen(ip string, ports []int32, served *atomic.Uint64) error
 	}
 	be.ip = ip
 	handler := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		start := time.Now()
 		n := be.requests.Add(1) - 1
 		served.Add(1)
 		if be.latency > 0 {
@@ -476,11 +527,18 @@ func (be *backend) listen(ip string, ports []int32, served *atomic.Uint64) error
 				return
 			}
 		}
+		status := http.StatusOK
+		if (n+1)*uint64(be.errorPercent)/100 != n*uint64(be.errorPercent)/100 {
+			status = http.StatusInternalServerError
+		}
+		if be.durations != nil {
+			defer func() { be.durations.WithLabelValues(strconv.Itoa(status)).Observe(time.Since(start).Seconds()) }()
+		}
 		w.Header().Set(VersionHeader, be.version)
 		w.Header().Set(PodHeader, be.pod)
 		w.Header().Set("Content-Type", "application/json")
-		if (n+1)*uint64(be.errorPercent)/100 != n*uint64(be.errorPercent)/100 {
-			w.WriteHeader(http.StatusInternalServerError)
+		if status != http.StatusOK {
+			w.WriteHeader(status)
 			fmt.Fprintf(w, `{"version":%q,"pod":%q,"error":"injected by %s"}`+"\n", be.version, be.pod, ErrorPercentAnnotation)
 			return
 		}

@@ -326,8 +326,12 @@ func (c canaryConverter) templateMetric(in flaggerMetric, field string, analysis
 	out := c.metric(in, field, analysisInterval)
 	out.TemplateRef = &v1alpha1.TemplateReference{Name: in.TemplateRef.Name, Namespace: in.TemplateRef.Namespace}
 	out.TemplateVariables = in.TemplateVariables
-	if in.Threshold != nil {
-		c.report.drop(field+".threshold", "deprecated in Flagger and not used with templateRef: set thresholdRange")
+	switch {
+	case in.Threshold != nil && in.ThresholdRange != nil:
+		c.report.note(field+".threshold", "ignored by Flagger when thresholdRange is set; left out")
+	case in.Threshold != nil:
+		// Flagger fails a template's value above its deprecated threshold.
+		out.ThresholdRange = &v1alpha1.ThresholdRange{Max: in.Threshold}
 	}
 	if in.Query != "" {
 		c.report.drop(field+".query", "ignored by Flagger when templateRef is set")
@@ -342,7 +346,7 @@ func (c canaryConverter) builtinMetric(in flaggerMetric, field string, analysisI
 	out := c.metric(in, field, analysisInterval)
 	switch {
 	case in.Threshold != nil && in.ThresholdRange != nil:
-		c.report.drop(field+".threshold", "ignored by Flagger when thresholdRange is set")
+		c.report.note(field+".threshold", "ignored by Flagger when thresholdRange is set; left out")
 	case in.Threshold != nil && in.Name == v1alpha1.RequestSuccessRateCheck:
 		out.ThresholdRange = &v1alpha1.ThresholdRange{Min: in.Threshold}
 	case in.Threshold != nil:
@@ -373,10 +377,14 @@ func (c canaryConverter) metric(in flaggerMetric, field string, analysisInterval
 }
 
 // builtinDataPlanes are the Flagger providers whose built-in checks serin
-// has: their metrics are the same data plane's.
+// has: their metrics are the same data plane's. Flagger's kubernetes and
+// gatewayapi providers query the pods' own http_request_duration_seconds,
+// as serin's application data plane does.
 var builtinDataPlanes = map[string]v1alpha1.DataPlane{
-	"istio":   v1alpha1.IstioDataPlane,
-	"traefik": v1alpha1.TraefikDataPlane,
+	"istio":      v1alpha1.IstioDataPlane,
+	"traefik":    v1alpha1.TraefikDataPlane,
+	"kubernetes": v1alpha1.ApplicationDataPlane,
+	"gatewayapi": v1alpha1.ApplicationDataPlane,
 }
 
 // dataPlane is the data plane of the converted built-in checks: the one of
@@ -387,7 +395,7 @@ func (c canaryConverter) dataPlane(analysis *v1alpha1.CanaryAnalysis) v1alpha1.D
 		return ""
 	}
 	provider := c.in.Spec.Provider
-	if dataPlane, ok := builtinDataPlanes[provider]; ok {
+	if dataPlane, ok := builtinDataPlanes[strings.Split(provider, ":")[0]]; ok { // gatewayapi:v1
 		return dataPlane
 	}
 	which := fmt.Sprintf("provider %s", provider)
@@ -395,7 +403,7 @@ func (c canaryConverter) dataPlane(analysis *v1alpha1.CanaryAnalysis) v1alpha1.D
 		which = "an unset provider"
 	}
 	c.report.drop("spec.provider", "the built-in checks query the metrics of the data plane that serves the canary, "+
-		"which %s does not name: set routing.dataPlane (traefik, envoy-gateway, istio, nginx-gateway-fabric or cilium), "+
+		"which %s does not name: set routing.dataPlane (traefik, envoy-gateway, istio, nginx-gateway-fabric, cilium or application), "+
 		"or the agent's --data-plane applies", which)
 	return ""
 }

@@ -47,9 +47,9 @@ func TestEverythingIsAccountedFor(t *testing.T) {
 		t.Fatal(err)
 	}
 	// The unknown field comes first, from the strict decoding; then the
-	// fields in the order the conversion reads them. spec.provider comes
-	// last: gatewayapi:v1 maps to gatewayapi, but does not name the data
-	// plane of the built-in check.
+	// fields in the order the conversion reads them. gatewayapi:v1 maps to
+	// gatewayapi, its built-in check to the pods' own metrics (data plane
+	// application), which Flagger's gatewayapi provider queries.
 	wantDropped := []string{
 		"spec.service.loadBalancer",
 		"spec.autoscalerRef.primaryScalerQueries", "spec.autoscalerRef.primaryScalerReplicas",
@@ -60,12 +60,11 @@ func TestEverythingIsAccountedFor(t *testing.T) {
 		"spec.analysis.stepWeight",
 		"spec.analysis.match", "spec.analysis.mirror", "spec.analysis.mirrorWeight",
 		"spec.analysis.alerts",
-		"spec.analysis.metrics[0].threshold", "spec.analysis.metrics[0].query",
+		"spec.analysis.metrics[0].query",
 		"spec.analysis.metrics[2].query",
 		"spec.analysis.webhooks[0].muteAlert", "spec.analysis.webhooks[2].type",
 		"spec.service.gatewayRefs[1]",
 		"spec.service.retries.perTryTimeout",
-		"spec.provider",
 	}
 	var gotDropped []string
 	for _, d := range result.Dropped {
@@ -106,6 +105,7 @@ func everythingSpec() v1alpha1.CanarySpec {
 			Provider:    v1alpha1.GatewayAPIRouting,
 			GatewayRefs: []v1alpha1.GatewayReference{{Name: "public", Namespace: "gateways", SectionName: "https", Port: ptr.To(int32(443))}},
 			Hosts:       []string{"app.example.com"},
+			DataPlane:   v1alpha1.ApplicationDataPlane,
 			Match:       []v1alpha1.HTTPRouteMatch{{Path: &v1alpha1.HTTPPathMatch{Type: "PathPrefix", Value: "/api"}}},
 			Timeout:     "30s",
 			Retries:     &v1alpha1.HTTPRouteRetry{Attempts: ptr.To[int32](3)},
@@ -338,8 +338,7 @@ func TestConvert(t *testing.T) {
 			input: canaryYAML("provider: traefik", "analysis: {iterations: 2, threshold: 2, metrics: ["+
 				"{name: request-success-rate, threshold: 99}, {name: request-duration, threshold: 500}, "+
 				"{name: request-duration, threshold: 500, thresholdRange: {max: 300}, query: up}]}"),
-			wantDropped: []string{"spec.provider",
-				"spec.analysis.metrics[2].threshold", "spec.analysis.metrics[2].query"},
+			wantDropped: []string{"spec.provider", "spec.analysis.metrics[2].query"},
 			wantSpec: spec(v1alpha1.CanaryRouting{Provider: v1alpha1.KubernetesRouting, DataPlane: v1alpha1.TraefikDataPlane},
 				&v1alpha1.CanaryAnalysis{Iterations: 2, Threshold: 2, Metrics: []v1alpha1.CanaryMetric{
 					{Name: "request-success-rate", ThresholdRange: &v1alpha1.ThresholdRange{Min: ptr.To(99.0)}},
@@ -347,11 +346,26 @@ func TestConvert(t *testing.T) {
 					{Name: "request-duration", ThresholdRange: &v1alpha1.ThresholdRange{Max: ptr.To(300.0)}},
 				}}),
 		},
-		"built-in check on Gateway API: the data plane is the agent's": {
+		"templates: Flagger fails a value above the deprecated threshold": {
+			input: canaryYAML("provider: kubernetes", "analysis: {iterations: 2, threshold: 2, metrics: ["+
+				"{name: latency, templateRef: {name: latency}, threshold: 300}, "+
+				"{name: errors, templateRef: {name: errors}, threshold: 5, thresholdRange: {min: 1}}]}"),
+			wantSpec: spec(kubernetes(), &v1alpha1.CanaryAnalysis{Iterations: 2, Threshold: 2, Metrics: []v1alpha1.CanaryMetric{
+				{Name: "latency", TemplateRef: &v1alpha1.TemplateReference{Name: "latency"}, ThresholdRange: &v1alpha1.ThresholdRange{Max: ptr.To(300.0)}},
+				{Name: "errors", TemplateRef: &v1alpha1.TemplateReference{Name: "errors"}, ThresholdRange: &v1alpha1.ThresholdRange{Min: ptr.To(1.0)}},
+			}}),
+		},
+		"built-in check of an unset provider: which data plane is not known": {
+			input:       canaryYAML("analysis: {iterations: 2, threshold: 2, metrics: [{name: request-duration, thresholdRange: {max: 500}}]}"),
+			wantDropped: []string{"spec.provider", "spec.provider"},
+			wantSpec: spec(kubernetes(), &v1alpha1.CanaryAnalysis{Iterations: 2, Threshold: 2,
+				Metrics: []v1alpha1.CanaryMetric{{Name: "request-duration", ThresholdRange: &v1alpha1.ThresholdRange{Max: ptr.To(500.0)}}}}),
+		},
+		"built-in check on Gateway API: the pods' own metrics, as Flagger's": {
 			input: canaryYAML("provider: gatewayapi:v1", "service: {port: 9898, gatewayRefs: [{name: public}]}",
 				"analysis: {stepWeight: 10, maxWeight: 20, threshold: 2, metrics: [{name: request-duration, thresholdRange: {max: 500}}]}"),
-			wantDropped: []string{"spec.provider"},
-			wantSpec: spec(gatewayAPI("public"), &v1alpha1.CanaryAnalysis{StepWeight: 10, MaxWeight: 20, Threshold: 2,
+			wantSpec: spec(v1alpha1.CanaryRouting{Provider: v1alpha1.GatewayAPIRouting, GatewayRefs: []v1alpha1.GatewayReference{{Name: "public"}},
+				DataPlane: v1alpha1.ApplicationDataPlane}, &v1alpha1.CanaryAnalysis{StepWeight: 10, MaxWeight: 20, Threshold: 2,
 				Metrics: []v1alpha1.CanaryMetric{{Name: "request-duration", ThresholdRange: &v1alpha1.ThresholdRange{Max: ptr.To(500.0)}}}}),
 		},
 		"a built-in name with a template: Flagger ran both": {

@@ -131,7 +131,7 @@ func serve(dir, crds string) error {
 	if err != nil {
 		return err
 	}
-	prom, err := tb.StartPrometheus(ctx, 500*time.Millisecond, traefik.MetricsAddr)
+	prom, err := tb.StartPrometheus(ctx, 500*time.Millisecond, traefik.MetricsAddr, tb.Backends.MetricsAddr)
 	if err != nil {
 		return err
 	}
