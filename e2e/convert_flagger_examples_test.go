@@ -40,6 +40,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
+	"github.com/serin-dev/serin/api/v1alpha1"
 	"github.com/serin-dev/serin/internal/cli/flaggerconvert"
 	"github.com/serin-dev/serin/internal/testbed"
 )
@@ -78,8 +79,11 @@ func meshProviderOf(path string) string {
 // the yaml blocks of its Markdown, and the here-documents of its test
 // scripts. A Canary that sets no spec.provider is converted with the
 // -mesh-provider its Flagger ran with, which its path names (test/istio/,
-// tutorials/linkerd-…), as its user would pass --mesh-provider. A
-// document counts as an example when it is a whole Canary
+// tutorials/linkerd-…), as its user would pass --mesh-provider; and the
+// Canaries of ingress controllers (Contour, Gloo, Traefik, APISIX, NGINX,
+// Skipper) move to a Gateway, as their user would name the Gateway that
+// takes over (--gateway; no --data-plane: which proxy serves it is the
+// user's to say). A document counts as an example when it is a whole Canary
 // (metadata.name and spec.targetRef); fragments that show one field are
 // counted apart. Each example must convert without error, and every
 // converted object must be accepted by the API server (a server-side dry
@@ -117,8 +121,9 @@ func TestConvert_FlaggerExamples(t *testing.T) {
 	losses := map[string]int{}
 	for _, ex := range examples {
 		// As its user would: with the -mesh-provider of their Flagger,
-		// for a Canary that sets no spec.provider.
-		res, err := flaggerconvert.Options{MeshProvider: ex.meshProvider}.Convert(ex.document)
+		// for a Canary that sets no spec.provider, and the Gateway that
+		// takes over from an ingress controller.
+		res, err := flaggerconvert.Options{MeshProvider: ex.meshProvider, Gateway: exampleGateway}.Convert(ex.document)
 		if err != nil {
 			t.Errorf("%s: convert: %v", ex.where, err)
 			continue
@@ -169,11 +174,16 @@ func TestConvert_FlaggerExamples(t *testing.T) {
 		lines = append(lines, fmt.Sprintf("  %-45s %d", l.field, l.n))
 	}
 	t.Logf("Flagger %s: %d Canary examples (and %d fragments) in docs/, kustomize/ and test/\n"+
-		"converted with nothing lost: %d of %d (%d with a note: a mesh's routing carried over as GAMMA)\n"+
+		"converted with nothing lost: %d of %d (%d with a note: a mesh's routing carried over as GAMMA, "+
+		"an ingress controller's onto a Gateway)\n"+
 		"fields lost, by the number of examples that lose them:\n%s",
 		version, len(examples), len(fragments), lossless, len(examples), noted, strings.Join(lines, "\n"))
 	fmt.Printf("flagger_examples version=%s examples=%d fragments=%d lossless=%d noted=%d\n", version, len(examples), len(fragments), lossless, noted)
 }
+
+// exampleGateway is the Gateway the conversion of Flagger's examples moves
+// ingress controllers' Canaries to.
+var exampleGateway = &v1alpha1.GatewayReference{Namespace: "gateways", Name: "public"}
 
 // dryRunCreate asks the API server to create a converted object in ns
 // without keeping it.

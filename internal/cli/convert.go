@@ -21,15 +21,18 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
 
+	"github.com/serin-dev/serin/analysis"
+	"github.com/serin-dev/serin/api/v1alpha1"
 	"github.com/serin-dev/serin/internal/cli/flaggerconvert"
 )
 
 func newConvertCommand() *cobra.Command {
-	var file, meshProvider string
+	var file, meshProvider, gateway, dataPlane string
 	var allowLossy bool
 	cmd := &cobra.Command{
 		Use:   "convert -f FILE",
@@ -51,19 +54,56 @@ given.`,
   # Canaries that set no spec.provider, from a Flagger run with -mesh-provider=istio
   serin convert -f flagger-canary.yaml --mesh-provider istio
 
+  # Canaries of Contour, Gloo, Traefik, APISIX, NGINX or Skipper, moving to
+  # Gateway API: their weights carry over to an HTTPRoute on that Gateway
+  serin convert -f flagger-canary.yaml --gateway gateways/public --data-plane envoy-gateway
+
   # Read standard input
   kubectl get canaries.flagger.app podinfo -n apps -o yaml | serin convert -f -`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return runConvert(cmd, file, allowLossy, flaggerconvert.Options{MeshProvider: meshProvider})
+			opts := flaggerconvert.Options{MeshProvider: meshProvider}
+			if gateway != "" {
+				ref, err := parseGatewayFlag(gateway)
+				if err != nil {
+					return err
+				}
+				opts.Gateway = ref
+			}
+			if dataPlane != "" {
+				parsed, err := analysis.ParseDataPlane(dataPlane)
+				if err != nil {
+					return fmt.Errorf("--data-plane: %w", err)
+				}
+				opts.DataPlane = parsed
+			}
+			return runConvert(cmd, file, allowLossy, opts)
 		},
 	}
 	cmd.Flags().StringVarP(&file, "file", "f", "", "the Flagger manifests to convert; - reads standard input")
 	cmd.Flags().BoolVar(&allowLossy, "allow-lossy", false, "print the conversion even when some fields could not be mapped")
 	cmd.Flags().StringVar(&meshProvider, "mesh-provider", "", "the -mesh-provider flag of the Flagger that ran these Canaries: "+
 		"the provider of a Canary that sets no spec.provider (istio, linkerd, kubernetes, gatewayapi, …)")
+	cmd.Flags().StringVar(&gateway, "gateway", "", "NAMESPACE/NAME[/LISTENER]: the Gateway API Gateway that takes over from "+
+		"an ingress controller (providers contour, gloo, traefik, apisix, nginx, skipper); their Canaries convert to routing.provider "+
+		"gatewayapi on it, weights and all (without it: kubernetes blue/green)")
+	cmd.Flags().StringVar(&dataPlane, "data-plane", "", "the data plane that serves that Gateway or the mesh, for built-in checks "+
+		"whose provider does not tell it: traefik, envoy-gateway, istio, nginx-gateway-fabric, cilium or application")
 	_ = cmd.MarkFlagRequired("file")
 	return cmd
+}
+
+// parseGatewayFlag reads --gateway: NAMESPACE/NAME or NAMESPACE/NAME/LISTENER.
+func parseGatewayFlag(value string) (*v1alpha1.GatewayReference, error) {
+	parts := strings.Split(value, "/")
+	if len(parts) < 2 || len(parts) > 3 || slices.Contains(parts, "") {
+		return nil, fmt.Errorf("--gateway %q: want NAMESPACE/NAME or NAMESPACE/NAME/LISTENER", value)
+	}
+	ref := &v1alpha1.GatewayReference{Namespace: parts[0], Name: parts[1]}
+	if len(parts) == 3 {
+		ref.SectionName = parts[2]
+	}
+	return ref, nil
 }
 
 func runConvert(cmd *cobra.Command, file string, allowLossy bool, opts flaggerconvert.Options) error {

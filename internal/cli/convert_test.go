@@ -109,6 +109,21 @@ func TestConvertInputErrors(t *testing.T) {
 		"a document that is not Flagger's passes through": {
 			args: []string{"convert", "-f", "testdata/kubeconfig"},
 		},
+		"--gateway needs the Gateway's namespace": {
+			args:    []string{"convert", "-f", "testdata/kubeconfig", "--gateway", "public"},
+			wantErr: `--gateway "public": want NAMESPACE/NAME or NAMESPACE/NAME/LISTENER`,
+		},
+		"--data-plane is one serin knows": {
+			args: []string{"convert", "-f", "testdata/kubeconfig", "--data-plane", "linkerd"},
+			wantErr: `--data-plane: data plane "linkerd" is not supported: use one of ` +
+				"application, cilium, envoy-gateway, istio, nginx-gateway-fabric, traefik",
+		},
+		"a Contour Canary converts with nothing lost onto the Gateway named": {
+			args: []string{"convert", "-f", "-", "--gateway", "gateways/public/https", "--data-plane", "envoy-gateway"},
+			stdin: "apiVersion: flagger.app/v1beta1\nkind: Canary\nmetadata: {name: podinfo, namespace: apps}\nspec:\n" +
+				"  provider: contour\n  targetRef: {apiVersion: apps/v1, kind: Deployment, name: podinfo}\n  service: {port: 9898}\n" +
+				"  analysis: {interval: 1m, threshold: 5, stepWeight: 10, maxWeight: 50, metrics: [{name: request-success-rate, thresholdRange: {min: 99}}]}\n",
+		},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {

@@ -395,8 +395,11 @@ func (c canaryConverter) dataPlane(analysis *v1alpha1.CanaryAnalysis) v1alpha1.D
 		return ""
 	}
 	provider := c.in.Spec.Provider
-	if dataPlane, ok := builtinDataPlanes[strings.Split(provider, ":")[0]]; ok { // gatewayapi:v1
+	if dataPlane, ok := builtinDataPlanes[baseProvider(provider)]; ok { // gatewayapi:v1
 		return dataPlane
+	}
+	if c.opts.DataPlane != "" {
+		return c.opts.DataPlane
 	}
 	which := fmt.Sprintf("provider %s", provider)
 	if provider == "" {
@@ -404,7 +407,7 @@ func (c canaryConverter) dataPlane(analysis *v1alpha1.CanaryAnalysis) v1alpha1.D
 	}
 	c.report.drop("spec.provider", "the built-in checks query the metrics of the data plane that serves the canary, "+
 		"which %s does not name: set routing.dataPlane (traefik, envoy-gateway, istio, nginx-gateway-fabric, cilium or application), "+
-		"or the agent's --data-plane applies", which)
+		"or the agent's --data-plane applies (serin convert --data-plane sets it)", which)
 	return ""
 }
 

@@ -39,7 +39,7 @@ func (r *Result) convertCanary(jsonDocument []byte) error {
 		// As Flagger did: its -mesh-provider flag.
 		in.Spec.Provider = r.opts.MeshProvider
 	}
-	converter := canaryConverter{in: &in, report: newObjectReport(in.Kind, in.Metadata)}
+	converter := canaryConverter{in: &in, report: newObjectReport(in.Kind, in.Metadata), opts: r.opts}
 	converter.report.dropUnknown(strictErrors)
 	spec, ok := converter.convert()
 	r.Dropped = append(r.Dropped, converter.report.dropped...)
@@ -59,6 +59,7 @@ func (r *Result) convertCanary(jsonDocument []byte) error {
 type canaryConverter struct {
 	in     *flaggerCanary
 	report *objectReport
+	opts   Options
 }
 
 // convert returns the serin spec, or false when the Canary cannot be
@@ -152,10 +153,18 @@ func (c canaryConverter) dropProviderSettings() {
 	if spec.MetricsServer != "" {
 		c.report.drop("spec.metricsServer", "serin has no metrics server per Canary: the built-in checks query the agent's --metrics-server, MetricTemplates their own address")
 	}
-	if present(spec.IngressRef) {
+	switch {
+	case present(spec.IngressRef) && c.ingressToGateway():
+		c.report.drop("spec.ingressRef", "the Ingress whose hosts and paths Flagger copied to its canary Ingress: "+
+			"the HTTPRoute takes them from routing.hosts and routing.match; set those from the Ingress")
+	case present(spec.IngressRef):
 		c.report.drop("spec.ingressRef", "NGINX ingress routing is not supported: serin routes with gatewayapi or kubernetes")
 	}
-	if present(spec.RouteRef) {
+	switch {
+	case present(spec.RouteRef) && c.ingressToGateway():
+		c.report.drop("spec.routeRef", "the ApisixRoute whose hosts and paths Flagger copied to its canary route: "+
+			"the HTTPRoute takes them from routing.hosts and routing.match; set those from the ApisixRoute")
+	case present(spec.RouteRef):
 		c.report.drop("spec.routeRef", "APISIX routing is not supported: serin routes with gatewayapi or kubernetes")
 	}
 	if present(spec.UpstreamRef) {

@@ -31,6 +31,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"sigs.k8s.io/yaml"
+
+	"github.com/serin-dev/serin/api/v1alpha1"
 )
 
 const (
@@ -91,6 +93,15 @@ type Options struct {
 	// MeshProvider is the -mesh-provider flag of the Flagger that ran the
 	// Canaries: the provider of a Canary that sets no spec.provider.
 	MeshProvider string
+	// Gateway is the Gateway API Gateway that takes over from an ingress
+	// controller's own resources (providers contour, gloo, traefik,
+	// apisix, nginx, skipper): with it, their Canaries convert to
+	// routing.provider gatewayapi on that Gateway, weights and all;
+	// without it, to kubernetes (blue/green), their weights as iterations.
+	Gateway *v1alpha1.GatewayReference
+	// DataPlane serves that Gateway (or the mesh): the routing.dataPlane of
+	// built-in checks whose provider does not tell serin's data plane.
+	DataPlane v1alpha1.DataPlane
 }
 
 // Convert converts as the package's Convert does, with the options.

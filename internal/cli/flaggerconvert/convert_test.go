@@ -20,6 +20,8 @@ import (
 	"bytes"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -668,14 +670,48 @@ func TestConvertRejectsUnreadableInput(t *testing.T) {
 // A mesh that applies HTTPRoutes to a Service's calls (GAMMA) keeps its
 // weights: Istio's and Linkerd's Canaries convert to gatewayapi with the
 // apex Service as the parent, said in a note, not a loss; the hosts of
-// Istio's ingress gateways are lost, and said so.
-func TestConvertMeshProviderToGAMMA(t *testing.T) {
+// Istio's ingress gateways are lost, and said so. So does an ingress
+// controller's Canary, on the Gateway that takes over from it (--gateway),
+// said in a note; the Ingress or ApisixRoute it named is reported, as
+// its hosts and paths are not in the Canary.
+func TestConvertProviderToGatewayAPI(t *testing.T) {
+	public := &v1alpha1.GatewayReference{Namespace: "gateways", Name: "public"}
+	onPublic := []v1alpha1.GatewayReference{*public}
+	successRate := "metrics: [{name: request-success-rate, thresholdRange: {min: 99}}]"
 	tests := map[string]struct {
+		opts        Options
 		input       string
 		wantRouting v1alpha1.CanaryRouting
 		wantNotes   []string
 		wantDropped []string
 	}{
+		"contour onto the Gateway that takes over, with the timeout of its route": {
+			opts:        Options{Gateway: public},
+			input:       canaryYAML("provider: contour", "service: {port: 9898, timeout: 5s}", "analysis: {stepWeight: 10, maxWeight: 20, threshold: 2}"),
+			wantRouting: v1alpha1.CanaryRouting{Provider: v1alpha1.GatewayAPIRouting, GatewayRefs: onPublic, Timeout: "5s"},
+			wantNotes:   []string{"spec.provider"},
+		},
+		"traefik's built-in checks stay on Traefik": {
+			opts:        Options{Gateway: public},
+			input:       canaryYAML("provider: traefik", "analysis: {stepWeight: 10, maxWeight: 20, threshold: 2, "+successRate+"}"),
+			wantRouting: v1alpha1.CanaryRouting{Provider: v1alpha1.GatewayAPIRouting, GatewayRefs: onPublic, DataPlane: v1alpha1.TraefikDataPlane},
+			wantNotes:   []string{"spec.provider"},
+		},
+		"gloo's built-in checks on the data plane given": {
+			opts:  Options{Gateway: public, DataPlane: v1alpha1.EnvoyGatewayDataPlane},
+			input: canaryYAML("provider: gloo:v1", "analysis: {stepWeight: 10, maxWeight: 20, threshold: 2, "+successRate+"}"),
+			wantRouting: v1alpha1.CanaryRouting{Provider: v1alpha1.GatewayAPIRouting, GatewayRefs: onPublic,
+				DataPlane: v1alpha1.EnvoyGatewayDataPlane},
+			wantNotes: []string{"spec.provider"},
+		},
+		"nginx: the Ingress's hosts and paths are not in the Canary": {
+			opts: Options{Gateway: public},
+			input: canaryYAML("provider: nginx", "ingressRef: {apiVersion: networking.k8s.io/v1, kind: Ingress, name: podinfo}",
+				"analysis: {stepWeight: 10, maxWeight: 20, threshold: 2}"),
+			wantRouting: v1alpha1.CanaryRouting{Provider: v1alpha1.GatewayAPIRouting, GatewayRefs: onPublic},
+			wantNotes:   []string{"spec.provider"},
+			wantDropped: []string{"spec.ingressRef"},
+		},
 		"istio, the apex Service's port": {
 			input: canaryYAML("provider: istio", "analysis: {stepWeight: 10, maxWeight: 20, threshold: 2}"),
 			wantRouting: v1alpha1.CanaryRouting{Provider: v1alpha1.GatewayAPIRouting,
@@ -711,7 +747,7 @@ func TestConvertMeshProviderToGAMMA(t *testing.T) {
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
-			result, err := Convert([]byte(tc.input))
+			result, err := tc.opts.Convert([]byte(tc.input))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -736,6 +772,17 @@ func TestConvertMeshProviderToGAMMA(t *testing.T) {
 				t.Errorf("analysis %+v: the weights must stay weights", got.Analysis)
 			}
 		})
+	}
+
+	// Without a Gateway, an ingress controller's Canary is blue/green, and
+	// the report says how to keep the weights.
+	result, err := Convert([]byte(canaryYAML("provider: contour", "analysis: {stepWeight: 10, maxWeight: 20, threshold: 2}")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := droppedFields(result); !slices.Equal(got, []string{"spec.provider", "spec.analysis.stepWeight"}) ||
+		!strings.Contains(result.Dropped[0].Reason, "--gateway") {
+		t.Errorf("contour without a Gateway: %v", result.Dropped)
 	}
 }
 

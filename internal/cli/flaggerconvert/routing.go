@@ -48,6 +48,15 @@ func (c canaryConverter) routing(provider v1alpha1.RoutingProvider, in *flaggerA
 				"routes the calls of that Service, whatever the host")
 		}
 		gatewaysReported, meshParent = true, true
+	case provider == v1alpha1.GatewayAPIRouting && c.ingressToGateway():
+		gateways, gatewaysReported = []v1alpha1.GatewayReference{*c.opts.Gateway}, true
+		ic := ingressControllers[baseProvider(c.in.Spec.Provider)]
+		serves := ic.servesHTTPRoutes
+		if serves == "" {
+			serves = fmt.Sprintf("%s serves no HTTPRoute: the controller of that Gateway serves it in its place", ic.name)
+		}
+		c.report.note("spec.provider", "%s: converted to routing.provider gatewayapi on the Gateway %s (%s); the HTTPRoute "+
+			"replaces %s: give it your hostnames in routing.hosts", c.in.Spec.Provider, gatewayName(*c.opts.Gateway), serves, ic.replaces)
 	case provider == v1alpha1.GatewayAPIRouting:
 		if gateways, gatewaysReported = c.gatewayRefs(), true; len(gateways) == 0 {
 			// A Canary that attaches to no Gateway (a mesh's Service
@@ -95,6 +104,53 @@ var gammaMeshes = map[string]string{
 	"kuma":    "Kuma 2.3 and later, experimental there",
 }
 
+// ingressController is a Flagger provider that routes through an ingress
+// controller's own resources.
+type ingressController struct {
+	name string
+	// servesHTTPRoutes says how the controller serves Gateway API
+	// HTTPRoutes itself; empty when it does not.
+	servesHTTPRoutes string
+	// replaces says what the HTTPRoute takes the place of.
+	replaces string
+}
+
+// ingressControllers are the providers whose Canaries convert to Gateway API
+// routing on the Gateway of Options.Gateway.
+var ingressControllers = map[string]ingressController{
+	"contour": {name: "Contour", servesHTTPRoutes: "Contour serves HTTPRoutes",
+		replaces: "the HTTPProxy Flagger generated and the root HTTPProxy that included it"},
+	"gloo": {name: "Gloo", servesHTTPRoutes: "Gloo Gateway serves HTTPRoutes",
+		replaces: "the RouteTable Flagger generated and the VirtualService that delegated to it"},
+	"traefik": {name: "Traefik", servesHTTPRoutes: "Traefik serves HTTPRoutes with its kubernetesGateway provider",
+		replaces: "the TraefikService Flagger generated and the IngressRoute that pointed to it"},
+	"apisix": {name: "APISIX", servesHTTPRoutes: "the APISIX Ingress Controller serves HTTPRoutes",
+		replaces: "the canary ApisixRoute Flagger generated"},
+	"nginx":   {name: "ingress-nginx", replaces: "the canary Ingress Flagger generated"},
+	"skipper": {name: "Skipper", replaces: "the canary Ingress Flagger generated"},
+}
+
+// baseProvider is a provider without its version: gloo:v1 is gloo.
+func baseProvider(provider string) string {
+	base, _, _ := strings.Cut(provider, ":")
+	return base
+}
+
+// ingressToGateway tells whether the Canary's ingress controller gives way
+// to the Gateway of Options.Gateway.
+func (c canaryConverter) ingressToGateway() bool {
+	_, ok := ingressControllers[baseProvider(c.in.Spec.Provider)]
+	return ok && c.opts.Gateway != nil && len(c.in.Spec.Service.GatewayRefs) == 0
+}
+
+// gatewayName is a Gateway's namespace/name.
+func gatewayName(ref v1alpha1.GatewayReference) string {
+	if ref.Namespace == "" {
+		return ref.Name
+	}
+	return ref.Namespace + "/" + ref.Name
+}
+
 // apexParent is the Canary's apex Service as an HTTPRoute parent.
 func (c canaryConverter) apexParent() v1alpha1.GatewayReference {
 	name := c.in.Spec.Service.Name
@@ -119,6 +175,8 @@ func (c canaryConverter) routingProvider() v1alpha1.RoutingProvider {
 		return v1alpha1.GatewayAPIRouting
 	case gammaMeshes[provider] != "":
 		return v1alpha1.GatewayAPIRouting
+	case c.ingressToGateway():
+		return v1alpha1.GatewayAPIRouting
 	case provider == "" && len(c.in.Spec.Service.GatewayRefs) > 0:
 		c.report.drop("spec.provider", "not set, so Flagger used its -mesh-provider flag: "+
 			"gatewayapi was assumed from spec.service.gatewayRefs")
@@ -126,6 +184,11 @@ func (c canaryConverter) routingProvider() v1alpha1.RoutingProvider {
 	case provider == "":
 		c.report.drop("spec.provider", "not set, so Flagger used its -mesh-provider flag: "+
 			"kubernetes (blue/green) was assumed")
+		return v1alpha1.KubernetesRouting
+	}
+	if _, ok := ingressControllers[baseProvider(provider)]; ok {
+		c.report.drop("spec.provider", "%s is not supported: serin routes with gatewayapi or kubernetes; "+
+			"converted to kubernetes (blue/green); name the Gateway that takes over (--gateway) to convert to gatewayapi", provider)
 		return v1alpha1.KubernetesRouting
 	}
 	c.report.drop("spec.provider", "%s is not supported: serin routes with gatewayapi or kubernetes; "+
