@@ -66,6 +66,12 @@ const istioClients = `reporter="source",destination_service_namespace="{{ namesp
 // Service port, which it names <namespace>_<service>_<port>.
 const nginxUpstream = `nginx_upstream_name="{{ namespace }}_{{ service }}_{{ port }}"`
 
+// contourCluster selects the Envoy cluster Contour keeps for one Service
+// port: its stats name (alt_stat_name) is <namespace>_<service>_<port>
+// (Contour's internal/envoy cluster builder, the same for HTTPRoutes and
+// HTTPProxies; Flagger's contour observer matches it too).
+const contourCluster = `envoy_cluster_name="{{ namespace }}_{{ service }}_{{ port }}"`
+
 // hubbleServer selects the HTTP flows Hubble saw arrive at the canary's
 // workload (reporter="server"): Hubble's labels name workloads, not Services.
 const hubbleServer = `reporter="server",destination_namespace="{{ namespace }}",destination_workload="{{ workload }}"`
@@ -156,6 +162,11 @@ var builtinQueries = map[v1alpha1.DataPlane]map[string]builtinQuery{
 	v1alpha1.CiliumDataPlane: {
 		v1alpha1.RequestSuccessRateCheck: {promQL: successRate("hubble_http_requests_total", hubbleServer, `status!~"5.."`)},
 		v1alpha1.RequestDurationCheck:    {promQL: p99("hubble_http_request_duration_seconds_bucket", hubbleServer, "1000 * ")},
+	},
+	// Envoy's upstream_rq_time is in milliseconds.
+	v1alpha1.ContourDataPlane: {
+		v1alpha1.RequestSuccessRateCheck: {promQL: successRate("envoy_cluster_upstream_rq", contourCluster, `envoy_response_code!~"5.."`)},
+		v1alpha1.RequestDurationCheck:    {promQL: p99("envoy_cluster_upstream_rq_time_bucket", contourCluster, "")},
 	},
 	// No proxy: what the canary's pods say they served. Requests that
 	// never reached a pod (refused connections, a proxy's timeouts) are

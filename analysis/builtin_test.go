@@ -158,7 +158,7 @@ func TestParseDataPlane(t *testing.T) {
 		t.Errorf("envoy-gateway: %q, %v", got, err)
 	}
 	_, err := ParseDataPlane("linkerd")
-	want := `data plane "linkerd" is not supported: use one of application, cilium, envoy-gateway, istio, nginx-gateway-fabric, traefik`
+	want := `data plane "linkerd" is not supported: use one of application, cilium, contour, envoy-gateway, istio, nginx-gateway-fabric, traefik`
 	if err == nil || err.Error() != want {
 		t.Errorf("linkerd: %v, want %q", err, want)
 	}

@@ -378,7 +378,7 @@ type CanaryRouting struct {
 
 // DataPlane names the proxy or mesh whose metrics the built-in checks
 // query. Each value selects the metric names and labels of one data plane.
-// +kubebuilder:validation:Enum=traefik;envoy-gateway;istio;nginx-gateway-fabric;cilium;application
+// +kubebuilder:validation:Enum=traefik;envoy-gateway;istio;nginx-gateway-fabric;cilium;contour;application
 type DataPlane string
 
 const (
@@ -400,6 +400,11 @@ const (
 	// hubble_http_requests_total and hubble_http_request_duration_seconds of
 	// the canary's workload.
 	CiliumDataPlane DataPlane = "cilium"
+	// ContourDataPlane selects Contour (HTTPRoutes or HTTPProxies): Envoy's
+	// cluster stats envoy_cluster_upstream_rq and
+	// envoy_cluster_upstream_rq_time of the canary Service's port, which
+	// Contour names <namespace>_<service>_<port>.
+	ContourDataPlane DataPlane = "contour"
 	// ApplicationDataPlane selects no proxy: the canary's own pods'
 	// http_request_duration_seconds histogram (with a status label), as
 	// podinfo exports it and as Flagger's kubernetes and gatewayapi

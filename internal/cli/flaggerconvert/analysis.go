@@ -377,12 +377,14 @@ func (c canaryConverter) metric(in flaggerMetric, field string, analysisInterval
 }
 
 // builtinDataPlanes are the Flagger providers whose built-in checks serin
-// has: their metrics are the same data plane's. Flagger's kubernetes and
+// has: their metrics are the same data plane's (Contour names its Envoy
+// clusters alike for its HTTPProxies and for HTTPRoutes). Flagger's kubernetes and
 // gatewayapi providers query the pods' own http_request_duration_seconds,
 // as serin's application data plane does.
 var builtinDataPlanes = map[string]v1alpha1.DataPlane{
 	"istio":      v1alpha1.IstioDataPlane,
 	"traefik":    v1alpha1.TraefikDataPlane,
+	"contour":    v1alpha1.ContourDataPlane,
 	"kubernetes": v1alpha1.ApplicationDataPlane,
 	"gatewayapi": v1alpha1.ApplicationDataPlane,
 }
@@ -406,7 +408,7 @@ func (c canaryConverter) dataPlane(analysis *v1alpha1.CanaryAnalysis) v1alpha1.D
 		which = "an unset provider"
 	}
 	c.report.drop("spec.provider", "the built-in checks query the metrics of the data plane that serves the canary, "+
-		"which %s does not name: set routing.dataPlane (traefik, envoy-gateway, istio, nginx-gateway-fabric, cilium or application), "+
+		"which %s does not name: set routing.dataPlane (traefik, envoy-gateway, istio, nginx-gateway-fabric, cilium, contour or application), "+
 		"or the agent's --data-plane applies (serin convert --data-plane sets it)", which)
 	return ""
 }
