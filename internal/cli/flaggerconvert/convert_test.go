@@ -66,7 +66,6 @@ func TestEverythingIsAccountedFor(t *testing.T) {
 		"spec.analysis.metrics[2].query",
 		"spec.analysis.webhooks[0].muteAlert", "spec.analysis.webhooks[2].type",
 		"spec.service.gatewayRefs[1]",
-		"spec.service.retries.perTryTimeout",
 	}
 	var gotDropped []string
 	for _, d := range result.Dropped {
@@ -104,13 +103,14 @@ func everythingSpec() v1alpha1.CanarySpec {
 			Primary: &v1alpha1.CustomMetadata{Annotations: map[string]string{"tier": "primary"}},
 			Canary:  &v1alpha1.CustomMetadata{Labels: map[string]string{"tier": "canary"}}},
 		Routing: v1alpha1.CanaryRouting{
-			Provider:    v1alpha1.GatewayAPIRouting,
-			GatewayRefs: []v1alpha1.GatewayReference{{Name: "public", Namespace: "gateways", SectionName: "https", Port: ptr.To(int32(443))}},
-			Hosts:       []string{"app.example.com"},
-			DataPlane:   v1alpha1.ApplicationDataPlane,
-			Match:       []v1alpha1.HTTPRouteMatch{{Path: &v1alpha1.HTTPPathMatch{Type: "PathPrefix", Value: "/api"}}},
-			Timeout:     "30s",
-			Retries:     &v1alpha1.HTTPRouteRetry{Attempts: ptr.To[int32](3)},
+			Provider:       v1alpha1.GatewayAPIRouting,
+			GatewayRefs:    []v1alpha1.GatewayReference{{Name: "public", Namespace: "gateways", SectionName: "https", Port: ptr.To(int32(443))}},
+			Hosts:          []string{"app.example.com"},
+			DataPlane:      v1alpha1.ApplicationDataPlane,
+			Match:          []v1alpha1.HTTPRouteMatch{{Path: &v1alpha1.HTTPPathMatch{Type: "PathPrefix", Value: "/api"}}},
+			Timeout:        "30s",
+			BackendTimeout: "1s",
+			Retries:        &v1alpha1.HTTPRouteRetry{Attempts: ptr.To[int32](3)},
 			Headers: &v1alpha1.HTTPHeaderModifiers{Request: &v1alpha1.HTTPHeaderFilter{
 				Add: []v1alpha1.HTTPHeader{{Name: "x-canary", Value: "true"}}}},
 			Rewrite:    &v1alpha1.HTTPURLRewrite{Path: &v1alpha1.HTTPPathModifier{Type: "ReplaceFullPath", ReplaceFullPath: ptr.To("/")}},

@@ -21,6 +21,8 @@ import (
 	"maps"
 	"regexp"
 	"slices"
+	"strconv"
+	"strings"
 	"time"
 
 	"k8s.io/utils/ptr"
@@ -57,7 +59,7 @@ func (c canaryConverter) routeSettings(out *v1alpha1.CanaryRouting) {
 			c.report.drop("spec.service.backendTimeout", "%q is not a Gateway API duration, such as 30s or 1m30s", s.BackendTimeout)
 		}
 	}
-	out.Retries = c.routeRetries(s.Retries)
+	out.Retries = c.routeRetries(s.Retries, out)
 	out.Headers = routeHeaders(s.Headers)
 	out.Rewrite = routeRewrite(s.Rewrite)
 	out.CorsPolicy = c.routeCORS(s.CorsPolicy)
@@ -183,23 +185,112 @@ func (c canaryConverter) methodMatch(field string, m flaggerStringMatch) string 
 	return ""
 }
 
-// routeRetries maps attempts; Istio's per-try timeout and retry conditions
-// have no Gateway API counterpart.
-func (c canaryConverter) routeRetries(in *flaggerRetry) *v1alpha1.HTTPRouteRetry {
+// routeRetries maps Flagger's retries (Istio's and Contour's) to Gateway
+// API's retry: attempts as they are; the per-try timeout to the HTTPRoute's
+// backendRequest timeout, which bounds each attempt; the retry conditions
+// to the status codes they stand for. out takes the per-try timeout.
+func (c canaryConverter) routeRetries(in *flaggerRetry, out *v1alpha1.CanaryRouting) *v1alpha1.HTTPRouteRetry {
 	if in == nil {
 		return nil
 	}
 	if in.PerTryTimeout != "" {
-		c.report.drop("spec.service.retries.perTryTimeout", "Gateway API's retry has no per-try timeout")
+		c.perTryTimeout(in.PerTryTimeout, out)
+	}
+	retry := &v1alpha1.HTTPRouteRetry{}
+	if in.Attempts >= 1 {
+		retry.Attempts = ptr.To(int32(in.Attempts))
 	}
 	if in.RetryOn != "" {
-		c.report.drop("spec.service.retries.retryOn", "Gateway API retries on the status codes of routing.retries.codes, "+
-			"not on Istio's retryOn conditions: without codes, the gateway's own choice")
+		retry.Codes = c.retryCodes(in.RetryOn)
 	}
-	if in.Attempts < 1 {
+	if retry.Attempts == nil && len(retry.Codes) == 0 {
 		return nil
 	}
-	return &v1alpha1.HTTPRouteRetry{Attempts: ptr.To(int32(in.Attempts))}
+	return retry
+}
+
+// perTryTimeout maps a per-try timeout to the HTTPRoute's backendRequest
+// timeout: Gateway API applies it to each attempt of a request.
+func (c canaryConverter) perTryTimeout(value string, out *v1alpha1.CanaryRouting) {
+	const field = "spec.service.retries.perTryTimeout"
+	perTry, err := time.ParseDuration(value)
+	switch {
+	case err != nil || !gatewayAPIDuration.MatchString(value):
+		c.report.drop(field, "%q is not a Gateway API duration, such as 1s or 500ms", value)
+	case out.BackendTimeout != "" && out.BackendTimeout != value:
+		c.report.drop(field, "Gateway API bounds each attempt by routing.backendTimeout, which spec.service.backendTimeout sets to %s", out.BackendTimeout)
+	case out.Timeout != "" && !exceeds(perTry, out.Timeout):
+		out.BackendTimeout = value
+		c.report.note(field, "converted to routing.backendTimeout, Gateway API's timeout of each attempt of a request")
+	case out.Timeout != "":
+		c.report.drop(field, "longer than the request's timeout %s, which covers every attempt", out.Timeout)
+	default:
+		out.BackendTimeout = value
+		c.report.note(field, "converted to routing.backendTimeout, Gateway API's timeout of each attempt of a request")
+	}
+}
+
+// exceeds tells whether d is longer than timeout (a Gateway API duration;
+// 0s, no timeout, is exceeded by nothing).
+func exceeds(d time.Duration, timeout string) bool {
+	t, err := time.ParseDuration(timeout)
+	return err == nil && t > 0 && d > t
+}
+
+// retryOnCodes are the status codes of Envoy's retry conditions, which
+// Istio and Contour take as they are: 5xx as the registered 5xx codes
+// (Gateway API lists codes, at most 32), gateway-error as Envoy defines
+// it, retriable-4xx as 409.
+var retryOnCodes = map[string][]int32{
+	"5xx":           {500, 501, 502, 503, 504, 505, 506, 507, 508, 510, 511},
+	"gateway-error": {502, 503, 504},
+	"retriable-4xx": {409},
+}
+
+// connectionErrors are Envoy's retry conditions on failed connections,
+// which Gateway API's retry covers: implementations SHOULD retry on
+// connection errors once a retry is configured.
+var connectionErrors = []string{"connect-failure", "refused-stream", "reset"}
+
+// retryCodes maps retryOn, Envoy's comma-separated retry conditions (or
+// status codes), to the status codes to retry on; what has no counterpart
+// (gRPC statuses, retriable-headers, …) is reported.
+func (c canaryConverter) retryCodes(retryOn string) []int32 {
+	const field = "spec.service.retries.retryOn"
+	var codes []int32
+	var unmapped, connections []string
+	fiveXX := false
+	for _, condition := range strings.Split(retryOn, ",") {
+		condition = strings.TrimSpace(condition)
+		if code, err := strconv.Atoi(condition); err == nil && code >= 400 && code <= 599 {
+			codes = append(codes, int32(code))
+			continue
+		}
+		switch {
+		case condition == "":
+		case condition == "5xx":
+			fiveXX = true
+			codes = append(codes, retryOnCodes[condition]...)
+		case retryOnCodes[condition] != nil:
+			codes = append(codes, retryOnCodes[condition]...)
+		case slices.Contains(connectionErrors, condition):
+			connections = append(connections, condition)
+		default:
+			unmapped = append(unmapped, condition)
+		}
+	}
+	slices.Sort(codes)
+	codes = slices.Compact(codes)
+	if len(unmapped) > 0 {
+		c.report.drop(field, "%s: Gateway API retries on status codes (routing.retries.codes) and connection errors only", strings.Join(unmapped, ", "))
+	}
+	if len(connections) > 0 {
+		c.report.note(field, "%s: Gateway API's retry covers connection errors (implementations SHOULD retry on them)", strings.Join(connections, ", "))
+	}
+	if fiveXX {
+		c.report.note(field, "5xx: converted to the registered 5xx codes, 500 to 511")
+	}
+	return codes
 }
 
 func routeHeaders(in *flaggerHeaders) *v1alpha1.HTTPHeaderModifiers {

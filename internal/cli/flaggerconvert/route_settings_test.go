@@ -79,7 +79,8 @@ func TestConvertRouteSettings(t *testing.T) {
 			wantRouting: withGateway(func(r *v1alpha1.CanaryRouting) {
 				r.Timeout = "1m30s"
 				r.BackendTimeout = "20s"
-				r.Retries = &v1alpha1.HTTPRouteRetry{Attempts: ptr.To[int32](2)}
+				r.Retries = &v1alpha1.HTTPRouteRetry{Attempts: ptr.To[int32](2),
+					Codes: []int32{500, 501, 502, 503, 504, 505, 506, 507, 508, 510, 511}}
 				r.Headers = &v1alpha1.HTTPHeaderModifiers{
 					Request: &v1alpha1.HTTPHeaderFilter{Set: []v1alpha1.HTTPHeader{{Name: "x-a", Value: "1"}, {Name: "x-b", Value: "2"}},
 						Remove: []string{"x-debug"}},
@@ -88,7 +89,29 @@ func TestConvertRouteSettings(t *testing.T) {
 				r.Rewrite = &v1alpha1.HTTPURLRewrite{Hostname: "internal.example",
 					Path: &v1alpha1.HTTPPathModifier{Type: "ReplacePrefixMatch", ReplacePrefixMatch: ptr.To("/")}}
 			}),
-			wantDropped: []string{"spec.service.retries.retryOn"},
+		},
+		"retries: Istio's conditions as codes, the per-try timeout as the backend timeout": {
+			service: "timeout: 10s, retries: {attempts: 3, perTryTimeout: 1s, retryOn: 'gateway-error,connect-failure,refused-stream,409'}",
+			wantRouting: withGateway(func(r *v1alpha1.CanaryRouting) {
+				r.Timeout, r.BackendTimeout = "10s", "1s"
+				r.Retries = &v1alpha1.HTTPRouteRetry{Attempts: ptr.To[int32](3), Codes: []int32{409, 502, 503, 504}}
+			}),
+		},
+		"retries: what Gateway API cannot retry on, and a per-try timeout over the request's": {
+			service: "timeout: 2s, retries: {attempts: 3, perTryTimeout: 5s, retryOn: 'retriable-status-codes,cancelled'}",
+			wantRouting: withGateway(func(r *v1alpha1.CanaryRouting) {
+				r.Timeout = "2s"
+				r.Retries = &v1alpha1.HTTPRouteRetry{Attempts: ptr.To[int32](3)}
+			}),
+			wantDropped: []string{"spec.service.retries.perTryTimeout", "spec.service.retries.retryOn"},
+		},
+		"retries: backendTimeout set already bounds each attempt": {
+			service: "backendTimeout: 3s, retries: {attempts: 2, perTryTimeout: 1s}",
+			wantRouting: withGateway(func(r *v1alpha1.CanaryRouting) {
+				r.BackendTimeout = "3s"
+				r.Retries = &v1alpha1.HTTPRouteRetry{Attempts: ptr.To[int32](2)}
+			}),
+			wantDropped: []string{"spec.service.retries.perTryTimeout"},
 		},
 		"a timeout Gateway API cannot say is dropped": {
 			service:     "timeout: 1.5s",
