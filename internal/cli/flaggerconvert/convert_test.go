@@ -704,6 +704,21 @@ func TestConvertProviderToGatewayAPI(t *testing.T) {
 				DataPlane: v1alpha1.EnvoyGatewayDataPlane},
 			wantNotes: []string{"spec.provider"},
 		},
+		"istio's ingress gateways give way to the Gateway, with its hosts": {
+			opts: Options{Gateway: public},
+			input: canaryYAML("provider: istio", "service: {port: 9898, gateways: [public-gateway.istio-system.svc.cluster.local, mesh], "+
+				"hosts: [app.example.com]}", "analysis: {stepWeight: 10, maxWeight: 20, threshold: 2}"),
+			wantRouting: v1alpha1.CanaryRouting{Provider: v1alpha1.GatewayAPIRouting, Hosts: []string{"app.example.com"},
+				GatewayRefs: []v1alpha1.GatewayReference{{Kind: v1alpha1.ServiceParent, Name: "podinfo", Port: ptr.To(int32(9898))}, *public}},
+			wantNotes: []string{"spec.provider", "spec.service.gateways"},
+		},
+		"istio within the mesh only: nothing to give way": {
+			opts:  Options{Gateway: public},
+			input: canaryYAML("provider: istio", "service: {port: 9898, gateways: [mesh]}", "analysis: {stepWeight: 10, maxWeight: 20, threshold: 2}"),
+			wantRouting: v1alpha1.CanaryRouting{Provider: v1alpha1.GatewayAPIRouting,
+				GatewayRefs: []v1alpha1.GatewayReference{{Kind: v1alpha1.ServiceParent, Name: "podinfo", Port: ptr.To(int32(9898))}}},
+			wantNotes: []string{"spec.provider"},
+		},
 		"nginx: the Ingress's hosts and paths are not in the Canary": {
 			opts: Options{Gateway: public},
 			input: canaryYAML("provider: nginx", "ingressRef: {apiVersion: networking.k8s.io/v1, kind: Ingress, name: podinfo}",

@@ -43,11 +43,21 @@ func (c canaryConverter) routing(provider v1alpha1.RoutingProvider, in *flaggerA
 		c.report.note("spec.provider", "%s: converted to routing.provider gatewayapi with the apex Service %s (port %d) as the "+
 			"HTTPRoute's parent, which %s applies to the mesh's calls of that Service (the Gateway API's GAMMA, %s)",
 			c.in.Spec.Provider, gateways[0].Name, ptr.Deref(gateways[0].Port, 0), c.in.Spec.Provider, gammaMeshes[c.in.Spec.Provider])
+		gatewaysReported, meshParent = true, true
+		if c.ingressGatewaysToGateway() {
+			// The mesh's ingress gateways give way to a Gateway API
+			// Gateway; the hosts are its (GAMMA gives a Service parent's
+			// hostnames no meaning, GEP-1294).
+			gateways = append(gateways, *c.opts.Gateway)
+			c.report.note("spec.service.gateways", "the ingress gateways %v: converted to the Gateway %s as the HTTPRoute's "+
+				"second parent, with spec.service.hosts as its hostnames", c.ingressGateways(), gatewayName(*c.opts.Gateway))
+			meshParent = false
+			break
+		}
 		if len(c.in.Spec.Service.Hosts) > 0 {
 			c.report.drop("spec.service.hosts", "the hosts of the mesh's ingress gateways: the HTTPRoute of a Service parent "+
 				"routes the calls of that Service, whatever the host")
 		}
-		gatewaysReported, meshParent = true, true
 	case provider == v1alpha1.GatewayAPIRouting && c.ingressToGateway():
 		gateways, gatewaysReported = []v1alpha1.GatewayReference{*c.opts.Gateway}, true
 		ic := ingressControllers[baseProvider(c.in.Spec.Provider)]
@@ -141,6 +151,25 @@ func baseProvider(provider string) string {
 func (c canaryConverter) ingressToGateway() bool {
 	_, ok := ingressControllers[baseProvider(c.in.Spec.Provider)]
 	return ok && c.opts.Gateway != nil && len(c.in.Spec.Service.GatewayRefs) == 0
+}
+
+// ingressGateways are the Istio gateways of spec.service.gateways that
+// are not the mesh itself ("mesh").
+func (c canaryConverter) ingressGateways() []string {
+	var out []string
+	for _, g := range c.in.Spec.Service.Gateways {
+		if g != "mesh" {
+			out = append(out, g)
+		}
+	}
+	return out
+}
+
+// ingressGatewaysToGateway tells whether a mesh's ingress gateways give way
+// to the Gateway of Options.Gateway.
+func (c canaryConverter) ingressGatewaysToGateway() bool {
+	return gammaMeshes[c.in.Spec.Provider] != "" && c.opts.Gateway != nil &&
+		len(c.in.Spec.Service.GatewayRefs) == 0 && len(c.ingressGateways()) > 0
 }
 
 // gatewayName is a Gateway's namespace/name.
