@@ -219,7 +219,7 @@ func (c canaryConverter) dropServiceMeshSettings() {
 		reason string
 	}{
 		{"appProtocol", s.AppProtocol != "", "serin's generated Services set no appProtocol"},
-		{"gateways", len(c.ingressGateways()) > 0 && !c.ingressGatewaysToGateway(), "Istio gateways are not supported: serin attaches its "+
+		{"gateways", len(c.ingressGateways()) > 0 && !c.ingressGatewaysToGateway(), "Istio gateways are not supported: serin attaches its " +
 			"HTTPRoute to the Gateways of routing.gatewayRefs (--gateway names the Gateway API Gateway that takes over from them)"},
 		{"delegation", s.Delegation, "Istio VirtualService delegation is not supported"},
 		{"trafficPolicy", present(s.TrafficPolicy), "Istio DestinationRule traffic policies are not supported"},
