@@ -17,6 +17,8 @@ limitations under the License.
 package flaggerconvert
 
 import (
+	networkingv1 "k8s.io/api/networking/v1"
+
 	"github.com/serin-dev/serin/api/v1alpha1"
 )
 
@@ -39,7 +41,7 @@ func (r *Result) convertCanary(jsonDocument []byte) error {
 		// As Flagger did: its -mesh-provider flag.
 		in.Spec.Provider = r.opts.MeshProvider
 	}
-	converter := canaryConverter{in: &in, report: newObjectReport(in.Kind, in.Metadata), opts: r.opts}
+	converter := canaryConverter{in: &in, report: newObjectReport(in.Kind, in.Metadata), opts: r.opts, ingresses: r.ingresses}
 	converter.report.dropUnknown(strictErrors)
 	spec, ok := converter.convert()
 	r.Dropped = append(r.Dropped, converter.report.dropped...)
@@ -57,9 +59,10 @@ func (r *Result) convertCanary(jsonDocument []byte) error {
 
 // canaryConverter converts one Flagger Canary and reports what it drops.
 type canaryConverter struct {
-	in     *flaggerCanary
-	report *objectReport
-	opts   Options
+	in        *flaggerCanary
+	report    *objectReport
+	opts      Options
+	ingresses map[string]*networkingv1.Ingress
 }
 
 // convert returns the serin spec, or false when the Canary cannot be
@@ -154,9 +157,11 @@ func (c canaryConverter) dropProviderSettings() {
 		c.report.drop("spec.metricsServer", "serin has no metrics server per Canary: the built-in checks query the agent's --metrics-server, MetricTemplates their own address")
 	}
 	switch {
+	case present(spec.IngressRef) && c.ingressToGateway() && c.ingress() != nil:
+		// Its hosts and paths become the HTTPRoute's (routing).
 	case present(spec.IngressRef) && c.ingressToGateway():
 		c.report.drop("spec.ingressRef", "the Ingress whose hosts and paths Flagger copied to its canary Ingress: "+
-			"the HTTPRoute takes them from routing.hosts and routing.match; set those from the Ingress")
+			"the HTTPRoute takes them from routing.hosts and routing.match; set those from the Ingress, or convert it with the Canary")
 	case present(spec.IngressRef):
 		c.report.drop("spec.ingressRef", "NGINX ingress routing is not supported: serin routes with gatewayapi or kubernetes")
 	}

@@ -28,6 +28,7 @@ import (
 	"io"
 	"strings"
 
+	networkingv1 "k8s.io/api/networking/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"sigs.k8s.io/yaml"
@@ -78,6 +79,9 @@ type Result struct {
 	Notes []Dropped
 
 	opts Options
+	// ingresses are the Ingresses of the input, by namespace/name: the
+	// hosts and paths of a Canary's ingressRef.
+	ingresses map[string]*networkingv1.Ingress
 }
 
 // Convert reads a multi-document YAML (or JSON) stream. Flagger Canaries and
@@ -107,18 +111,40 @@ type Options struct {
 // Convert converts as the package's Convert does, with the options.
 func (o Options) Convert(data []byte) (*Result, error) {
 	reader := utilyaml.NewYAMLReader(bufio.NewReader(bytes.NewReader(data)))
-	result := &Result{opts: o}
+	var documents [][]byte
 	for index := 1; ; index++ {
 		document, err := reader.Read()
 		if errors.Is(err, io.EOF) {
-			return result, nil
+			break
 		}
 		if err != nil {
 			return nil, fmt.Errorf("reading document %d: %w", index, err)
 		}
+		documents = append(documents, document)
+	}
+	result := &Result{opts: o, ingresses: map[string]*networkingv1.Ingress{}}
+	// The Ingresses first: a Canary may come before the Ingress it names.
+	for _, document := range documents {
+		result.collectIngress(document)
+	}
+	for i, document := range documents {
 		if err := result.convertDocument(document); err != nil {
-			return nil, fmt.Errorf("document %d: %w", index, err)
+			return nil, fmt.Errorf("document %d: %w", i+1, err)
 		}
+	}
+	return result, nil
+}
+
+// collectIngress keeps a networking.k8s.io/v1 Ingress of the input; other
+// documents, and those that do not read, are the conversion's to report.
+func (r *Result) collectIngress(document []byte) {
+	var header documentHeader
+	if err := yaml.Unmarshal(document, &header); err != nil || header.APIVersion != "networking.k8s.io/v1" || header.Kind != "Ingress" {
+		return
+	}
+	ingress := &networkingv1.Ingress{}
+	if err := yaml.Unmarshal(document, ingress); err == nil {
+		r.ingresses[ingress.Namespace+"/"+ingress.Name] = ingress
 	}
 }
 

@@ -828,3 +828,96 @@ func TestConvertMeshProviderOption(t *testing.T) {
 		t.Errorf("without it, dropped (-want +got):\n%s", diff)
 	}
 }
+
+// An NGINX Canary converted onto a Gateway together with the Ingress its
+// ingressRef names (after it in the stream): the HTTPRoute takes the hosts
+// and paths by which the Ingress leads to the apex Service; the Ingress
+// passes through; what an HTTPRoute does not say is reported.
+func TestConvertIngressOntoGateway(t *testing.T) {
+	canary := canaryYAML("provider: nginx", "ingressRef: {apiVersion: networking.k8s.io/v1, kind: Ingress, name: podinfo}",
+		"analysis: {stepWeight: 10, maxWeight: 20, threshold: 2}")
+	ingress := func(annotations, rules string) string {
+		return "---\napiVersion: networking.k8s.io/v1\nkind: Ingress\nmetadata: {name: podinfo, namespace: apps, annotations: {" +
+			annotations + "}}\nspec: {" + rules + "}\n"
+	}
+	backend := func(service string) string {
+		return "backend: {service: {name: " + service + ", port: {number: 80}}}"
+	}
+	public := &v1alpha1.GatewayReference{Namespace: "gateways", Name: "public"}
+	tests := map[string]struct {
+		ingress     string
+		wantHosts   []string
+		wantMatch   []v1alpha1.HTTPRouteMatch
+		wantDropped []string
+		wantNotes   []string
+	}{
+		"hosts, the prefix / and another app's path": {
+			ingress: ingress("kubernetes.io/ingress.class: nginx", "tls: [{hosts: [app.example.com], secretName: app-tls}], rules: ["+
+				"{host: app.example.com, http: {paths: [{path: /, pathType: Prefix, "+backend("podinfo")+"}, "+
+				"{path: /other, pathType: Prefix, "+backend("other")+"}]}}, "+
+				"{host: www.example.com, http: {paths: [{path: /, pathType: Prefix, "+backend("podinfo")+"}]}}]"),
+			wantHosts: []string{"app.example.com", "www.example.com"},
+			wantNotes: []string{"spec.provider", "spec.ingressRef (Ingress podinfo).spec.tls", "spec.ingressRef"},
+		},
+		"paths, exact and regular expressions, an nginx setting reported": {
+			ingress: ingress("nginx.ingress.kubernetes.io/use-regex: 'true', nginx.ingress.kubernetes.io/proxy-body-size: 8m",
+				"rules: [{host: app.example.com, http: {paths: [{path: '/api/v[12]', pathType: ImplementationSpecific, "+backend("podinfo")+"}, "+
+					"{path: /healthz, pathType: Exact, "+backend("podinfo")+"}]}}]"),
+			wantHosts: []string{"app.example.com"},
+			wantMatch: []v1alpha1.HTTPRouteMatch{
+				{Path: &v1alpha1.HTTPPathMatch{Type: "RegularExpression", Value: "/api/v[12]"}},
+				{Path: &v1alpha1.HTTPPathMatch{Type: "Exact", Value: "/healthz"}},
+			},
+			wantDropped: []string{"spec.ingressRef (Ingress podinfo).metadata.annotations.nginx.ingress.kubernetes.io/proxy-body-size"},
+			wantNotes:   []string{"spec.provider", "spec.ingressRef"},
+		},
+		"every host: a rule without a host": {
+			ingress:   ingress("", "rules: [{http: {paths: [{path: /api, pathType: Prefix, "+backend("podinfo")+"}]}}]"),
+			wantMatch: []v1alpha1.HTTPRouteMatch{{Path: &v1alpha1.HTTPPathMatch{Type: "PathPrefix", Value: "/api"}}},
+			wantNotes: []string{"spec.provider", "spec.ingressRef"},
+		},
+		"paths that differ by host": {
+			ingress: ingress("", "rules: [{host: a.example.com, http: {paths: [{path: /a, pathType: Prefix, "+backend("podinfo")+"}]}}, "+
+				"{host: b.example.com, http: {paths: [{path: /b, pathType: Prefix, "+backend("podinfo")+"}]}}]"),
+			wantHosts: []string{"a.example.com", "b.example.com"},
+			wantMatch: []v1alpha1.HTTPRouteMatch{{Path: &v1alpha1.HTTPPathMatch{Type: "PathPrefix", Value: "/a"}},
+				{Path: &v1alpha1.HTTPPathMatch{Type: "PathPrefix", Value: "/b"}}},
+			wantDropped: []string{"spec.ingressRef (Ingress podinfo).spec.rules"},
+			wantNotes:   []string{"spec.provider", "spec.ingressRef"},
+		},
+		"no path to the apex Service": {
+			ingress:     ingress("", "rules: [{host: a.example.com, http: {paths: [{path: /, pathType: Prefix, "+backend("other")+"}]}}]"),
+			wantDropped: []string{"spec.ingressRef"},
+			wantNotes:   []string{"spec.provider"},
+		},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			input := canary + tc.ingress
+			result, err := Options{Gateway: public}.Convert([]byte(input))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tc.wantDropped, droppedFields(result)); diff != "" {
+				t.Errorf("dropped (-want +got):\n%s\n%v", diff, result.Dropped)
+			}
+			var notes []string
+			for _, n := range result.Notes {
+				notes = append(notes, n.Field)
+			}
+			if diff := cmp.Diff(tc.wantNotes, notes); diff != "" {
+				t.Errorf("notes (-want +got):\n%s\n%v", diff, result.Notes)
+			}
+			if len(result.Manifests) != 2 || result.Manifests[1].Kind != "Ingress" || result.Manifests[1].Converted {
+				t.Fatalf("want the Canary and the Ingress passed through: %v", result.Manifests)
+			}
+			routing := result.Manifests[0].Object.(canaryManifest).Spec.Routing
+			if diff := cmp.Diff(tc.wantHosts, routing.Hosts); diff != "" {
+				t.Errorf("hosts (-want +got):\n%s", diff)
+			}
+			if diff := cmp.Diff(tc.wantMatch, routing.Match); diff != "" {
+				t.Errorf("match (-want +got):\n%s", diff)
+			}
+		})
+	}
+}

@@ -102,6 +102,9 @@ func (c canaryConverter) routing(provider v1alpha1.RoutingProvider, in *flaggerA
 		routing.Hosts = c.in.Spec.Service.Hosts
 	}
 	c.routeSettings(&routing)
+	if c.ingressToGateway() {
+		c.ingressRouting(&routing)
+	}
 	return routing
 }
 
