@@ -199,7 +199,14 @@ func (m *Metrics) secretReader(c *v1alpha1.Canary) (client.Reader, error) {
 // provider builds the Provider of a MetricTemplate, with the data of its
 // Secret, read on the Canary's behalf, for a check over interval.
 func (m *Metrics) provider(ctx context.Context, canary *v1alpha1.Canary, tpl *v1alpha1.MetricTemplate, interval time.Duration) (Provider, error) {
-	cfg := ProviderConfig{Spec: tpl.Spec.Provider, Timeout: tpl.GetTimeout(), Interval: interval}
+	cfg := ProviderConfig{Spec: tpl.Spec.Provider, Timeout: tpl.GetTimeout(), Interval: interval, Namespace: canary.Namespace}
+	if tpl.Spec.Provider.Type == v1alpha1.ExternalMetricsProvider {
+		restConfig, err := m.Tenancy.RESTConfig(canary)
+		if err != nil {
+			return nil, fmt.Errorf("external-metrics: %w", err)
+		}
+		cfg.RESTConfig = restConfig
+	}
 	if ref := tpl.Spec.Provider.SecretRef; ref != nil {
 		cfg.SecretName = tpl.Namespace + "/" + ref.Name
 		reader, err := m.secretReader(canary)

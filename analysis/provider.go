@@ -25,6 +25,8 @@ import (
 	"strings"
 	"time"
 
+	"k8s.io/client-go/rest"
+
 	"github.com/serin-dev/serin/api/v1alpha1"
 )
 
@@ -48,19 +50,25 @@ type ProviderConfig struct {
 	// Interval is the check's interval: the window of the providers that
 	// query a range (datadog, newrelic, dynatrace, splunk, cloudwatch).
 	Interval time.Duration
+	// RESTConfig reaches the API server as the Canary's identity (the
+	// agent's, or the service account it impersonates for the Canary), and
+	// Namespace is the Canary's: where external-metrics reads its metric.
+	RESTConfig *rest.Config
+	Namespace  string
 }
 
 // providerFactories build the Providers of each type.
 var providerFactories = map[v1alpha1.MetricProviderType]func(ProviderConfig) (Provider, error){
-	v1alpha1.PrometheusProvider:  newPrometheusProvider,
-	v1alpha1.DatadogProvider:     newDatadogProvider,
-	v1alpha1.NewRelicProvider:    newNewRelicProvider,
-	v1alpha1.GraphiteProvider:    newGraphiteProvider,
-	v1alpha1.InfluxDBProvider:    newInfluxDBProvider,
-	v1alpha1.DynatraceProvider:   newDynatraceProvider,
-	v1alpha1.SplunkProvider:      newSplunkProvider,
-	v1alpha1.CloudWatchProvider:  newCloudWatchProvider,
-	v1alpha1.StackdriverProvider: newStackdriverProvider,
+	v1alpha1.PrometheusProvider:      newPrometheusProvider,
+	v1alpha1.DatadogProvider:         newDatadogProvider,
+	v1alpha1.NewRelicProvider:        newNewRelicProvider,
+	v1alpha1.GraphiteProvider:        newGraphiteProvider,
+	v1alpha1.InfluxDBProvider:        newInfluxDBProvider,
+	v1alpha1.DynatraceProvider:       newDynatraceProvider,
+	v1alpha1.SplunkProvider:          newSplunkProvider,
+	v1alpha1.CloudWatchProvider:      newCloudWatchProvider,
+	v1alpha1.StackdriverProvider:     newStackdriverProvider,
+	v1alpha1.ExternalMetricsProvider: newExternalMetricsProvider,
 }
 
 // NewProvider builds the Provider a MetricTemplate names; an empty type is

@@ -59,5 +59,9 @@ package controllers
 // +kubebuilder:rbac:groups=source.toolkit.fluxcd.io,resources=gitrepositories,verbs=get
 // +kubebuilder:rbac:groups=notification.toolkit.fluxcd.io,resources=providers,verbs=get
 
+// MetricTemplates of type external-metrics read the external metrics API
+// (its resources are the metrics' names).
+// +kubebuilder:rbac:groups=external.metrics.k8s.io,resources=*,verbs=get
+
 // A Canary's writes impersonate its service account (spec.serviceAccountName).
 // +kubebuilder:rbac:groups="",resources=serviceaccounts,verbs=impersonate

@@ -34,7 +34,7 @@ const DefaultMetricTimeout = 10 * time.Second
 const MaxMetricTimeout = 30 * time.Second
 
 // MetricProviderType names a metrics backend.
-// +kubebuilder:validation:Enum=prometheus;datadog;newrelic;graphite;influxdb;dynatrace;splunk;cloudwatch;stackdriver
+// +kubebuilder:validation:Enum=prometheus;datadog;newrelic;graphite;influxdb;dynatrace;splunk;cloudwatch;stackdriver;external-metrics
 type MetricProviderType string
 
 const (
@@ -67,6 +67,13 @@ const (
 	// the OAuth 2.0 access token of a service account key. Flagger's
 	// stackdriver sent MQL to QueryTimeSeries, which Google deprecated.
 	StackdriverProvider MetricProviderType = "stackdriver"
+	// ExternalMetricsProvider reads the Kubernetes external metrics API
+	// (external.metrics.k8s.io/v1beta1, served by an adapter such as KEDA's
+	// or prometheus-adapter) through the API server, in the Canary's
+	// namespace and as the Canary's service account when one applies. The
+	// query is a metric name, optionally followed by a label selector in
+	// braces; the value is the sum of the metric's items.
+	ExternalMetricsProvider MetricProviderType = "external-metrics"
 )
 
 // The addresses of the providers whose address is optional: their US
@@ -105,7 +112,8 @@ type MetricTemplateSpec struct {
 }
 
 // MetricProvider is where a MetricTemplate's query is sent.
-// +kubebuilder:validation:XValidation:rule="has(self.address) || (has(self.type) && self.type in ['datadog', 'newrelic', 'cloudwatch', 'stackdriver'])",message="provider.address is required, except for datadog and newrelic (which default to their US API), cloudwatch (its region's endpoint) and stackdriver (https://monitoring.googleapis.com)"
+// +kubebuilder:validation:XValidation:rule="has(self.address) || (has(self.type) && self.type in ['datadog', 'newrelic', 'cloudwatch', 'stackdriver', 'external-metrics'])",message="provider.address is required, except for datadog and newrelic (which default to their US API), cloudwatch (its region's endpoint), stackdriver (https://monitoring.googleapis.com) and external-metrics (the API server)"
+// +kubebuilder:validation:XValidation:rule="!has(self.type) || self.type != 'external-metrics' || !(has(self.address) || has(self.secretRef) || (has(self.insecureSkipVerify) && self.insecureSkipVerify))",message="provider.address, secretRef and insecureSkipVerify are not used by external-metrics: serin reads the metric through the API server, with its own credentials or the Canary's service account"
 // +kubebuilder:validation:XValidation:rule="has(self.secretRef) || !has(self.type) || !(self.type in ['datadog', 'newrelic', 'dynatrace', 'splunk'])",message="provider.secretRef is required for datadog, newrelic, dynatrace and splunk: it holds their API keys"
 // +kubebuilder:validation:XValidation:rule="has(self.secretRef) || !has(self.type) || self.type != 'cloudwatch'",message="provider.secretRef is required for cloudwatch: it holds the AWS access key (serin does not use its own AWS identity)"
 // +kubebuilder:validation:XValidation:rule="has(self.secretRef) || !has(self.type) || self.type != 'stackdriver'",message="provider.secretRef is required for stackdriver: it holds the project and the service account's JSON key (keys project and serviceAccountKey)"

@@ -63,6 +63,9 @@ type Tenancy struct {
 	// newClient builds a client that impersonates a user; nil disables
 	// impersonation (a test's fake world).
 	newClient func(user string) (client.Client, error)
+	// restConfig reaches the API server as the agent; nil in a test's
+	// fake world.
+	restConfig *rest.Config
 
 	mu      sync.Mutex
 	clients map[string]client.Client
@@ -76,7 +79,7 @@ const maxClients = 4096
 // New returns the Tenancy of an agent that talks to the API server of cfg.
 // agent is the manager's client and agentReader its uncached reader.
 func New(cfg *rest.Config, scheme *runtime.Scheme, mapper meta.RESTMapper, agent client.Client, agentReader client.Reader, opts Options) *Tenancy {
-	t := &Tenancy{opts: opts, agent: agent, agentReader: agentReader, clients: map[string]client.Client{}}
+	t := &Tenancy{opts: opts, agent: agent, agentReader: agentReader, clients: map[string]client.Client{}, restConfig: cfg}
 	t.newClient = func(user string) (client.Client, error) {
 		c := rest.CopyConfig(cfg)
 		c.Impersonate = rest.ImpersonationConfig{UserName: user}
@@ -168,6 +171,20 @@ func (t *Tenancy) Client(c *v1alpha1.Canary) (client.Client, error) {
 	}
 	t.clients[user] = cl
 	return cl, nil
+}
+
+// RESTConfig returns the configuration of the API server calls serin makes
+// on c's behalf outside its clients (the external metrics API): the
+// agent's, impersonating c's service account when one applies.
+func (t *Tenancy) RESTConfig(c *v1alpha1.Canary) (*rest.Config, error) {
+	if t == nil || t.restConfig == nil {
+		return nil, fmt.Errorf("no API server configured")
+	}
+	cfg := rest.CopyConfig(t.restConfig)
+	if user := t.Username(c); user != "" {
+		cfg.Impersonate = rest.ImpersonationConfig{UserName: user}
+	}
+	return cfg, nil
 }
 
 // SecretReader returns the reader of the Secrets serin reads on c's behalf
