@@ -200,13 +200,14 @@ func (m *Metrics) secretReader(c *v1alpha1.Canary) (client.Reader, error) {
 // Secret, read on the Canary's behalf, for a check over interval.
 func (m *Metrics) provider(ctx context.Context, canary *v1alpha1.Canary, tpl *v1alpha1.MetricTemplate, interval time.Duration) (Provider, error) {
 	cfg := ProviderConfig{Spec: tpl.Spec.Provider, Timeout: tpl.GetTimeout(), Interval: interval, Namespace: canary.Namespace}
-	if tpl.Spec.Provider.Type == v1alpha1.ExternalMetricsProvider {
+	if tpl.Spec.Provider.Type == v1alpha1.ExternalMetricsProvider && tpl.Spec.Provider.Address == "" {
 		restConfig, err := m.Tenancy.RESTConfig(canary)
 		if err != nil {
-			return nil, fmt.Errorf("external-metrics: %w", err)
+			return nil, fmt.Errorf("externalmetrics: %w", err)
 		}
 		cfg.RESTConfig = restConfig
 	}
+	cfg.CrossNamespace = m.Tenancy == nil || !m.Tenancy.Options().NoCrossNamespaceRefs
 	if ref := tpl.Spec.Provider.SecretRef; ref != nil {
 		cfg.SecretName = tpl.Namespace + "/" + ref.Name
 		reader, err := m.secretReader(canary)

@@ -52,9 +52,11 @@ type ProviderConfig struct {
 	Interval time.Duration
 	// RESTConfig reaches the API server as the Canary's identity (the
 	// agent's, or the service account it impersonates for the Canary), and
-	// Namespace is the Canary's: where external-metrics reads its metric.
-	RESTConfig *rest.Config
-	Namespace  string
+	// Namespace is the Canary's: where externalmetrics reads its metric,
+	// unless the query names another and CrossNamespace allows it.
+	RESTConfig     *rest.Config
+	Namespace      string
+	CrossNamespace bool
 }
 
 // providerFactories build the Providers of each type.

@@ -60,7 +60,7 @@ func TestNewProvider(t *testing.T) {
 		},
 		"an unknown type": {
 			cfg:     ProviderConfig{Spec: v1alpha1.MetricProvider{Type: "opentsdb", Address: "http://tsdb"}},
-			wantErr: `metric provider "opentsdb" is not supported (supported: cloudwatch, datadog, dynatrace, external-metrics, graphite, influxdb, newrelic, prometheus, splunk, stackdriver)`,
+			wantErr: `metric provider "opentsdb" is not supported (supported: cloudwatch, datadog, dynatrace, externalmetrics, graphite, influxdb, newrelic, prometheus, splunk, stackdriver)`,
 		},
 	}
 	for name, tt := range tests {

@@ -59,7 +59,7 @@ package controllers
 // +kubebuilder:rbac:groups=source.toolkit.fluxcd.io,resources=gitrepositories,verbs=get
 // +kubebuilder:rbac:groups=notification.toolkit.fluxcd.io,resources=providers,verbs=get
 
-// MetricTemplates of type external-metrics read the external metrics API
+// MetricTemplates of type externalmetrics read the external metrics API
 // (its resources are the metrics' names).
 // +kubebuilder:rbac:groups=external.metrics.k8s.io,resources=*,verbs=get
 

@@ -34,7 +34,7 @@ const DefaultMetricTimeout = 10 * time.Second
 const MaxMetricTimeout = 30 * time.Second
 
 // MetricProviderType names a metrics backend.
-// +kubebuilder:validation:Enum=prometheus;datadog;newrelic;graphite;influxdb;dynatrace;splunk;cloudwatch;stackdriver;external-metrics
+// +kubebuilder:validation:Enum=prometheus;datadog;newrelic;graphite;influxdb;dynatrace;splunk;cloudwatch;stackdriver;externalmetrics
 type MetricProviderType string
 
 const (
@@ -69,11 +69,13 @@ const (
 	StackdriverProvider MetricProviderType = "stackdriver"
 	// ExternalMetricsProvider reads the Kubernetes external metrics API
 	// (external.metrics.k8s.io/v1beta1, served by an adapter such as KEDA's
-	// or prometheus-adapter) through the API server, in the Canary's
-	// namespace and as the Canary's service account when one applies. The
-	// query is a metric name, optionally followed by a label selector in
-	// braces; the value is the sum of the metric's items.
-	ExternalMetricsProvider MetricProviderType = "external-metrics"
+	// or prometheus-adapter): through the API server, as the Canary's
+	// service account when one applies, or from the metrics server at
+	// address with the Secret's token (Flagger's way). The query is
+	// NAME{SELECTOR}, or Flagger's NAMESPACE/NAME?labelSelector=…; the
+	// namespace defaults to the Canary's; the value is the sum of the
+	// metric's items.
+	ExternalMetricsProvider MetricProviderType = "externalmetrics"
 )
 
 // The addresses of the providers whose address is optional: their US
@@ -112,8 +114,7 @@ type MetricTemplateSpec struct {
 }
 
 // MetricProvider is where a MetricTemplate's query is sent.
-// +kubebuilder:validation:XValidation:rule="has(self.address) || (has(self.type) && self.type in ['datadog', 'newrelic', 'cloudwatch', 'stackdriver', 'external-metrics'])",message="provider.address is required, except for datadog and newrelic (which default to their US API), cloudwatch (its region's endpoint), stackdriver (https://monitoring.googleapis.com) and external-metrics (the API server)"
-// +kubebuilder:validation:XValidation:rule="!has(self.type) || self.type != 'external-metrics' || !(has(self.address) || has(self.secretRef) || (has(self.insecureSkipVerify) && self.insecureSkipVerify))",message="provider.address, secretRef and insecureSkipVerify are not used by external-metrics: serin reads the metric through the API server, with its own credentials or the Canary's service account"
+// +kubebuilder:validation:XValidation:rule="has(self.address) || (has(self.type) && self.type in ['datadog', 'newrelic', 'cloudwatch', 'stackdriver', 'externalmetrics'])",message="provider.address is required, except for datadog and newrelic (which default to their US API), cloudwatch (its region's endpoint), stackdriver (https://monitoring.googleapis.com) and externalmetrics (the API server)"
 // +kubebuilder:validation:XValidation:rule="has(self.secretRef) || !has(self.type) || !(self.type in ['datadog', 'newrelic', 'dynatrace', 'splunk'])",message="provider.secretRef is required for datadog, newrelic, dynatrace and splunk: it holds their API keys"
 // +kubebuilder:validation:XValidation:rule="has(self.secretRef) || !has(self.type) || self.type != 'cloudwatch'",message="provider.secretRef is required for cloudwatch: it holds the AWS access key (serin does not use its own AWS identity)"
 // +kubebuilder:validation:XValidation:rule="has(self.secretRef) || !has(self.type) || self.type != 'stackdriver'",message="provider.secretRef is required for stackdriver: it holds the project and the service account's JSON key (keys project and serviceAccountKey)"

@@ -46,14 +46,14 @@ var flaggerOnlyQueryFunctions = regexp.MustCompile(`\{\{-?\s*(ingress|route)\s*-
 var (
 	// defaultAddress: the providers whose address may be left out.
 	defaultAddress = map[v1alpha1.MetricProviderType]bool{v1alpha1.DatadogProvider: true, v1alpha1.NewRelicProvider: true,
-		v1alpha1.CloudWatchProvider: true, v1alpha1.StackdriverProvider: true}
+		v1alpha1.CloudWatchProvider: true, v1alpha1.StackdriverProvider: true, v1alpha1.ExternalMetricsProvider: true}
 	// needsSecret: the providers that cannot query without a Secret.
 	needsSecret = map[v1alpha1.MetricProviderType]bool{v1alpha1.DatadogProvider: true, v1alpha1.NewRelicProvider: true,
 		v1alpha1.DynatraceProvider: true, v1alpha1.SplunkProvider: true}
 	// supportedProviders: Flagger's providers that serin queries.
 	supportedProviders = []v1alpha1.MetricProviderType{v1alpha1.PrometheusProvider, v1alpha1.DatadogProvider,
 		v1alpha1.NewRelicProvider, v1alpha1.GraphiteProvider, v1alpha1.InfluxDBProvider, v1alpha1.DynatraceProvider,
-		v1alpha1.SplunkProvider, v1alpha1.CloudWatchProvider, v1alpha1.StackdriverProvider}
+		v1alpha1.SplunkProvider, v1alpha1.CloudWatchProvider, v1alpha1.StackdriverProvider, v1alpha1.ExternalMetricsProvider}
 )
 
 func (r *Result) convertMetricTemplate(jsonDocument []byte) error {
@@ -107,6 +107,9 @@ func convertMetricTemplateSpec(in flaggerMetricTemplateSpec, report *objectRepor
 	}
 	if providerType == v1alpha1.StackdriverProvider {
 		convertStackdriverProvider(provider, &out.Provider, report)
+	}
+	if providerType == v1alpha1.ExternalMetricsProvider {
+		out.Query = convertExternalMetricsQuery(in.Query, provider.Address != "" && provider.SecretRef == nil, report)
 	}
 	out.Provider.Headers = convertProviderHeaders(providerType, provider.Headers, report)
 	if provider.SecretRef != nil {
@@ -222,4 +225,23 @@ func joinProviders(types []v1alpha1.MetricProviderType) string {
 		names[i] = string(t)
 	}
 	return strings.Join(names[:len(names)-1], ", ") + " and " + names[len(names)-1]
+}
+
+// convertExternalMetricsQuery keeps Flagger's externalmetrics query
+// (NAMESPACE/NAME?labelSelector=…), with default/ written in where it names
+// no namespace: Flagger read those in default, serin in the Canary's. A
+// metrics server at an address without a token Secret is noted: Flagger
+// sent its own credentials there, serin sends none.
+func convertExternalMetricsQuery(query string, addressWithoutToken bool, report *objectReport) string {
+	path, _, _ := strings.Cut(strings.TrimSpace(query), "?")
+	if !strings.Contains(path, "/") {
+		query = "default/" + strings.TrimSpace(query)
+		report.note("spec.query", "names no namespace, so Flagger read the metric in default, where serin reads the Canary's: "+
+			"default/ was written in")
+	}
+	if addressWithoutToken {
+		report.note("spec.provider.address", "Flagger called this metrics server with its own credentials when no Secret "+
+			"gave a token; serin sends none there: add a secretRef with a token if it needs one")
+	}
+	return query
 }

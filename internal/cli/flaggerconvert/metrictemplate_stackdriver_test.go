@@ -85,3 +85,53 @@ func TestConvertStackdriverMetricTemplate(t *testing.T) {
 		}
 	}
 }
+
+// A Flagger externalmetrics MetricTemplate converts as it is, its query
+// given the namespace Flagger read it in (default) when it names none, its
+// address kept, a note when no Secret gives that metrics server a token.
+func TestConvertExternalMetricsMetricTemplate(t *testing.T) {
+	tests := map[string]struct {
+		provider, query string
+		wantQuery       string
+		wantNotes       []string
+	}{
+		"through the API server, the namespace named": {
+			provider: "{type: externalmetrics}", query: "webapp/job-success-rate?labelSelector=env%3Dproduction",
+			wantQuery: "webapp/job-success-rate?labelSelector=env%3Dproduction",
+		},
+		"no namespace: default, as Flagger read it": {
+			provider: "{type: externalmetrics}", query: "job-success-rate?labelSelector=env%3Dproduction",
+			wantQuery: "default/job-success-rate?labelSelector=env%3Dproduction", wantNotes: []string{"spec.query"},
+		},
+		"a metrics server with a token": {
+			provider: "{type: externalmetrics, address: 'https://metrics.default.svc:8443', secretRef: {name: token}}",
+			query:    "default/job-success-rate", wantQuery: "default/job-success-rate",
+		},
+		"a metrics server without a token": {
+			provider: "{type: externalmetrics, address: 'https://metrics.default.svc:8443'}",
+			query:    "default/job-success-rate", wantQuery: "default/job-success-rate", wantNotes: []string{"spec.provider.address"},
+		},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			result, err := Convert([]byte(metricTemplateYAML(tc.provider, tc.query)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(result.Dropped) != 0 || len(result.Manifests) != 1 {
+				t.Fatalf("dropped %v, manifests %v", result.Dropped, result.Manifests)
+			}
+			spec := result.Manifests[0].Object.(metricTemplateManifest).Spec
+			if spec.Provider.Type != v1alpha1.ExternalMetricsProvider || spec.Query != tc.wantQuery {
+				t.Errorf("converted to %s %q, want externalmetrics %q", spec.Provider.Type, spec.Query, tc.wantQuery)
+			}
+			var notes []string
+			for _, n := range result.Notes {
+				notes = append(notes, n.Field)
+			}
+			if diff := cmp.Diff(tc.wantNotes, notes); diff != "" {
+				t.Errorf("notes differ (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
