@@ -53,6 +53,10 @@ type flaggerExample struct {
 	// meshProvider is the -mesh-provider its Flagger ran with, from where
 	// it is: test/istio/…, docs/…/tutorials/linkerd-progressive-delivery.md.
 	meshProvider string
+	// file is the file it is in, and entries the Ingresses and
+	// ApisixRoutes of that file, which its user converts with it.
+	file    string
+	entries [][]byte
 }
 
 // flaggerMeshProviders are the values of Flagger's -mesh-provider flag.
@@ -83,7 +87,8 @@ func meshProviderOf(path string) string {
 // Canaries of ingress controllers (Contour, Gloo, Traefik, APISIX, NGINX,
 // Skipper) move to a Gateway, as their user would name the Gateway that
 // takes over (--gateway; no --data-plane: which proxy serves it is the
-// user's to say). A document counts as an example when it is a whole Canary
+// user's to say), converted with the Ingresses and ApisixRoutes of their
+// file, as their user would convert them together. A document counts as an example when it is a whole Canary
 // (metadata.name and spec.targetRef); fragments that show one field are
 // counted apart. Each example must convert without error, and every
 // converted object must be accepted by the API server (a server-side dry
@@ -123,7 +128,10 @@ func TestConvert_FlaggerExamples(t *testing.T) {
 		// As its user would: with the -mesh-provider of their Flagger,
 		// for a Canary that sets no spec.provider, and the Gateway that
 		// takes over from an ingress controller.
-		res, err := flaggerconvert.Options{MeshProvider: ex.meshProvider, Gateway: exampleGateway}.Convert(ex.document)
+		// With the Ingresses and ApisixRoutes of its file, as its user
+		// converts them with it (kubectl get canaries,ingresses).
+		res, err := flaggerconvert.Options{MeshProvider: ex.meshProvider, Gateway: exampleGateway}.Convert(
+			bytes.Join(append([][]byte{ex.document}, ex.entries...), []byte("\n---\n")))
 		if err != nil {
 			t.Errorf("%s: convert: %v", ex.where, err)
 			continue
@@ -208,7 +216,8 @@ var hereDoc = regexp.MustCompile(`<<-?\s*['"]?([A-Za-z_]+)['"]?`)
 // documents: whole ones (examples) and those that lack metadata.name or
 // spec.targetRef (fragments).
 func flaggerExamples(root string) (examples, fragments []flaggerExample, err error) {
-	add := func(where string, text []byte) error {
+	entries := map[string][][]byte{}
+	add := func(file, where string, text []byte) error {
 		docs, err := splitYAML(text)
 		if err != nil {
 			return nil // prose that is not YAML
@@ -226,10 +235,18 @@ func flaggerExamples(root string) (examples, fragments []flaggerExample, err err
 					} `json:"targetRef"`
 				} `json:"spec"`
 			}
-			if yaml.Unmarshal(d, &head) != nil || head.Kind != "Canary" || !strings.HasPrefix(head.APIVersion, "flagger.app/") {
+			if yaml.Unmarshal(d, &head) != nil {
 				continue
 			}
-			ex := flaggerExample{where: fmt.Sprintf("%s (document %d)", where, i+1), document: d, meshProvider: meshProviderOf(where)}
+			if (head.APIVersion == "networking.k8s.io/v1" && head.Kind == "Ingress") ||
+				(head.APIVersion == "apisix.apache.org/v2" && head.Kind == "ApisixRoute") {
+				entries[file] = append(entries[file], d)
+				continue
+			}
+			if head.Kind != "Canary" || !strings.HasPrefix(head.APIVersion, "flagger.app/") {
+				continue
+			}
+			ex := flaggerExample{where: fmt.Sprintf("%s (document %d)", where, i+1), document: d, meshProvider: meshProviderOf(where), file: file}
 			if head.Metadata.Name == "" || head.Spec.TargetRef == nil || head.Spec.TargetRef.Name == "" {
 				fragments = append(fragments, ex)
 				continue
@@ -250,16 +267,16 @@ func flaggerExamples(root string) (examples, fragments []flaggerExample, err err
 			}
 			switch filepath.Ext(path) {
 			case ".yaml", ".yml":
-				return add(rel, data)
+				return add(rel, rel, data)
 			case ".md":
 				for i, block := range fencedBlocks(data) {
-					if err := add(fmt.Sprintf("%s block %d", rel, i+1), block); err != nil {
+					if err := add(rel, fmt.Sprintf("%s block %d", rel, i+1), block); err != nil {
 						return err
 					}
 				}
 			case ".sh":
 				for i, block := range hereDocs(data) {
-					if err := add(fmt.Sprintf("%s here-document %d", rel, i+1), block); err != nil {
+					if err := add(rel, fmt.Sprintf("%s here-document %d", rel, i+1), block); err != nil {
 						return err
 					}
 				}
@@ -269,6 +286,9 @@ func flaggerExamples(root string) (examples, fragments []flaggerExample, err err
 		if err != nil {
 			return nil, nil, err
 		}
+	}
+	for i := range examples {
+		examples[i].entries = entries[examples[i].file]
 	}
 	return examples, fragments, nil
 }

@@ -58,7 +58,7 @@ given.`,
   # Gateway API: their weights carry over to an HTTPRoute on that Gateway
   serin convert -f flagger-canary.yaml --gateway gateways/public --data-plane envoy-gateway
 
-  # NGINX Canaries with their Ingresses, whose hosts and paths the HTTPRoutes take
+  # NGINX Canaries with their Ingresses (APISIX: ApisixRoutes), whose hosts and paths the HTTPRoutes take
   kubectl get canaries.flagger.app,ingresses -n apps -o yaml | serin convert -f - --gateway gateways/public
 
   # Read standard input

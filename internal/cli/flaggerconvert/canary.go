@@ -41,7 +41,8 @@ func (r *Result) convertCanary(jsonDocument []byte) error {
 		// As Flagger did: its -mesh-provider flag.
 		in.Spec.Provider = r.opts.MeshProvider
 	}
-	converter := canaryConverter{in: &in, report: newObjectReport(in.Kind, in.Metadata), opts: r.opts, ingresses: r.ingresses}
+	converter := canaryConverter{in: &in, report: newObjectReport(in.Kind, in.Metadata), opts: r.opts,
+		ingresses: r.ingresses, apisixRoutes: r.apisixRoutes}
 	converter.report.dropUnknown(strictErrors)
 	spec, ok := converter.convert()
 	r.Dropped = append(r.Dropped, converter.report.dropped...)
@@ -59,10 +60,11 @@ func (r *Result) convertCanary(jsonDocument []byte) error {
 
 // canaryConverter converts one Flagger Canary and reports what it drops.
 type canaryConverter struct {
-	in        *flaggerCanary
-	report    *objectReport
-	opts      Options
-	ingresses map[string]*networkingv1.Ingress
+	in           *flaggerCanary
+	report       *objectReport
+	opts         Options
+	ingresses    map[string]*networkingv1.Ingress
+	apisixRoutes map[string]*apisixRoute
 }
 
 // convert returns the serin spec, or false when the Canary cannot be
@@ -166,9 +168,11 @@ func (c canaryConverter) dropProviderSettings() {
 		c.report.drop("spec.ingressRef", "NGINX ingress routing is not supported: serin routes with gatewayapi or kubernetes")
 	}
 	switch {
+	case present(spec.RouteRef) && c.ingressToGateway() && c.apisixRouteOf() != nil:
+		// Its hosts and paths become the HTTPRoute's (routing).
 	case present(spec.RouteRef) && c.ingressToGateway():
 		c.report.drop("spec.routeRef", "the ApisixRoute whose hosts and paths Flagger copied to its canary route: "+
-			"the HTTPRoute takes them from routing.hosts and routing.match; set those from the ApisixRoute")
+			"the HTTPRoute takes them from routing.hosts and routing.match; set those from the ApisixRoute, or convert it with the Canary")
 	case present(spec.RouteRef):
 		c.report.drop("spec.routeRef", "APISIX routing is not supported: serin routes with gatewayapi or kubernetes")
 	}

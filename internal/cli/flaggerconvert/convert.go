@@ -79,9 +79,11 @@ type Result struct {
 	Notes []Dropped
 
 	opts Options
-	// ingresses are the Ingresses of the input, by namespace/name: the
-	// hosts and paths of a Canary's ingressRef.
-	ingresses map[string]*networkingv1.Ingress
+	// ingresses and apisixRoutes are the Ingresses and ApisixRoutes of the
+	// input, by namespace/name: the hosts and paths of a Canary's
+	// ingressRef or routeRef.
+	ingresses    map[string]*networkingv1.Ingress
+	apisixRoutes map[string]*apisixRoute
 }
 
 // Convert reads a multi-document YAML (or JSON) stream. Flagger Canaries and
@@ -122,10 +124,10 @@ func (o Options) Convert(data []byte) (*Result, error) {
 		}
 		documents = append(documents, document)
 	}
-	result := &Result{opts: o, ingresses: map[string]*networkingv1.Ingress{}}
-	// The Ingresses first: a Canary may come before the Ingress it names.
+	result := &Result{opts: o, ingresses: map[string]*networkingv1.Ingress{}, apisixRoutes: map[string]*apisixRoute{}}
+	// The entry objects first: a Canary may come before the one it names.
 	for _, document := range documents {
-		result.collectIngress(document)
+		result.collectEntry(document)
 	}
 	for i, document := range documents {
 		if err := result.convertDocument(document); err != nil {
@@ -135,16 +137,25 @@ func (o Options) Convert(data []byte) (*Result, error) {
 	return result, nil
 }
 
-// collectIngress keeps a networking.k8s.io/v1 Ingress of the input; other
-// documents, and those that do not read, are the conversion's to report.
-func (r *Result) collectIngress(document []byte) {
+// collectEntry keeps a networking.k8s.io/v1 Ingress or an
+// apisix.apache.org/v2 ApisixRoute of the input; other documents, and
+// those that do not read, are the conversion's to report.
+func (r *Result) collectEntry(document []byte) {
 	var header documentHeader
-	if err := yaml.Unmarshal(document, &header); err != nil || header.APIVersion != "networking.k8s.io/v1" || header.Kind != "Ingress" {
+	if err := yaml.Unmarshal(document, &header); err != nil {
 		return
 	}
-	ingress := &networkingv1.Ingress{}
-	if err := yaml.Unmarshal(document, ingress); err == nil {
-		r.ingresses[ingress.Namespace+"/"+ingress.Name] = ingress
+	switch {
+	case header.APIVersion == "networking.k8s.io/v1" && header.Kind == "Ingress":
+		ingress := &networkingv1.Ingress{}
+		if err := yaml.Unmarshal(document, ingress); err == nil {
+			r.ingresses[ingress.Namespace+"/"+ingress.Name] = ingress
+		}
+	case header.APIVersion == "apisix.apache.org/v2" && header.Kind == "ApisixRoute":
+		route := &apisixRoute{}
+		if err := yaml.Unmarshal(document, route); err == nil {
+			r.apisixRoutes[route.Metadata.Namespace+"/"+route.Metadata.Name] = route
+		}
 	}
 }
 

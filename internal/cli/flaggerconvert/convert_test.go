@@ -857,7 +857,7 @@ func TestConvertIngressOntoGateway(t *testing.T) {
 				"{path: /other, pathType: Prefix, "+backend("other")+"}]}}, "+
 				"{host: www.example.com, http: {paths: [{path: /, pathType: Prefix, "+backend("podinfo")+"}]}}]"),
 			wantHosts: []string{"app.example.com", "www.example.com"},
-			wantNotes: []string{"spec.provider", "spec.ingressRef (Ingress podinfo).spec.tls", "spec.ingressRef"},
+			wantNotes: []string{"spec.provider", "spec.ingressRef", "spec.ingressRef (Ingress podinfo).spec.tls"},
 		},
 		"paths, exact and regular expressions, an nginx setting reported": {
 			ingress: ingress("nginx.ingress.kubernetes.io/use-regex: 'true', nginx.ingress.kubernetes.io/proxy-body-size: 8m",
@@ -882,7 +882,7 @@ func TestConvertIngressOntoGateway(t *testing.T) {
 			wantHosts: []string{"a.example.com", "b.example.com"},
 			wantMatch: []v1alpha1.HTTPRouteMatch{{Path: &v1alpha1.HTTPPathMatch{Type: "PathPrefix", Value: "/a"}},
 				{Path: &v1alpha1.HTTPPathMatch{Type: "PathPrefix", Value: "/b"}}},
-			wantDropped: []string{"spec.ingressRef (Ingress podinfo).spec.rules"},
+			wantDropped: []string{"spec.ingressRef"},
 			wantNotes:   []string{"spec.provider", "spec.ingressRef"},
 		},
 		"no path to the apex Service": {
@@ -910,6 +910,58 @@ func TestConvertIngressOntoGateway(t *testing.T) {
 			}
 			if len(result.Manifests) != 2 || result.Manifests[1].Kind != "Ingress" || result.Manifests[1].Converted {
 				t.Fatalf("want the Canary and the Ingress passed through: %v", result.Manifests)
+			}
+			routing := result.Manifests[0].Object.(canaryManifest).Spec.Routing
+			if diff := cmp.Diff(tc.wantHosts, routing.Hosts); diff != "" {
+				t.Errorf("hosts (-want +got):\n%s", diff)
+			}
+			if diff := cmp.Diff(tc.wantMatch, routing.Match); diff != "" {
+				t.Errorf("match (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// An APISIX Canary converted onto a Gateway together with the ApisixRoute
+// its routeRef names: Flagger's tutorial's route (a host, GET, every
+// path) becomes the HTTPRoute's host and match; its prometheus plugin
+// serves Flagger's metrics, not routing; what else an HTTPRoute does not
+// say is reported.
+func TestConvertApisixRouteOntoGateway(t *testing.T) {
+	canary := canaryYAML("provider: apisix", "routeRef: {apiVersion: apisix.apache.org/v2, kind: ApisixRoute, name: podinfo}",
+		"analysis: {stepWeight: 10, maxWeight: 20, threshold: 2}")
+	route := func(rules string) string {
+		return "---\napiVersion: apisix.apache.org/v2\nkind: ApisixRoute\nmetadata: {name: podinfo, namespace: apps}\nspec: {http: [" + rules + "]}\n"
+	}
+	tests := map[string]struct {
+		route       string
+		wantHosts   []string
+		wantMatch   []v1alpha1.HTTPRouteMatch
+		wantDropped []string
+	}{
+		"Flagger's tutorial": {
+			route: route("{name: method, backends: [{serviceName: podinfo, servicePort: 80}], match: {hosts: [app.example.com], " +
+				"methods: [GET], paths: ['/*']}, plugins: [{name: prometheus, enable: true}]}"),
+			wantHosts: []string{"app.example.com"},
+			wantMatch: []v1alpha1.HTTPRouteMatch{{Path: &v1alpha1.HTTPPathMatch{Type: "PathPrefix", Value: "/"}, Method: "GET"}},
+		},
+		"prefixes and exact paths, another app's rule, an expression reported": {
+			route: route("{name: a, backends: [{serviceName: podinfo}], match: {paths: ['/api/*', /healthz], exprs: [{subject: {scope: Header, name: X}, op: Equal, value: y}]}, " +
+				"plugins: [{name: proxy-rewrite}]}, {name: b, backends: [{serviceName: other}], match: {paths: ['/*']}}"),
+			wantMatch: []v1alpha1.HTTPRouteMatch{{Path: &v1alpha1.HTTPPathMatch{Type: "PathPrefix", Value: "/api"}},
+				{Path: &v1alpha1.HTTPPathMatch{Type: "Exact", Value: "/healthz"}}},
+			wantDropped: []string{"spec.routeRef (ApisixRoute podinfo).spec.http[0].match.exprs",
+				"spec.routeRef (ApisixRoute podinfo).spec.http[0].plugins.proxy-rewrite"},
+		},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			result, err := Options{Gateway: &v1alpha1.GatewayReference{Namespace: "gateways", Name: "public"}}.Convert([]byte(canary + tc.route))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tc.wantDropped, droppedFields(result)); diff != "" {
+				t.Errorf("dropped (-want +got):\n%s\n%v", diff, result.Dropped)
 			}
 			routing := result.Manifests[0].Object.(canaryManifest).Spec.Routing
 			if diff := cmp.Diff(tc.wantHosts, routing.Hosts); diff != "" {

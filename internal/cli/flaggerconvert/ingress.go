@@ -50,79 +50,117 @@ type ingressPath struct {
 	kind, value string
 }
 
+// entryMatch is a path (and a method) by which an entry object (an
+// Ingress, an ApisixRoute) leads to the apex Service.
+type entryMatch struct {
+	path   ingressPath
+	method string
+}
+
+// everything tells whether the match takes every request.
+func (m entryMatch) everything() bool {
+	return m.path == ingressPath{"PathPrefix", "/"} && m.method == ""
+}
+
+// entryRoutes are the matches of an entry object's rules that lead to the
+// apex Service, by host ("" for every host).
+type entryRoutes map[string][]entryMatch
+
+func (r entryRoutes) add(host string, m entryMatch) {
+	if !slices.Contains(r[host], m) {
+		r[host] = append(r[host], m)
+	}
+}
+
+// apexName is the name of the Canary's apex Service.
+func (c canaryConverter) apexName() string {
+	if c.in.Spec.Service.Name != "" {
+		return c.in.Spec.Service.Name
+	}
+	return c.in.Spec.TargetRef.Name
+}
+
+// applyEntryRoutes gives the HTTPRoute the hosts and matches of routes, the
+// ways the entry object (named by field and what, "Ingress podinfo") leads
+// to the apex Service: hosts unless one rule takes every host, matches
+// unless one takes every request. Matches that differ from host to host,
+// and more than routing.match holds, are reported. false when no rule
+// leads to the apex Service.
+func (c canaryConverter) applyEntryRoutes(out *v1alpha1.CanaryRouting, routes entryRoutes, field, what string) bool {
+	apex := c.apexName()
+	if len(routes) == 0 {
+		c.report.drop(field, "the %s has no path to the apex Service %s: set routing.hosts and routing.match", what, apex)
+		return false
+	}
+	if _, every := routes[""]; !every && len(out.Hosts) == 0 {
+		out.Hosts = sortedKeys(routes)
+	}
+	var matches []entryMatch
+	everything, differ := false, false
+	for _, host := range sortedKeys(routes) {
+		differ = differ || (len(matches) > 0 && !sameSet(matches, routes[host]))
+		for _, m := range routes[host] {
+			everything = everything || m.everything()
+			if !slices.Contains(matches, m) {
+				matches = append(matches, m)
+			}
+		}
+	}
+	if differ {
+		c.report.drop(field, "the hosts of the %s lead to %s by different paths: the HTTPRoute matches each of them on every host", what, apex)
+	}
+	switch {
+	case everything:
+	case len(out.Match) > 0:
+		c.report.drop(field, "spec.service.match sets routing.match: the paths of the %s were left out", what)
+	default:
+		if len(matches) > maxRouteMatches {
+			c.report.drop(field, "the %s leads to %s by %d paths and methods, routing.match holds %d: the first were kept",
+				what, apex, len(matches), maxRouteMatches)
+			matches = matches[:maxRouteMatches]
+		}
+		for _, m := range matches {
+			out.Match = append(out.Match, v1alpha1.HTTPRouteMatch{Path: &v1alpha1.HTTPPathMatch{Type: m.path.kind, Value: m.path.value},
+				Method: m.method})
+		}
+	}
+	c.report.note(field, "the %s: its hosts and paths to %s converted to routing.hosts and routing.match; it passes through "+
+		"unchanged: once the Gateway serves those hosts, remove its rules to %s", what, apex, apex)
+	return true
+}
+
+// maxRouteMatches is the most entries routing.match holds.
+const maxRouteMatches = 8
+
 // ingressRouting gives the HTTPRoute the hosts and paths by which the
-// Canary's Ingress leads to the apex Service: the rules' hosts (none when a
-// rule, or the default backend, takes every host) and their paths (none
-// when one is the prefix /). ingress-nginx's own annotations, the Ingress's
-// TLS and paths that differ from host to host are reported, as an HTTPRoute
-// does not say them.
+// Canary's Ingress leads to the apex Service (applyEntryRoutes);
+// ingress-nginx's own annotations and the Ingress's TLS are reported, as
+// an HTTPRoute does not say them.
 func (c canaryConverter) ingressRouting(out *v1alpha1.CanaryRouting) {
 	ing := c.ingress()
 	if ing == nil {
 		return
 	}
-	apex := c.in.Spec.Service.Name
-	if apex == "" {
-		apex = c.in.Spec.TargetRef.Name
-	}
+	apex := c.apexName()
 	regex := ing.Annotations[nginxAnnotationPrefix+"use-regex"] == "true"
-	var hosts []string
-	everyHost, everyPath := false, false
-	pathsOf := map[string][]ingressPath{}
+	routes := entryRoutes{}
 	for _, rule := range ing.Spec.Rules {
 		if rule.HTTP == nil {
 			continue
 		}
 		for _, p := range rule.HTTP.Paths {
-			if p.Backend.Service == nil || p.Backend.Service.Name != apex {
-				continue // another app's path: it stays on the Ingress
-			}
-			path := ingressPathOf(p, regex)
-			everyPath = everyPath || path == ingressPath{"PathPrefix", "/"}
-			if !slices.Contains(pathsOf[rule.Host], path) {
-				pathsOf[rule.Host] = append(pathsOf[rule.Host], path)
-			}
-		}
-		if len(pathsOf[rule.Host]) > 0 {
-			if rule.Host == "" {
-				everyHost = true
-			} else if !slices.Contains(hosts, rule.Host) {
-				hosts = append(hosts, rule.Host)
+			if p.Backend.Service != nil && p.Backend.Service.Name == apex { // others stay on the Ingress
+				routes.add(rule.Host, entryMatch{path: ingressPathOf(p, regex)})
 			}
 		}
 	}
 	if b := ing.Spec.DefaultBackend; b != nil && b.Service != nil && b.Service.Name == apex {
-		everyHost, everyPath = true, true
+		routes.add("", entryMatch{path: ingressPath{"PathPrefix", "/"}})
 	}
-	field := fmt.Sprintf("spec.ingressRef (Ingress %s)", ing.Name)
-	if len(pathsOf) == 0 && !everyHost {
-		c.report.drop("spec.ingressRef", "the Ingress %s has no path to the apex Service %s: set routing.hosts and routing.match", ing.Name, apex)
+	if !c.applyEntryRoutes(out, routes, "spec.ingressRef", "Ingress "+ing.Name) {
 		return
 	}
-	if !everyHost && len(out.Hosts) == 0 {
-		out.Hosts = hosts
-	}
-	var paths []ingressPath
-	for _, host := range sortedKeys(pathsOf) {
-		if len(paths) > 0 && !sameSet(paths, pathsOf[host]) {
-			c.report.drop(field+".spec.rules", "its hosts lead to %s by different paths: the HTTPRoute matches "+
-				"each path on every host", apex)
-		}
-		for _, p := range pathsOf[host] {
-			if !slices.Contains(paths, p) {
-				paths = append(paths, p)
-			}
-		}
-	}
-	switch {
-	case everyPath:
-	case len(out.Match) > 0:
-		c.report.drop(field+".paths", "spec.service.match sets routing.match: the Ingress's paths were left out")
-	default:
-		for _, p := range paths {
-			out.Match = append(out.Match, v1alpha1.HTTPRouteMatch{Path: &v1alpha1.HTTPPathMatch{Type: p.kind, Value: p.value}})
-		}
-	}
+	field := fmt.Sprintf("spec.ingressRef (Ingress %s)", ing.Name)
 	for _, key := range sortedKeys(ing.Annotations) {
 		if strings.HasPrefix(key, nginxAnnotationPrefix) && key != nginxAnnotationPrefix+"use-regex" {
 			c.report.drop(field+".metadata.annotations."+key, "ingress-nginx's own setting: the HTTPRoute does not carry it")
@@ -131,8 +169,6 @@ func (c canaryConverter) ingressRouting(out *v1alpha1.CanaryRouting) {
 	if len(ing.Spec.TLS) > 0 {
 		c.report.note(field+".spec.tls", "TLS ends at the Gateway's listener: its certificateRefs name the Secrets")
 	}
-	c.report.note("spec.ingressRef", "the Ingress %s: its hosts and paths to %s converted to routing.hosts and routing.match; it "+
-		"passes through unchanged: once the Gateway serves those hosts, remove its rules to %s", ing.Name, apex, apex)
 }
 
 // ingressPathOf maps an Ingress path: Exact as it is, Prefix as a path
@@ -152,8 +188,8 @@ func ingressPathOf(p networkingv1.HTTPIngressPath, regex bool) ingressPath {
 	return ingressPath{"PathPrefix", value}
 }
 
-func sameSet(a, b []ingressPath) bool {
-	return len(a) == len(b) && !slices.ContainsFunc(a, func(p ingressPath) bool { return !slices.Contains(b, p) })
+func sameSet[T comparable](a, b []T) bool {
+	return len(a) == len(b) && !slices.ContainsFunc(a, func(x T) bool { return !slices.Contains(b, x) })
 }
 
 func sortedKeys[V any](m map[string]V) []string {
@@ -163,4 +199,125 @@ func sortedKeys[V any](m map[string]V) []string {
 	}
 	sort.Strings(keys)
 	return keys
+}
+
+// apisixRoute is what the conversion reads of an apisix.apache.org/v2
+// ApisixRoute: its HTTP rules.
+type apisixRoute struct {
+	Metadata struct {
+		Name      string `json:"name"`
+		Namespace string `json:"namespace"`
+	} `json:"metadata"`
+	Spec struct {
+		HTTP []apisixHTTPRule `json:"http"`
+	} `json:"spec"`
+}
+
+// apisixHTTPRule is one HTTP rule of an ApisixRoute.
+type apisixHTTPRule struct {
+	Name  string `json:"name"`
+	Match struct {
+		Hosts       []string        `json:"hosts"`
+		Paths       []string        `json:"paths"`
+		Methods     []string        `json:"methods"`
+		Exprs       json.RawMessage `json:"exprs"`
+		RemoteAddrs []string        `json:"remoteAddrs"`
+	} `json:"match"`
+	Backends []struct {
+		ServiceName string `json:"serviceName"`
+	} `json:"backends"`
+	Plugins []struct {
+		Name string `json:"name"`
+	} `json:"plugins"`
+}
+
+// leadsTo tells whether the rule sends requests to the Service.
+func (r apisixHTTPRule) leadsTo(service string) bool {
+	for _, b := range r.Backends {
+		if b.ServiceName == service {
+			return true
+		}
+	}
+	return false
+}
+
+// apisixRouteOf is the ApisixRoute the Canary's routeRef names, when the
+// input holds it.
+func (c canaryConverter) apisixRouteOf() *apisixRoute {
+	var ref struct {
+		Name string `json:"name"`
+	}
+	if err := json.Unmarshal(c.in.Spec.RouteRef, &ref); err != nil || ref.Name == "" {
+		return nil
+	}
+	return c.apisixRoutes[c.in.Metadata.Namespace+"/"+ref.Name]
+}
+
+// apisixRouting gives the HTTPRoute the hosts, paths and methods by which
+// the Canary's ApisixRoute leads to the apex Service (applyEntryRoutes): a
+// path ending in /* is a prefix, another exact. What an HTTPRoute does not
+// say (exprs, remoteAddrs, plugins) is reported.
+func (c canaryConverter) apisixRouting(out *v1alpha1.CanaryRouting) {
+	route := c.apisixRouteOf()
+	if route == nil {
+		return
+	}
+	apex := c.apexName()
+	routes := entryRoutes{}
+	var unsaid []string
+	for i, rule := range route.Spec.HTTP {
+		if !rule.leadsTo(apex) {
+			continue
+		}
+		hosts := rule.Match.Hosts
+		if len(hosts) == 0 {
+			hosts = []string{""}
+		}
+		paths := rule.Match.Paths
+		if len(paths) == 0 {
+			paths = []string{"/*"}
+		}
+		methods := rule.Match.Methods
+		if len(methods) == 0 {
+			methods = []string{""}
+		}
+		for _, host := range hosts {
+			for _, p := range paths {
+				for _, method := range methods {
+					routes.add(host, entryMatch{path: apisixPath(p), method: method})
+				}
+			}
+		}
+		where := fmt.Sprintf("spec.http[%d]", i)
+		if present(rule.Match.Exprs) {
+			unsaid = append(unsaid, where+".match.exprs")
+		}
+		if len(rule.Match.RemoteAddrs) > 0 {
+			unsaid = append(unsaid, where+".match.remoteAddrs")
+		}
+		for _, plugin := range rule.Plugins {
+			if plugin.Name != "prometheus" { // the metrics of Flagger's APISIX checks, not routing
+				unsaid = append(unsaid, where+".plugins."+plugin.Name)
+			}
+		}
+	}
+	what := "ApisixRoute " + route.Metadata.Name
+	if !c.applyEntryRoutes(out, routes, "spec.routeRef", what) {
+		return
+	}
+	for _, field := range unsaid {
+		c.report.drop(fmt.Sprintf("spec.routeRef (%s).%s", what, field), "APISIX's own routing: the HTTPRoute does not carry it")
+	}
+}
+
+// apisixPath maps an ApisixRoute path: /api/* is the prefix /api, /* every
+// path, anything else the exact path.
+func apisixPath(p string) ingressPath {
+	if prefix, ok := strings.CutSuffix(p, "/*"); ok {
+		if prefix == "" {
+			prefix = "/"
+		}
+		return ingressPath{"PathPrefix", prefix}
+	}
+	return ingressPath{"Exact", p}
 }

@@ -104,6 +104,7 @@ func (c canaryConverter) routing(provider v1alpha1.RoutingProvider, in *flaggerA
 	c.routeSettings(&routing)
 	if c.ingressToGateway() {
 		c.ingressRouting(&routing)
+		c.apisixRouting(&routing)
 	}
 	return routing
 }
