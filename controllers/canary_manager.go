@@ -123,6 +123,14 @@ func (r *CanaryReconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manage
 	} else {
 		ctrl.LoggerFrom(ctx).Info("Gateway API HTTPRoute not installed: gatewayapi routing works once it is, after a restart")
 	}
+	// Watch KEDA's ScaledObjects only where KEDA is installed: the target's
+	// (a change reaches the primary's copy) and the primary's.
+	if _, err := mgr.GetRESTMapper().RESTMapping(workload.ScaledObjectGVK.GroupKind(), workload.ScaledObjectGVK.Version); err == nil {
+		b = b.Owns(workload.NewScaledObject("", "")).
+			Watches(workload.NewScaledObject("", ""), handler.EnqueueRequestsFromMapFunc(r.canariesForAutoscaler))
+	} else {
+		ctrl.LoggerFrom(ctx).Info("KEDA ScaledObject not installed: autoscalerRef of kind ScaledObject works once it is, after a restart")
+	}
 	// An analysis outcome reconciles its Canary.
 	if err := mgr.Add(r.Analysis); err != nil {
 		return fmt.Errorf("failed to add the analysis runner: %w", err)
@@ -197,10 +205,10 @@ func (r *CanaryReconciler) canariesForConfig(kind string) handler.MapFunc {
 	}
 }
 
-// canariesForAutoscaler maps a HorizontalPodAutoscaler to the Canaries
-// naming it in spec.autoscalerRef.
+// canariesForAutoscaler maps an autoscaler (a HorizontalPodAutoscaler or a
+// ScaledObject) to the Canaries naming it in spec.autoscalerRef.
 func (r *CanaryReconciler) canariesForAutoscaler(ctx context.Context, o client.Object) []reconcile.Request {
-	return r.canariesBy(ctx, o.GetNamespace(), autoscalerIndexKey, o.GetName(), "HorizontalPodAutoscaler/"+o.GetName())
+	return r.canariesBy(ctx, o.GetNamespace(), autoscalerIndexKey, o.GetName(), "autoscaler "+o.GetName())
 }
 
 // canariesForEndpoints maps an EndpointSlice of <name>-primary or

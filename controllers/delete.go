@@ -22,6 +22,7 @@ import (
 	"maps"
 	"time"
 
+	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -126,6 +127,13 @@ func (r *CanaryReconciler) orphanGenerated(ctx context.Context, obj *v1alpha1.Ca
 	}
 	if primary := r.targetKindOf(obj).primaryObject(); primary != nil {
 		names = append([]generated{{primary, obj.GetPrimaryName()}}, names...)
+	}
+	// The primary's autoscaler keeps scaling the primary.
+	switch ref := obj.Spec.AutoscalerRef; {
+	case ref.IsScaledObject():
+		names = append(names, generated{workload.NewScaledObject(obj.Namespace, workload.PrimaryAutoscalerName(obj)), workload.PrimaryAutoscalerName(obj)})
+	case ref != nil:
+		names = append(names, generated{&autoscalingv2.HorizontalPodAutoscaler{}, workload.PrimaryAutoscalerName(obj)})
 	}
 	for _, n := range names {
 		if err := r.Get(ctx, types.NamespacedName{Namespace: obj.Namespace, Name: n.name}, n.obj); err != nil {

@@ -43,6 +43,8 @@ package controllers
 // +kubebuilder:rbac:groups=discovery.k8s.io,resources=endpointslices,verbs=get;list;watch
 // The primary's autoscaler is cached and created or updated.
 // +kubebuilder:rbac:groups=autoscaling,resources=horizontalpodautoscalers,verbs=get;list;watch;create;update
+// KEDA's ScaledObjects likewise, the target's patched (its pause).
+// +kubebuilder:rbac:groups=keda.sh,resources=scaledobjects,verbs=get;list;watch;create;update;patch
 // The HTTPRoute is cached, created or updated, and patched (weights).
 // +kubebuilder:rbac:groups=gateway.networking.k8s.io,resources=httproutes,verbs=get;list;watch;create;update;patch
 

@@ -253,8 +253,12 @@ func (t deploymentTarget) scaleDown(ctx context.Context, obj *v1alpha1.Canary) e
 	return t.scale(ctx, obj, 0)
 }
 
-// scale sets the target Deployment's replicas.
+// scale sets the target Deployment's replicas, and pauses the target's
+// ScaledObject at zero (resumes it above).
 func (t deploymentTarget) scale(ctx context.Context, obj *v1alpha1.Canary, replicas int32) error {
+	if err := t.r.pauseTargetScaledObject(ctx, obj, replicas == 0); err != nil {
+		return err
+	}
 	target := &appsv1.Deployment{}
 	if err := t.r.Get(ctx, types.NamespacedName{Namespace: obj.Namespace, Name: obj.Spec.TargetRef.Name}, target); err != nil {
 		return fmt.Errorf("failed to get target: %w", err)

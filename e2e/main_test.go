@@ -79,9 +79,16 @@ func run(m *testing.M) int {
 		fmt.Fprintln(os.Stderr, "e2e:", err)
 		return 1
 	}
+	// KEDA's ScaledObject CRD, as a cluster with KEDA has it (its operator
+	// does not run here).
+	kedaCRD, err := testbed.KEDAScaledObjectCRD(ctx, "..")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "e2e:", err)
+		return 1
+	}
 	env, err = testbed.Start(ctx, testbed.Options{
 		Full:    true,
-		CRDDirs: []string{filepath.Join("..", "config", "crd", "bases"), gatewayCRDs},
+		CRDDirs: []string{filepath.Join("..", "config", "crd", "bases"), gatewayCRDs, kedaCRD},
 	})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "e2e: testbed:", err)

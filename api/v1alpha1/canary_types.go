@@ -186,17 +186,26 @@ type TargetReference struct {
 	Name string `json:"name"`
 }
 
-// AutoscalerReference names a HorizontalPodAutoscaler in the Canary's namespace.
+// AutoscalerReference names the target's autoscaler in the Canary's
+// namespace: a HorizontalPodAutoscaler, or a KEDA ScaledObject.
+// +kubebuilder:validation:XValidation:rule="(self.apiVersion == 'autoscaling/v2' && self.kind == 'HorizontalPodAutoscaler') || (self.apiVersion == 'keda.sh/v1alpha1' && self.kind == 'ScaledObject')",message="autoscalerRef names an autoscaling/v2 HorizontalPodAutoscaler or a keda.sh/v1alpha1 ScaledObject: set apiVersion and kind as one of these pairs"
+// +kubebuilder:validation:XValidation:rule="!has(self.primaryScalerQueries) || self.kind == 'ScaledObject'",message="autoscalerRef.primaryScalerQueries replace the queries of a ScaledObject's triggers: kind must be ScaledObject"
+// +kubebuilder:validation:XValidation:rule="self.kind != 'HorizontalPodAutoscaler' || !has(self.primaryScalerReplicas) || !has(self.primaryScalerReplicas.minReplicas) || self.primaryScalerReplicas.minReplicas >= 1",message="autoscalerRef.primaryScalerReplicas.minReplicas must be at least 1 for a HorizontalPodAutoscaler"
 type AutoscalerReference struct {
-	// APIVersion of the autoscaler.
+	// APIVersion of the autoscaler: autoscaling/v2, or keda.sh/v1alpha1 for
+	// a ScaledObject.
 	// +kubebuilder:default="autoscaling/v2"
-	// +kubebuilder:validation:Enum=autoscaling/v2
+	// +kubebuilder:validation:Enum=autoscaling/v2;keda.sh/v1alpha1
 	// +optional
 	APIVersion string `json:"apiVersion,omitempty"`
 
-	// Kind of the autoscaler.
+	// Kind of the autoscaler: HorizontalPodAutoscaler, or ScaledObject
+	// (KEDA). serin keeps a copy of it, <name>-primary, that scales the
+	// primary; a ScaledObject of the target is paused
+	// (autoscaling.keda.sh/paused-replicas: "0") while no analysis runs, so
+	// that KEDA does not wake the idle canary.
 	// +kubebuilder:default="HorizontalPodAutoscaler"
-	// +kubebuilder:validation:Enum=HorizontalPodAutoscaler
+	// +kubebuilder:validation:Enum=HorizontalPodAutoscaler;ScaledObject
 	// +optional
 	Kind string `json:"kind,omitempty"`
 
@@ -204,6 +213,46 @@ type AutoscalerReference struct {
 	// +kubebuilder:validation:MinLength=1
 	// +required
 	Name string `json:"name"`
+
+	// PrimaryScalerQueries replace, in the primary's copy of a ScaledObject,
+	// the metadata.query of the triggers they name (trigger name: query).
+	// Without them, each trigger's query is copied with the target's name
+	// replaced by the primary's, as Flagger does.
+	// +kubebuilder:validation:MaxProperties=16
+	// +optional
+	PrimaryScalerQueries map[string]string `json:"primaryScalerQueries,omitempty"`
+
+	// PrimaryScalerReplicas override the bounds of the primary's copy of
+	// the autoscaler.
+	// +optional
+	PrimaryScalerReplicas *ScalerReplicas `json:"primaryScalerReplicas,omitempty"`
+}
+
+// ScalerReplicas are the bounds of an autoscaler.
+// +kubebuilder:validation:XValidation:rule="!has(self.minReplicas) || !has(self.maxReplicas) || self.minReplicas <= self.maxReplicas",message="primaryScalerReplicas.minReplicas must not exceed maxReplicas"
+type ScalerReplicas struct {
+	// MinReplicas replaces the autoscaler's minimum (a HorizontalPodAutoscaler's
+	// minReplicas, a ScaledObject's minReplicaCount).
+	// +kubebuilder:validation:Minimum=0
+	// +optional
+	MinReplicas *int32 `json:"minReplicas,omitempty"`
+
+	// MaxReplicas replaces the autoscaler's maximum (maxReplicas,
+	// maxReplicaCount).
+	// +kubebuilder:validation:Minimum=1
+	// +optional
+	MaxReplicas *int32 `json:"maxReplicas,omitempty"`
+}
+
+// The autoscaler kinds of spec.autoscalerRef.
+const (
+	HorizontalPodAutoscalerKind = "HorizontalPodAutoscaler"
+	ScaledObjectKind            = "ScaledObject"
+)
+
+// IsScaledObject tells whether the autoscaler is a KEDA ScaledObject.
+func (r *AutoscalerReference) IsScaledObject() bool {
+	return r != nil && r.Kind == ScaledObjectKind
 }
 
 // CanaryService describes the apex, primary and canary Services.

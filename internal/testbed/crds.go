@@ -31,3 +31,18 @@ func GatewayAPICRDs(ctx context.Context, root string) (string, error) {
 	}
 	return filepath.Join(dir, "config", "crd", "standard"), nil
 }
+
+// KEDAScaledObjectCRD returns the file of KEDA's ScaledObject CRD at the
+// KEDA_VERSION of hack/testbed/versions.env, from its module's source
+// (downloaded from the module proxy, not built).
+func KEDAScaledObjectCRD(ctx context.Context, root string) (string, error) {
+	version, err := Version(root, "KEDA_VERSION")
+	if err != nil {
+		return "", err
+	}
+	dir, err := ModuleSource(ctx, "github.com/kedacore/keda/v2@"+version)
+	if err != nil {
+		return "", err
+	}
+	return filepath.Join(dir, "config", "crd", "bases", "keda.sh_scaledobjects.yaml"), nil
+}

@@ -137,18 +137,24 @@ func (c canaryConverter) autoscalerRef() *v1alpha1.AutoscalerReference {
 		c.report.drop("spec.autoscalerRef", "a DaemonSet runs one pod per node and has no replicas to scale")
 		return nil
 	}
-	if present(ref.PrimaryScalerQueries) {
-		c.report.drop("spec.autoscalerRef.primaryScalerQueries", "KEDA scaler queries are not supported")
-	}
-	if present(ref.PrimaryScalerReplicas) {
-		c.report.drop("spec.autoscalerRef.primaryScalerReplicas",
-			"replica overrides for the primary's autoscaler are not supported: serin copies the HorizontalPodAutoscaler as it is")
-	}
-	if ref.Kind != "HorizontalPodAutoscaler" {
-		c.report.drop("spec.autoscalerRef", "%s is not supported: serin copies HorizontalPodAutoscalers only", ref.Kind)
+	out := &v1alpha1.AutoscalerReference{Name: ref.Name}
+	switch ref.Kind {
+	case v1alpha1.HorizontalPodAutoscalerKind:
+		out.APIVersion, out.Kind = "autoscaling/v2", v1alpha1.HorizontalPodAutoscalerKind
+		if len(ref.PrimaryScalerQueries) > 0 {
+			c.report.drop("spec.autoscalerRef.primaryScalerQueries", "the queries of a ScaledObject's triggers: a HorizontalPodAutoscaler has none")
+		}
+	case v1alpha1.ScaledObjectKind:
+		out.APIVersion, out.Kind = "keda.sh/v1alpha1", v1alpha1.ScaledObjectKind
+		out.PrimaryScalerQueries = ref.PrimaryScalerQueries
+	default:
+		c.report.drop("spec.autoscalerRef", "%s is not supported: serin copies HorizontalPodAutoscalers and KEDA ScaledObjects", ref.Kind)
 		return nil
 	}
-	return &v1alpha1.AutoscalerReference{APIVersion: "autoscaling/v2", Kind: "HorizontalPodAutoscaler", Name: ref.Name}
+	if r := ref.PrimaryScalerReplicas; r != nil && (r.MinReplicas != nil || r.MaxReplicas != nil) {
+		out.PrimaryScalerReplicas = r.DeepCopy()
+	}
+	return out
 }
 
 // dropProviderSettings reports the settings of routing providers and metric

@@ -54,7 +54,7 @@ func TestEverythingIsAccountedFor(t *testing.T) {
 	// application), which Flagger's gatewayapi provider queries.
 	wantDropped := []string{
 		"spec.service.loadBalancer",
-		"spec.autoscalerRef.primaryScalerQueries", "spec.autoscalerRef.primaryScalerReplicas",
+		"spec.autoscalerRef.primaryScalerQueries",
 		"spec.service.appProtocol", "spec.service.gateways", "spec.service.delegation",
 		"spec.service.trafficPolicy", "spec.service.meshName", "spec.service.backends",
 		"spec.metricsServer", "spec.ingressRef", "spec.routeRef", "spec.upstreamRef",
@@ -94,8 +94,9 @@ func TestEverythingIsAccountedFor(t *testing.T) {
 
 func everythingSpec() v1alpha1.CanarySpec {
 	return v1alpha1.CanarySpec{
-		TargetRef:               v1alpha1.TargetReference{APIVersion: "apps/v1", Kind: "Deployment", Name: "everything"},
-		AutoscalerRef:           &v1alpha1.AutoscalerReference{APIVersion: "autoscaling/v2", Kind: "HorizontalPodAutoscaler", Name: "everything"},
+		TargetRef: v1alpha1.TargetReference{APIVersion: "apps/v1", Kind: "Deployment", Name: "everything"},
+		AutoscalerRef: &v1alpha1.AutoscalerReference{APIVersion: "autoscaling/v2", Kind: "HorizontalPodAutoscaler", Name: "everything",
+			PrimaryScalerReplicas: &v1alpha1.ScalerReplicas{MinReplicas: ptr.To[int32](2), MaxReplicas: ptr.To[int32](4)}},
 		ProgressDeadlineSeconds: ptr.To[int32](120),
 		Service: v1alpha1.CanaryService{Name: "everything-svc", Port: 80, PortName: "web",
 			TargetPort: ptr.To(intstr.FromInt32(8080)), PortDiscovery: true,
@@ -969,6 +970,43 @@ func TestConvertApisixRouteOntoGateway(t *testing.T) {
 			}
 			if diff := cmp.Diff(tc.wantMatch, routing.Match); diff != "" {
 				t.Errorf("match (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// A KEDA ScaledObject converts with the primary's queries and replicas, as
+// Flagger's tutorial sets them; an HPA keeps its replica overrides.
+func TestConvertAutoscalerRef(t *testing.T) {
+	tests := map[string]struct {
+		ref  string
+		want *v1alpha1.AutoscalerReference
+	}{
+		"Flagger's KEDA tutorial": {
+			ref: "autoscalerRef: {apiVersion: keda.sh/v1alpha1, kind: ScaledObject, name: podinfo-so, " +
+				"primaryScalerQueries: {prom-trigger: 'sum(rate(http_requests_total{app=\"podinfo-primary\"}[2m]))'}, " +
+				"primaryScalerReplicas: {minReplicas: 2, maxReplicas: 5}}",
+			want: &v1alpha1.AutoscalerReference{APIVersion: "keda.sh/v1alpha1", Kind: "ScaledObject", Name: "podinfo-so",
+				PrimaryScalerQueries:  map[string]string{"prom-trigger": `sum(rate(http_requests_total{app="podinfo-primary"}[2m]))`},
+				PrimaryScalerReplicas: &v1alpha1.ScalerReplicas{MinReplicas: ptr.To[int32](2), MaxReplicas: ptr.To[int32](5)}},
+		},
+		"an HPA with the primary's bounds": {
+			ref: "autoscalerRef: {apiVersion: autoscaling/v2, kind: HorizontalPodAutoscaler, name: podinfo, primaryScalerReplicas: {maxReplicas: 8}}",
+			want: &v1alpha1.AutoscalerReference{APIVersion: "autoscaling/v2", Kind: "HorizontalPodAutoscaler", Name: "podinfo",
+				PrimaryScalerReplicas: &v1alpha1.ScalerReplicas{MaxReplicas: ptr.To[int32](8)}},
+		},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			result, err := Convert([]byte(canaryYAML("provider: kubernetes", tc.ref, "analysis: {iterations: 2, threshold: 2}")))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(result.Dropped) != 0 {
+				t.Errorf("dropped %v", result.Dropped)
+			}
+			if diff := cmp.Diff(tc.want, result.Manifests[0].Object.(canaryManifest).Spec.AutoscalerRef); diff != "" {
+				t.Errorf("autoscalerRef (-want +got):\n%s", diff)
 			}
 		})
 	}

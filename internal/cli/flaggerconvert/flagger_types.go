@@ -64,11 +64,12 @@ type flaggerObjectReference struct {
 }
 
 type flaggerAutoscalerRef struct {
-	APIVersion            string          `json:"apiVersion,omitempty"`
-	Kind                  string          `json:"kind,omitempty"`
-	Name                  string          `json:"name"`
-	PrimaryScalerQueries  json.RawMessage `json:"primaryScalerQueries,omitempty"`
-	PrimaryScalerReplicas json.RawMessage `json:"primaryScalerReplicas,omitempty"`
+	APIVersion           string            `json:"apiVersion,omitempty"`
+	Kind                 string            `json:"kind,omitempty"`
+	Name                 string            `json:"name"`
+	PrimaryScalerQueries map[string]string `json:"primaryScalerQueries,omitempty"`
+	// PrimaryScalerReplicas are Flagger's ScalerReplicas, serin's too.
+	PrimaryScalerReplicas *v1alpha1.ScalerReplicas `json:"primaryScalerReplicas,omitempty"`
 }
 
 type flaggerService struct {
