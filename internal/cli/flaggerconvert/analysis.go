@@ -403,6 +403,13 @@ func (c canaryConverter) dataPlane(analysis *v1alpha1.CanaryAnalysis) v1alpha1.D
 	if c.opts.DataPlane != "" {
 		return c.opts.DataPlane
 	}
+	if c.ingressToGateway() {
+		// The traffic leaves the ingress controller for the Gateway: its
+		// proxy's metrics are the ones left to measure the canary by.
+		c.report.note("spec.provider", "the built-in checks query the proxy that serves the Gateway %s, no longer %s's: "+
+			"routing.dataPlane is left to the agent's --data-plane (serin convert --data-plane sets it)", gatewayName(*c.opts.Gateway), provider)
+		return ""
+	}
 	which := fmt.Sprintf("provider %s", provider)
 	if provider == "" {
 		which = "an unset provider"

@@ -720,6 +720,12 @@ func TestConvertProviderToGatewayAPI(t *testing.T) {
 				GatewayRefs: []v1alpha1.GatewayReference{{Kind: v1alpha1.ServiceParent, Name: "podinfo", Port: ptr.To(int32(9898))}}},
 			wantNotes: []string{"spec.provider"},
 		},
+		"skipper's built-in checks: the Gateway's proxy, which the agent names": {
+			opts:        Options{Gateway: public},
+			input:       canaryYAML("provider: skipper", "analysis: {stepWeight: 10, maxWeight: 20, threshold: 2, "+successRate+"}"),
+			wantRouting: v1alpha1.CanaryRouting{Provider: v1alpha1.GatewayAPIRouting, GatewayRefs: onPublic},
+			wantNotes:   []string{"spec.provider", "spec.provider"},
+		},
 		"nginx: the Ingress's hosts and paths are not in the Canary": {
 			opts: Options{Gateway: public},
 			input: canaryYAML("provider: nginx", "ingressRef: {apiVersion: networking.k8s.io/v1, kind: Ingress, name: podinfo}",
