@@ -905,9 +905,6 @@ func TestConvertIngressOntoGateway(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if diff := cmp.Diff(tc.wantDropped, droppedFields(result)); diff != "" {
-				t.Errorf("dropped (-want +got):\n%s\n%v", diff, result.Dropped)
-			}
 			var notes []string
 			for _, n := range result.Notes {
 				notes = append(notes, n.Field)
@@ -918,13 +915,7 @@ func TestConvertIngressOntoGateway(t *testing.T) {
 			if len(result.Manifests) != 2 || result.Manifests[1].Kind != "Ingress" || result.Manifests[1].Converted {
 				t.Fatalf("want the Canary and the Ingress passed through: %v", result.Manifests)
 			}
-			routing := result.Manifests[0].Object.(canaryManifest).Spec.Routing
-			if diff := cmp.Diff(tc.wantHosts, routing.Hosts); diff != "" {
-				t.Errorf("hosts (-want +got):\n%s", diff)
-			}
-			if diff := cmp.Diff(tc.wantMatch, routing.Match); diff != "" {
-				t.Errorf("match (-want +got):\n%s", diff)
-			}
+			checkEntryRouting(t, result, tc.wantDropped, tc.wantHosts, tc.wantMatch)
 		})
 	}
 }
@@ -967,17 +958,24 @@ func TestConvertApisixRouteOntoGateway(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if diff := cmp.Diff(tc.wantDropped, droppedFields(result)); diff != "" {
-				t.Errorf("dropped (-want +got):\n%s\n%v", diff, result.Dropped)
-			}
-			routing := result.Manifests[0].Object.(canaryManifest).Spec.Routing
-			if diff := cmp.Diff(tc.wantHosts, routing.Hosts); diff != "" {
-				t.Errorf("hosts (-want +got):\n%s", diff)
-			}
-			if diff := cmp.Diff(tc.wantMatch, routing.Match); diff != "" {
-				t.Errorf("match (-want +got):\n%s", diff)
-			}
+			checkEntryRouting(t, result, tc.wantDropped, tc.wantHosts, tc.wantMatch)
 		})
+	}
+}
+
+// checkEntryRouting compares what a conversion onto a Gateway dropped, and
+// the hosts and matches its Canary's routing took from an entry object.
+func checkEntryRouting(t *testing.T, result *Result, wantDropped, wantHosts []string, wantMatch []v1alpha1.HTTPRouteMatch) {
+	t.Helper()
+	if diff := cmp.Diff(wantDropped, droppedFields(result)); diff != "" {
+		t.Errorf("dropped (-want +got):\n%s\n%v", diff, result.Dropped)
+	}
+	routing := result.Manifests[0].Object.(canaryManifest).Spec.Routing
+	if diff := cmp.Diff(wantHosts, routing.Hosts); diff != "" {
+		t.Errorf("hosts (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff(wantMatch, routing.Match); diff != "" {
+		t.Errorf("match (-want +got):\n%s", diff)
 	}
 }
 

@@ -19,8 +19,8 @@ package flaggerconvert
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"slices"
-	"sort"
 	"strings"
 
 	networkingv1 "k8s.io/api/networking/v1"
@@ -93,11 +93,11 @@ func (c canaryConverter) applyEntryRoutes(out *v1alpha1.CanaryRouting, routes en
 		return false
 	}
 	if _, every := routes[""]; !every && len(out.Hosts) == 0 {
-		out.Hosts = sortedKeys(routes)
+		out.Hosts = slices.Sorted(maps.Keys(routes))
 	}
 	var matches []entryMatch
 	everything, differ := false, false
-	for _, host := range sortedKeys(routes) {
+	for _, host := range slices.Sorted(maps.Keys(routes)) {
 		differ = differ || (len(matches) > 0 && !sameSet(matches, routes[host]))
 		for _, m := range routes[host] {
 			everything = everything || m.everything()
@@ -161,7 +161,7 @@ func (c canaryConverter) ingressRouting(out *v1alpha1.CanaryRouting) {
 		return
 	}
 	field := fmt.Sprintf("spec.ingressRef (Ingress %s)", ing.Name)
-	for _, key := range sortedKeys(ing.Annotations) {
+	for _, key := range slices.Sorted(maps.Keys(ing.Annotations)) {
 		if strings.HasPrefix(key, nginxAnnotationPrefix) && key != nginxAnnotationPrefix+"use-regex" {
 			c.report.drop(field+".metadata.annotations."+key, "ingress-nginx's own setting: the HTTPRoute does not carry it")
 		}
@@ -190,15 +190,6 @@ func ingressPathOf(p networkingv1.HTTPIngressPath, regex bool) ingressPath {
 
 func sameSet[T comparable](a, b []T) bool {
 	return len(a) == len(b) && !slices.ContainsFunc(a, func(x T) bool { return !slices.Contains(b, x) })
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }
 
 // apisixRoute is what the conversion reads of an apisix.apache.org/v2
