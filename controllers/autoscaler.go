@@ -21,16 +21,15 @@ import (
 	"errors"
 	"fmt"
 
-	appsv1 "k8s.io/api/apps/v1"
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
 	"github.com/serin-dev/serin/api/v1alpha1"
 	"github.com/serin-dev/serin/internal/rollout"
@@ -38,9 +37,7 @@ import (
 )
 
 // autoscalerInSync reads the target's autoscaler (an invalid target when it
-// is missing) and reports whether the primary's copy exists and matches it,
-// and, for a ScaledObject, whether the target's is paused as the canary's
-// replicas want (paused at zero).
+// is missing) and reports whether the primary's copy exists and matches it.
 func (r *CanaryReconciler) autoscalerInSync(ctx context.Context, obj *v1alpha1.Canary, obs *rollout.Observation) (bool, error) {
 	if obj.Spec.AutoscalerRef.IsScaledObject() {
 		return r.scaledObjectInSync(ctx, obj, obs)
@@ -126,9 +123,6 @@ func (r *CanaryReconciler) scaledObjectInSync(ctx context.Context, obj *v1alpha1
 		obs.Target.Invalid = scaledObjectMissing(obj, missing)
 		return false, nil
 	}
-	if workload.ScaledObjectPaused(target) != (obs.Target.Replicas == 0) {
-		return false, nil
-	}
 	primary, _, err := r.getScaledObject(ctx, obj.Namespace, workload.PrimaryAutoscalerName(obj))
 	if err != nil || primary == nil {
 		return false, err
@@ -155,11 +149,26 @@ func (r *CanaryReconciler) applyPrimaryScaledObject(ctx context.Context, obj *v1
 		return fmt.Errorf("failed to apply ScaledObject %s: %w", primary.GetName(), err)
 	}
 	ctrl.LoggerFrom(ctx).V(1).Info("primary ScaledObject applied", "scaledObject", primary.GetName(), "operation", op)
-	deployment := &appsv1.Deployment{}
-	if err := r.Get(ctx, types.NamespacedName{Namespace: obj.Namespace, Name: obj.Spec.TargetRef.Name}, deployment); err != nil {
-		return client.IgnoreNotFound(err)
+	if op != controllerutil.OperationResultCreated || !canaryIdle(obj) {
+		// The canary's scaling pauses and resumes it
+		// (deploymentTarget.scale): only those transitions know that the
+		// canary is idle, not a replica count that KEDA itself may take
+		// to zero during an analysis (minReplicaCount 0).
+		return nil
 	}
-	return r.pauseTargetScaledObject(ctx, obj, ptr.Deref(deployment.Spec.Replicas, 0) == 0)
+	// An autoscalerRef added to a Canary between rollouts: the canary is
+	// idle, and no scaling comes before the next rollout.
+	return r.pauseTargetScaledObject(ctx, obj, true)
+}
+
+// canaryIdle tells whether the Canary is between rollouts, its canary at
+// zero replicas.
+func canaryIdle(obj *v1alpha1.Canary) bool {
+	switch obj.Status.Phase {
+	case v1alpha1.PhaseInitialized, v1alpha1.PhaseSucceeded, v1alpha1.PhaseFailed:
+		return true
+	}
+	return false
 }
 
 // pauseTargetScaledObject pauses the target's ScaledObject at zero replicas
