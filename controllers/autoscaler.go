@@ -73,7 +73,8 @@ func (r *CanaryReconciler) applyPrimaryAutoscaler(ctx context.Context, obj *v1al
 	if err := r.Get(ctx, types.NamespacedName{Namespace: obj.Namespace, Name: obj.Spec.AutoscalerRef.Name}, target); err != nil {
 		if apierrors.IsNotFound(err) {
 			return &stallingError{Reason: v1alpha1.InvalidTargetReason, Err: fmt.Errorf(
-				"HorizontalPodAutoscaler %s/%s named by spec.autoscalerRef not found: create it or remove spec.autoscalerRef", obj.Namespace, obj.Spec.AutoscalerRef.Name)}
+				"HorizontalPodAutoscaler %s/%s named by spec.autoscalerRef not found: create it or remove spec.autoscalerRef", obj.Namespace, obj.Spec.AutoscalerRef.Name),
+				RetryAfter: r.missingObjectRetry(v1alpha1.InvalidTargetReason)}
 		}
 		return fmt.Errorf("failed to get autoscaler: %w", err)
 	}
@@ -139,7 +140,8 @@ func (r *CanaryReconciler) applyPrimaryScaledObject(ctx context.Context, obj *v1
 		return err
 	}
 	if target == nil {
-		return &stallingError{Reason: v1alpha1.InvalidTargetReason, Err: errors.New(scaledObjectMissing(obj, missing))}
+		return &stallingError{Reason: v1alpha1.InvalidTargetReason, Err: errors.New(scaledObjectMissing(obj, missing)),
+			RetryAfter: r.missingObjectRetry(v1alpha1.InvalidTargetReason)}
 	}
 	primary := workload.NewScaledObject(obj.Namespace, workload.PrimaryAutoscalerName(obj))
 	op, err := r.createOrUpdate(ctx, obj, primary, func() {

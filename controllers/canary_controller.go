@@ -76,6 +76,11 @@ type CanaryReconciler struct {
 	// that act as a Canary's service account; nil allows every reference
 	// and acts as the agent.
 	Tenancy *tenancy.Tenancy
+	// WatchLabel is the label (workload.WatchLabel) that the manager's
+	// caches of the kinds of WatchedObjects select on; serin puts it on
+	// what it writes and on the targets, autoscalers and configs its
+	// Canaries name (watch.go). Empty when the caches hold everything.
+	WatchLabel string
 	// Router, when set, routes every Canary whatever its provider (tests
 	// give a routing.Memory); nil picks the router of each Canary's
 	// spec.routing.provider.
@@ -182,7 +187,7 @@ func keepProgressOf(obj *v1alpha1.Canary, before *v1alpha1.CanaryStatus) {
 func (r *CanaryReconciler) act(ctx context.Context, obj *v1alpha1.Canary, obs rollout.Observation, action rollout.Action) (ctrl.Result, error) {
 	switch a := action.(type) {
 	case rollout.Stall:
-		return ctrl.Result{}, &stallingError{Reason: a.Reason, Err: errors.New(a.Message)}
+		return ctrl.Result{}, &stallingError{Reason: a.Reason, Err: errors.New(a.Message), RetryAfter: r.missingObjectRetry(a.Reason)}
 	case rollout.Initialize:
 		return r.initialize(ctx, obj, obs)
 	case rollout.WaitForPrimary:

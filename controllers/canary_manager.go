@@ -114,12 +114,15 @@ func (r *CanaryReconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manage
 			MaxConcurrentReconciles: opts.MaxConcurrentReconciles,
 			RateLimiter:             helper.GetRateLimiter(opts.RateLimiter),
 		})
+	watched := []client.Object{&v1alpha1.Canary{}, &appsv1.Deployment{}, &appsv1.DaemonSet{}, &corev1.Service{},
+		&autoscalingv2.HorizontalPodAutoscaler{}, &discoveryv1.EndpointSlice{}, metadataOf("ConfigMap"), metadataOf("Secret")}
 	// Watch HTTPRoutes only where the Gateway API is installed. Without a
 	// predicate: a change of status alone (a gateway accepting or rejecting
 	// the weights, status.parents) must reconcile, since the rollout waits
 	// for it.
 	if _, err := mgr.GetRESTMapper().RESTMapping(schema.GroupKind{Group: gatewayv1.GroupName, Kind: "HTTPRoute"}, gatewayv1.GroupVersion.Version); err == nil {
 		b = b.Owns(&gatewayv1.HTTPRoute{})
+		watched = append(watched, &gatewayv1.HTTPRoute{})
 	} else {
 		ctrl.LoggerFrom(ctx).Info("Gateway API HTTPRoute not installed: gatewayapi routing works once it is, after a restart")
 	}
@@ -128,9 +131,11 @@ func (r *CanaryReconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manage
 	if _, err := mgr.GetRESTMapper().RESTMapping(workload.ScaledObjectGVK.GroupKind(), workload.ScaledObjectGVK.Version); err == nil {
 		b = b.Owns(workload.NewScaledObject("", "")).
 			Watches(workload.NewScaledObject("", ""), handler.EnqueueRequestsFromMapFunc(r.canariesForAutoscaler))
+		watched = append(watched, workload.NewScaledObject("", ""))
 	} else {
 		ctrl.LoggerFrom(ctx).Info("KEDA ScaledObject not installed: autoscalerRef of kind ScaledObject works once it is, after a restart")
 	}
+	watchCacheSizes(mgr.GetCache(), mgr.GetScheme(), watched)
 	// An analysis outcome reconciles its Canary.
 	if err := mgr.Add(r.Analysis); err != nil {
 		return fmt.Errorf("failed to add the analysis runner: %w", err)
@@ -147,7 +152,7 @@ func (r *CanaryReconciler) setDefaults(cached, uncached client.Reader) {
 	r.routeClocks = newRouteClocks()
 	r.configs = &configHashes{byName: map[string]configHash{}}
 	if _, wrapped := r.Client.(tenantClient); !wrapped {
-		r.Client = tenantClient{Client: r.Client}
+		r.Client = tenantClient{Client: r.Client, scope: scope{key: r.WatchLabel, live: uncached, scheme: r.Client.Scheme()}}
 	}
 	if r.Webhooks == nil {
 		r.Webhooks = &analysis.Webhooks{}
@@ -164,6 +169,13 @@ func (r *CanaryReconciler) setDefaults(cached, uncached client.Reader) {
 	if r.Reverter == nil {
 		r.Reverter = gitops.Disabled{}
 	}
+}
+
+// metadataOf is the object of a metadata-only watch of a core kind.
+func metadataOf(kind string) *metav1.PartialObjectMetadata {
+	m := &metav1.PartialObjectMetadata{}
+	m.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind(kind))
+	return m
 }
 
 func targetIndexValue(kind, name string) string { return kind + "/" + name }

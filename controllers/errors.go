@@ -34,6 +34,9 @@ import (
 type stallingError struct {
 	Reason string
 	Err    error
+	// RetryAfter, when set, reconciles the Canary again after it: the fix
+	// is an object created that no watch sees (missingObjectPoll).
+	RetryAfter time.Duration
 }
 
 func (e *stallingError) Error() string { return e.Err.Error() }

@@ -51,6 +51,9 @@ func setConditions(obj *v1alpha1.Canary, result ctrl.Result, err error) (ctrl.Re
 		conditions.MarkStalled(obj, stalling.Reason, "%s", stalling.Error())
 		conditions.MarkFalse(obj, meta.ReadyCondition, stalling.Reason, "%s", stalling.Error())
 		conditions.Delete(obj, meta.ReconcilingCondition)
+		if stalling.RetryAfter > 0 {
+			return ctrl.Result{RequeueAfter: stalling.RetryAfter}, nil
+		}
 		// Terminal: controller-runtime logs and counts it, and does not
 		// retry; a change to the Canary or what it watches reconciles it.
 		return ctrl.Result{}, reconcile.TerminalError(stalling)

@@ -22,6 +22,7 @@ import (
 	"fmt"
 	"time"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
@@ -115,6 +116,20 @@ func (r *CanaryReconciler) ownerRevision(ctx context.Context, obj *v1alpha1.Cana
 // is the agent's to write.
 type tenantClient struct {
 	client.Client
+	// scope labels what serin writes for the agent's label-selected
+	// caches, and reads live what they do not hold (watch.go).
+	scope scope
+}
+
+// Get reads from the cache; an object of a label-selected kind the cache
+// does not hold is read live and labelled, so that it is cached from then
+// on (scope.adopt).
+func (c tenantClient) Get(ctx context.Context, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
+	err := c.Client.Get(ctx, key, obj, opts...)
+	if !apierrors.IsNotFound(err) || !c.scope.labelled(obj) {
+		return err
+	}
+	return c.scope.adopt(ctx, c.writer(ctx, obj), key, obj, err)
 }
 
 func (c tenantClient) writer(ctx context.Context, obj runtime.Object) client.Writer {
@@ -128,14 +143,17 @@ func (c tenantClient) writer(ctx context.Context, obj runtime.Object) client.Wri
 }
 
 func (c tenantClient) Create(ctx context.Context, obj client.Object, opts ...client.CreateOption) error {
+	c.scope.label(obj)
 	return c.writer(ctx, obj).Create(ctx, obj, opts...)
 }
 
 func (c tenantClient) Update(ctx context.Context, obj client.Object, opts ...client.UpdateOption) error {
+	c.scope.label(obj)
 	return c.writer(ctx, obj).Update(ctx, obj, opts...)
 }
 
 func (c tenantClient) Patch(ctx context.Context, obj client.Object, patch client.Patch, opts ...client.PatchOption) error {
+	c.scope.label(obj)
 	return c.writer(ctx, obj).Patch(ctx, obj, patch, opts...)
 }
 

@@ -168,21 +168,10 @@ func scaleRun(ctx context.Context, c contender, n int) (scaleResult, error) {
 		}
 	}()
 
+	if err := initializeCanaries(ctx, c, ns, n, interval, 15*time.Minute); err != nil {
+		return res, err
+	}
 	start := time.Now()
-	if err := forEach(n, func(i int) error {
-		name := fmt.Sprintf("app-%04d", i)
-		if err := k8s.Create(ctx, testobj.MakeDeployment(name, ns).Replicas(1).Obj()); err != nil {
-			return err
-		}
-		return c.canary(ctx, ns, name, interval, 1000)
-	}); err != nil {
-		return res, err
-	}
-	if err := waitCount(ctx, c.gvk, ns, n, 15*time.Minute, "Initialized", func(s canaryState) bool { return s.phase == "Initialized" }); err != nil {
-		return res, err
-	}
-	fmt.Printf("  %s: %d canaries Initialized in %s\n", c.name, n, time.Since(start).Round(time.Second))
-	start = time.Now()
 	if err := forEach(n, func(i int) error { return setImageErr(ctx, ns, fmt.Sprintf("app-%04d", i), "podinfo:v2") }); err != nil {
 		return res, err
 	}
@@ -280,6 +269,26 @@ func scaleRun(ctx context.Context, c contender, n int) (scaleResult, error) {
 			testbed.FormatCounts(res.byVerb))
 	}
 	return res, nil
+}
+
+// initializeCanaries creates n Deployments app-0000… of one replica in ns
+// and a Canary of c for each, and waits until all are Initialized.
+func initializeCanaries(ctx context.Context, c contender, ns string, n int, interval, timeout time.Duration) error {
+	start := time.Now()
+	if err := forEach(n, func(i int) error {
+		name := fmt.Sprintf("app-%04d", i)
+		if err := k8s.Create(ctx, testobj.MakeDeployment(name, ns).Replicas(1).Obj()); err != nil {
+			return err
+		}
+		return c.canary(ctx, ns, name, interval, 1000)
+	}); err != nil {
+		return err
+	}
+	if err := waitCount(ctx, c.gvk, ns, n, timeout, "Initialized", func(s canaryState) bool { return s.phase == "Initialized" }); err != nil {
+		return err
+	}
+	fmt.Printf("  %s: %d canaries Initialized in %s\n", c.name, n, time.Since(start).Round(time.Second))
+	return nil
 }
 
 // forEach runs fn for 0..n-1 on 16 workers.

@@ -25,9 +25,14 @@ import (
 	"time"
 
 	. "github.com/onsi/gomega"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/serin-dev/serin/api/v1alpha1"
 	"github.com/serin-dev/serin/internal/testbed"
+	"github.com/serin-dev/serin/internal/workload"
 )
 
 // Sharding as Flux shards its controllers: two agents, each started with
@@ -107,5 +112,47 @@ func TestSharding_EachCanaryDrivenByOneShard(t *testing.T) {
 	for _, p := range canaries {
 		_, ok := main[series(p.canary)]
 		g.Expect(ok).To(BeFalse(), "the unsharded agent drove %s/%s", p.canary.Namespace, p.canary.Name)
+	}
+
+	// Each shard caches its own Canaries' objects, and nothing else of
+	// the cluster: the Deployments and Services carrying its watch label,
+	// all in its Canaries' namespaces, and the informers hold exactly them.
+	for shard, a := range agents {
+		label := workload.WatchLabel(shardLabel + "=" + shard)
+		mine := map[string]bool{}
+		for _, p := range canaries {
+			if p.shard == shard {
+				mine[p.canary.Namespace] = true
+			}
+		}
+		metrics, err := scrape(a.MetricsURL)
+		g.Expect(err).NotTo(HaveOccurred())
+		for _, kind := range []struct {
+			name     string
+			labelled client.ObjectList
+			all      client.ObjectList
+			atLeast  int
+		}{
+			// A target and a primary a Canary.
+			{"Deployment", &appsv1.DeploymentList{}, &appsv1.DeploymentList{}, 2 * len(mine)},
+			// The apex, primary and canary Services a Canary.
+			{"Service", &corev1.ServiceList{}, &corev1.ServiceList{}, 3 * len(mine)},
+		} {
+			g.Expect(k8s.List(ctx, kind.labelled, client.HasLabels{label})).To(Succeed())
+			g.Expect(k8s.List(ctx, kind.all)).To(Succeed())
+			items, err := apimeta.ExtractList(kind.labelled)
+			g.Expect(err).NotTo(HaveOccurred())
+			all, err := apimeta.ExtractList(kind.all)
+			g.Expect(err).NotTo(HaveOccurred())
+			g.Expect(len(items)).To(BeNumerically(">=", kind.atLeast), "%ss labelled %s", kind.name, label)
+			for _, item := range items {
+				o := item.(client.Object)
+				g.Expect(mine).To(HaveKey(o.GetNamespace()), "%s %s/%s carries %s", kind.name, o.GetNamespace(), o.GetName(), label)
+			}
+			cached := metrics[`serin_cache_objects{kind="`+kind.name+`"}`]
+			g.Expect(cached).To(BeEquivalentTo(len(items)), "%s's cache of %ss", shard, kind.name)
+			g.Expect(len(all)).To(BeNumerically(">", len(items)), "the cluster holds more %ss than %s's", kind.name, shard)
+			t.Logf("%s caches %v of the cluster's %d %ss", shard, cached, len(all), kind.name)
+		}
 	}
 }

@@ -45,11 +45,12 @@ func isFluxKey(key string) bool {
 	return found && strings.HasSuffix(prefix, fluxLabelSuffix)
 }
 
-// copyWithoutFlux returns a copy of m without Flux's keys, or nil.
+// copyWithoutFlux returns a copy of m without Flux's keys (nor the agents'
+// watch labels: a generated object carries its own agent's), or nil.
 func copyWithoutFlux(m map[string]string) map[string]string {
 	var out map[string]string
 	for k, v := range m {
-		if isFluxKey(k) {
+		if isFluxKey(k) || isWatchKey(k) {
 			continue
 		}
 		if out == nil {

@@ -7,7 +7,7 @@ marker, copy its rule here.
 {{- define "serin.managerRules" -}}
 - apiGroups: [""]
   resources: [configmaps, secrets]
-  verbs: [create, get, list, update, watch]
+  verbs: [create, get, list, patch, update, watch]
 - apiGroups: [""]
   resources: [events]
   verbs: [create, patch]
@@ -28,7 +28,7 @@ marker, copy its rule here.
   verbs: [list]
 - apiGroups: [autoscaling]
   resources: [horizontalpodautoscalers]
-  verbs: [create, get, list, update, watch]
+  verbs: [create, get, list, patch, update, watch]
 - apiGroups: [discovery.k8s.io]
   resources: [endpointslices]
   verbs: [get, list, watch]
