@@ -46,14 +46,14 @@ func labelSelectedWorld(t *testing.T, key string, objs ...client.Object) (tenant
 	_ = v1alpha1.AddToScheme(s)
 	store := fake.NewClientBuilder().WithScheme(s).WithObjects(objs...).Build()
 	liveReads := 0
-	live := interceptor.NewClient(store.(client.WithWatch), interceptor.Funcs{
+	live := interceptor.NewClient(store, interceptor.Funcs{
 		Get: func(ctx context.Context, c client.WithWatch, k client.ObjectKey, o client.Object, opts ...client.GetOption) error {
 			liveReads++
 			return c.Get(ctx, k, o, opts...)
 		},
 	})
 	sc := scope{key: key, live: live, scheme: s}
-	cache := interceptor.NewClient(store.(client.WithWatch), interceptor.Funcs{
+	cache := interceptor.NewClient(store, interceptor.Funcs{
 		Get: func(ctx context.Context, c client.WithWatch, k client.ObjectKey, o client.Object, opts ...client.GetOption) error {
 			if err := c.Get(ctx, k, o, opts...); err != nil {
 				return err
