@@ -35,15 +35,18 @@ import (
 	"github.com/fluxcd/pkg/runtime/pprof"
 	"github.com/fluxcd/pkg/runtime/probes"
 	flag "github.com/spf13/pflag"
+	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	ctrlcache "sigs.k8s.io/controller-runtime/pkg/cache"
 	ctrlclient "sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
 	ctrlcfg "sigs.k8s.io/controller-runtime/pkg/config"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
@@ -203,7 +206,7 @@ func main() {
 			// Deployment, Service or EndpointSlice takes about a third less
 			// memory (the heap profile at 2,000 canaries).
 			DefaultTransform: ctrlcache.TransformStripManagedFields(),
-			ByObject:         cacheByObject(watchSelector, watchLabel),
+			ByObject:         cacheByObject(restConfig, watchSelector, watchLabel),
 		},
 		Controller: ctrlcfg.Controller{
 			RecoverPanic:            ptr.To(true),
@@ -301,15 +304,39 @@ func main() {
 
 // cacheByObject selects the Canaries of this agent (its
 // --watch-label-selector) and, of the kinds serin generates and its
-// Canaries name, the objects carrying its watch label.
-func cacheByObject(canaries labels.Selector, watchLabel string) map[ctrlclient.Object]ctrlcache.ByObject {
+// Canaries name, the objects carrying its watch label. A kind whose API is
+// not installed (the Gateway API, KEDA) is left out: the cache could not
+// start with it, and the controller watches it only once it is, after a
+// restart.
+func cacheByObject(cfg *rest.Config, canaries labels.Selector, watchLabel string) map[ctrlclient.Object]ctrlcache.ByObject {
 	byObject := map[ctrlclient.Object]ctrlcache.ByObject{
 		&v1alpha1.Canary{}: {Label: canaries},
 	}
+	mapper, err := restMapper(cfg)
+	if err != nil {
+		setupLog.Error(err, "unable to discover the cluster's APIs")
+		os.Exit(1)
+	}
 	for _, obj := range controllers.WatchedObjects() {
+		gvk, err := apiutil.GVKForObject(obj, scheme)
+		if err != nil {
+			continue
+		}
+		if _, err := mapper.RESTMapping(gvk.GroupKind(), gvk.Version); err != nil {
+			continue
+		}
 		byObject[obj] = ctrlcache.ByObject{Label: workload.WatchSelector(watchLabel)}
 	}
 	return byObject
+}
+
+// restMapper discovers the cluster's APIs.
+func restMapper(cfg *rest.Config) (meta.RESTMapper, error) {
+	httpClient, err := rest.HTTPClientFor(cfg)
+	if err != nil {
+		return nil, err
+	}
+	return apiutil.NewDynamicRESTMapper(cfg, httpClient)
 }
 
 // gitopsRevertOptions are the flags of GitOps revert (gitops.GitReverter).

@@ -6,7 +6,7 @@ marker, copy its rule here.
 */}}
 {{- define "serin.managerRules" -}}
 - apiGroups: [""]
-  resources: [configmaps, secrets]
+  resources: [configmaps, secrets, services]
   verbs: [create, get, list, patch, update, watch]
 - apiGroups: [""]
   resources: [events]
@@ -14,9 +14,6 @@ marker, copy its rule here.
 - apiGroups: [""]
   resources: [serviceaccounts]
   verbs: [impersonate]
-- apiGroups: [""]
-  resources: [services]
-  verbs: [create, get, list, patch, update, watch]
 - apiGroups: [apps]
   resources: [controllerrevisions]
   verbs: [create, delete, get, list]
