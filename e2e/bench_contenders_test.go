@@ -21,6 +21,7 @@ import (
 	"fmt"
 	"sort"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -54,21 +55,65 @@ type contender struct {
 	// haltedPhase is the phase in which the contender ends a promotion
 	// whose primary never becomes ready.
 	haltedPhase string
+	// agents are serin's agents (one, or a shard each), whose /metrics
+	// are read and summed; none for Flagger.
+	agents []*testbed.Agent
+}
+
+// pids are the contender's processes: one, or a shard each.
+func (c contender) pids() []int {
+	if len(c.agents) > 1 {
+		out := make([]int, 0, len(c.agents))
+		for _, a := range c.agents {
+			out = append(out, a.PID())
+		}
+		return out
+	}
+	return []int{c.pid()}
+}
+
+// scrapeAgents reads every agent's /metrics and sums each series: counters
+// and histograms merge.
+func scrapeAgents(agents []*testbed.Agent) (metricsText, error) {
+	sum := metricsText{}
+	for _, a := range agents {
+		m, err := scrape(a.MetricsURL)
+		if err != nil {
+			return nil, err
+		}
+		for k, v := range m {
+			sum[k] += v
+		}
+	}
+	return sum, nil
 }
 
 // serinContender is the agent the e2e suite runs.
 func serinContender() contender {
+	return shardedContender("serin", []*testbed.Agent{agent}, nil)
+}
+
+// shardedContender is serin with a Canary to each agent in turn: the i-th
+// Canary labelled shardLabel=shards[i % len(shards)] (no label without
+// shards).
+func shardedContender(name string, agents []*testbed.Agent, shards []string) contender {
+	var created atomic.Int64
 	return contender{
-		name: "serin",
-		gvk:  v1alpha1.GroupVersion.WithKind("Canary"),
+		name:   name,
+		gvk:    v1alpha1.GroupVersion.WithKind("Canary"),
+		agents: agents,
 		canary: func(ctx context.Context, ns, name string, interval time.Duration, iterations int) error {
-			return k8s.Create(ctx, testobj.MakeCanary(name, ns).ProgressDeadlineSeconds(600).Analysis(v1alpha1.CanaryAnalysis{
+			c := testobj.MakeCanary(name, ns).ProgressDeadlineSeconds(600).Analysis(v1alpha1.CanaryAnalysis{
 				Interval: &metav1.Duration{Duration: interval}, Iterations: iterations,
-			}).Obj())
+			}).Obj()
+			if len(shards) > 0 {
+				c.Labels = map[string]string{shardLabel: shards[int(created.Add(1))%len(shards)]}
+			}
+			return k8s.Create(ctx, c)
 		},
-		pid: agent.PID,
+		pid: agents[0].PID,
 		requests: func() (map[string]float64, error) {
-			m, err := scrape(agent.MetricsURL)
+			m, err := scrapeAgents(agents)
 			if err != nil {
 				return nil, err
 			}

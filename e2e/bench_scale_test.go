@@ -146,6 +146,8 @@ type scaleResult struct {
 	writesPerStep        float64
 	byVerb               map[string]float64
 	rss, cpu             float64
+	// rssPerAgent is each process's RSS (a shard each).
+	rssPerAgent []float64
 	// machineBusy is the share of the machine's CPU time in use during the
 	// window, by everything: the control plane, kwok and the contender.
 	machineBusy float64
@@ -194,25 +196,32 @@ func scaleRun(ctx context.Context, c contender, n int) (scaleResult, error) {
 		return res, err
 	}
 	var before metricsText
-	if c.name == "serin" {
-		if before, err = scrape(agent.MetricsURL); err != nil {
+	serin := len(c.agents) > 0
+	if serin {
+		if before, err = scrapeAgents(c.agents); err != nil {
 			return res, err
 		}
 	}
-	cpuBefore := procCPU(c.pid())
+	cpuBefore := 0.0
+	for _, pid := range c.pids() {
+		cpuBefore += procCPU(pid)
+	}
 	busyBefore, totalBefore := machineCPU()
 	var (
 		profiled  func()
 		apiBefore metricsText
 	)
-	if c.name == "serin" {
-		profiled = profileWindow(fmt.Sprintf("scale-%d", n), window/2)
+	if serin {
+		profiled = func() {}
+		if len(c.agents) == 1 {
+			profiled = profileWindow(fmt.Sprintf("scale-%d", n), window/2)
+		}
 		if apiBefore, err = apiserverMetrics(); err != nil {
 			return res, err
 		}
 	}
 	time.Sleep(window)
-	if c.name == "serin" {
+	if serin {
 		profiled()
 		apiAfter, err := apiserverMetrics()
 		if err != nil {
@@ -224,10 +233,15 @@ func scaleRun(ctx context.Context, c contender, n int) (scaleResult, error) {
 	if err != nil {
 		return res, err
 	}
-	res.cpu = (procCPU(c.pid()) - cpuBefore) / window.Seconds()
+	for _, pid := range c.pids() {
+		res.cpu += procCPU(pid)
+		rss := procRSSMiB(pid)
+		res.rss += rss
+		res.rssPerAgent = append(res.rssPerAgent, rss)
+	}
+	res.cpu = (res.cpu - cpuBefore) / window.Seconds()
 	busy, total := machineCPU()
 	res.machineBusy = (busy - busyBefore) / max(total-totalBefore, 1)
-	res.rss = procRSSMiB(c.pid())
 	excess := obs.stop()
 	if obs.restarts > 0 || obs.skipped > 0 {
 		fmt.Printf("  %s: the step watch was restarted %d times (%v); %d changes of more than one step not timed\n",
@@ -245,8 +259,8 @@ func scaleRun(ctx context.Context, c contender, n int) (scaleResult, error) {
 	res.readsPerStep = res.byVerb["read"]
 	res.writesPerStep = res.byVerb["create"] + res.byVerb["update"] + res.byVerb["patch"] + res.byVerb["delete"]
 
-	if c.name == "serin" {
-		after, err := scrape(agent.MetricsURL)
+	if serin {
+		after, err := scrapeAgents(c.agents)
 		if err != nil {
 			return res, err
 		}
@@ -259,16 +273,26 @@ func scaleRun(ctx context.Context, c contender, n int) (scaleResult, error) {
 			n := after.sumLabel(name+"_count", sel) - before.sumLabel(name+"_count", sel)
 			return 1000 * (after.sumLabel(name+"_sum", sel) - before.sumLabel(name+"_sum", sel)) / max(n, 1)
 		}
-		fmt.Printf("canaries=%d tick_lag_p50_ms=%.0f tick_lag_p99_ms=%.0f rss_mib=%.0f cpu_cores=%.2f api_reads_per_tick=%.3f writes_per_transition=%.2f steps=%.0f step_excess_p50_ms=%.0f step_excess_p99_ms=%.0f queue_wait_avg_ms=%.0f reconcile_avg_ms=%.0f machine_cpu_busy=%.2f get=%.3f create=%.2f update=%.2f patch=%.2f delete=%.2f\n",
+		fmt.Printf("canaries=%d tick_lag_p50_ms=%.0f tick_lag_p99_ms=%.0f rss_mib=%.0f cpu_cores=%.2f api_reads_per_tick=%.3f writes_per_transition=%.2f steps=%.0f step_excess_p50_ms=%.0f step_excess_p99_ms=%.0f queue_wait_avg_ms=%.0f reconcile_avg_ms=%.0f machine_cpu_busy=%.2f get=%.3f create=%.2f update=%.2f patch=%.2f delete=%.2f agents=%d rss_per_agent_mib=%s\n",
 			n, res.lagP50, res.lagP99, res.rss, res.cpu, res.readsPerStep, res.writesPerStep, res.steps, res.excessP50, res.excessP99,
 			avg("workqueue_queue_duration_seconds"), avg("workqueue_work_duration_seconds"), res.machineBusy,
-			res.byVerb["read"], res.byVerb["create"], res.byVerb["update"], res.byVerb["patch"], res.byVerb["delete"])
+			res.byVerb["read"], res.byVerb["create"], res.byVerb["update"], res.byVerb["patch"], res.byVerb["delete"],
+			len(c.agents), formatMiB(res.rssPerAgent))
 	} else {
 		fmt.Printf("contender=%s canaries=%d step_excess_p50_ms=%.0f step_excess_p99_ms=%.0f rss_mib=%.0f cpu_cores=%.2f api_reads_per_step=%.3f writes_per_step=%.2f steps=%.0f machine_cpu_busy=%.2f %s\n",
 			strings.ToLower(c.name), n, res.excessP50, res.excessP99, res.rss, res.cpu, res.readsPerStep, res.writesPerStep, res.steps, res.machineBusy,
 			testbed.FormatCounts(res.byVerb))
 	}
 	return res, nil
+}
+
+// formatMiB lists sizes in MiB: 141,139.
+func formatMiB(v []float64) string {
+	parts := make([]string, len(v))
+	for i, x := range v {
+		parts[i] = fmt.Sprintf("%.0f", x)
+	}
+	return strings.Join(parts, ",")
 }
 
 // initializeCanaries creates n Deployments app-0000… of one replica in ns

@@ -294,8 +294,11 @@ func TestEngine_ConfigMapChangeIsANewRevision(t *testing.T) {
 	g.Expect(c.Status.TrackedConfigs).To(HaveKey("ConfigMap/app-config"))
 	before := c.Status.LastAppliedSpec
 
+	// A patch, as a GitOps apply changes it: serin labels the ConfigMap
+	// for its cache, so an update of the copy read before would conflict.
+	cmPatch := client.MergeFrom(cm.DeepCopy())
 	cm.Data["color"] = "green"
-	g.Expect(k8s.Update(ctx, cm)).To(Succeed())
+	g.Expect(k8s.Patch(ctx, cm, cmPatch)).To(Succeed())
 	g.Eventually(func(g Gomega) {
 		g.Expect(k8s.Get(ctx, client.ObjectKeyFromObject(c), c)).To(Succeed())
 		g.Expect(c.Status.LastAppliedSpec).NotTo(Equal(before))

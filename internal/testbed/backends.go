@@ -301,8 +301,11 @@ func (b *Backends) reconcileService(ctx context.Context, req reconcile.Request) 
 
 	slice := &discoveryv1.EndpointSlice{ObjectMeta: metav1.ObjectMeta{Namespace: svc.Namespace, Name: svc.Name + "-testbed"}}
 	_, err := controllerutil.CreateOrUpdate(ctx, b.client, slice, func() error {
-		if slice.Labels == nil {
-			slice.Labels = map[string]string{}
+		// The Service's labels, as the endpointslice controller copies
+		// them (serin's watch label among them).
+		slice.Labels = map[string]string{}
+		for k, v := range svc.Labels {
+			slice.Labels[k] = v
 		}
 		slice.Labels[discoveryv1.LabelServiceName] = svc.Name
 		slice.Labels[discoveryv1.LabelManagedBy] = endpointSliceManager
