@@ -72,6 +72,13 @@ const nginxUpstream = `nginx_upstream_name="{{ namespace }}_{{ service }}_{{ por
 // HTTPProxies; Flagger's contour observer matches it too).
 const contourCluster = `envoy_cluster_name="{{ namespace }}_{{ service }}_{{ port }}"`
 
+// kumaCanaryProxy selects the series of the canary pods' own Kuma data
+// plane proxies: Prometheus' kuma_sd_configs (Kuma's monitoring assign
+// service) labels each proxy's metrics with its Kuma service,
+// <service>_<namespace>_svc_<port>, in a label named service (Prometheus'
+// example relabelling, and what Flagger's kuma provider matches).
+const kumaCanaryProxy = `service=~"{{ service }}_{{ namespace }}_svc_[0-9]+"`
+
 // hubbleServer selects the HTTP flows Hubble saw arrive at the canary's
 // workload (reporter="server"): Hubble's labels name workloads, not Services.
 const hubbleServer = `reporter="server",destination_namespace="{{ namespace }}",destination_workload="{{ workload }}"`
@@ -167,6 +174,13 @@ var builtinQueries = map[v1alpha1.DataPlane]map[string]builtinQuery{
 	v1alpha1.ContourDataPlane: {
 		v1alpha1.RequestSuccessRateCheck: {promQL: successRate("envoy_cluster_upstream_rq", contourCluster, `envoy_response_code!~"5.."`)},
 		v1alpha1.RequestDurationCheck:    {promQL: p99("envoy_cluster_upstream_rq_time_bucket", contourCluster, "")},
+	},
+	// Kuma's proxies are Envoy; upstream_rq_time is in milliseconds. The
+	// canary's proxy counts what it sent to the application and anything the
+	// application called through it, as Flagger's kuma provider does.
+	v1alpha1.KumaDataPlane: {
+		v1alpha1.RequestSuccessRateCheck: {promQL: successRate("envoy_cluster_upstream_rq", kumaCanaryProxy, `envoy_response_code!~"5.."`)},
+		v1alpha1.RequestDurationCheck:    {promQL: p99("envoy_cluster_upstream_rq_time_bucket", kumaCanaryProxy, "")},
 	},
 	// No proxy: what the canary's pods say they served. Requests that
 	// never reached a pod (refused connections, a proxy's timeouts) are

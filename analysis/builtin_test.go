@@ -139,6 +139,59 @@ func TestPodNamePattern(t *testing.T) {
 	}
 }
 
+// Kuma's checks select the canary pods' own proxies by their Kuma service,
+// <svc>_<ns>_svc_<port>: the canary Service's, on any port, never the
+// primary's or the apex's, nor another namespace's; with service.name set,
+// the canary Service is named after it, not after the target (where
+// Flagger's kuma query, which uses the target, finds nothing).
+func TestBuiltinQuery_KumaSelectsTheCanaryProxies(t *testing.T) {
+	tests := map[string]struct {
+		serviceName string
+		match       []string
+		noMatch     []string
+	}{
+		"apex named after the target": {
+			match:   []string{"podinfo-canary_apps_svc_9898", "podinfo-canary_apps_svc_80"},
+			noMatch: []string{"podinfo-primary_apps_svc_9898", "podinfo_apps_svc_9898", "podinfo-canary_other_svc_9898", "podinfo-canary_apps_svc_http", "xpodinfo-canary_apps_svc_9898"},
+		},
+		"service.name": {
+			serviceName: "frontend",
+			match:       []string{"frontend-canary_apps_svc_9898"},
+			noMatch:     []string{"podinfo-canary_apps_svc_9898", "frontend-primary_apps_svc_9898"},
+		},
+	}
+	selector := regexp.MustCompile(`service=~"([^"]+)"`)
+	for name, tt := range tests {
+		t.Run(name, func(t *testing.T) {
+			c := builtinCanary(v1alpha1.GatewayAPIRouting)
+			c.Spec.Service.Name = tt.serviceName
+			for _, check := range []string{v1alpha1.RequestSuccessRateCheck, v1alpha1.RequestDurationCheck} {
+				query, err := BuiltinQuery(c, builtinMetric(check), v1alpha1.KumaDataPlane)
+				if err != nil {
+					t.Fatal(err)
+				}
+				found := selector.FindAllStringSubmatch(query, -1)
+				if len(found) == 0 {
+					t.Fatalf("%s: no service selector in %s", check, query)
+				}
+				for _, f := range found {
+					re := regexp.MustCompile("^(?:" + f[1] + ")$") // PromQL anchors =~
+					for _, service := range tt.match {
+						if !re.MatchString(service) {
+							t.Errorf("%s: %s does not match %s", check, f[1], service)
+						}
+					}
+					for _, service := range tt.noMatch {
+						if re.MatchString(service) {
+							t.Errorf("%s: %s matches %s", check, f[1], service)
+						}
+					}
+				}
+			}
+		})
+	}
+}
+
 func TestDataPlaneOf(t *testing.T) {
 	c := canary()
 	if got := DataPlaneOf(c, ""); got != v1alpha1.TraefikDataPlane {
@@ -158,7 +211,7 @@ func TestParseDataPlane(t *testing.T) {
 		t.Errorf("envoy-gateway: %q, %v", got, err)
 	}
 	_, err := ParseDataPlane("linkerd")
-	want := `data plane "linkerd" is not supported: use one of application, cilium, contour, envoy-gateway, istio, nginx-gateway-fabric, traefik`
+	want := `data plane "linkerd" is not supported: use one of application, cilium, contour, envoy-gateway, istio, kuma, nginx-gateway-fabric, traefik`
 	if err == nil || err.Error() != want {
 		t.Errorf("linkerd: %v, want %q", err, want)
 	}

@@ -427,7 +427,7 @@ type CanaryRouting struct {
 
 // DataPlane names the proxy or mesh whose metrics the built-in checks
 // query. Each value selects the metric names and labels of one data plane.
-// +kubebuilder:validation:Enum=traefik;envoy-gateway;istio;nginx-gateway-fabric;cilium;contour;application
+// +kubebuilder:validation:Enum=traefik;envoy-gateway;istio;nginx-gateway-fabric;cilium;contour;kuma;application
 type DataPlane string
 
 const (
@@ -454,6 +454,12 @@ const (
 	// envoy_cluster_upstream_rq_time of the canary Service's port, which
 	// Contour names <namespace>_<service>_<port>.
 	ContourDataPlane DataPlane = "contour"
+	// KumaDataPlane selects Kuma: the Envoy cluster stats
+	// envoy_cluster_upstream_rq and envoy_cluster_upstream_rq_time of the
+	// canary pods' own proxies, whose Kuma service
+	// (<service>_<namespace>_svc_<port>) Prometheus' kuma_sd_configs puts in
+	// a service label, as Flagger's kuma provider queries them.
+	KumaDataPlane DataPlane = "kuma"
 	// ApplicationDataPlane selects no proxy: the canary's own pods'
 	// http_request_duration_seconds histogram (with a status label), as
 	// podinfo exports it and as Flagger's kubernetes and gatewayapi

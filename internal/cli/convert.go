@@ -86,12 +86,12 @@ given.`,
 	cmd.Flags().StringVarP(&file, "file", "f", "", "the Flagger manifests to convert; - reads standard input")
 	cmd.Flags().BoolVar(&allowLossy, "allow-lossy", false, "print the conversion even when some fields could not be mapped")
 	cmd.Flags().StringVar(&meshProvider, "mesh-provider", "", "the -mesh-provider flag of the Flagger that ran these Canaries: "+
-		"the provider of a Canary that sets no spec.provider (istio, linkerd, kubernetes, gatewayapi, …)")
+		"the provider of a Canary that sets no spec.provider (istio, linkerd, kubernetes, gatewayapi, …; istio for a Flagger started without the flag)")
 	cmd.Flags().StringVar(&gateway, "gateway", "", "NAMESPACE/NAME[/LISTENER]: the Gateway API Gateway that takes over from "+
 		"an ingress controller (providers contour, gloo, traefik, apisix, nginx, skipper); their Canaries convert to routing.provider "+
 		"gatewayapi on it, weights and all (without it: kubernetes blue/green)")
 	cmd.Flags().StringVar(&dataPlane, "data-plane", "", "the data plane that serves that Gateway or the mesh, for built-in checks "+
-		"whose provider does not tell it: traefik, envoy-gateway, istio, nginx-gateway-fabric, cilium, contour or application")
+		"whose provider does not tell it: traefik, envoy-gateway, istio, nginx-gateway-fabric, cilium, contour, kuma or application")
 	_ = cmd.MarkFlagRequired("file")
 	return cmd
 }

@@ -116,7 +116,7 @@ func TestConvertInputErrors(t *testing.T) {
 		"--data-plane is one serin knows": {
 			args: []string{"convert", "-f", "testdata/kubeconfig", "--data-plane", "linkerd"},
 			wantErr: `--data-plane: data plane "linkerd" is not supported: use one of ` +
-				"application, cilium, contour, envoy-gateway, istio, nginx-gateway-fabric, traefik",
+				"application, cilium, contour, envoy-gateway, istio, kuma, nginx-gateway-fabric, traefik",
 		},
 		"a Contour Canary converts with nothing lost onto the Gateway named": {
 			args: []string{"convert", "-f", "-", "--gateway", "gateways/public/https", "--data-plane", "envoy-gateway"},
