@@ -40,8 +40,9 @@ import (
 )
 
 // BenchmarkScale runs N canaries all progressing with a 10 s interval, first
-// on serin, then on Flagger (the same scenario on the same testbed, one after
-// the other), and measures over a one-minute window:
+// on serin, then on Flagger's latest and the one before it (the same
+// scenario on the same testbed, one after the other), and measures over a
+// one-minute window:
 //   - serin's tick lag: when a step ran minus when it was due, from the
 //     agent's histogram;
 //   - for both, the step excess: the time between two steps of a Canary, seen
@@ -56,6 +57,7 @@ import (
 //	make bench                              # 100, 500 and 2,000 canaries
 //	SERIN_BENCH_CANARIES=100,500 make bench # a quicker table
 //	SERIN_BENCH_FLAGGER=false make bench    # serin only
+//	SERIN_BENCH_FLAGGER_VERSIONS=v1.44.0 make bench # one Flagger (default: v1.44.0 and v1.36.1)
 //	SERIN_BENCH_PROFILE=/tmp/prof make bench # CPU profiles of the agent and kube-apiserver
 //
 // For serin it also prints what kube-apiserver's own metrics say of the
@@ -73,31 +75,51 @@ func BenchmarkScale(b *testing.B) {
 			sizes = append(sizes, n)
 		}
 	}
-	withFlagger := os.Getenv("SERIN_BENCH_FLAGGER") != "false"
+	// Flagger's latest and the one before (FLAGGER_VERSION,
+	// FLAGGER_PREVIOUS_VERSION), or those SERIN_BENCH_FLAGGER_VERSIONS
+	// names (v1.44.0,v1.36.1); none with SERIN_BENCH_FLAGGER=false.
+	var flaggerVersions []string
+	if os.Getenv("SERIN_BENCH_FLAGGER") != "false" {
+		if v := os.Getenv("SERIN_BENCH_FLAGGER_VERSIONS"); v != "" {
+			for _, f := range strings.Split(v, ",") {
+				flaggerVersions = append(flaggerVersions, strings.TrimSpace(f))
+			}
+		} else {
+			for _, key := range []string{"FLAGGER_VERSION", "FLAGGER_PREVIOUS_VERSION"} {
+				version, err := testbed.Version("..", key)
+				if err != nil {
+					b.Fatal(err)
+				}
+				flaggerVersions = append(flaggerVersions, version)
+			}
+		}
+	}
 	ctx := context.Background()
-	var serin, flagger []scaleResult
+	var serin []scaleResult
+	flagger := make([][]scaleResult, len(flaggerVersions)) // by version, then size
 	for _, n := range sizes {
 		r, err := scaleRun(ctx, serinContender(), n)
 		if err != nil {
 			b.Fatalf("serin, %d canaries: %v", n, err)
 		}
 		serin = append(serin, r)
-		if !withFlagger {
-			continue
+		for i, version := range flaggerVersions {
+			f, err := env.StartFlagger(ctx, "..", testbed.FlaggerOptions{Version: version, QPS: 500, Burst: 1000})
+			if err != nil {
+				b.Fatal(err)
+			}
+			c := flaggerContender(f)
+			c.name = "Flagger " + version
+			r, err = scaleRun(ctx, c, n)
+			f.Stop()
+			if err != nil {
+				// What Flagger could not reach is a result too: the row says
+				// so, and the other sizes still run.
+				fmt.Printf("contender=flagger-%s canaries=%d not_reached=%q\n", version, n, err.Error())
+				r = scaleResult{contender: c.name, n: n, err: err}
+			}
+			flagger[i] = append(flagger[i], r)
 		}
-		f, err := env.StartFlagger(ctx, "..", testbed.FlaggerOptions{QPS: 500, Burst: 1000})
-		if err != nil {
-			b.Fatal(err)
-		}
-		r, err = scaleRun(ctx, flaggerContender(f), n)
-		f.Stop()
-		if err != nil {
-			// What Flagger could not reach is a result too: the row says
-			// so, and the other sizes still run.
-			fmt.Printf("contender=flagger canaries=%d not_reached=%q\n", n, err.Error())
-			r = scaleResult{contender: "Flagger", n: n, err: err}
-		}
-		flagger = append(flagger, r)
 	}
 
 	fmt.Printf("\nSCALE (serin)\n%-9s %10s %10s %9s %9s %9s %8s %8s\n", "CANARIES", "LAG p50", "LAG p99", "READS/TK", "WRITES/TK", "STEPS", "RSS", "CPU")
@@ -108,28 +130,36 @@ func BenchmarkScale(b *testing.B) {
 		return
 	}
 	fmt.Printf("\nSIDE BY SIDE (same testbed, same client limits: 500 QPS, burst 1000; step excess seen by a watch)\n")
-	fmt.Printf("%-9s %-8s %10s %10s %10s %10s %9s %8s %8s\n", "CANARIES", "", "EXCESS p50", "EXCESS p99", "READS/STEP", "WRITES/ST", "STEPS", "RSS", "CPU")
-	for i := range flagger {
-		s, f := serin[i], flagger[i]
-		if f.err != nil {
-			printSideBySideRow(s)
-			fmt.Printf("%-9d %-8s not reached: %v\n", f.n, f.contender, f.err)
-			continue
+	fmt.Printf("%-9s %-16s %10s %10s %10s %10s %9s %8s %8s\n", "CANARIES", "", "EXCESS p50", "EXCESS p99", "READS/STEP", "WRITES/ST", "STEPS", "RSS", "CPU")
+	for i, s := range serin {
+		printSideBySideRow(s)
+		for _, byVersion := range flagger {
+			f := byVersion[i]
+			if f.err != nil {
+				fmt.Printf("%-9d %-16s not reached: %v\n", f.n, f.contender, f.err)
+				fmt.Printf("side_by_side canaries=%d flagger=%s serin_step_excess_p99_ms=%.0f serin_requests_per_step=%.2f serin_rss_mib=%.0f flagger_not_reached=%q\n",
+					s.n, versionOf(f.contender), s.excessP99, s.readsPerStep+s.writesPerStep, s.rss, f.err.Error())
+				continue
+			}
+			printSideBySideRow(f)
+			fmt.Printf("%-9d %-16s %10s %10s %10s %10s %9s %8s %8s\n", s.n, "serin / "+versionOf(f.contender), ratio(s.excessP50, f.excessP50), ratio(s.excessP99, f.excessP99),
+				ratio(s.readsPerStep+s.writesPerStep, f.readsPerStep+f.writesPerStep), "", "", ratio(s.rss, f.rss), ratio(s.cpu, f.cpu))
+			fmt.Printf("side_by_side canaries=%d flagger=%s serin_step_excess_p99_ms=%.0f flagger_step_excess_p99_ms=%.0f serin_requests_per_step=%.2f flagger_requests_per_step=%.2f serin_rss_mib=%.0f flagger_rss_mib=%.0f ratio_step_excess_p99=%s ratio_requests=%s ratio_rss=%s\n",
+				s.n, versionOf(f.contender), s.excessP99, f.excessP99, s.readsPerStep+s.writesPerStep, f.readsPerStep+f.writesPerStep, s.rss, f.rss,
+				ratio(s.excessP99, f.excessP99), ratio(s.readsPerStep+s.writesPerStep, f.readsPerStep+f.writesPerStep), ratio(s.rss, f.rss))
 		}
-		for _, r := range []scaleResult{s, f} {
-			printSideBySideRow(r)
-		}
-		fmt.Printf("%-9d %-8s %10s %10s %10s %10s %9s %8s %8s\n", s.n, "ratio", ratio(s.excessP50, f.excessP50), ratio(s.excessP99, f.excessP99),
-			ratio(s.readsPerStep+s.writesPerStep, f.readsPerStep+f.writesPerStep), "", "", ratio(s.rss, f.rss), ratio(s.cpu, f.cpu))
-		fmt.Printf("side_by_side canaries=%d serin_step_excess_p99_ms=%.0f flagger_step_excess_p99_ms=%.0f serin_requests_per_step=%.2f flagger_requests_per_step=%.2f serin_rss_mib=%.0f flagger_rss_mib=%.0f ratio_step_excess_p99=%s ratio_requests=%s ratio_rss=%s\n",
-			s.n, s.excessP99, f.excessP99, s.readsPerStep+s.writesPerStep, f.readsPerStep+f.writesPerStep, s.rss, f.rss,
-			ratio(s.excessP99, f.excessP99), ratio(s.readsPerStep+s.writesPerStep, f.readsPerStep+f.writesPerStep), ratio(s.rss, f.rss))
 	}
+}
+
+// versionOf is the version in a contender's name ("Flagger v1.44.0").
+func versionOf(name string) string {
+	fields := strings.Fields(name)
+	return fields[len(fields)-1]
 }
 
 // printSideBySideRow prints one contender's row of the side-by-side table.
 func printSideBySideRow(r scaleResult) {
-	fmt.Printf("%-9d %-8s %8.0fms %8.0fms %10.2f %10.2f %9.0f %6.0fMi %8.2f\n",
+	fmt.Printf("%-9d %-16s %8.0fms %8.0fms %10.2f %10.2f %9.0f %6.0fMi %8.2f\n",
 		r.n, r.contender, r.excessP50, r.excessP99, r.readsPerStep, r.writesPerStep, r.steps, r.rss, r.cpu)
 }
 
@@ -160,7 +190,7 @@ type scaleResult struct {
 func scaleRun(ctx context.Context, c contender, n int) (scaleResult, error) {
 	const interval, window = 10 * time.Second, time.Minute
 	res := scaleResult{contender: c.name, n: n}
-	ns := fmt.Sprintf("bench-scale-%s-%d", strings.ToLower(c.name), n)
+	ns := fmt.Sprintf("bench-scale-%s-%d", dnsLabel(c.name), n)
 	if err := k8s.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil {
 		return res, err
 	}
@@ -280,10 +310,24 @@ func scaleRun(ctx context.Context, c contender, n int) (scaleResult, error) {
 			len(c.agents), formatMiB(res.rssPerAgent))
 	} else {
 		fmt.Printf("contender=%s canaries=%d step_excess_p50_ms=%.0f step_excess_p99_ms=%.0f rss_mib=%.0f cpu_cores=%.2f api_reads_per_step=%.3f writes_per_step=%.2f steps=%.0f machine_cpu_busy=%.2f %s\n",
-			strings.ToLower(c.name), n, res.excessP50, res.excessP99, res.rss, res.cpu, res.readsPerStep, res.writesPerStep, res.steps, res.machineBusy,
+			dnsLabel(c.name), n, res.excessP50, res.excessP99, res.rss, res.cpu, res.readsPerStep, res.writesPerStep, res.steps, res.machineBusy,
 			testbed.FormatCounts(res.byVerb))
 	}
 	return res, nil
+}
+
+// dnsLabel makes a contender's name part of a namespace's:
+// "Flagger v1.44.0" is flagger-v1-44-0.
+func dnsLabel(name string) string {
+	return strings.Map(func(r rune) rune {
+		switch {
+		case r >= 'a' && r <= 'z', r >= '0' && r <= '9':
+			return r
+		case r >= 'A' && r <= 'Z':
+			return r + 'a' - 'A'
+		}
+		return '-'
+	}, name)
 }
 
 // formatMiB lists sizes in MiB: 141,139.
