@@ -22,6 +22,7 @@ import (
 
 	. "github.com/onsi/gomega"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	"github.com/serin-dev/serin/api/v1alpha1"
@@ -76,6 +77,16 @@ func TestValidation_IterationsOnTheHTTPRoute(t *testing.T) {
 		"blue/green with weights": {
 			canary:  testobj.MakeCanary("bg1", ns).Routing(gateway).Analysis(v1alpha1.CanaryAnalysis{Iterations: 3, StepWeights: []int{10, 20}}).Obj(),
 			wantErr: "analysis.iterations (blue/green, or an A/B test with analysis.match) moves no weights step by step",
+		},
+		"blue/green on the HTTPRoute, a quarter mirrored": {canary: testobj.MakeCanary("ok-mirror-share", ns).Routing(gateway).
+			Analysis(v1alpha1.CanaryAnalysis{Iterations: 3, Mirror: true, MirrorWeight: ptr.To(int32(25))}).Obj()},
+		"a mirrored share without a mirror": {
+			canary:  testobj.MakeCanary("mirror5", ns).Routing(gateway).Analysis(v1alpha1.CanaryAnalysis{Iterations: 3, MirrorWeight: ptr.To(int32(25))}).Obj(),
+			wantErr: "analysis.mirrorWeight is the share of the requests mirrored to the canary: it needs analysis.mirror: true",
+		},
+		"a mirrored share above 100 %": {
+			canary:  testobj.MakeCanary("mirror6", ns).Routing(gateway).Analysis(v1alpha1.CanaryAnalysis{Iterations: 3, Mirror: true, MirrorWeight: ptr.To(int32(150))}).Obj(),
+			wantErr: "spec.analysis.mirrorWeight: Invalid value: 150: spec.analysis.mirrorWeight in body should be less than or equal to 100",
 		},
 		"a mirror without iterations": {
 			canary:  testobj.MakeCanary("mirror1", ns).Routing(gateway).Analysis(v1alpha1.CanaryAnalysis{StepWeight: 10, Mirror: true}).Obj(),
@@ -137,13 +148,14 @@ func TestValidation_ABTestOnTheHTTPRoute(t *testing.T) {
 	g.Expect(route.Spec.Rules[2].BackendRefs).To(HaveLen(1), "the other requests go to the primary alone")
 }
 
-// Gateway API's own HTTPRoute CRD admits a mirrored blue/green route, read
-// back as mirrored.
+// Gateway API's own HTTPRoute CRD admits a mirrored blue/green route, a
+// share of the requests mirrored (its percent), read back as mirrored.
 func TestValidation_MirrorOnTheHTTPRoute(t *testing.T) {
 	ns := newNamespace(t)
 	g := NewWithT(t)
 	ctx := context.Background()
-	c := testobj.MakeCanary("podinfo", ns).Routing(everyRouteSetting()).Analysis(v1alpha1.CanaryAnalysis{Iterations: 3, Mirror: true}).Obj()
+	c := testobj.MakeCanary("podinfo", ns).Routing(everyRouteSetting()).
+		Analysis(v1alpha1.CanaryAnalysis{Iterations: 3, Mirror: true, MirrorWeight: ptr.To(int32(25))}).Obj()
 	g.Expect(k8s.Create(ctx, c)).To(Succeed())
 	target := routing.Target{ApexService: "podinfo", PrimaryService: "podinfo-primary", CanaryService: "podinfo-canary", Port: 9898}
 	router := &routing.GatewayAPIRouter{Client: k8s, FieldOwner: "serin"}
@@ -152,6 +164,15 @@ func TestValidation_MirrorOnTheHTTPRoute(t *testing.T) {
 	routes, err := router.GetRoutes(ctx, c, target)
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(routes.Weights).To(Equal(routing.Mirrored))
+	route := &gatewayv1.HTTPRoute{}
+	g.Expect(k8s.Get(ctx, types.NamespacedName{Namespace: ns, Name: "podinfo"}, route)).To(Succeed())
+	var percents []*int32
+	for _, f := range route.Spec.Rules[0].Filters {
+		if f.RequestMirror != nil && f.RequestMirror.BackendRef.Name == "podinfo-canary" {
+			percents = append(percents, f.RequestMirror.Percent)
+		}
+	}
+	g.Expect(percents).To(Equal([]*int32{ptr.To(int32(25))}))
 }
 
 // Gateway API's own HTTPRoute CRD admits the routes of session affinity:

@@ -52,6 +52,7 @@ func everyRouteSetting() v1alpha1.CanaryRouting {
 		Rewrite: &v1alpha1.HTTPURLRewrite{Hostname: "podinfo.internal",
 			Path: &v1alpha1.HTTPPathModifier{Type: "ReplacePrefixMatch", ReplacePrefixMatch: ptr.To("/")}},
 		CorsPolicy: &v1alpha1.HTTPCORSFilter{AllowOrigins: []string{"https://example.com"}, AllowMethods: []string{"GET", "POST"}},
+		Mirrors:    []v1alpha1.RouteMirror{{Name: "shadow", Port: 80, Percent: ptr.To(int32(10))}, {Name: "recorder", Port: 8080}},
 	}
 }
 
@@ -79,7 +80,30 @@ func TestValidation_RouteSettings(t *testing.T) {
 		"settings with kubernetes": {
 			canary: testobj.MakeCanary("r1", ns).Routing(v1alpha1.CanaryRouting{Provider: v1alpha1.KubernetesRouting, Timeout: "10s"}).
 				Analysis(v1alpha1.CanaryAnalysis{Iterations: 2}).Obj(),
-			wantErr: "routing.match, timeout, backendTimeout, retries, headers, rewrite and corsPolicy configure the HTTPRoute and need routing.provider gatewayapi",
+			wantErr: "routing.match, timeout, backendTimeout, retries, headers, rewrite, corsPolicy and mirrors configure the HTTPRoute and need routing.provider gatewayapi",
+		},
+		"mirrors with kubernetes": {
+			canary: testobj.MakeCanary("r-mirror1", ns).Routing(v1alpha1.CanaryRouting{Provider: v1alpha1.KubernetesRouting,
+				Mirrors: []v1alpha1.RouteMirror{{Name: "shadow", Port: 80}}}).Analysis(v1alpha1.CanaryAnalysis{Iterations: 2}).Obj(),
+			wantErr: "routing.match, timeout, backendTimeout, retries, headers, rewrite, corsPolicy and mirrors configure the HTTPRoute and need routing.provider gatewayapi",
+		},
+		"a mirror to the canary Service": {
+			canary: canary("r-mirror2", routingWith(func(r *v1alpha1.CanaryRouting) {
+				r.Mirrors = []v1alpha1.RouteMirror{{Name: "r-mirror2-canary", Port: 9898}}
+			})),
+			wantErr: "routing.mirrors must not name the apex, primary or canary Service",
+		},
+		"a mirror to the apex Service": {
+			canary:  canary("r-mirror3", routingWith(func(r *v1alpha1.CanaryRouting) { r.Mirrors = []v1alpha1.RouteMirror{{Name: "r-mirror3", Port: 9898}} })),
+			wantErr: "routing.mirrors must not name the apex, primary or canary Service",
+		},
+		"a mirror of more than every request": {
+			canary:  canary("r-mirror4", routingWith(func(r *v1alpha1.CanaryRouting) { r.Mirrors[0].Percent = ptr.To(int32(101)) })),
+			wantErr: "should be less than or equal to 100",
+		},
+		"a mirror that is no Service name": {
+			canary:  canary("r-mirror5", routingWith(func(r *v1alpha1.CanaryRouting) { r.Mirrors[0].Name = "Shadow" })),
+			wantErr: "routing.mirrors[].name must be a Service name: a DNS-1123 label",
 		},
 		"a backend timeout longer than the request's": {
 			canary:  canary("r8", routingWith(func(r *v1alpha1.CanaryRouting) { r.BackendTimeout = "2m" })),
@@ -156,6 +180,10 @@ func TestValidation_RouteSettingsOnTheHTTPRoute(t *testing.T) {
 		filters = append(filters, f.Type)
 	}
 	g.Expect(filters).To(Equal([]gatewayv1.HTTPRouteFilterType{gatewayv1.HTTPRouteFilterRequestHeaderModifier,
-		gatewayv1.HTTPRouteFilterResponseHeaderModifier, gatewayv1.HTTPRouteFilterURLRewrite, gatewayv1.HTTPRouteFilterCORS}))
+		gatewayv1.HTTPRouteFilterResponseHeaderModifier, gatewayv1.HTTPRouteFilterURLRewrite, gatewayv1.HTTPRouteFilterCORS,
+		gatewayv1.HTTPRouteFilterRequestMirror, gatewayv1.HTTPRouteFilterRequestMirror}))
+	g.Expect(rule.Filters[4].RequestMirror.BackendRef.Name).To(BeEquivalentTo("shadow"))
+	g.Expect(rule.Filters[4].RequestMirror.Percent).To(Equal(ptr.To(int32(10))), "the standard channel keeps a mirror's percent")
+	g.Expect(rule.Filters[5].RequestMirror.Percent).To(BeNil())
 	g.Expect(rule.Retry).To(BeNil(), "the standard channel's HTTPRoute has no retry")
 }

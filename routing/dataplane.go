@@ -36,7 +36,10 @@ var (
 	corsFeature = routeFeature{"spec.routing.corsPolicy", func(c *v1alpha1.Canary) bool {
 		return c.Spec.Routing.CorsPolicy != nil
 	}}
-	mirrorFeature = routeFeature{"spec.analysis.mirror", (*v1alpha1.Canary).IsMirrored}
+	mirrorFeature      = routeFeature{"spec.analysis.mirror", (*v1alpha1.Canary).IsMirrored}
+	routeMirrorFeature = routeFeature{"spec.routing.mirrors", func(c *v1alpha1.Canary) bool {
+		return len(c.Spec.Routing.Mirrors) > 0
+	}}
 	stickyFeature = routeFeature{"spec.analysis.sessionAffinity", func(c *v1alpha1.Canary) bool {
 		return c.Spec.Analysis != nil && c.Spec.Analysis.SessionAffinity != nil
 	}}
@@ -60,6 +63,7 @@ var dataPlaneGaps = map[v1alpha1.DataPlane][]gap{
 	v1alpha1.TraefikDataPlane: {
 		{corsFeature, "Traefik (v3.6) has no CORS filter and answers every request of the route with a 500"},
 		{mirrorFeature, "Traefik (v3.6) has no RequestMirror filter and would answer every request of the route with a 500 while the analysis mirrors"},
+		{routeMirrorFeature, "Traefik (v3.6) has no RequestMirror filter and answers every request of the route with a 500"},
 		{stickyFeature, "Traefik (v3.6) ignores the filters of a backendRef, so the canary's answers would never set the cookie and no user would be pinned"},
 	},
 }

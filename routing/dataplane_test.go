@@ -42,6 +42,11 @@ func TestUnsupported(t *testing.T) {
 			c.Spec.Analysis = &v1alpha1.CanaryAnalysis{Iterations: 3, Mirror: true}
 			return c
 		}(), dataPlane: v1alpha1.TraefikDataPlane, want: []string{"spec.analysis.mirror", "RequestMirror"}},
+		"a route's mirror on Traefik": {canary: func() *v1alpha1.Canary {
+			c := podinfoCanary()
+			c.Spec.Routing.Mirrors = []v1alpha1.RouteMirror{{Name: "shadow", Port: 80}}
+			return c
+		}(), dataPlane: v1alpha1.TraefikDataPlane, want: []string{"spec.routing.mirrors", "RequestMirror", "500"}},
 		"session affinity on Traefik": {canary: func() *v1alpha1.Canary {
 			c := podinfoCanary()
 			c.Spec.Analysis = &v1alpha1.CanaryAnalysis{StepWeight: 10, SessionAffinity: &v1alpha1.SessionAffinity{CookieName: "canary"}}

@@ -170,10 +170,13 @@ func routeSpec(canary *v1alpha1.Canary, t Target, w Weights) gatewayv1.HTTPRoute
 	}
 	applyRuleSettings(&rule, canary.Spec.Routing)
 	if w.Mirror {
-		rule.Filters = append(rule.Filters, gatewayv1.HTTPRouteFilter{
-			Type:          gatewayv1.HTTPRouteFilterRequestMirror,
-			RequestMirror: &gatewayv1.HTTPRequestMirrorFilter{BackendRef: backend(t.CanaryService, 0).BackendObjectReference},
-		})
+		mirror := &gatewayv1.HTTPRequestMirrorFilter{BackendRef: backend(t.CanaryService, 0).BackendObjectReference}
+		if a := canary.Spec.Analysis; a != nil && a.MirrorWeight != nil && *a.MirrorWeight < 100 {
+			// Only a share needs the percentage feature: every request
+			// is the filter's core behaviour.
+			mirror.Percent = ptr.To(*a.MirrorWeight)
+		}
+		rule.Filters = append(rule.Filters, gatewayv1.HTTPRouteFilter{Type: gatewayv1.HTTPRouteFilterRequestMirror, RequestMirror: mirror})
 	}
 	rules := []gatewayv1.HTTPRouteRule{rule}
 	switch {

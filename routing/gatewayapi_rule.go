@@ -66,6 +66,16 @@ func applyRuleSettings(rule *gatewayv1.HTTPRouteRule, r v1alpha1.CanaryRouting) 
 			CORS: corsFilter(*r.CorsPolicy),
 		})
 	}
+	for _, m := range r.Mirrors {
+		mirror := &gatewayv1.HTTPRequestMirrorFilter{BackendRef: gatewayv1.BackendObjectReference{
+			Name: gatewayv1.ObjectName(m.Name),
+			Port: ptr.To(m.Port),
+		}}
+		if m.Percent != nil && *m.Percent < 100 {
+			mirror.Percent = ptr.To(*m.Percent)
+		}
+		rule.Filters = append(rule.Filters, gatewayv1.HTTPRouteFilter{Type: gatewayv1.HTTPRouteFilterRequestMirror, RequestMirror: mirror})
+	}
 }
 
 func routeMatch(m v1alpha1.HTTPRouteMatch) gatewayv1.HTTPRouteMatch {

@@ -64,12 +64,13 @@ func withEveryRuleSetting(c *v1alpha1.Canary) *v1alpha1.Canary {
 		ExposeHeaders:    []string{"x-version"},
 		MaxAge:           600,
 	}
+	c.Spec.Routing.Mirrors = []v1alpha1.RouteMirror{{Name: "shadow", Port: 80, Percent: ptr.To(int32(10))}, {Name: "recorder", Port: 8080, Percent: ptr.To(int32(100))}}
 	return c
 }
 
 // The route Reconcile creates for a Canary with every rule setting: still
 // one rule, its matches, timeouts, retry and filters in the order headers,
-// rewrite, CORS.
+// rewrite, CORS, mirrors (a mirror of every request without a percent).
 func TestGatewayAPIRouter_ReconcileRuleSettingsGolden(t *testing.T) {
 	w := newRouterWorld(t)
 	c := withEveryRuleSetting(podinfoCanary())

@@ -20,6 +20,7 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
+	"reflect"
 	"testing"
 	"time"
 
@@ -534,6 +535,50 @@ func TestGatewayAPIRouter_MirrorGolden(t *testing.T) {
 			t.Errorf("weights read back %+v, want %+v", got.Weights, want)
 		}
 	}
+}
+
+// A share of the requests mirrored (Flagger's mirrorWeight) is the
+// RequestMirror filter's percent; every request (100, or unset) leaves it
+// out, so that a data plane without the percentage feature still mirrors.
+func TestGatewayAPIRouter_MirrorShare(t *testing.T) {
+	for _, tt := range []struct {
+		weight *int32
+		want   *int32
+	}{{weight: ptr.To(int32(25)), want: ptr.To(int32(25))}, {weight: ptr.To(int32(100))}, {}} {
+		c := podinfoCanary()
+		c.Spec.Analysis = &v1alpha1.CanaryAnalysis{Iterations: 3, Mirror: true, MirrorWeight: tt.weight}
+		w := newRouterWorld(t, serinRoute(c, AllPrimary))
+		r := &GatewayAPIRouter{Client: w.client, FieldOwner: "serin"}
+		if err := r.SetRoutes(context.Background(), c, podinfo, Mirrored); err != nil {
+			t.Fatal(err)
+		}
+		if tt.want != nil {
+			testutil.Golden(t, filepath.Join("testdata", "httproute_mirror_share.yaml"), routeYAML(t, w.route()))
+		}
+		var mirrors []*gatewayv1.HTTPRequestMirrorFilter
+		for _, f := range w.route().Spec.Rules[0].Filters {
+			if f.RequestMirror != nil {
+				mirrors = append(mirrors, f.RequestMirror)
+			}
+		}
+		if len(mirrors) != 1 || !reflect.DeepEqual(mirrors[0].Percent, tt.want) || mirrors[0].Fraction != nil {
+			t.Errorf("mirrorWeight %v: RequestMirror filters %+v, want one with percent %v", ptrString(tt.weight), mirrors, ptrString(tt.want))
+		}
+		got, err := r.GetRoutes(context.Background(), c, podinfo)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.Weights != Mirrored {
+			t.Errorf("mirrorWeight %v: weights read back %+v, want %+v", ptrString(tt.weight), got.Weights, Mirrored)
+		}
+	}
+}
+
+func ptrString(p *int32) string {
+	if p == nil {
+		return "unset"
+	}
+	return fmt.Sprint(*p)
 }
 
 // stickyCanary is podinfoCanary with session affinity, both cookies, during

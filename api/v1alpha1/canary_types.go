@@ -85,6 +85,7 @@ const (
 // +kubebuilder:validation:XValidation:rule="self.targetRef.kind != 'Service' || !has(self.analysis) || (!has(self.analysis.primaryReadyThreshold) && !has(self.analysis.canaryReadyThreshold))",message="analysis.primaryReadyThreshold and analysis.canaryReadyThreshold count a Deployment's replicas: a Service target has none (serin judges it by its ready endpoints), remove them"
 // +kubebuilder:validation:XValidation:rule="self.targetRef.kind != 'DaemonSet' || !has(self.routing) || !has(self.routing.provider) || self.routing.provider == 'kubernetes'",message="a DaemonSet target needs routing.provider kubernetes: serin rolls a DaemonSet out blue/green through the apex Service (analysis.iterations), never by traffic weights, as Flagger does"
 // +kubebuilder:validation:XValidation:rule="self.targetRef.kind != 'DaemonSet' || !has(self.autoscalerRef)",message="autoscalerRef scales a Deployment: a DaemonSet target runs one pod per node and has no replicas to scale, remove it"
+// +kubebuilder:validation:XValidation:rule="!has(self.routing) || !has(self.routing.mirrors) || self.routing.mirrors.all(m, !(m.name in [has(self.service.name) ? self.service.name : self.targetRef.name, (has(self.service.name) ? self.service.name : self.targetRef.name) + '-primary', (has(self.service.name) ? self.service.name : self.targetRef.name) + '-canary']))",message="routing.mirrors must not name the apex, primary or canary Service: the route already serves them (analysis.mirror copies requests to the canary)"
 type CanarySpec struct {
 	// TargetRef is the Deployment, DaemonSet or Service this Canary rolls
 	// out. Every change to its pod template (or, for a Service, its spec)
@@ -355,7 +356,7 @@ const (
 
 // CanaryRouting selects the traffic router.
 // +kubebuilder:validation:XValidation:rule="self.provider != 'gatewayapi' || (has(self.gatewayRefs) && size(self.gatewayRefs) > 0)",message="routing.gatewayRefs must name at least one Gateway when routing.provider is gatewayapi"
-// +kubebuilder:validation:XValidation:rule="self.provider == 'gatewayapi' || !(has(self.match) || has(self.timeout) || has(self.backendTimeout) || has(self.retries) || has(self.headers) || has(self.rewrite) || has(self.corsPolicy))",message="routing.match, timeout, backendTimeout, retries, headers, rewrite and corsPolicy configure the HTTPRoute and need routing.provider gatewayapi"
+// +kubebuilder:validation:XValidation:rule="self.provider == 'gatewayapi' || !(has(self.match) || has(self.timeout) || has(self.backendTimeout) || has(self.retries) || has(self.headers) || has(self.rewrite) || has(self.corsPolicy) || has(self.mirrors))",message="routing.match, timeout, backendTimeout, retries, headers, rewrite, corsPolicy and mirrors configure the HTTPRoute and need routing.provider gatewayapi"
 // +kubebuilder:validation:XValidation:rule="!has(self.timeout) || !has(self.backendTimeout) || duration(self.timeout) == duration('0s') || duration(self.backendTimeout) <= duration(self.timeout)",message="routing.backendTimeout must not exceed routing.timeout: the request's timeout covers its backend requests"
 // +kubebuilder:validation:XValidation:rule="!has(self.rewrite) || !has(self.rewrite.path) || self.rewrite.path.type != 'ReplacePrefixMatch' || !has(self.match) || (size(self.match) == 1 && has(self.match[0].path) && self.match[0].path.type == 'PathPrefix')",message="routing.rewrite.path of type ReplacePrefixMatch needs exactly one routing.match, with a path of type PathPrefix (or no routing.match: all paths, prefix /)"
 type CanaryRouting struct {
@@ -423,6 +424,39 @@ type CanaryRouting struct {
 	// CORS filter). With gatewayapi only.
 	// +optional
 	CorsPolicy *HTTPCORSFilter `json:"corsPolicy,omitempty"`
+
+	// Mirrors copy the route's requests to other Services of the Canary's
+	// namespace, whose answers the gateway discards (the HTTPRoute's
+	// RequestMirror filters), all the time, as Flagger's service.mirror: a
+	// shadow deployment, a traffic recorder. Unlike analysis.mirror, which
+	// copies requests to the canary during its analysis. With gatewayapi
+	// only.
+	// +kubebuilder:validation:MaxItems=4
+	// +listType=map
+	// +listMapKey=name
+	// +optional
+	Mirrors []RouteMirror `json:"mirrors,omitempty"`
+}
+
+// RouteMirror is a Service the route's requests are copied to.
+type RouteMirror struct {
+	// Name of the Service, in the Canary's namespace.
+	// +kubebuilder:validation:MaxLength=63
+	// +kubebuilder:validation:XValidation:rule="self.matches('^[a-z0-9]([-a-z0-9]*[a-z0-9])?$')",message="routing.mirrors[].name must be a Service name: a DNS-1123 label"
+	Name string `json:"name"`
+
+	// Port of the Service.
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=65535
+	Port int32 `json:"port"`
+
+	// Percent of the requests copied, from 1 to 100 (Gateway API's
+	// extended feature HTTPRouteRequestPercentageMirror); every request
+	// when unset.
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=100
+	// +optional
+	Percent *int32 `json:"percent,omitempty"`
 }
 
 // DataPlane names the proxy or mesh whose metrics the built-in checks
@@ -521,6 +555,7 @@ func (in GatewayReference) GetKind() ParentKind {
 }
 
 // CanaryAnalysis defines the steps, checks and gates of a rollout.
+// +kubebuilder:validation:XValidation:rule="!has(self.mirrorWeight) || (has(self.mirror) && self.mirror)",message="analysis.mirrorWeight is the share of the requests mirrored to the canary: it needs analysis.mirror: true"
 // +kubebuilder:validation:XValidation:rule="!(has(self.stepWeight) && self.stepWeight > 0 && has(self.stepWeights))",message="analysis.stepWeight and analysis.stepWeights are exclusive: set one of them"
 // +kubebuilder:validation:XValidation:rule="!has(self.maxWeight) || self.maxWeight <= 100",message="analysis.maxWeight is a percentage and must be at most 100"
 // +kubebuilder:validation:XValidation:rule="!has(self.stepWeights) || (self.stepWeights.all(w, w > 0 && w <= 100) && self.stepWeights.isSorted())",message="analysis.stepWeights must be ascending percentages between 1 and 100"
@@ -624,6 +659,16 @@ type CanaryAnalysis struct {
 	// filter stall the Canary (UnsupportedByDataPlane).
 	// +optional
 	Mirror bool `json:"mirror,omitempty"`
+
+	// MirrorWeight is the share of the primary's requests copied to the
+	// canary while it mirrors, in percent, as Flagger's mirrorWeight: the
+	// RequestMirror filter's percent (Gateway API's extended feature
+	// HTTPRouteRequestPercentageMirror). Every request when unset or 100.
+	// Needs mirror.
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=100
+	// +optional
+	MirrorWeight *int32 `json:"mirrorWeight,omitempty"`
 
 	// Match makes the analysis an A/B test (gatewayapi): the requests that
 	// match any entry (all its headers and query parameters, within

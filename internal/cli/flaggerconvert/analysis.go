@@ -52,6 +52,7 @@ func (c canaryConverter) analysis(in *flaggerAnalysis, path string) *v1alpha1.Ca
 	c.steps(in, path, out)
 	out.Match = c.abTestMatches(in, path)
 	out.Mirror = c.mirror(in, path, len(out.Match) > 0)
+	out.MirrorWeight = c.mirrorWeight(in, path, out.Mirror)
 	out.SessionAffinity = c.sessionAffinity(in, path)
 	c.dropAnalysisExtras(in, path)
 	out.PrimaryReadyThreshold = c.readyThreshold(path+".primaryReadyThreshold", in.PrimaryReadyThreshold)
@@ -103,9 +104,6 @@ func (c canaryConverter) steps(in *flaggerAnalysis, path string, out *v1alpha1.C
 
 // dropAnalysisExtras reports the analysis features serin does not have.
 func (c canaryConverter) dropAnalysisExtras(in *flaggerAnalysis, path string) {
-	if in.MirrorWeight > 0 {
-		c.report.drop(path+".mirrorWeight", "a mirrored share is Istio's (with weights); serin mirrors every request during a blue/green analysis (analysis.mirror)")
-	}
 	if present(in.Alerts) && string(in.Alerts) != "[]" {
 		c.report.drop(path+".alerts", "Flagger AlertProviders cannot be used: reference Flux notification Providers in spec.alerts")
 	}
@@ -173,6 +171,27 @@ func (c canaryConverter) mirror(in *flaggerAnalysis, path string, abTest bool) b
 		return false
 	}
 	return true
+}
+
+// mirrorWeight maps the share of the requests mirrored (Istio's
+// mirrorPercentage under Flagger, the RequestMirror filter's percent in
+// serin); it is reported and left out with a mirror left out, and above
+// 100 % (which Istio refuses).
+func (c canaryConverter) mirrorWeight(in *flaggerAnalysis, path string, mirrored bool) *int32 {
+	switch {
+	case in.MirrorWeight <= 0:
+		return nil // every request, Flagger's default
+	case !in.Mirror:
+		c.report.drop(path+".mirrorWeight", "ignored by Flagger without analysis.mirror: left out")
+		return nil
+	case !mirrored:
+		c.report.drop(path+".mirrorWeight", "left out with analysis.mirror")
+		return nil
+	case in.MirrorWeight > 100:
+		c.report.drop(path+".mirrorWeight", "%d is not a percentage: left out, every request is mirrored", in.MirrorWeight)
+		return nil
+	}
+	return ptr.To(int32(in.MirrorWeight))
 }
 
 // sessionAffinity maps analysis.sessionAffinity, which pins users while

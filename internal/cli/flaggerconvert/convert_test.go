@@ -176,6 +176,37 @@ func TestConvert(t *testing.T) {
 		"gatewayapi blue/green, mirrored": {
 			input: canaryYAML("provider: gatewayapi:v1", "service: {port: 9898, gatewayRefs: [{name: public}]}",
 				"analysis: {iterations: 3, mirror: true, mirrorWeight: 50, threshold: 2}"),
+			wantSpec: spec(gatewayAPI("public"), &v1alpha1.CanaryAnalysis{Iterations: 3, Mirror: true, MirrorWeight: ptr.To(int32(50)), Threshold: 2}),
+		},
+		"gatewayapi service.mirror: the route's mirrors": {
+			input: canaryYAML("provider: gatewayapi:v1", "service: {port: 9898, gatewayRefs: [{name: public}], mirror: ["+
+				"{backendRef: {name: shadow, port: 80}}, {backendRef: {name: recorder, namespace: apps, kind: Service, port: 8080}}, "+
+				"{backendRef: {name: elsewhere, namespace: other, port: 80}}, {backendRef: {name: noport}}, "+
+				"{backendRef: {name: bucket, group: example.com, kind: Bucket}}, {backendRef: {name: podinfo-canary, port: 9898}}]}",
+				"analysis: {stepWeight: 10, maxWeight: 20, threshold: 2}"),
+			wantDropped: []string{"spec.service.mirror[2]", "spec.service.mirror[3]", "spec.service.mirror[4]", "spec.service.mirror[5]"},
+			wantSpec: spec(func() v1alpha1.CanaryRouting {
+				r := gatewayAPI("public")
+				r.Mirrors = []v1alpha1.RouteMirror{{Name: "shadow", Port: 80}, {Name: "recorder", Port: 8080}}
+				return r
+			}(), &v1alpha1.CanaryAnalysis{StepWeight: 10, MaxWeight: 20, Threshold: 2}),
+		},
+		"service.mirror on Istio, whose router ignores it": {
+			input: canaryYAML("provider: istio", "service: {port: 9898, mirror: [{backendRef: {name: shadow, port: 80}}]}",
+				"analysis: {stepWeight: 10, maxWeight: 20, threshold: 2}"),
+			wantDropped: []string{"spec.service.mirror"},
+			wantSpec: spec(v1alpha1.CanaryRouting{Provider: v1alpha1.GatewayAPIRouting,
+				GatewayRefs: []v1alpha1.GatewayReference{{Kind: v1alpha1.ServiceParent, Name: "podinfo", Port: ptr.To(int32(9898))}}},
+				&v1alpha1.CanaryAnalysis{StepWeight: 10, MaxWeight: 20, Threshold: 2}),
+		},
+		"a mirrored share is left out with the mirror, on the kubernetes router": {
+			input:       canaryYAML("provider: kubernetes", "analysis: {iterations: 3, mirror: true, mirrorWeight: 50, threshold: 2}"),
+			wantDropped: []string{"spec.analysis.mirror", "spec.analysis.mirrorWeight"},
+			wantSpec:    spec(kubernetes(), &v1alpha1.CanaryAnalysis{Iterations: 3, Threshold: 2}),
+		},
+		"a mirrored share above 100 %": {
+			input: canaryYAML("provider: gatewayapi:v1", "service: {port: 9898, gatewayRefs: [{name: public}]}",
+				"analysis: {iterations: 3, mirror: true, mirrorWeight: 150, threshold: 2}"),
 			wantDropped: []string{"spec.analysis.mirrorWeight"},
 			wantSpec:    spec(gatewayAPI("public"), &v1alpha1.CanaryAnalysis{Iterations: 3, Mirror: true, Threshold: 2}),
 		},

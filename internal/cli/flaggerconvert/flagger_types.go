@@ -91,6 +91,7 @@ type flaggerService struct {
 	Retries        *flaggerRetry            `json:"retries,omitempty"`
 	Headers        *flaggerHeaders          `json:"headers,omitempty"`
 	CorsPolicy     *flaggerCorsPolicy       `json:"corsPolicy,omitempty"`
+	Mirror         []flaggerMirror          `json:"mirror,omitempty"`
 	MeshName       string                   `json:"meshName,omitempty"`
 	Backends       []string                 `json:"backends,omitempty"`
 	Apex           *flaggerMetadata         `json:"apex,omitempty"`
@@ -158,6 +159,18 @@ type flaggerHeaderOperations struct {
 	Set    map[string]string `json:"set,omitempty"`
 	Add    map[string]string `json:"add,omitempty"`
 	Remove []string          `json:"remove,omitempty"`
+}
+
+// flaggerMirror is Gateway API's HTTPRequestMirrorFilter (v1beta1), as
+// Flagger's gatewayapi router takes it in service.mirror.
+type flaggerMirror struct {
+	BackendRef struct {
+		Group     *string `json:"group,omitempty"`
+		Kind      *string `json:"kind,omitempty"`
+		Name      string  `json:"name"`
+		Namespace *string `json:"namespace,omitempty"`
+		Port      *int32  `json:"port,omitempty"`
+	} `json:"backendRef"`
 }
 
 // flaggerCorsPolicy is Istio's CorsPolicy.

@@ -63,7 +63,54 @@ func (c canaryConverter) routeSettings(out *v1alpha1.CanaryRouting) {
 	out.Headers = routeHeaders(s.Headers)
 	out.Rewrite = routeRewrite(s.Rewrite)
 	out.CorsPolicy = c.routeCORS(s.CorsPolicy)
+	out.Mirrors = c.routeMirrors(s.Mirror)
 }
+
+// routeMirrors maps service.mirror, the RequestMirror filters Flagger's
+// gatewayapi router adds to the route (its other routers ignore them), to
+// routing.mirrors: Services of the Canary's namespace, with a port, other
+// than the ones the route serves.
+func (c canaryConverter) routeMirrors(in []flaggerMirror) []v1alpha1.RouteMirror {
+	if len(in) == 0 {
+		return nil
+	}
+	if provider := baseProvider(c.in.Spec.Provider); provider != "gatewayapi" {
+		c.report.drop("spec.service.mirror", "Flagger's %s router ignores it (its gatewayapi router's only): left out", provider)
+		return nil
+	}
+	apex := c.in.Spec.TargetRef.Name
+	if c.in.Spec.Service.Name != "" {
+		apex = c.in.Spec.Service.Name
+	}
+	var out []v1alpha1.RouteMirror
+	seen := map[string]bool{}
+	for i, m := range in {
+		field, ref := fmt.Sprintf("spec.service.mirror[%d]", i), m.BackendRef
+		switch {
+		case ref.Group != nil && *ref.Group != "" || ref.Kind != nil && *ref.Kind != "Service":
+			c.report.drop(field, "serin mirrors to Services only: left out")
+		case ref.Namespace != nil && *ref.Namespace != "" && *ref.Namespace != c.in.Metadata.Namespace:
+			c.report.drop(field, "the Service is in namespace %s: serin mirrors to Services of the Canary's namespace only (no ReferenceGrant): left out", *ref.Namespace)
+		case ref.Port == nil:
+			c.report.drop(field, "no port: Gateway API needs one for a Service: left out")
+		case ref.Name == apex || ref.Name == apex+"-primary" || ref.Name == apex+"-canary":
+			c.report.drop(field, "%s is a Service the route already serves: left out", ref.Name)
+		case seen[ref.Name]:
+			c.report.drop(field, "%s is mirrored to already: left out", ref.Name)
+		default:
+			seen[ref.Name] = true
+			out = append(out, v1alpha1.RouteMirror{Name: ref.Name, Port: *ref.Port})
+		}
+	}
+	if len(out) > maxRouteMirrors {
+		c.report.drop(fmt.Sprintf("spec.service.mirror[%d]", maxRouteMirrors), "serin takes %d mirrors at most: the others are left out", maxRouteMirrors)
+		out = out[:maxRouteMirrors]
+	}
+	return out
+}
+
+// maxRouteMirrors is the most mirrors routing.mirrors takes.
+const maxRouteMirrors = 4
 
 // dropRouteSettings reports the HTTPRoute's settings when there is no
 // HTTPRoute: with routing.provider kubernetes.
@@ -80,6 +127,7 @@ func (c canaryConverter) dropRouteSettings() {
 		{"retries", s.Retries != nil},
 		{"headers", s.Headers != nil},
 		{"corsPolicy", s.CorsPolicy != nil},
+		{"mirror", len(s.Mirror) > 0},
 	}
 	for _, f := range set {
 		if f.isSet {

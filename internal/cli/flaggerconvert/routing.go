@@ -88,7 +88,10 @@ func (c canaryConverter) routing(provider v1alpha1.RoutingProvider, in *flaggerA
 		}
 		if out != nil && out.Mirror {
 			c.report.drop(path+".mirror", "mirroring needs routing.provider gatewayapi (the HTTPRoute's RequestMirror filter): left out")
-			out.Mirror = false
+			if out.MirrorWeight != nil {
+				c.report.drop(path+".mirrorWeight", "left out with analysis.mirror")
+			}
+			out.Mirror, out.MirrorWeight = false, nil
 		}
 		if out != nil && (out.StepWeight > 0 || len(out.StepWeights) > 0) {
 			c.weightsToIterations(path, out)
