@@ -97,7 +97,7 @@ test-unit: ## Unit tests only (no cluster).
 .PHONY: bench
 bench: testbed-binaries ## Benchmarks on the local testbed, side by side with Flagger, printed as tables (docs/performance.md).
 	hack/testbed/build.sh flagger flagger-previous >/dev/null
-	KUBEBUILDER_ASSETS=$$(hack/testbed/assets.sh) go test -run '^$$' -bench . -benchtime 1x -timeout 180m ./gitops/... ./e2e/...
+	KUBEBUILDER_ASSETS=$$(hack/testbed/assets.sh) go test -run '^$$' -bench . -benchtime 1x -timeout 300m ./gitops/... ./e2e/...
 
 ##@ Testbed
 
