@@ -26,7 +26,9 @@ import (
 	"github.com/fluxcd/pkg/runtime/conditions"
 	helper "github.com/fluxcd/pkg/runtime/controller"
 	"github.com/fluxcd/pkg/runtime/patch"
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	kerrors "k8s.io/apimachinery/pkg/util/errors"
 	kuberecorder "k8s.io/client-go/tools/record"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -127,9 +129,19 @@ func (r *CanaryReconciler) Reconcile(ctx context.Context, req ctrl.Request) (res
 
 	begun := r.now()
 	defer func() {
+		defer r.Metrics.RecordDuration(ctx, obj, start)
+		if apierrors.HasStatusCause(retErr, corev1.NamespaceTerminatingCause) {
+			// The namespace is being deleted: the API server refuses
+			// every new object, and what serin would re-create goes with
+			// the namespace. Nothing to write or to retry (a retry would
+			// back off and hold the Canary's own deletion, which comes
+			// next as an event).
+			log.V(1).Info("namespace terminating: nothing generated is re-created", "error", retErr.Error())
+			result, retErr = ctrl.Result{}, nil
+			return
+		}
 		result, retErr = r.finalizeStatus(ctx, obj, patcher, phaseBefore, result, retErr)
 		result.RequeueAfter = fromReturn(result.RequeueAfter, r.now().Sub(begun))
-		r.Metrics.RecordDuration(ctx, obj, start)
 	}()
 
 	ctx, err := r.actAs(ctx, obj)
@@ -259,7 +271,10 @@ func (r *CanaryReconciler) finalizeStatus(ctx context.Context, obj *v1alpha1.Can
 	r.metrics.setWeight(obj)
 	if !obj.DeletionTimestamp.IsZero() && !controllerutil.ContainsFinalizer(obj, v1alpha1.CanaryFinalizer) {
 		// Only the finalizer removal is left to write; the status goes with the object.
-		if err := patcher.Patch(ctx, obj, patch.WithFieldOwner(r.ControllerName)); err != nil && !apierrors.IsNotFound(err) {
+		// Gone once its last finalizer is: the status patch that follows
+		// finds nothing. The patcher aggregates its errors, which
+		// apierrors.IsNotFound does not see through.
+		if err := kerrors.FilterOut(patcher.Patch(ctx, obj, patch.WithFieldOwner(r.ControllerName)), apierrors.IsNotFound); err != nil {
 			retErr = errors.Join(retErr, err)
 		}
 		return result, retErr
@@ -273,7 +288,7 @@ func (r *CanaryReconciler) finalizeStatus(ctx context.Context, obj *v1alpha1.Can
 	}
 	if err := patcher.Patch(ctx, obj, opts...); err != nil {
 		if !obj.DeletionTimestamp.IsZero() {
-			err = client.IgnoreNotFound(err)
+			err = kerrors.FilterOut(err, apierrors.IsNotFound)
 		}
 		retErr = errors.Join(retErr, err)
 	} else {

@@ -27,6 +27,7 @@ import (
 	. "github.com/onsi/gomega"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -62,22 +63,33 @@ func markAvailable(g Gomega, ctx context.Context, key types.NamespacedName) {
 	g.Expect(k8s.Status().Update(ctx, d)).To(Succeed())
 }
 
+// createInitializing creates the target podinfo with replicas and its
+// Canary in ns, and waits until the Canary is Initializing: its Services
+// and primary created, the primary not ready (envtest runs no
+// controller-manager).
+func createInitializing(g Gomega, ctx context.Context, ns string, replicas int32) (*appsv1.Deployment, *v1alpha1.Canary) {
+	target := testobj.MakeDeployment("podinfo", ns).Replicas(replicas).Obj()
+	g.Expect(k8s.Create(ctx, target)).To(Succeed())
+	canary := testobj.MakeCanary("podinfo", ns).PortDiscovery().Obj()
+	g.Expect(k8s.Create(ctx, canary)).To(Succeed())
+	g.Eventually(func(g Gomega) {
+		g.Expect(k8s.Get(ctx, client.ObjectKeyFromObject(canary), canary)).To(Succeed())
+		g.Expect(canary.Status.Phase).To(Equal(v1alpha1.PhaseInitializing))
+	}, 10*time.Second, 50*time.Millisecond).Should(Succeed())
+	return target, canary
+}
+
 func TestInitialize_CreatesServicesAndPrimaryThenScalesTargetDown(t *testing.T) {
 	g := NewWithT(t)
 	ctx := context.Background()
 	ns := newNamespace(t)
 
-	target := testobj.MakeDeployment("podinfo", ns).Replicas(3).Obj()
-	g.Expect(k8s.Create(ctx, target)).To(Succeed())
-	canary := testobj.MakeCanary("podinfo", ns).PortDiscovery().Obj()
-	g.Expect(k8s.Create(ctx, canary)).To(Succeed())
-
 	// The services and the primary come first; the target keeps its replicas
 	// while the primary is not ready.
+	target, canary := createInitializing(g, ctx, ns, 3)
 	primaryKey := types.NamespacedName{Namespace: ns, Name: "podinfo-primary"}
 	g.Eventually(func(g Gomega) {
 		g.Expect(k8s.Get(ctx, client.ObjectKeyFromObject(canary), canary)).To(Succeed())
-		g.Expect(canary.Status.Phase).To(Equal(v1alpha1.PhaseInitializing))
 		g.Expect(conditions.IsReconciling(canary)).To(BeTrue())
 		g.Expect(conditions.GetReason(canary, meta.ReadyCondition)).To(Equal(v1alpha1.WaitingForPrimaryReason))
 	}, 10*time.Second, 50*time.Millisecond).Should(Succeed())
@@ -167,5 +179,38 @@ func TestDelete_RemovesFinalizer(t *testing.T) {
 	g.Eventually(func() bool {
 		return client.IgnoreNotFound(k8s.Get(ctx, client.ObjectKeyFromObject(canary), canary)) == nil &&
 			k8s.Get(ctx, client.ObjectKeyFromObject(canary), canary) != nil
+	}, 10*time.Second, 50*time.Millisecond).Should(BeTrue())
+}
+
+// A namespace being deleted (envtest runs no namespace controller, so it
+// stays Terminating): the API server refuses the apex Service the
+// Canary would re-create, with the NamespaceTerminating cause, and the
+// Canary records no failure for it; deleting the Canary then removes its
+// finalizer at once.
+func TestDelete_InATerminatingNamespace(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	ns := newNamespace(t)
+
+	_, canary := createInitializing(g, ctx, ns, 1)
+
+	g.Expect(k8s.Delete(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}})).To(Succeed())
+	apex := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "podinfo"}}
+	g.Expect(k8s.Delete(ctx, apex)).To(Succeed())
+	// What the agent meets: a create refused with the cause.
+	err := k8s.Create(ctx, &corev1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "probe"},
+		Spec: corev1.ServiceSpec{Ports: []corev1.ServicePort{{Port: 80}}}})
+	g.Expect(apierrors.HasStatusCause(err, corev1.NamespaceTerminatingCause)).To(BeTrue(), "create in a terminating namespace: %v", err)
+
+	g.Consistently(func(g Gomega) {
+		g.Expect(k8s.Get(ctx, client.ObjectKeyFromObject(canary), canary)).To(Succeed())
+		for _, c := range canary.Status.Conditions {
+			g.Expect(c.Message).NotTo(ContainSubstring("being terminated"), "condition %s", c.Type)
+		}
+	}, 2*time.Second, 100*time.Millisecond).Should(Succeed())
+
+	g.Expect(k8s.Delete(ctx, canary)).To(Succeed())
+	g.Eventually(func() bool {
+		return apierrors.IsNotFound(k8s.Get(ctx, client.ObjectKeyFromObject(canary), canary))
 	}, 10*time.Second, 50*time.Millisecond).Should(BeTrue())
 }

@@ -91,7 +91,7 @@ func (r *CanaryReconciler) routeToTarget(ctx context.Context, obj *v1alpha1.Cana
 		patch := client.MergeFrom(apex.DeepCopy())
 		apex.Spec.Selector = maps.Clone(selector)
 		workload.Release(obj, apex)
-		if err := r.Patch(ctx, apex, patch); err != nil {
+		if err := client.IgnoreNotFound(r.Patch(ctx, apex, patch)); err != nil {
 			return fmt.Errorf("failed to point the apex service at the target: %w", err)
 		}
 	}
@@ -142,12 +142,16 @@ func (r *CanaryReconciler) orphanGenerated(ctx context.Context, obj *v1alpha1.Ca
 			}
 			continue
 		}
-		if !metav1.IsControlledBy(n.obj, obj) {
+		// An object already being deleted (its namespace is, say) has
+		// nothing left to keep serving.
+		if !metav1.IsControlledBy(n.obj, obj) || !n.obj.GetDeletionTimestamp().IsZero() {
 			continue
 		}
 		patch := client.MergeFrom(n.obj.DeepCopyObject().(client.Object))
 		workload.Release(obj, n.obj)
-		if err := r.Patch(ctx, n.obj, patch); err != nil {
+		// Gone since the cache saw it: nothing to orphan. Failing here
+		// would hold the Canary's deletion in the retry backoff.
+		if err := client.IgnoreNotFound(r.Patch(ctx, n.obj, patch)); err != nil {
 			return fmt.Errorf("failed to orphan %s: %w", n.name, err)
 		}
 	}
@@ -172,11 +176,11 @@ func (r *CanaryReconciler) orphanConfigCopy(ctx context.Context, obj *v1alpha1.C
 		o = &corev1.Secret{}
 	}
 	key := types.NamespacedName{Namespace: obj.Namespace, Name: workload.PrimaryConfigName(ref.Name)}
-	if err := r.APIReader.Get(ctx, key, o); err != nil || !metav1.IsControlledBy(o, obj) {
+	if err := r.APIReader.Get(ctx, key, o); err != nil || !metav1.IsControlledBy(o, obj) || !o.GetDeletionTimestamp().IsZero() {
 		return client.IgnoreNotFound(err)
 	}
 	workload.Release(obj, o)
-	if err := r.Update(ctx, o, client.FieldOwner(r.ControllerName)); err != nil {
+	if err := client.IgnoreNotFound(r.Update(ctx, o, client.FieldOwner(r.ControllerName))); err != nil {
 		return fmt.Errorf("failed to orphan %s: %w", key.Name, err)
 	}
 	return nil

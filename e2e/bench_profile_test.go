@@ -22,6 +22,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 	"sync"
 	"time"
@@ -135,4 +136,52 @@ func apiserverCost(n int, before, after metricsText) {
 		avg("apiserver_flowcontrol_request_wait_duration_seconds", `execute="true"`, 1000),
 		avg("etcd_request_duration_seconds", `operation="update"`, 1000),
 		avg("apiserver_watch_events_sizes", `resource="canaries"`, 1))
+}
+
+// printAPIServerWrites prints the writes the API server took between two
+// scrapes of its metrics, by resource[/subresource] and verb, divided by
+// per (the canaries, or the steps): who writes what, serin, the
+// controller-manager or kwok.
+//
+//	apiserver_writes phase=init canaries=2000 per=canary deployments.POST=2.00 pods/status.PATCH=…
+func printAPIServerWrites(phase string, n int, per string, div float64, before, after metricsText) {
+	counts := map[string]float64{}
+	for series, v := range after {
+		base, labels, _ := strings.Cut(series, "{")
+		if base != "apiserver_request_total" {
+			continue
+		}
+		label := func(name string) string {
+			_, rest, ok := strings.Cut(labels, name+`="`)
+			if !ok {
+				return ""
+			}
+			value, _, _ := strings.Cut(rest, `"`)
+			return value
+		}
+		verb := label("verb")
+		switch verb {
+		case "POST", "PUT", "PATCH", "APPLY", "DELETE", "DELETECOLLECTION":
+		default:
+			continue
+		}
+		what := label("resource")
+		if sub := label("subresource"); sub != "" {
+			what += "/" + sub
+		}
+		counts[what+"."+verb] += v - before[series]
+	}
+	keys := make([]string, 0, len(counts))
+	for k, v := range counts {
+		if v/max(div, 1) >= 0.01 {
+			keys = append(keys, k)
+		}
+	}
+	sort.Slice(keys, func(i, j int) bool { return counts[keys[i]] > counts[keys[j]] })
+	var b strings.Builder
+	fmt.Fprintf(&b, "apiserver_writes phase=%s canaries=%d per=%s", phase, n, per)
+	for _, k := range keys {
+		fmt.Fprintf(&b, " %s=%.2f", k, counts[k]/max(div, 1))
+	}
+	fmt.Println(b.String())
 }

@@ -24,6 +24,7 @@ import (
 	"math"
 	"net/http"
 	"os"
+	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -62,7 +63,11 @@ import (
 //
 // For serin it also prints what kube-apiserver's own metrics say of the
 // window (a line starting with "apiserver"): a status patch's latency,
-// etcd's update latency and the size of a Canary watch event.
+// etcd's update latency and the size of a Canary watch event; and, for
+// the initialization and the window, the CPU of every command on the
+// machine (cpu_by_command) and the API server's writes by resource and
+// verb (apiserver_writes): who uses the machine, the agent, the control
+// plane or the testbed.
 func BenchmarkScale(b *testing.B) {
 	sizes := []int{100, 500, 2000}
 	if v := os.Getenv("SERIN_BENCH_CANARIES"); v != "" {
@@ -195,9 +200,12 @@ func scaleRun(ctx context.Context, c contender, n int) (scaleResult, error) {
 		return res, err
 	}
 	defer func() {
+		start := time.Now()
 		if err := deleteNamespace(ctx, ns, 10*time.Minute); err != nil {
 			fmt.Println("  warning:", err)
+			return
 		}
+		fmt.Printf("  %s: the namespace of %d canaries deleted in %s\n", c.name, n, time.Since(start).Round(time.Second))
 	}()
 
 	if err := initializeCanaries(ctx, c, ns, n, interval, 15*time.Minute); err != nil {
@@ -237,9 +245,10 @@ func scaleRun(ctx context.Context, c contender, n int) (scaleResult, error) {
 		cpuBefore += procCPU(pid)
 	}
 	busyBefore, totalBefore := machineCPU()
+	byCommandBefore := cpuByCommand()
 	var (
-		profiled  func()
-		apiBefore metricsText
+		profiled            func()
+		apiBefore, apiAfter metricsText
 	)
 	if serin {
 		profiled = func() {}
@@ -253,8 +262,7 @@ func scaleRun(ctx context.Context, c contender, n int) (scaleResult, error) {
 	time.Sleep(window)
 	if serin {
 		profiled()
-		apiAfter, err := apiserverMetrics()
-		if err != nil {
+		if apiAfter, err = apiserverMetrics(); err != nil {
 			return res, err
 		}
 		apiserverCost(n, apiBefore, apiAfter)
@@ -271,6 +279,7 @@ func scaleRun(ctx context.Context, c contender, n int) (scaleResult, error) {
 	}
 	res.cpu = (res.cpu - cpuBefore) / window.Seconds()
 	busy, total := machineCPU()
+	printCPUByCommand("window", n, byCommandBefore, cpuByCommand(), window.Seconds())
 	res.machineBusy = (busy - busyBefore) / max(total-totalBefore, 1)
 	excess := obs.stop()
 	if obs.restarts > 0 || obs.skipped > 0 {
@@ -281,6 +290,9 @@ func scaleRun(ctx context.Context, c contender, n int) (scaleResult, error) {
 	res.steps = float64(obs.steps)
 	if res.steps == 0 {
 		return res, fmt.Errorf("no step seen in the window")
+	}
+	if serin {
+		printAPIServerWrites("window", n, "step", res.steps, apiBefore, apiAfter)
 	}
 	res.byVerb = map[string]float64{}
 	for verb := range reqAfter {
@@ -343,6 +355,11 @@ func formatMiB(v []float64) string {
 // and a Canary of c for each, and waits until all are Initialized.
 func initializeCanaries(ctx context.Context, c contender, ns string, n int, interval, timeout time.Duration) error {
 	start := time.Now()
+	cpuBefore := cpuByCommand()
+	apiBefore, err := apiserverMetrics()
+	if err != nil {
+		return err
+	}
 	if err := forEach(n, func(i int) error {
 		name := fmt.Sprintf("app-%04d", i)
 		if err := k8s.Create(ctx, testobj.MakeDeployment(name, ns).Replicas(1).Obj()); err != nil {
@@ -355,7 +372,14 @@ func initializeCanaries(ctx context.Context, c contender, ns string, n int, inte
 	if err := waitCount(ctx, c.gvk, ns, n, timeout, "Initialized", func(s canaryState) bool { return s.phase == "Initialized" }); err != nil {
 		return err
 	}
-	fmt.Printf("  %s: %d canaries Initialized in %s\n", c.name, n, time.Since(start).Round(time.Second))
+	took := time.Since(start)
+	fmt.Printf("  %s: %d canaries Initialized in %s\n", c.name, n, took.Round(time.Second))
+	printCPUByCommand("init", n, cpuBefore, cpuByCommand(), took.Seconds())
+	apiAfter, err := apiserverMetrics()
+	if err != nil {
+		return err
+	}
+	printAPIServerWrites("init", n, "canary", float64(n), apiBefore, apiAfter)
 	return nil
 }
 
@@ -526,4 +550,52 @@ func machineCPU() (busy, total float64) {
 		}
 	}
 	return busy, total
+}
+
+// cpuByCommand reads every process's user+system CPU seconds from /proc,
+// summed by command name (kube-apiserver, etcd, kwok, serin…): who uses the
+// machine, the agent or the control plane beside it.
+func cpuByCommand() map[string]float64 {
+	out := map[string]float64{}
+	entries, _ := os.ReadDir("/proc")
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+		if err != nil {
+			continue
+		}
+		s := string(data)
+		open, shut := strings.IndexByte(s, '('), strings.LastIndexByte(s, ')')
+		if open < 0 || shut < open {
+			continue
+		}
+		out[s[open+1:shut]] += procCPU(pid)
+	}
+	return out
+}
+
+// printCPUByCommand prints the cores each command used between two
+// readings, the busiest first, those under 0.01 cores left out:
+// cpu_by_command phase=window canaries=2000 kube-apiserver=0.92 etcd=0.31 ….
+func printCPUByCommand(phase string, n int, before, after map[string]float64, seconds float64) {
+	type use struct {
+		name  string
+		cores float64
+	}
+	var uses []use
+	for name, v := range after {
+		if c := (v - before[name]) / seconds; c >= 0.01 {
+			uses = append(uses, use{name, c})
+		}
+	}
+	sort.Slice(uses, func(i, j int) bool { return uses[i].cores > uses[j].cores })
+	var b strings.Builder
+	fmt.Fprintf(&b, "cpu_by_command phase=%s canaries=%d", phase, n)
+	for _, u := range uses {
+		fmt.Fprintf(&b, " %s=%.2f", strings.ReplaceAll(u.name, " ", "_"), u.cores)
+	}
+	fmt.Println(b.String())
 }

@@ -29,6 +29,7 @@ import (
 	"sync"
 
 	"github.com/fluxcd/pkg/runtime/acl"
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -207,7 +208,10 @@ func (t *Tenancy) SecretReader(c *v1alpha1.Canary) (client.Reader, error) {
 func (t *Tenancy) AccessError(c *v1alpha1.Canary, err error) error {
 	user := t.Username(c)
 	var explained *ForbiddenError
-	if user == "" || !apierrors.IsForbidden(err) || errors.As(err, &explained) {
+	// A namespace being deleted refuses new objects with a 403 too: not
+	// a missing grant.
+	if user == "" || !apierrors.IsForbidden(err) || errors.As(err, &explained) ||
+		apierrors.HasStatusCause(err, corev1.NamespaceTerminatingCause) {
 		return err
 	}
 	return &ForbiddenError{User: user, Err: err}

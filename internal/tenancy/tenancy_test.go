@@ -22,6 +22,7 @@ import (
 	"testing"
 
 	"github.com/fluxcd/pkg/runtime/acl"
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -94,5 +95,12 @@ func TestAccessError(t *testing.T) {
 	}
 	if got := impersonating.AccessError(canary(""), forbidden); got != error(forbidden) {
 		t.Errorf("AccessError() as the agent = %v, want the error as it is", got)
+	}
+	// What the NamespaceLifecycle admission answers a create in a
+	// namespace being deleted: a 403 that no grant would change.
+	terminating := apierrors.NewForbidden(schema.GroupResource{Resource: "services"}, "web", errors.New("unable to create new content in namespace team-a because it is being terminated"))
+	terminating.ErrStatus.Details.Causes = append(terminating.ErrStatus.Details.Causes, metav1.StatusCause{Type: corev1.NamespaceTerminatingCause})
+	if got := impersonating.AccessError(canary("deployer"), terminating); got != error(terminating) {
+		t.Errorf("AccessError() of a terminating namespace = %v, want the error as it is", got)
 	}
 }
