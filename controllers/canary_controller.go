@@ -130,12 +130,13 @@ func (r *CanaryReconciler) Reconcile(ctx context.Context, req ctrl.Request) (res
 	begun := r.now()
 	defer func() {
 		defer r.Metrics.RecordDuration(ctx, obj, start)
-		if apierrors.HasStatusCause(retErr, corev1.NamespaceTerminatingCause) {
+		if obj.DeletionTimestamp.IsZero() && apierrors.HasStatusCause(retErr, corev1.NamespaceTerminatingCause) {
 			// The namespace is being deleted: the API server refuses
 			// every new object, and what serin would re-create goes with
 			// the namespace. Nothing to write or to retry (a retry would
 			// back off and hold the Canary's own deletion, which comes
-			// next as an event).
+			// next as an event). A Canary already being deleted keeps
+			// its retries: its finalizer must go.
 			log.V(1).Info("namespace terminating: nothing generated is re-created", "error", retErr.Error())
 			result, retErr = ctrl.Result{}, nil
 			return

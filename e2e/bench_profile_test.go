@@ -152,7 +152,8 @@ func printAPIServerWrites(phase string, n int, per string, div float64, before, 
 			continue
 		}
 		label := func(name string) string {
-			_, rest, ok := strings.Cut(labels, name+`="`)
+			// Anchored: "resource" is not the tail of "subresource".
+			_, rest, ok := strings.Cut(","+labels, ","+name+`="`)
 			if !ok {
 				return ""
 			}
