@@ -29,6 +29,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fluxcd/pkg/apis/meta"
+	"github.com/fluxcd/pkg/runtime/conditions"
 	. "github.com/onsi/gomega"
 	appsv1 "k8s.io/api/apps/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -90,6 +92,11 @@ func setImage(g Gomega, ns, name, image string) {
 type transcript struct {
 	mu    sync.Mutex
 	lines []string
+	// events are every watch event, uncollapsed, with its resource
+	// version and the steps recorded: what a failed test logs, so that a
+	// missing line says whether the status was never written or the
+	// watch did not deliver it.
+	events []string
 }
 
 func recordTranscript(t testing.TB, c *v1alpha1.Canary) *transcript {
@@ -101,22 +108,53 @@ func recordTranscript(t testing.TB, c *v1alpha1.Canary) *transcript {
 		t.Fatal(err)
 	}
 	tr := &transcript{}
+	t.Cleanup(func() {
+		if t.Failed() {
+			tr.mu.Lock()
+			defer tr.mu.Unlock()
+			t.Logf("the watch of canary %s/%s delivered:\n%s", c.Namespace, c.Name, strings.Join(tr.events, "\n"))
+		}
+	})
 	go func() {
 		defer w.Stop()
 		for ev := range w.ResultChan() {
 			obj, ok := ev.Object.(*v1alpha1.Canary)
-			if !ok || obj.Name != c.Name || obj.Status.Phase == "" {
+			if !ok {
+				tr.mu.Lock()
+				tr.events = append(tr.events, fmt.Sprintf("%s %T %v", ev.Type, ev.Object, ev.Object))
+				tr.mu.Unlock()
+				continue
+			}
+			if obj.Name != c.Name || obj.Status.Phase == "" {
 				continue
 			}
 			line := fmt.Sprintf("%-16s canary=%d", obj.Status.Phase, obj.Status.CanaryWeight)
 			tr.mu.Lock()
+			tr.events = append(tr.events, fmt.Sprintf("%s %s rv=%s %s steps=%s ready=%q", time.Now().Format("15:04:05.000"), ev.Type, obj.ResourceVersion, line,
+				stepWeights(obj), conditions.GetMessage(obj, meta.ReadyCondition)))
 			if len(tr.lines) == 0 || tr.lines[len(tr.lines)-1] != line {
 				tr.lines = append(tr.lines, line)
 			}
 			tr.mu.Unlock()
 		}
+		tr.mu.Lock()
+		tr.events = append(tr.events, "the watch ended")
+		tr.mu.Unlock()
 	}()
 	return tr
+}
+
+// stepWeights renders the weight and verdict of each step of the canary's
+// current analysis record, oldest first.
+func stepWeights(c *v1alpha1.Canary) string {
+	if len(c.Status.Analyses) == 0 {
+		return "[]"
+	}
+	var parts []string
+	for _, s := range c.Status.Analyses[0].Steps {
+		parts = append(parts, fmt.Sprintf("%d:%s", s.Weight, s.Verdict))
+	}
+	return "[" + strings.Join(parts, " ") + "]"
 }
 
 // endsWith waits until the watch saw the canary reach phase: a GET may see

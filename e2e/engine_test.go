@@ -97,8 +97,11 @@ func TestEngine_GatewayAPIGoodRevisionPromotes(t *testing.T) {
 	g.Expect(kstatusOf(g, c)).To(Equal(kstatus.CurrentStatus), "and passes once promoted")
 
 	tr.endsWith(g, v1alpha1.PhaseSucceeded)
-	compareGolden(t, "engine-gatewayapi-promote", tr.since("Progressing"))
+	// What the data plane was told and what the analysis judged come
+	// first: a transcript that differs after them points at the watch.
 	g.Eventually(routes.seen).Should(Equal([]string{"100/0", "80/20", "60/40", "40/60", "100/0"}), "HTTPRoute weights, primary/canary")
+	g.Expect(stepWeights(c)).To(Equal("[0:Passed 20:Passed 40:Passed 60:Passed]"), "the steps of the analysis record")
+	compareGolden(t, "engine-gatewayapi-promote", tr.since("Progressing"))
 	g.Expect(conditions.IsReady(c)).To(BeTrue())
 	g.Expect(conditions.IsTrue(c, v1alpha1.PromotedCondition)).To(BeTrue())
 	g.Expect(c.Status.LastPromotedSpec).To(Equal(c.Status.LastAppliedSpec))
