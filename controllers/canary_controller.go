@@ -27,6 +27,7 @@ import (
 	helper "github.com/fluxcd/pkg/runtime/controller"
 	"github.com/fluxcd/pkg/runtime/patch"
 	corev1 "k8s.io/api/core/v1"
+	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	kerrors "k8s.io/apimachinery/pkg/util/errors"
 	kuberecorder "k8s.io/client-go/tools/record"
@@ -122,6 +123,9 @@ func (r *CanaryReconciler) Reconcile(ctx context.Context, req ctrl.Request) (res
 		return ctrl.Result{RequeueAfter: 50 * time.Millisecond}, nil
 	}
 	patcher := patch.NewSerialPatcher(obj, r.Client)
+	// The status as read, to count the reconciles that write it, by action.
+	read := obj.Status.DeepCopy()
+	var action rollout.Action
 	if v, ok := meta.ReconcileAnnotationValue(obj.GetAnnotations()); ok {
 		obj.Status.SetLastHandledReconcileRequest(v)
 	}
@@ -142,6 +146,9 @@ func (r *CanaryReconciler) Reconcile(ctx context.Context, req ctrl.Request) (res
 			return
 		}
 		result, retErr = r.finalizeStatus(ctx, obj, patcher, phaseBefore, result, retErr)
+		if !apiequality.Semantic.DeepEqual(read, &obj.Status) {
+			r.metrics.wroteStatus(action, retErr != nil)
+		}
 		result.RequeueAfter = fromReturn(result.RequeueAfter, r.now().Sub(begun))
 	}()
 
@@ -174,7 +181,7 @@ func (r *CanaryReconciler) Reconcile(ctx context.Context, req ctrl.Request) (res
 		obj.Status.TrackedConfigs = obs.Target.TrackedConfigs
 	}
 	obs.RefusedRefs = r.refusedRefs(obj)
-	action := rollout.Decide(obj, obs)
+	action = rollout.Decide(obj, obs)
 	log.V(1).Info("decided", "phase", obj.Status.Phase, "action", action.String())
 	before := obj.Status.DeepCopy()
 	result, err = r.act(ctx, obj, obs, action)

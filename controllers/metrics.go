@@ -17,7 +17,10 @@ limitations under the License.
 package controllers
 
 import (
+	"fmt"
 	"slices"
+	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -38,6 +41,7 @@ type canaryMetrics struct {
 	total    *prometheus.CounterVec
 	stepLag  prometheus.Histogram
 	value    *prometheus.GaugeVec
+	writes   *prometheus.CounterVec
 
 	mu      sync.Mutex
 	started map[string]time.Time
@@ -83,10 +87,14 @@ func newCanaryMetrics() *canaryMetrics {
 				Name: "serin_canary_metric_value",
 				Help: "Value of a Canary's metric check at its last analysis step (the metric label is the check's name); a check that got no value has no series.",
 			}, append(labels, "metric")),
+			writes: prometheus.NewCounterVec(prometheus.CounterOpts{
+				Name: "serin_canary_status_writes_total",
+				Help: "Reconciles that changed a Canary's status (one status patch each, two when the conditions changed too), by the action decided (Step, Wait, RecordWeights, …; none before one was decided) and whether the reconcile failed.",
+			}, []string{"action", "failed"}),
 			started: map[string]time.Time{},
 			checks:  map[string][]string{},
 		}
-		ctrlmetrics.Registry.MustRegister(m.status, m.weight, m.duration, m.total, m.stepLag, m.value)
+		ctrlmetrics.Registry.MustRegister(m.status, m.weight, m.duration, m.total, m.stepLag, m.value, m.writes)
 		sharedMetrics = m
 	})
 	return sharedMetrics
@@ -106,6 +114,16 @@ func (m *canaryMetrics) setPhase(obj *v1alpha1.Canary) {
 		v = 3
 	}
 	m.status.WithLabelValues(obj.Name, obj.Namespace).Set(v)
+}
+
+// wroteStatus counts a reconcile that changed the status, by the action
+// decided: which work costs the API server its writes.
+func (m *canaryMetrics) wroteStatus(action rollout.Action, failed bool) {
+	name := "none"
+	if action != nil {
+		name = strings.TrimPrefix(fmt.Sprintf("%T", action), "rollout.")
+	}
+	m.writes.WithLabelValues(name, strconv.FormatBool(failed)).Inc()
 }
 
 func (m *canaryMetrics) setWeight(obj *v1alpha1.Canary) {

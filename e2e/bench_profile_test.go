@@ -145,33 +145,71 @@ func apiserverCost(n int, before, after metricsText) {
 //
 //	apiserver_writes phase=init canaries=2000 per=canary deployments.POST=2.00 pods/status.PATCH=…
 func printAPIServerWrites(phase string, n int, per string, div float64, before, after metricsText) {
-	counts := map[string]float64{}
-	for series, v := range after {
-		base, labels, _ := strings.Cut(series, "{")
-		if base != "apiserver_request_total" {
-			continue
-		}
-		label := func(name string) string {
-			// Anchored: "resource" is not the tail of "subresource".
-			_, rest, ok := strings.Cut(","+labels, ","+name+`="`)
-			if !ok {
-				return ""
-			}
-			value, _, _ := strings.Cut(rest, `"`)
-			return value
-		}
-		verb := label("verb")
+	counts := deltasBy("apiserver_request_total", before, after, func(labels string) string {
+		verb := seriesLabel(labels, "verb")
 		switch verb {
 		case "POST", "PUT", "PATCH", "APPLY", "DELETE", "DELETECOLLECTION":
 		default:
-			continue
+			return ""
 		}
-		what := label("resource")
-		if sub := label("subresource"); sub != "" {
+		what := seriesLabel(labels, "resource")
+		if sub := seriesLabel(labels, "subresource"); sub != "" {
 			what += "/" + sub
 		}
-		counts[what+"."+verb] += v - before[series]
+		what += "." + verb
+		if code := seriesLabel(labels, "code"); code != "" && code[0] != '2' {
+			// Refused writes count apart (a 409 is a conflict).
+			what += "." + code
+		}
+		return what
+	})
+	printCounts(fmt.Sprintf("apiserver_writes phase=%s canaries=%d per=%s", phase, n, per), counts, div)
+}
+
+// printStatusWrites prints the agent's reconciles that changed a Canary's
+// status, by the action decided (serin_canary_status_writes_total), per
+// per: which work the status patches are for.
+func printStatusWrites(phase string, n int, per string, div float64, before, after metricsText) {
+	counts := deltasBy("serin_canary_status_writes_total", before, after, func(labels string) string {
+		if seriesLabel(labels, "failed") == "true" {
+			return seriesLabel(labels, "action") + ".failed"
+		}
+		return seriesLabel(labels, "action")
+	})
+	printCounts(fmt.Sprintf("status_writes phase=%s canaries=%d per=%s", phase, n, per), counts, div)
+}
+
+// deltasBy sums the growth of the series of metric name between two
+// scrapes by the key keyOf gives their labels; a series keyed "" is left out.
+func deltasBy(name string, before, after metricsText, keyOf func(labels string) string) map[string]float64 {
+	counts := map[string]float64{}
+	for series, v := range after {
+		base, labels, _ := strings.Cut(series, "{")
+		if base != name {
+			continue
+		}
+		if k := keyOf(labels); k != "" {
+			counts[k] += v - before[series]
+		}
 	}
+	return counts
+}
+
+// seriesLabel returns the value of a label of a series' labels (the text
+// between its braces).
+func seriesLabel(labels, name string) string {
+	// Anchored: "resource" is not the tail of "subresource".
+	_, rest, ok := strings.Cut(","+labels, ","+name+`="`)
+	if !ok {
+		return ""
+	}
+	value, _, _ := strings.Cut(rest, `"`)
+	return value
+}
+
+// printCounts prints a line of key=value counts divided by div, the
+// largest first, leaving out those under 0.01.
+func printCounts(prefix string, counts map[string]float64, div float64) {
 	keys := make([]string, 0, len(counts))
 	for k, v := range counts {
 		if v/max(div, 1) >= 0.01 {
@@ -180,7 +218,7 @@ func printAPIServerWrites(phase string, n int, per string, div float64, before, 
 	}
 	sort.Slice(keys, func(i, j int) bool { return counts[keys[i]] > counts[keys[j]] })
 	var b strings.Builder
-	fmt.Fprintf(&b, "apiserver_writes phase=%s canaries=%d per=%s", phase, n, per)
+	b.WriteString(prefix)
 	for _, k := range keys {
 		fmt.Fprintf(&b, " %s=%.2f", k, counts[k]/max(div, 1))
 	}

@@ -306,6 +306,7 @@ func scaleRun(ctx context.Context, c contender, n int) (scaleResult, error) {
 		if err != nil {
 			return res, err
 		}
+		printStatusWrites("window", n, "step", res.steps, before, after)
 		res.lagP50 = 1000 * histogramQuantile(0.5, before, after, "serin_canary_step_lag_seconds")
 		res.lagP99 = 1000 * histogramQuantile(0.99, before, after, "serin_canary_step_lag_seconds")
 		// Where the lag goes: waiting in the work queue for a worker, or
@@ -360,6 +361,12 @@ func initializeCanaries(ctx context.Context, c contender, ns string, n int, inte
 	if err != nil {
 		return err
 	}
+	var agentsBefore metricsText
+	if len(c.agents) > 0 {
+		if agentsBefore, err = scrapeAgents(c.agents); err != nil {
+			return err
+		}
+	}
 	if err := forEach(n, func(i int) error {
 		name := fmt.Sprintf("app-%04d", i)
 		if err := k8s.Create(ctx, testobj.MakeDeployment(name, ns).Replicas(1).Obj()); err != nil {
@@ -380,6 +387,13 @@ func initializeCanaries(ctx context.Context, c contender, ns string, n int, inte
 		return err
 	}
 	printAPIServerWrites("init", n, "canary", float64(n), apiBefore, apiAfter)
+	if len(c.agents) > 0 {
+		agentsAfter, err := scrapeAgents(c.agents)
+		if err != nil {
+			return err
+		}
+		printStatusWrites("init", n, "canary", float64(n), agentsBefore, agentsAfter)
+	}
 	return nil
 }
 
