@@ -145,7 +145,7 @@ func (r *CanaryReconciler) Reconcile(ctx context.Context, req ctrl.Request) (res
 			result, retErr = ctrl.Result{}, nil
 			return
 		}
-		result, retErr = r.finalizeStatus(ctx, obj, patcher, phaseBefore, result, retErr)
+		result, retErr = r.finalizeStatus(ctx, obj, patcher, read, phaseBefore, result, retErr)
 		if !apiequality.Semantic.DeepEqual(read, &obj.Status) {
 			r.metrics.wroteStatus(action, retErr != nil)
 		}
@@ -270,7 +270,7 @@ func (r *CanaryReconciler) act(ctx context.Context, obj *v1alpha1.Canary, obs ro
 // error, records the phase change as an event, and patches the status once;
 // status.observedGeneration only when the reconcile settled (settled).
 func (r *CanaryReconciler) finalizeStatus(ctx context.Context, obj *v1alpha1.Canary, patcher *patch.SerialPatcher,
-	before v1alpha1.CanaryPhase, result ctrl.Result, retErr error) (ctrl.Result, error) {
+	read *v1alpha1.CanaryStatus, before v1alpha1.CanaryPhase, result ctrl.Result, retErr error) (ctrl.Result, error) {
 	result, retErr = setConditions(obj, result, retErr)
 	if before != obj.Status.Phase {
 		r.recordPhase(ctx, obj)
@@ -300,7 +300,7 @@ func (r *CanaryReconciler) finalizeStatus(ctx context.Context, obj *v1alpha1.Can
 		}
 		retErr = errors.Join(retErr, err)
 	} else {
-		r.expectations.wrote(client.ObjectKeyFromObject(obj), &obj.Status, r.now())
+		r.expectations.wrote(client.ObjectKeyFromObject(obj), read, &obj.Status, r.now())
 	}
 	r.Metrics.RecordReadiness(ctx, obj)
 	r.Metrics.RecordStalled(ctx, obj)

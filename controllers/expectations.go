@@ -27,9 +27,18 @@ import (
 	"github.com/serin-dev/serin/api/v1alpha1"
 )
 
-// expectationTimeout bounds how long a reconcile waits for the cache: past
-// it, something else changed the status and the cached object wins.
+// expectationTimeout bounds how long a reconcile waits for a cache that
+// holds neither the status serin wrote nor the one its write replaced:
+// past it, something else changed the status and the cached object wins.
 const expectationTimeout = 10 * time.Second
+
+// staleCacheLimit bounds how long a reconcile waits for a cache that still
+// holds the very status serin's last write replaced: that cache is behind,
+// and acting on it would take the step again (on an API server answering
+// a status patch in hundreds of milliseconds, a watch can lag more than
+// expectationTimeout). The limit only keeps a lost watch event from
+// holding a Canary for ever.
+const staleCacheLimit = 2 * time.Minute
 
 // writeExpectations remembers the status serin last wrote for each Canary.
 // A reconcile triggered by serin's own writes to the objects it owns (an
@@ -43,8 +52,10 @@ type writeExpectations struct {
 }
 
 type expectation struct {
-	fingerprint string
-	at          time.Time
+	// fingerprint is the status written; replaced the one it replaced
+	// (empty when the write changed nothing the rollout schedules by).
+	fingerprint, replaced string
+	at                    time.Time
 }
 
 func newWriteExpectations() *writeExpectations {
@@ -66,11 +77,16 @@ func fingerprint(st *v1alpha1.CanaryStatus) string {
 	return string(sum[:])
 }
 
-// wrote records the status of a successful status patch.
-func (e *writeExpectations) wrote(key types.NamespacedName, st *v1alpha1.CanaryStatus, now time.Time) {
+// wrote records the status of a successful status patch, and the status
+// read from the cache that it replaced.
+func (e *writeExpectations) wrote(key types.NamespacedName, read, written *v1alpha1.CanaryStatus, now time.Time) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	e.written[key] = expectation{fingerprint: fingerprint(st), at: now}
+	exp := expectation{fingerprint: fingerprint(written), at: now}
+	if r := fingerprint(read); r != exp.fingerprint {
+		exp.replaced = r
+	}
+	e.written[key] = exp
 }
 
 // stale reports whether a cached status is not yet the one serin wrote last.
@@ -81,11 +97,18 @@ func (e *writeExpectations) stale(key types.NamespacedName, st *v1alpha1.CanaryS
 	if !ok {
 		return false
 	}
-	if exp.fingerprint == fingerprint(st) || now.Sub(exp.at) > expectationTimeout {
-		delete(e.written, key)
-		return false
+	cached, waited := fingerprint(st), now.Sub(exp.at)
+	switch {
+	case cached == exp.fingerprint:
+		// Caught up.
+	case cached == exp.replaced && waited <= staleCacheLimit:
+		// The write is not in the cache yet, however long it takes.
+		return true
+	case cached != exp.replaced && waited <= expectationTimeout:
+		return true
 	}
-	return true
+	delete(e.written, key)
+	return false
 }
 
 // forget drops a deleted Canary.

@@ -41,7 +41,7 @@ func TestWriteExpectations(t *testing.T) {
 	if e.stale(key, cachedOld, t0) {
 		t.Fatal("stale without a write")
 	}
-	e.wrote(key, written, t0)
+	e.wrote(key, cachedOld, written, t0)
 	if !e.stale(key, cachedOld, t0.Add(time.Second)) {
 		t.Error("the cache before the write must be stale")
 	}
@@ -51,8 +51,35 @@ func TestWriteExpectations(t *testing.T) {
 	if e.stale(key, cachedOld, t0.Add(time.Second)) {
 		t.Error("once caught up, the expectation is gone")
 	}
-	e.wrote(key, written, t0)
-	if e.stale(key, cachedOld, t0.Add(expectationTimeout+time.Second)) {
-		t.Error("an expectation older than the timeout must not block")
+	// A cache still holding the status the write replaced is behind,
+	// however long the watch takes: acting on it would take the step
+	// again. Only a lost event is not waited for past staleCacheLimit.
+	e.wrote(key, cachedOld, written, t0)
+	if !e.stale(key, cachedOld, t0.Add(expectationTimeout+time.Second)) {
+		t.Error("the status the write replaced must stay stale past expectationTimeout")
+	}
+	if e.stale(key, cachedOld, t0.Add(staleCacheLimit+time.Second)) {
+		t.Error("past staleCacheLimit the cached status wins")
+	}
+
+	// A status neither written nor replaced was changed by something
+	// else: it wins once expectationTimeout has passed.
+	foreign := cachedOld.DeepCopy()
+	foreign.FailedChecks = 1
+	e.wrote(key, cachedOld, written, t0)
+	if !e.stale(key, foreign, t0.Add(time.Second)) {
+		t.Error("a foreign status must wait for expectationTimeout")
+	}
+	if e.stale(key, foreign, t0.Add(expectationTimeout+time.Second)) {
+		t.Error("a foreign status older than the timeout must not block")
+	}
+
+	// A write that changed nothing the rollout is scheduled by leaves no
+	// status to wait for.
+	message := cachedOld.DeepCopy()
+	message.Conditions = []metav1.Condition{{Type: "Ready", Status: metav1.ConditionFalse, Reason: "Progressing", Message: "waiting for the canary"}}
+	e.wrote(key, cachedOld, message, t0)
+	if e.stale(key, cachedOld, t0.Add(time.Second)) {
+		t.Error("a write that changed no scheduling field must not block")
 	}
 }

@@ -19,6 +19,7 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"os"
 	"testing"
 	"time"
 
@@ -32,23 +33,28 @@ import (
 // (issue #19: 1 × 2,000 against 2 × 1,000).
 //
 //	SERIN_BENCH_SHARDS_CANARIES=2000 (the default)
+//	SERIN_BENCH_SHARDS_ONE=false            # the two shards only (the one-agent row left empty)
 func BenchmarkShards(b *testing.B) {
 	n := benchEnvInt(b, "SERIN_BENCH_SHARDS_CANARIES", 2000)
 	ctx := context.Background()
-	one, err := scaleRun(ctx, serinContender(), n)
-	if err != nil {
-		b.Fatalf("one agent, %d canaries: %v", n, err)
-	}
+	var one scaleResult
+	if os.Getenv("SERIN_BENCH_SHARDS_ONE") != "false" {
+		var err error
+		if one, err = scaleRun(ctx, serinContender(), n); err != nil {
+			b.Fatalf("one agent, %d canaries: %v", n, err)
+		}
 
-	// The two shards start on a cluster without the first run's canaries:
-	// their deletion (finalizers, garbage collection) would otherwise
-	// load the same API server while the shards are measured.
-	first := fmt.Sprintf("bench-scale-%s-%d", dnsLabel(serinContender().name), n)
-	start := time.Now()
-	if err := deleteNamespace(ctx, first, 45*time.Minute); err != nil {
-		b.Fatal(err)
+		// The two shards start on a cluster without the first run's
+		// canaries: their deletion (finalizers, garbage collection)
+		// would otherwise load the same API server while the shards
+		// are measured.
+		first := fmt.Sprintf("bench-scale-%s-%d", dnsLabel(serinContender().name), n)
+		start := time.Now()
+		if err := deleteNamespace(ctx, first, 45*time.Minute); err != nil {
+			b.Fatal(err)
+		}
+		fmt.Printf("  the first run's %d canaries deleted in %s more\n", n, time.Since(start).Round(time.Second))
 	}
-	fmt.Printf("  the first run's %d canaries deleted in %s more\n", n, time.Since(start).Round(time.Second))
 
 	shards := []string{"bench-shard-a", "bench-shard-b"}
 	var agents []*testbed.Agent
