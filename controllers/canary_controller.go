@@ -123,7 +123,8 @@ func (r *CanaryReconciler) Reconcile(ctx context.Context, req ctrl.Request) (res
 		return ctrl.Result{RequeueAfter: 50 * time.Millisecond}, nil
 	}
 	patcher := patch.NewSerialPatcher(obj, r.Client)
-	// The status as read, to count the reconciles that write it, by action.
+	// The status as read: what a status write replaces (see
+	// writeExpectations), and how the reconciles that write it are counted.
 	read := obj.Status.DeepCopy()
 	var action rollout.Action
 	if v, ok := meta.ReconcileAnnotationValue(obj.GetAnnotations()); ok {
