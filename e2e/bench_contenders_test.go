@@ -58,6 +58,9 @@ type contender struct {
 	// agents are serin's agents (one, or a shard each), whose /metrics
 	// are read and summed; none for Flagger.
 	agents []*testbed.Agent
+	// shards are the agents' shard keys (shardLabel's value), in the
+	// agents' order; none for a single agent.
+	shards []string
 }
 
 // pids are the contender's processes: one, or a shard each.
@@ -75,17 +78,30 @@ func (c contender) pids() []int {
 // scrapeAgents reads every agent's /metrics and sums each series: counters
 // and histograms merge.
 func scrapeAgents(agents []*testbed.Agent) (metricsText, error) {
+	each, err := scrapeEach(agents)
+	if err != nil {
+		return nil, err
+	}
 	sum := metricsText{}
-	for _, a := range agents {
-		m, err := scrape(a.MetricsURL)
-		if err != nil {
-			return nil, err
-		}
+	for _, m := range each {
 		for k, v := range m {
 			sum[k] += v
 		}
 	}
 	return sum, nil
+}
+
+// scrapeEach reads the /metrics of each agent, in their order.
+func scrapeEach(agents []*testbed.Agent) ([]metricsText, error) {
+	out := make([]metricsText, 0, len(agents))
+	for _, a := range agents {
+		m, err := scrape(a.MetricsURL)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, m)
+	}
+	return out, nil
 }
 
 // serinContender is the agent the e2e suite runs.
@@ -102,6 +118,7 @@ func shardedContender(name string, agents []*testbed.Agent, shards []string) con
 		name:   name,
 		gvk:    v1alpha1.GroupVersion.WithKind("Canary"),
 		agents: agents,
+		shards: shards,
 		canary: func(ctx context.Context, ns, name string, interval time.Duration, iterations int) error {
 			c := testobj.MakeCanary(name, ns).ProgressDeadlineSeconds(600).Analysis(v1alpha1.CanaryAnalysis{
 				Interval: &metav1.Duration{Duration: interval}, Iterations: iterations,
@@ -170,12 +187,14 @@ type canaryState struct {
 	name       string
 	phase      string
 	iterations int64
+	// shard is the Canary's shard key (shardLabel), if any.
+	shard string
 }
 
 func readState(u *unstructured.Unstructured) canaryState {
 	phase, _, _ := unstructured.NestedString(u.Object, "status", "phase")
 	it, _, _ := unstructured.NestedInt64(u.Object, "status", "iterations")
-	return canaryState{name: u.GetName(), phase: phase, iterations: it}
+	return canaryState{name: u.GetName(), phase: phase, iterations: it, shard: u.GetLabels()[shardLabel]}
 }
 
 // listStates reads every Canary of a contender in a namespace.
@@ -232,7 +251,9 @@ type stepObserver struct {
 	lastAt  map[string]time.Time
 	excess  []time.Duration
 	steps   int
-	skipped int
+	// stepsByShard counts the steps by the Canaries' shard key.
+	stepsByShard map[string]int
+	skipped      int
 	// restarts counts the watches the API server ended, errors what it
 	// said when it did.
 	restarts int
@@ -251,7 +272,7 @@ func observeSteps(ctx context.Context, gvk schema.GroupVersionKind, ns string, i
 		cancel()
 		return nil, err
 	}
-	o := &stepObserver{cancel: cancel, done: make(chan struct{}), last: map[string]canaryState{}, lastAt: map[string]time.Time{}}
+	o := &stepObserver{cancel: cancel, done: make(chan struct{}), last: map[string]canaryState{}, lastAt: map[string]time.Time{}, stepsByShard: map[string]int{}}
 	go func() {
 		defer close(o.done)
 		rv := ""
@@ -302,9 +323,11 @@ func (o *stepObserver) record(now time.Time, s canaryState, interval time.Durati
 			o.lastAt[s.name] = time.Time{}
 		case o.lastAt[s.name].IsZero():
 			o.steps++
+			o.stepsByShard[s.shard]++
 			o.lastAt[s.name] = now
 		default:
 			o.steps++
+			o.stepsByShard[s.shard]++
 			o.excess = append(o.excess, now.Sub(o.lastAt[s.name])-interval)
 			o.lastAt[s.name] = now
 		}

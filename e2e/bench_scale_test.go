@@ -233,11 +233,19 @@ func scaleRun(ctx context.Context, c contender, n int) (scaleResult, error) {
 	if err != nil {
 		return res, err
 	}
-	var before metricsText
+	var (
+		before     metricsText
+		eachBefore []metricsText
+	)
 	serin := len(c.agents) > 0
 	if serin {
 		if before, err = scrapeAgents(c.agents); err != nil {
 			return res, err
+		}
+		if len(c.shards) > 1 {
+			if eachBefore, err = scrapeEach(c.agents); err != nil {
+				return res, err
+			}
 		}
 	}
 	cpuBefore := 0.0
@@ -307,6 +315,19 @@ func scaleRun(ctx context.Context, c contender, n int) (scaleResult, error) {
 			return res, err
 		}
 		printStatusWrites("window", n, "step", res.steps, before, after)
+		if len(c.shards) > 1 {
+			// Each shard's status writes against the steps of its own
+			// Canaries: whether one agent writes more than the other.
+			eachAfter, err := scrapeEach(c.agents)
+			if err != nil {
+				return res, err
+			}
+			for i, shard := range c.shards {
+				writes := eachAfter[i].sumLabel("serin_canary_status_writes_total", "") - eachBefore[i].sumLabel("serin_canary_status_writes_total", "")
+				steps := obs.stepsByShard[shard]
+				fmt.Printf("status_writes_by_shard canaries=%d shard=%s steps=%d status_writes=%.0f per_step=%.2f\n", n, shard, steps, writes, writes/float64(max(steps, 1)))
+			}
+		}
 		res.lagP50 = 1000 * histogramQuantile(0.5, before, after, "serin_canary_step_lag_seconds")
 		res.lagP99 = 1000 * histogramQuantile(0.99, before, after, "serin_canary_step_lag_seconds")
 		// Where the lag goes: waiting in the work queue for a worker, or
