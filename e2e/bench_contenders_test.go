@@ -246,11 +246,11 @@ type stepObserver struct {
 	cancel context.CancelFunc
 	done   chan struct{}
 
-	mu      sync.Mutex
-	last    map[string]canaryState
-	lastAt  map[string]time.Time
-	excess  []time.Duration
-	steps   int
+	mu     sync.Mutex
+	last   map[string]canaryState
+	lastAt map[string]time.Time
+	excess []time.Duration
+	steps  int
 	// stepsByShard counts the steps by the Canaries' shard key.
 	stepsByShard map[string]int
 	skipped      int
