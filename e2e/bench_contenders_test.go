@@ -82,13 +82,18 @@ func scrapeAgents(agents []*testbed.Agent) (metricsText, error) {
 	if err != nil {
 		return nil, err
 	}
+	return sumTexts(each), nil
+}
+
+// sumTexts adds up the series of several agents' scrapes.
+func sumTexts(each []metricsText) metricsText {
 	sum := metricsText{}
 	for _, m := range each {
 		for k, v := range m {
 			sum[k] += v
 		}
 	}
-	return sum, nil
+	return sum
 }
 
 // scrapeEach reads the /metrics of each agent, in their order.

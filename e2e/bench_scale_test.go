@@ -239,14 +239,10 @@ func scaleRun(ctx context.Context, c contender, n int) (scaleResult, error) {
 	)
 	serin := len(c.agents) > 0
 	if serin {
-		if before, err = scrapeAgents(c.agents); err != nil {
+		if eachBefore, err = scrapeEach(c.agents); err != nil {
 			return res, err
 		}
-		if len(c.shards) > 1 {
-			if eachBefore, err = scrapeEach(c.agents); err != nil {
-				return res, err
-			}
-		}
+		before = sumTexts(eachBefore)
 	}
 	cpuBefore := 0.0
 	for _, pid := range c.pids() {
@@ -310,18 +306,15 @@ func scaleRun(ctx context.Context, c contender, n int) (scaleResult, error) {
 	res.writesPerStep = res.byVerb["create"] + res.byVerb["update"] + res.byVerb["patch"] + res.byVerb["delete"]
 
 	if serin {
-		after, err := scrapeAgents(c.agents)
+		eachAfter, err := scrapeEach(c.agents)
 		if err != nil {
 			return res, err
 		}
+		after := sumTexts(eachAfter)
 		printStatusWrites("window", n, "step", res.steps, before, after)
 		if len(c.shards) > 1 {
 			// Each shard's status writes against the steps of its own
 			// Canaries: whether one agent writes more than the other.
-			eachAfter, err := scrapeEach(c.agents)
-			if err != nil {
-				return res, err
-			}
 			for i, shard := range c.shards {
 				writes := eachAfter[i].sumLabel("serin_canary_status_writes_total", "") - eachBefore[i].sumLabel("serin_canary_status_writes_total", "")
 				steps := obs.stepsByShard[shard]
