@@ -63,6 +63,10 @@ type contender struct {
 	shards []string
 }
 
+// label is the contender's name as a key=value line's value:
+// serin, serin-2-shards, flagger-v1-44-0.
+func (c contender) label() string { return dnsLabel(c.name) }
+
 // pids are the contender's processes: one, or a shard each.
 func (c contender) pids() []int {
 	if len(c.agents) > 1 {

@@ -120,22 +120,34 @@ func apiserverMetrics() (metricsText, error) {
 	return parseMetrics(resp.Body)
 }
 
-// apiserverCost prints where the API server spent a Canary status patch
-// between two scrapes of its metrics: the request's latency, its wait in
-// API Priority and Fairness, etcd's update latency and the size of a
-// Canary watch event.
-func apiserverCost(n int, before, after metricsText) {
+// apiserverCost prints what the API server spent on a contender's Canary
+// status writes between two scrapes of its metrics (serin patches the
+// status, Flagger updates it): the request's latency, its wait in API
+// Priority and Fairness, etcd's update latency and the size of a Canary
+// watch event; and the API server's CPU over the window (cores, from
+// /proc) and per step, everything it did included.
+func apiserverCost(who string, n int, steps, cores, seconds float64, before, after metricsText) {
 	delta := func(name, sel string) float64 { return after.sumLabels(name, sel) - before.sumLabels(name, sel) }
 	avg := func(name, sel string, scale float64) float64 {
 		return scale * delta(name+"_sum", sel) / max(delta(name+"_count", sel), 1)
 	}
-	const statusPatch = `resource="canaries",subresource="status",verb="PATCH"`
-	fmt.Printf("apiserver canaries=%d status_patch_avg_ms=%.1f status_patches=%.0f apf_wait_avg_ms=%.1f etcd_update_avg_ms=%.1f canary_watch_event_avg_bytes=%.0f\n", n,
-		avg("apiserver_request_duration_seconds", statusPatch, 1000),
-		delta("apiserver_request_duration_seconds_count", statusPatch),
+	const status = `resource="canaries",subresource="status"`
+	var writes, sum float64
+	var verbs []string
+	for _, verb := range []string{"PATCH", "PUT"} {
+		sel := status + `,verb="` + verb + `"`
+		if c := delta("apiserver_request_duration_seconds_count", sel); c > 0 {
+			writes += c
+			sum += delta("apiserver_request_duration_seconds_sum", sel)
+			verbs = append(verbs, verb)
+		}
+	}
+	fmt.Printf("apiserver contender=%s canaries=%d status_write_verbs=%s status_write_avg_ms=%.1f status_writes=%.0f apf_wait_avg_ms=%.1f etcd_update_avg_ms=%.1f canary_watch_event_avg_bytes=%.0f apiserver_cpu_cores=%.2f apiserver_cpu_ms_per_step=%.1f\n",
+		who, n, strings.Join(verbs, "+"), 1000*sum/max(writes, 1), writes,
 		avg("apiserver_flowcontrol_request_wait_duration_seconds", `execute="true"`, 1000),
 		avg("etcd_request_duration_seconds", `operation="update"`, 1000),
-		avg("apiserver_watch_events_sizes", `resource="canaries"`, 1))
+		avg("apiserver_watch_events_sizes", `resource="canaries"`, 1),
+		cores, 1000*cores*seconds/max(steps, 1))
 }
 
 // printAPIServerWrites prints the writes the API server took between two
@@ -143,8 +155,8 @@ func apiserverCost(n int, before, after metricsText) {
 // per (the canaries, or the steps): who writes what, serin, the
 // controller-manager or kwok.
 //
-//	apiserver_writes phase=init canaries=2000 per=canary deployments.POST=2.00 pods/status.PATCH=…
-func printAPIServerWrites(phase string, n int, per string, div float64, before, after metricsText) {
+//	apiserver_writes phase=init contender=serin canaries=2000 per=canary deployments.POST=2.00 pods/status.PATCH=…
+func printAPIServerWrites(who, phase string, n int, per string, div float64, before, after metricsText) {
 	counts := deltasBy("apiserver_request_total", before, after, func(labels string) string {
 		verb := seriesLabel(labels, "verb")
 		switch verb {
@@ -163,7 +175,7 @@ func printAPIServerWrites(phase string, n int, per string, div float64, before, 
 		}
 		return what
 	})
-	printCounts(fmt.Sprintf("apiserver_writes phase=%s canaries=%d per=%s", phase, n, per), counts, div)
+	printCounts(fmt.Sprintf("apiserver_writes phase=%s contender=%s canaries=%d per=%s", phase, who, n, per), counts, div)
 }
 
 // printStatusWrites prints the agent's reconciles that changed a Canary's

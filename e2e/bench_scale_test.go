@@ -19,6 +19,7 @@ package e2e
 import (
 	"bufio"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -201,7 +202,10 @@ func scaleRun(ctx context.Context, c contender, n int) (scaleResult, error) {
 	}
 	defer func() {
 		start := time.Now()
-		if err := deleteNamespace(ctx, ns, 10*time.Minute); err != nil {
+		// The next contender starts on a testbed that is done deleting
+		// this one's objects: 2,000 canaries take the API server's
+		// garbage collector 10 minutes or more on 2 cores.
+		if err := deleteNamespace(ctx, ns, max(10*time.Minute, time.Duration(n)*600*time.Millisecond)); err != nil {
 			fmt.Println("  warning:", err)
 			return
 		}
@@ -254,22 +258,17 @@ func scaleRun(ctx context.Context, c contender, n int) (scaleResult, error) {
 		profiled            func()
 		apiBefore, apiAfter metricsText
 	)
-	if serin {
-		profiled = func() {}
-		if len(c.agents) == 1 {
-			profiled = profileWindow(fmt.Sprintf("scale-%d", n), window/2)
-		}
-		if apiBefore, err = apiserverMetrics(); err != nil {
-			return res, err
-		}
+	profiled = func() {}
+	if serin && len(c.agents) == 1 {
+		profiled = profileWindow(fmt.Sprintf("scale-%d", n), window/2)
+	}
+	if apiBefore, err = apiserverMetrics(); err != nil {
+		return res, err
 	}
 	time.Sleep(window)
-	if serin {
-		profiled()
-		if apiAfter, err = apiserverMetrics(); err != nil {
-			return res, err
-		}
-		apiserverCost(n, apiBefore, apiAfter)
+	profiled()
+	if apiAfter, err = apiserverMetrics(); err != nil {
+		return res, err
 	}
 	reqAfter, err := c.requests()
 	if err != nil {
@@ -283,7 +282,8 @@ func scaleRun(ctx context.Context, c contender, n int) (scaleResult, error) {
 	}
 	res.cpu = (res.cpu - cpuBefore) / window.Seconds()
 	busy, total := machineCPU()
-	printCPUByCommand("window", n, byCommandBefore, cpuByCommand(), window.Seconds())
+	byCommandAfter := cpuByCommand()
+	printCPUByCommand(c.label(), "window", n, byCommandBefore, byCommandAfter, window.Seconds())
 	res.machineBusy = (busy - busyBefore) / max(total-totalBefore, 1)
 	excess := obs.stop()
 	if obs.restarts > 0 || obs.skipped > 0 {
@@ -295,9 +295,10 @@ func scaleRun(ctx context.Context, c contender, n int) (scaleResult, error) {
 	if res.steps == 0 {
 		return res, fmt.Errorf("no step seen in the window")
 	}
-	if serin {
-		printAPIServerWrites("window", n, "step", res.steps, apiBefore, apiAfter)
-	}
+	// What the API server costs with this contender: its CPU per step and
+	// the writes it took, serin's or Flagger's alike.
+	apiserverCost(c.label(), n, res.steps, (byCommandAfter["kube-apiserver"]-byCommandBefore["kube-apiserver"])/window.Seconds(), window.Seconds(), apiBefore, apiAfter)
+	printAPIServerWrites(c.label(), "window", n, "step", res.steps, apiBefore, apiAfter)
 	res.byVerb = map[string]float64{}
 	for verb := range reqAfter {
 		res.byVerb[verb] = (reqAfter[verb] - reqBefore[verb]) / res.steps
@@ -390,17 +391,25 @@ func initializeCanaries(ctx context.Context, c contender, ns string, n int, inte
 	}); err != nil {
 		return err
 	}
-	if err := waitCount(ctx, c.gvk, ns, n, timeout, "Initialized", func(s canaryState) bool { return s.phase == "Initialized" }); err != nil {
-		return err
-	}
+	waitErr := waitCount(ctx, c.gvk, ns, n, timeout, "Initialized", func(s canaryState) bool { return s.phase == "Initialized" })
 	took := time.Since(start)
-	fmt.Printf("  %s: %d canaries Initialized in %s\n", c.name, n, took.Round(time.Second))
-	printCPUByCommand("init", n, cpuBefore, cpuByCommand(), took.Seconds())
+	phase := "init"
+	if waitErr != nil {
+		// What the machine and the API server did while the contender
+		// did not get there is a result too.
+		phase = "init_not_reached"
+	} else {
+		fmt.Printf("  %s: %d canaries Initialized in %s\n", c.name, n, took.Round(time.Second))
+	}
+	printCPUByCommand(c.label(), phase, n, cpuBefore, cpuByCommand(), took.Seconds())
 	apiAfter, err := apiserverMetrics()
 	if err != nil {
-		return err
+		return errors.Join(waitErr, err)
 	}
-	printAPIServerWrites("init", n, "canary", float64(n), apiBefore, apiAfter)
+	printAPIServerWrites(c.label(), phase, n, "canary", float64(n), apiBefore, apiAfter)
+	if waitErr != nil {
+		return waitErr
+	}
 	if len(c.agents) > 0 {
 		agentsAfter, err := scrapeAgents(c.agents)
 		if err != nil {
@@ -607,8 +616,8 @@ func cpuByCommand() map[string]float64 {
 
 // printCPUByCommand prints the cores each command used between two
 // readings, the busiest first, those under 0.01 cores left out:
-// cpu_by_command phase=window canaries=2000 kube-apiserver=0.92 etcd=0.31 ….
-func printCPUByCommand(phase string, n int, before, after map[string]float64, seconds float64) {
+// cpu_by_command phase=window contender=serin canaries=2000 kube-apiserver=0.92 etcd=0.31 ….
+func printCPUByCommand(who, phase string, n int, before, after map[string]float64, seconds float64) {
 	type use struct {
 		name  string
 		cores float64
@@ -621,7 +630,7 @@ func printCPUByCommand(phase string, n int, before, after map[string]float64, se
 	}
 	sort.Slice(uses, func(i, j int) bool { return uses[i].cores > uses[j].cores })
 	var b strings.Builder
-	fmt.Fprintf(&b, "cpu_by_command phase=%s canaries=%d", phase, n)
+	fmt.Fprintf(&b, "cpu_by_command phase=%s contender=%s canaries=%d", phase, who, n)
 	for _, u := range uses {
 		fmt.Fprintf(&b, " %s=%.2f", strings.ReplaceAll(u.name, " ", "_"), u.cores)
 	}
