@@ -17,6 +17,7 @@ limitations under the License.
 package e2e
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"net/http"
@@ -27,7 +28,9 @@ import (
 	"sync"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
 // profileWindow captures CPU profiles of the agent and of kube-apiserver
@@ -235,4 +238,35 @@ func printCounts(prefix string, counts map[string]float64, div float64) {
 		fmt.Fprintf(&b, " %s=%.2f", k, counts[k]/max(div, 1))
 	}
 	fmt.Println(b.String())
+}
+
+// printWindowEvents prints the Kubernetes Events of ns first seen from
+// from to to (to the second, as Events are stamped), by the component that
+// reported them and their reason, per step: who writes the Events the API
+// server counts in the window (apiserver_writes' events.POST).
+//
+//	events_window contender=serin canaries=2000 per=step serin/Halted=0.01 …
+func printWindowEvents(ctx context.Context, who string, n int, ns string, from, to time.Time, steps float64) {
+	var events corev1.EventList
+	if err := k8s.List(ctx, &events, client.InNamespace(ns)); err != nil {
+		fmt.Println("  events:", err)
+		return
+	}
+	from = from.Truncate(time.Second)
+	counts := map[string]float64{}
+	for _, e := range events.Items {
+		first := e.FirstTimestamp.Time
+		if first.IsZero() {
+			first = e.EventTime.Time
+		}
+		if first.Before(from) || first.After(to) {
+			continue
+		}
+		by := e.ReportingController
+		if by == "" {
+			by = e.Source.Component
+		}
+		counts[by+"/"+e.Reason]++
+	}
+	printCounts(fmt.Sprintf("events_window contender=%s canaries=%d per=step", who, n), counts, steps)
 }

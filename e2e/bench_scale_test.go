@@ -265,7 +265,9 @@ func scaleRun(ctx context.Context, c contender, n int) (scaleResult, error) {
 	if apiBefore, err = apiserverMetrics(); err != nil {
 		return res, err
 	}
+	windowStart := time.Now()
 	time.Sleep(window)
+	windowEnd := time.Now()
 	profiled()
 	if apiAfter, err = apiserverMetrics(); err != nil {
 		return res, err
@@ -299,6 +301,7 @@ func scaleRun(ctx context.Context, c contender, n int) (scaleResult, error) {
 	// the writes it took, serin's or Flagger's alike.
 	apiserverCost(c.label(), n, res.steps, (byCommandAfter["kube-apiserver"]-byCommandBefore["kube-apiserver"])/window.Seconds(), window.Seconds(), apiBefore, apiAfter)
 	printAPIServerWrites(c.label(), "window", n, "step", res.steps, apiBefore, apiAfter)
+	printWindowEvents(ctx, c.label(), n, ns, windowStart, windowEnd, res.steps)
 	res.byVerb = map[string]float64{}
 	for verb := range reqAfter {
 		res.byVerb[verb] = (reqAfter[verb] - reqBefore[verb]) / res.steps
