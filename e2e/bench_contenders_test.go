@@ -344,6 +344,17 @@ func (o *stepObserver) record(now time.Time, s canaryState, interval time.Durati
 	o.last[s.name] = s
 }
 
+// count returns the steps seen so far, in all and by shard key.
+func (o *stepObserver) count() (int, map[string]int) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	byShard := make(map[string]int, len(o.stepsByShard))
+	for k, v := range o.stepsByShard {
+		byShard[k] = v
+	}
+	return o.steps, byShard
+}
+
 // stop ends the observation and returns the step excesses, sorted.
 func (o *stepObserver) stop() []time.Duration {
 	o.cancel()

@@ -240,10 +240,12 @@ func printCounts(prefix string, counts map[string]float64, div float64) {
 	fmt.Println(b.String())
 }
 
-// printWindowEvents prints the Kubernetes Events of ns first seen from
-// from to to (to the second, as Events are stamped), by the component that
-// reported them and their reason, per step: who writes the Events the API
-// server counts in the window (apiserver_writes' events.POST).
+// printWindowEvents prints the Kubernetes Events of ns first stamped from
+// from to to (to the second), by the component that reported them and
+// their reason, per step. An Event is stamped when its recorder takes it,
+// which on a saturated API server can be minutes before the recorder's
+// one sink writes it: the line says which Events the window made, and
+// apiserver_writes' events.POST which ones were written in it.
 //
 //	events_window contender=serin canaries=2000 per=step serin/Halted=0.01 …
 func printWindowEvents(ctx context.Context, who string, n int, ns string, from, to time.Time, steps float64) {

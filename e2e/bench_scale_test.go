@@ -233,20 +233,23 @@ func scaleRun(ctx context.Context, c contender, n int) (scaleResult, error) {
 	if err != nil {
 		return res, err
 	}
-	reqBefore, err := c.requests()
-	if err != nil {
-		return res, err
-	}
-	var (
-		before     metricsText
-		eachBefore []metricsText
-	)
+	// The counters are read around the window in mirrored order (the API
+	// server's, the contender's, then the steps seen; after it the steps,
+	// the contender's, the API server's), so that each counter's interval
+	// holds the steps' one and exceeds it only by the scrapes in between:
+	// a per-step figure is then not inflated by the writes of the seconds
+	// after the window (runs 18–20 read the agents after listing Events).
 	serin := len(c.agents) > 0
-	if serin {
-		if eachBefore, err = scrapeEach(c.agents); err != nil {
-			return res, err
-		}
-		before = sumTexts(eachBefore)
+	var (
+		profiled              func()
+		apiBefore, apiAfter   metricsText
+		before, after         metricsText
+		eachBefore, eachAfter []metricsText
+		reqBefore, reqAfter   map[string]float64
+	)
+	profiled = func() {}
+	if serin && len(c.agents) == 1 {
+		profiled = profileWindow(fmt.Sprintf("scale-%d", n), window/2)
 	}
 	cpuBefore := 0.0
 	for _, pid := range c.pids() {
@@ -254,28 +257,36 @@ func scaleRun(ctx context.Context, c contender, n int) (scaleResult, error) {
 	}
 	busyBefore, totalBefore := machineCPU()
 	byCommandBefore := cpuByCommand()
-	var (
-		profiled            func()
-		apiBefore, apiAfter metricsText
-	)
-	profiled = func() {}
-	if serin && len(c.agents) == 1 {
-		profiled = profileWindow(fmt.Sprintf("scale-%d", n), window/2)
-	}
 	if apiBefore, err = apiserverMetrics(); err != nil {
 		return res, err
 	}
+	if reqBefore, err = c.requests(); err != nil {
+		return res, err
+	}
+	if serin {
+		if eachBefore, err = scrapeEach(c.agents); err != nil {
+			return res, err
+		}
+		before = sumTexts(eachBefore)
+	}
+	stepsBefore, byShardBefore := obs.count()
 	windowStart := time.Now()
 	time.Sleep(window)
 	windowEnd := time.Now()
-	profiled()
+	stepsAfter, byShardAfter := obs.count()
+	if serin {
+		if eachAfter, err = scrapeEach(c.agents); err != nil {
+			return res, err
+		}
+		after = sumTexts(eachAfter)
+	}
+	if reqAfter, err = c.requests(); err != nil {
+		return res, err
+	}
 	if apiAfter, err = apiserverMetrics(); err != nil {
 		return res, err
 	}
-	reqAfter, err := c.requests()
-	if err != nil {
-		return res, err
-	}
+	profiled()
 	for _, pid := range c.pids() {
 		res.cpu += procCPU(pid)
 		rss := procRSSMiB(pid)
@@ -293,7 +304,7 @@ func scaleRun(ctx context.Context, c contender, n int) (scaleResult, error) {
 			c.name, obs.restarts, obs.errors, obs.skipped)
 	}
 	res.excessP50, res.excessP99 = quantileMs(excess, 0.5), quantileMs(excess, 0.99)
-	res.steps = float64(obs.steps)
+	res.steps = float64(stepsAfter - stepsBefore)
 	if res.steps == 0 {
 		return res, fmt.Errorf("no step seen in the window")
 	}
@@ -310,18 +321,13 @@ func scaleRun(ctx context.Context, c contender, n int) (scaleResult, error) {
 	res.writesPerStep = res.byVerb["create"] + res.byVerb["update"] + res.byVerb["patch"] + res.byVerb["delete"]
 
 	if serin {
-		eachAfter, err := scrapeEach(c.agents)
-		if err != nil {
-			return res, err
-		}
-		after := sumTexts(eachAfter)
 		printStatusWrites("window", n, "step", res.steps, before, after)
 		if len(c.shards) > 1 {
 			// Each shard's status writes against the steps of its own
 			// Canaries: whether one agent writes more than the other.
 			for i, shard := range c.shards {
 				writes := eachAfter[i].sumLabel("serin_canary_status_writes_total", "") - eachBefore[i].sumLabel("serin_canary_status_writes_total", "")
-				steps := obs.stepsByShard[shard]
+				steps := byShardAfter[shard] - byShardBefore[shard]
 				fmt.Printf("status_writes_by_shard canaries=%d shard=%s steps=%d status_writes=%.0f per_step=%.2f\n", n, shard, steps, writes, writes/float64(max(steps, 1)))
 			}
 		}
