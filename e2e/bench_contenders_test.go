@@ -51,7 +51,10 @@ type contender struct {
 	pid func() int
 	// requests returns the controller's API requests so far by verb: read,
 	// create, update, patch, delete, and where known get, list and watch.
-	requests func() (map[string]float64, error)
+	// serin's come from its agents' client metrics, in agents (their
+	// summed scrape, taken by the caller once for every figure); Flagger's
+	// from the counting proxy, and agents is nil.
+	requests func(agents metricsText) (map[string]float64, error)
 	// haltedPhase is the phase in which the contender ends a promotion
 	// whose primary never becomes ready.
 	haltedPhase string
@@ -138,11 +141,7 @@ func shardedContender(name string, agents []*testbed.Agent, shards []string) con
 			return k8s.Create(ctx, c)
 		},
 		pid: agents[0].PID,
-		requests: func() (map[string]float64, error) {
-			m, err := scrapeAgents(agents)
-			if err != nil {
-				return nil, err
-			}
+		requests: func(m metricsText) (map[string]float64, error) {
 			out := map[string]float64{}
 			for method, verb := range map[string]string{"GET": "read", "POST": "create", "PUT": "update", "PATCH": "patch", "DELETE": "delete"} {
 				out[verb] = m.sumLabel("rest_client_requests_total", `method="`+method+`"`)
@@ -182,7 +181,7 @@ func flaggerContender(f *testbed.Flagger) contender {
 			return k8s.Create(ctx, c)
 		},
 		pid: f.PID,
-		requests: func() (map[string]float64, error) {
+		requests: func(metricsText) (map[string]float64, error) {
 			c := f.API.Counts()
 			c["read"] = c["get"] + c["list"] + c["watch"]
 			return c, nil

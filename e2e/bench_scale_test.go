@@ -241,13 +241,12 @@ func scaleRun(ctx context.Context, c contender, n int) (scaleResult, error) {
 	// after the window (runs 18–20 read the agents after listing Events).
 	serin := len(c.agents) > 0
 	var (
-		profiled              func()
 		apiBefore, apiAfter   metricsText
 		before, after         metricsText
 		eachBefore, eachAfter []metricsText
 		reqBefore, reqAfter   map[string]float64
 	)
-	profiled = func() {}
+	profiled := func() {}
 	if serin && len(c.agents) == 1 {
 		profiled = profileWindow(fmt.Sprintf("scale-%d", n), window/2)
 	}
@@ -260,14 +259,14 @@ func scaleRun(ctx context.Context, c contender, n int) (scaleResult, error) {
 	if apiBefore, err = apiserverMetrics(); err != nil {
 		return res, err
 	}
-	if reqBefore, err = c.requests(); err != nil {
-		return res, err
-	}
 	if serin {
 		if eachBefore, err = scrapeEach(c.agents); err != nil {
 			return res, err
 		}
 		before = sumTexts(eachBefore)
+	}
+	if reqBefore, err = c.requests(before); err != nil {
+		return res, err
 	}
 	stepsBefore, byShardBefore := obs.count()
 	windowStart := time.Now()
@@ -280,7 +279,7 @@ func scaleRun(ctx context.Context, c contender, n int) (scaleResult, error) {
 		}
 		after = sumTexts(eachAfter)
 	}
-	if reqAfter, err = c.requests(); err != nil {
+	if reqAfter, err = c.requests(after); err != nil {
 		return res, err
 	}
 	if apiAfter, err = apiserverMetrics(); err != nil {
