@@ -23,6 +23,8 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -35,6 +37,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/watch"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
@@ -87,61 +90,112 @@ func setImage(g Gomega, ns, name, image string) {
 	g.Expect(k8s.Patch(context.Background(), d, patch)).To(Succeed())
 }
 
-// transcript records every (phase, weight) the canary goes through, from a
-// watch on the Canary, collapsing repeats.
+// transcript records every (phase, weight) the canary goes through,
+// collapsing repeats, from two independent watches on the Canary (one on
+// its namespace, one selecting it by name) merged by resource version.
+//
+// One watch alone once skipped a status write in CI (issue #19's run at
+// 935b21d): the agent's log showed its informer holding the write (canary
+// 40) 50 ms after it, yet the test's watch, still open, went from
+// canary=20 to canary=60. The transcript checks what serin wrote, not how one stream of
+// the API server's watch cache delivered it: a write either watch saw
+// counts, and a failed test logs what each watch delivered, so that a
+// status serin never wrote still fails the golden.
 type transcript struct {
-	mu    sync.Mutex
-	lines []string
-	// events are every watch event, uncollapsed, with its resource
+	mu sync.Mutex
+	// seen is each status delivered, by resource version.
+	seen map[int64]transcriptEvent
+	// events are every watch event, uncollapsed, with its watch, resource
 	// version and the steps recorded: what a failed test logs, so that a
 	// missing line says whether the status was never written or the
-	// watch did not deliver it.
+	// watches did not deliver it.
 	events []string
+}
+
+type transcriptEvent struct {
+	line string
+	// watches are the watches that delivered it.
+	watches []string
 }
 
 func recordTranscript(t testing.TB, c *v1alpha1.Canary) *transcript {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
-	w, err := k8s.(client.WithWatch).Watch(ctx, &v1alpha1.CanaryList{}, client.InNamespace(c.Namespace))
-	if err != nil {
-		t.Fatal(err)
+	tr := &transcript{seen: map[int64]transcriptEvent{}}
+	for name, opts := range map[string][]client.ListOption{
+		"namespace": {client.InNamespace(c.Namespace)},
+		"name":      {client.InNamespace(c.Namespace), client.MatchingFields{"metadata.name": c.Name}},
+	} {
+		w, err := k8s.(client.WithWatch).Watch(ctx, &v1alpha1.CanaryList{}, opts...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		go tr.follow(name, c.Name, w)
 	}
-	tr := &transcript{}
 	t.Cleanup(func() {
+		tr.mu.Lock()
+		defer tr.mu.Unlock()
+		for rv, e := range tr.seen {
+			if len(e.watches) == 1 {
+				t.Logf("only the %s watch delivered rv=%d (%s)", e.watches[0], rv, e.line)
+			}
+		}
 		if t.Failed() {
-			tr.mu.Lock()
-			defer tr.mu.Unlock()
-			t.Logf("the watch of canary %s/%s delivered:\n%s", c.Namespace, c.Name, strings.Join(tr.events, "\n"))
+			t.Logf("the watches of canary %s/%s delivered:\n%s", c.Namespace, c.Name, strings.Join(tr.events, "\n"))
 		}
 	})
-	go func() {
-		defer w.Stop()
-		for ev := range w.ResultChan() {
-			obj, ok := ev.Object.(*v1alpha1.Canary)
-			if !ok {
-				tr.mu.Lock()
-				tr.events = append(tr.events, fmt.Sprintf("%s %T %v", ev.Type, ev.Object, ev.Object))
-				tr.mu.Unlock()
-				continue
-			}
-			if obj.Name != c.Name || obj.Status.Phase == "" {
-				continue
-			}
-			line := fmt.Sprintf("%-16s canary=%d", obj.Status.Phase, obj.Status.CanaryWeight)
-			tr.mu.Lock()
-			tr.events = append(tr.events, fmt.Sprintf("%s %s rv=%s %s steps=%s ready=%q", time.Now().Format("15:04:05.000"), ev.Type, obj.ResourceVersion, line,
-				stepWeights(obj), conditions.GetMessage(obj, meta.ReadyCondition)))
-			if len(tr.lines) == 0 || tr.lines[len(tr.lines)-1] != line {
-				tr.lines = append(tr.lines, line)
-			}
-			tr.mu.Unlock()
-		}
-		tr.mu.Lock()
-		tr.events = append(tr.events, "the watch ended")
-		tr.mu.Unlock()
-	}()
 	return tr
+}
+
+// follow records what one watch delivers until it ends.
+func (tr *transcript) follow(watchName, name string, w watch.Interface) {
+	defer w.Stop()
+	for ev := range w.ResultChan() {
+		obj, ok := ev.Object.(*v1alpha1.Canary)
+		if !ok {
+			tr.mu.Lock()
+			tr.events = append(tr.events, fmt.Sprintf("%-9s %s %T %v", watchName, ev.Type, ev.Object, ev.Object))
+			tr.mu.Unlock()
+			continue
+		}
+		if obj.Name != name || obj.Status.Phase == "" {
+			continue
+		}
+		line := fmt.Sprintf("%-16s canary=%d", obj.Status.Phase, obj.Status.CanaryWeight)
+		rv, err := strconv.ParseInt(obj.ResourceVersion, 10, 64)
+		tr.mu.Lock()
+		tr.events = append(tr.events, fmt.Sprintf("%s %-9s %s rv=%s %s steps=%s ready=%q", time.Now().Format("15:04:05.000"), watchName, ev.Type,
+			obj.ResourceVersion, line, stepWeights(obj), conditions.GetMessage(obj, meta.ReadyCondition)))
+		if err == nil {
+			// The testbed's API server serves etcd revisions: integers
+			// that order the writes to one object.
+			e := tr.seen[rv]
+			e.line, e.watches = line, append(e.watches, watchName)
+			tr.seen[rv] = e
+		}
+		tr.mu.Unlock()
+	}
+	tr.mu.Lock()
+	tr.events = append(tr.events, watchName+" watch ended")
+	tr.mu.Unlock()
+}
+
+// lines are the (phase, weight) lines in write order, repeats collapsed.
+// The caller holds tr.mu.
+func (tr *transcript) linesLocked() []string {
+	rvs := make([]int64, 0, len(tr.seen))
+	for rv := range tr.seen {
+		rvs = append(rvs, rv)
+	}
+	slices.Sort(rvs)
+	var lines []string
+	for _, rv := range rvs {
+		if l := tr.seen[rv].line; len(lines) == 0 || lines[len(lines)-1] != l {
+			lines = append(lines, l)
+		}
+	}
+	return lines
 }
 
 // stepWeights renders the weight and verdict of each step of the canary's
@@ -163,10 +217,11 @@ func (tr *transcript) endsWith(g Gomega, phase v1alpha1.CanaryPhase) {
 	g.Eventually(func() string {
 		tr.mu.Lock()
 		defer tr.mu.Unlock()
-		if len(tr.lines) == 0 {
+		lines := tr.linesLocked()
+		if len(lines) == 0 {
 			return ""
 		}
-		return tr.lines[len(tr.lines)-1]
+		return lines[len(lines)-1]
 	}, 5*time.Second, 20*time.Millisecond).Should(HavePrefix(string(phase)))
 }
 
@@ -174,9 +229,10 @@ func (tr *transcript) endsWith(g Gomega, phase v1alpha1.CanaryPhase) {
 func (tr *transcript) since(prefix string) []string {
 	tr.mu.Lock()
 	defer tr.mu.Unlock()
-	for i, l := range tr.lines {
+	lines := tr.linesLocked()
+	for i, l := range lines {
 		if strings.HasPrefix(l, prefix) {
-			return append([]string(nil), tr.lines[i:]...)
+			return lines[i:]
 		}
 	}
 	return nil
