@@ -454,6 +454,15 @@ func (f *actionFixture) verify(obj *v1alpha1.Canary, before *v1alpha1.CanaryStat
 			t.Errorf("notified (-want +got):\n%s", diff)
 		}
 	}
+	// Only a step that moved the rollout on is progress, the first to
+	// give way in a full delivery queue; phase changes and failures never.
+	f.notifier.mu.Lock()
+	defer f.notifier.mu.Unlock()
+	for _, e := range f.notifier.events {
+		if progress := e.Reason == v1alpha1.WeightIncreasedReason || e.Reason == v1alpha1.IterationReason; e.Progress != progress {
+			t.Errorf("notified %s with Progress=%v, want %v", e.Reason, e.Progress, progress)
+		}
+	}
 }
 
 // readySays checks the Ready condition's message.

@@ -43,7 +43,7 @@ func (r *CanaryReconciler) emit(ctx context.Context, obj *v1alpha1.Canary, sever
 // with the step's status patch, so that a step costs the API server one
 // write. Events are for transitions and failures.
 func (r *CanaryReconciler) emitStep(ctx context.Context, obj *v1alpha1.Canary, reason, format string, args ...any) {
-	r.announce(ctx, obj, notifier.SeverityInfo, reason, false, fmt.Sprintf(format, args...))
+	r.announce(ctx, obj, notifier.Event{Severity: notifier.SeverityInfo, Reason: reason, Message: fmt.Sprintf(format, args...), Progress: true})
 }
 
 // send records and notifies one event; final marks the phase change that
@@ -54,25 +54,20 @@ func (r *CanaryReconciler) send(ctx context.Context, obj *v1alpha1.Canary, sever
 		eventType = corev1.EventTypeWarning
 	}
 	r.Event(obj, eventType, reason, msg)
-	r.announce(ctx, obj, severity, reason, final, msg)
+	r.announce(ctx, obj, notifier.Event{Severity: severity, Reason: reason, Message: msg, Final: final})
 }
 
-// announce sends an event to the Canary's event webhooks and the notifier.
-func (r *CanaryReconciler) announce(ctx context.Context, obj *v1alpha1.Canary, severity notifier.Severity, reason string, final bool, msg string) {
-	r.callEventHooks(obj, msg)
+// announce sends an event to the Canary's event webhooks and the notifier,
+// with the Canary's phase, revision and weight.
+func (r *CanaryReconciler) announce(ctx context.Context, obj *v1alpha1.Canary, e notifier.Event) {
+	r.callEventHooks(obj, e.Message)
 	if r.Notifier == nil {
 		return
 	}
-	phase := obj.Status.Phase
-	r.Notifier.Notify(ctx, obj, notifier.Event{
-		Severity: severity,
-		Reason:   reason,
-		Message:  msg,
-		Phase:    phase,
-		Revision: obj.Status.LastAttemptedRevision,
-		Weight:   obj.Status.CanaryWeight,
-		Final:    final,
-	})
+	e.Phase = obj.Status.Phase
+	e.Revision = obj.Status.LastAttemptedRevision
+	e.Weight = obj.Status.CanaryWeight
+	r.Notifier.Notify(ctx, obj, e)
 }
 
 // callEventHooks sends an event to the Canary's `event` webhooks, fire and

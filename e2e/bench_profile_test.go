@@ -194,6 +194,21 @@ func printStatusWrites(phase string, n int, per string, div float64, before, aft
 	printCounts(fmt.Sprintf("status_writes phase=%s canaries=%d per=%s", phase, n, per), counts, div)
 }
 
+// printNotifications prints what the agents' notifier did between two
+// scrapes: the Canary events delivered (here to Flux's notification-
+// controller, the agent's --events-addr), failed after their retries, and
+// dropped because a delivery queue was full, and the events still queued
+// at the second scrape.
+func printNotifications(phase string, n int, per string, div float64, before, after metricsText) {
+	d := func(result string) float64 {
+		sel := `result="` + result + `"`
+		return after.sumLabel("serin_notification_events_total", sel) - before.sumLabel("serin_notification_events_total", sel)
+	}
+	delivered, failed, dropped := d("delivered"), d("failed"), d("dropped")
+	fmt.Printf("notifications phase=%s canaries=%d delivered=%.0f failed=%.0f dropped=%.0f queued=%.0f per_%s=%.2f\n",
+		phase, n, delivered, failed, dropped, after.sumLabel("serin_notification_events_queued", ""), per, (delivered+failed+dropped)/max(div, 1))
+}
+
 // deltasBy sums the growth of the series of metric name between two
 // scrapes by the key keyOf gives their labels; a series keyed "" is left out.
 func deltasBy(name string, before, after metricsText, keyOf func(labels string) string) map[string]float64 {

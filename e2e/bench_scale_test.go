@@ -321,6 +321,10 @@ func scaleRun(ctx context.Context, c contender, n int) (scaleResult, error) {
 
 	if serin {
 		printStatusWrites("window", n, "step", res.steps, before, after)
+		printNotifications("window", n, "step", res.steps, before, after)
+		// Since the agents started: the rollouts' start, when every
+		// Canary announces its new revision at once, included.
+		printNotifications("since_start", n, "canary", float64(n), metricsText{}, after)
 		if len(c.shards) > 1 {
 			// Each shard's status writes against the steps of its own
 			// Canaries: whether one agent writes more than the other.
@@ -424,6 +428,7 @@ func initializeCanaries(ctx context.Context, c contender, ns string, n int, inte
 			return err
 		}
 		printStatusWrites("init", n, "canary", float64(n), agentsBefore, agentsAfter)
+		printNotifications("init", n, "canary", float64(n), agentsBefore, agentsAfter)
 	}
 	return nil
 }

@@ -25,7 +25,9 @@ import (
 	"time"
 
 	"github.com/go-logr/logr"
+	"github.com/prometheus/client_golang/prometheus"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	"github.com/serin-dev/serin/api/v1alpha1"
 	"github.com/serin-dev/serin/internal/tenancy"
@@ -55,7 +57,8 @@ type Options struct {
 	// events of one Canary always go through the same worker, in order.
 	Workers int
 	// QueueSize bounds each worker's queue; defaults to 100. When a queue
-	// is full, new events are dropped with a log line.
+	// is full, its oldest progress event is dropped with a log line, or
+	// the new event when the queue holds no progress event.
 	QueueSize int
 	// Retry is the retry policy of each delivery; zero means DefaultRetryPolicy.
 	Retry RetryPolicy
@@ -78,7 +81,7 @@ type Options struct {
 // manager.Runnable: add it to the manager, whose context stops it.
 type Bridge struct {
 	opts   Options
-	queues []chan job
+	queues []*jobQueue
 
 	dropped   atomic.Int64
 	delivered atomic.Int64
@@ -124,24 +127,29 @@ func New(opts Options) *Bridge {
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
-	b := &Bridge{opts: opts, queues: make([]chan job, opts.Workers)}
+	registerBridgeMetrics()
+	b := &Bridge{opts: opts, queues: make([]*jobQueue, opts.Workers)}
 	for i := range b.queues {
-		b.queues[i] = make(chan job, opts.QueueSize)
+		b.queues[i] = newJobQueue(opts.QueueSize)
 	}
 	return b
 }
 
-// Notify queues the event; it never blocks. A full queue drops the event
-// with a log line: the Kubernetes Event the reconciler records stays.
+// Notify queues the event; it never blocks. A full queue drops its oldest
+// progress event, or else the new one, with a log line (see jobQueue).
 func (b *Bridge) Notify(_ context.Context, canary *v1alpha1.Canary, e Event) {
 	j := job{canary: canary.DeepCopy(), event: e, at: b.opts.Now()}
-	select {
-	case b.queues[b.shard(canary)] <- j:
-	default:
-		b.dropped.Add(1)
-		b.opts.Logger.Info("notification queue full: dropping event",
-			"canary", client.ObjectKeyFromObject(canary).String(), "reason", e.Reason, "message", e.Message)
+	d := b.queues[b.shard(canary)].push(j)
+	if d == nil {
+		bridgeMetrics.queued.Inc()
+		return
 	}
+	// Either the new event was dropped, or an older one gave way to it:
+	// the queue's length is the same.
+	b.dropped.Add(1)
+	bridgeMetrics.events.WithLabelValues("dropped").Inc()
+	b.opts.Logger.Info("notification queue full: dropping event",
+		"canary", client.ObjectKeyFromObject(d.canary).String(), "reason", d.event.Reason, "message", d.event.Message)
 }
 
 // shard picks the worker of a Canary, so that its events stay in order.
@@ -178,16 +186,25 @@ func (b *Bridge) Stats() (delivered, failed, dropped int64) {
 	return b.delivered.Load(), b.failed.Load(), b.dropped.Load()
 }
 
-func (b *Bridge) work(ctx context.Context, q <-chan job) {
+func (b *Bridge) work(ctx context.Context, q *jobQueue) {
 	for {
 		select {
 		case <-ctx.Done():
 			return
-		case j := <-q:
+		case <-q.ready:
+		}
+		for ctx.Err() == nil {
+			j, ok := q.pop()
+			if !ok {
+				break
+			}
+			bridgeMetrics.queued.Dec()
 			if b.deliver(ctx, j) {
 				b.delivered.Add(1)
+				bridgeMetrics.events.WithLabelValues("delivered").Inc()
 			} else {
 				b.failed.Add(1)
+				bridgeMetrics.events.WithLabelValues("failed").Inc()
 			}
 		}
 	}
@@ -214,4 +231,30 @@ func (b *Bridge) deliver(ctx context.Context, j job) bool {
 		ok = false
 	}
 	return ok
+}
+
+// bridgeMetrics are the Bridge's Prometheus metrics, registered once per
+// process with controller-runtime's: what a platform team alerts on when
+// notifications fall behind or go missing.
+var bridgeMetrics struct {
+	once   sync.Once
+	events *prometheus.CounterVec
+	queued prometheus.Gauge
+}
+
+func registerBridgeMetrics() {
+	bridgeMetrics.once.Do(func() {
+		bridgeMetrics.events = prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "serin_notification_events_total",
+			Help: "Canary events handed to the notifier, by result: delivered to every destination, failed at one at least after the retries, or dropped because the worker's queue was full.",
+		}, []string{"result"})
+		for _, r := range []string{"delivered", "failed", "dropped"} {
+			bridgeMetrics.events.WithLabelValues(r)
+		}
+		bridgeMetrics.queued = prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "serin_notification_events_queued",
+			Help: "Canary events waiting for a delivery worker.",
+		})
+		ctrlmetrics.Registry.MustRegister(bridgeMetrics.events, bridgeMetrics.queued)
+	})
 }

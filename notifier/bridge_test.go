@@ -27,6 +27,8 @@ import (
 	notificationv1 "github.com/fluxcd/notification-controller/api/v1beta3"
 	eventv1 "github.com/fluxcd/pkg/apis/event/v1beta1"
 	"github.com/google/go-cmp/cmp"
+	"github.com/prometheus/client_golang/prometheus"
+	dto "github.com/prometheus/client_model/go"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -365,6 +367,8 @@ func TestNotifyNeverBlocks(t *testing.T) {
 	defer cancel()
 	go func() { _ = b.Start(ctx) }()
 
+	droppedBefore := metricValue(t, bridgeMetrics.events.WithLabelValues("dropped"))
+	queuedBefore := metricValue(t, bridgeMetrics.queued)
 	const n = 1000
 	start := time.Now()
 	for i := range n {
@@ -379,6 +383,14 @@ func TestNotifyNeverBlocks(t *testing.T) {
 	// At most 2 in flight and 2×5 queued; the rest is dropped.
 	if dropped < n-12 {
 		t.Errorf("dropped %d events, want at least %d", dropped, n-12)
+	}
+	// What /metrics says: every drop counted, and what waits for a worker.
+	if got := metricValue(t, bridgeMetrics.events.WithLabelValues("dropped")) - droppedBefore; got != float64(dropped) {
+		t.Errorf("serin_notification_events_total{result=dropped} grew by %.0f, want %d", got, dropped)
+	}
+	// Each of the 2 workers holds at most one, in flight.
+	if got := metricValue(t, bridgeMetrics.queued) - queuedBefore; got < float64(n-dropped-2) || got > float64(n-dropped) {
+		t.Errorf("serin_notification_events_queued grew by %.0f, want %d to %d (%d notified, %d dropped)", got, n-dropped-2, n-dropped, n, dropped)
 	}
 }
 
@@ -458,4 +470,17 @@ func TestDirect_CrossNamespaceProviderRefused(t *testing.T) {
 	if got := s.got(); len(got) != 1 || got[0].path != "/ours" {
 		t.Errorf("requests = %+v, want one to /ours", got)
 	}
+}
+
+// metricValue reads a counter or a gauge of the Bridge's metrics.
+func metricValue(t *testing.T, c prometheus.Metric) float64 {
+	t.Helper()
+	m := &dto.Metric{}
+	if err := c.Write(m); err != nil {
+		t.Fatal(err)
+	}
+	if m.Counter != nil {
+		return m.Counter.GetValue()
+	}
+	return m.Gauge.GetValue()
 }

@@ -57,6 +57,10 @@ type Event struct {
 	// phase-change event (Reason equal to Phase) of a successful rollout
 	// gets a commit-status companion; see docs/notifications.md.
 	Final bool
+	// Progress marks a step that moved a rollout on (a weight, an
+	// iteration): the first events a full delivery queue gives up, since
+	// the Canary's status.analyses keeps the steps.
+	Progress bool
 }
 
 // Notifier sends a Canary's events. Implementations must not block the
