@@ -19,6 +19,7 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"maps"
 	"sort"
 	"sync"
 	"sync/atomic"
@@ -347,11 +348,7 @@ func (o *stepObserver) record(now time.Time, s canaryState, interval time.Durati
 func (o *stepObserver) count() (int, map[string]int) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	byShard := make(map[string]int, len(o.stepsByShard))
-	for k, v := range o.stepsByShard {
-		byShard[k] = v
-	}
-	return o.steps, byShard
+	return o.steps, maps.Clone(o.stepsByShard)
 }
 
 // stop ends the observation and returns the step excesses, sorted.

@@ -200,13 +200,10 @@ func printStatusWrites(phase string, n int, per string, div float64, before, aft
 // dropped because a delivery queue was full, and the events still queued
 // at the second scrape.
 func printNotifications(phase string, n int, per string, div float64, before, after metricsText) {
-	d := func(result string) float64 {
-		sel := `result="` + result + `"`
-		return after.sumLabel("serin_notification_events_total", sel) - before.sumLabel("serin_notification_events_total", sel)
-	}
-	delivered, failed, dropped := d("delivered"), d("failed"), d("dropped")
+	d := deltasBy("serin_notification_events_total", before, after, func(labels string) string { return seriesLabel(labels, "result") })
 	fmt.Printf("notifications phase=%s canaries=%d delivered=%.0f failed=%.0f dropped=%.0f queued=%.0f per_%s=%.2f\n",
-		phase, n, delivered, failed, dropped, after.sumLabel("serin_notification_events_queued", ""), per, (delivered+failed+dropped)/max(div, 1))
+		phase, n, d["delivered"], d["failed"], d["dropped"], after.sumLabel("serin_notification_events_queued", ""), per,
+		(d["delivered"]+d["failed"]+d["dropped"])/max(div, 1))
 }
 
 // deltasBy sums the growth of the series of metric name between two

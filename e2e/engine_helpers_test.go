@@ -20,6 +20,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
@@ -97,10 +98,10 @@ func setImage(g Gomega, ns, name, image string) {
 // One watch alone once skipped a status write in CI (issue #19's run at
 // 935b21d): the agent's log showed its informer holding the write (canary
 // 40) 50 ms after it, yet the test's watch, still open, went from
-// canary=20 to canary=60. The transcript checks what serin wrote, not how one stream of
-// the API server's watch cache delivered it: a write either watch saw
-// counts, and a failed test logs what each watch delivered, so that a
-// status serin never wrote still fails the golden.
+// canary=20 to canary=60. The transcript checks what serin wrote, not how
+// one stream of the API server's watch cache delivered it: a write either
+// watch saw counts, so that only a status serin never wrote fails the
+// golden, and a failed test logs what each watch delivered.
 type transcript struct {
 	mu sync.Mutex
 	// seen is each status delivered, by resource version.
@@ -181,16 +182,11 @@ func (tr *transcript) follow(watchName, name string, w watch.Interface) {
 	tr.mu.Unlock()
 }
 
-// lines are the (phase, weight) lines in write order, repeats collapsed.
-// The caller holds tr.mu.
+// linesLocked returns the (phase, weight) lines in write order, repeats
+// collapsed. The caller holds tr.mu.
 func (tr *transcript) linesLocked() []string {
-	rvs := make([]int64, 0, len(tr.seen))
-	for rv := range tr.seen {
-		rvs = append(rvs, rv)
-	}
-	slices.Sort(rvs)
 	var lines []string
-	for _, rv := range rvs {
+	for _, rv := range slices.Sorted(maps.Keys(tr.seen)) {
 		if l := tr.seen[rv].line; len(lines) == 0 || lines[len(lines)-1] != l {
 			lines = append(lines, l)
 		}
