@@ -104,6 +104,7 @@ func newActionReconciler(t *testing.T, objs ...client.Object) *actionFixture {
 	_ = gatewayv1.Install(s)
 	store := fake.NewClientBuilder().WithScheme(s).WithObjects(objs...).
 		WithStatusSubresource(&v1alpha1.Canary{}, &appsv1.Deployment{}, &gatewayv1.HTTPRoute{}).
+		WithIndex(&v1alpha1.Canary{}, claimsIndexKey, claimKeys).
 		Build()
 	f := &actionFixture{
 		t:        t,

@@ -69,7 +69,7 @@ func (r *CanaryReconciler) applyService(ctx context.Context, obj *v1alpha1.Canar
 	svc := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: obj.Namespace, Name: want.name}}
 	op, err := r.createOrUpdate(ctx, obj, svc, func() {
 		selector := want.selector
-		if selector == nil {
+		if selector == nil && routedSelector(svc.Spec.Selector, want.routed) {
 			selector = svc.Spec.Selector
 		}
 		if len(selector) == 0 {

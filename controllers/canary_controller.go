@@ -188,8 +188,26 @@ func (r *CanaryReconciler) Reconcile(ctx context.Context, req ctrl.Request) (res
 	result, err = r.act(ctx, obj, obs, action)
 	if err != nil {
 		keepProgressOf(obj, before)
+		return result, err
 	}
-	return result, err
+	return result, readyOnlyIfServed(obj, obs)
+}
+
+// readyOnlyIfServed keeps Ready from saying True, whatever the action,
+// while the routes send users to a primary with no pod ready to serve:
+// Ready reports what users get, not the last thing serin did. The primary's
+// status changes reconcile again.
+func readyOnlyIfServed(obj *v1alpha1.Canary, obs rollout.Observation) error {
+	phase := obj.Status.Phase
+	if phase != v1alpha1.PhaseInitialized && phase != v1alpha1.PhaseSucceeded {
+		return nil
+	}
+	p := obs.Primary
+	if !p.Exists || !obs.PrimaryRouted() || p.Health.Serving > 0 || (p.Health.Ready && !p.ScaledDown) {
+		return nil
+	}
+	return &waitingError{Reason: v1alpha1.PrimaryUnavailableReason, RequeueAfter: time.Minute,
+		Err: fmt.Errorf("the primary has no pod ready to serve: %s", p.Health.Message)}
 }
 
 // keepProgressOf undoes what a failed action recorded in the status: a
@@ -257,6 +275,8 @@ func (r *CanaryReconciler) act(ctx context.Context, obj *v1alpha1.Canary, obs ro
 		return r.openRevert(ctx, obj, obs)
 	case rollout.RepairPrimary:
 		return r.repairPrimary(ctx, obj, obs)
+	case rollout.ScalePrimary:
+		return r.scalePrimary(ctx, obj)
 	case rollout.PrimaryUnavailable:
 		return r.primaryUnavailable(a)
 	case rollout.RecordWeights:
@@ -273,6 +293,7 @@ func (r *CanaryReconciler) act(ctx context.Context, obj *v1alpha1.Canary, obs ro
 func (r *CanaryReconciler) finalizeStatus(ctx context.Context, obj *v1alpha1.Canary, patcher *patch.SerialPatcher,
 	read *v1alpha1.CanaryStatus, before v1alpha1.CanaryPhase, result ctrl.Result, retErr error) (ctrl.Result, error) {
 	result, retErr = setConditions(obj, result, retErr)
+	keepKstatusInvariants(obj)
 	if before != obj.Status.Phase {
 		r.recordPhase(ctx, obj)
 	}

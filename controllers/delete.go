@@ -43,7 +43,14 @@ import (
 // Canary. Without it, the generated objects are orphaned and keep serving
 // (the primary and its Services), for the user to remove when they want.
 func (r *CanaryReconciler) reconcileDelete(ctx context.Context, obj *v1alpha1.Canary) (ctrl.Result, error) {
-	if obj.Status.Phase != "" {
+	conflict, err := r.observeClaims(ctx, obj)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	// A Canary that yields its target to another (TargetClaimed, or a
+	// target another Canary generates) has nothing to hand back: what it
+	// would scale or route is the other Canary's.
+	if obj.Status.Phase != "" && conflict.Reason == "" {
 		var err error
 		var done bool
 		if obj.Spec.RevertOnDeletion {

@@ -43,6 +43,13 @@ const specHashAnnotation = workload.SpecHashAnnotation
 // Observation. It makes no decision and writes nothing.
 func (r *CanaryReconciler) observe(ctx context.Context, obj *v1alpha1.Canary) (rollout.Observation, error) {
 	obs := rollout.Observation{Now: r.now(), Requests: pendingRequests(obj)}
+	conflict, err := r.observeClaims(ctx, obj)
+	if err != nil || conflict.Reason != "" {
+		// Not this Canary's: nothing more is read, since reading a target
+		// the cache does not hold labels it (scopedClient).
+		obs.Conflict = rollout.Conflict(conflict)
+		return obs, err
+	}
 	obs.RoutingUnsupported = routing.Unsupported(obj, r.dataPlane(obj))
 	return obs, r.targetKindOf(obj).observe(ctx, obj, &obs)
 }
@@ -204,12 +211,27 @@ func (r *CanaryReconciler) podServicesInSync(ctx context.Context, obj *v1alpha1.
 			}
 			return false, fmt.Errorf("failed to get service %s: %w", want.name, err)
 		}
+		// Not this Canary's: the write that follows (applyService)
+		// claims it, or stalls when it may not (AdoptionRefused).
+		if !metav1.IsControlledBy(got, obj) {
+			return false, nil
+		}
 		if (want.selector != nil && !maps.Equal(got.Spec.Selector, want.selector)) || !portsEqual(got.Spec.Ports, want.ports) ||
-			!hasCustomMetadata(got, want.custom) {
+			!hasCustomMetadata(got, want.custom) || (want.selector == nil && !routedSelector(got.Spec.Selector, want.routed)) {
 			return false, nil
 		}
 	}
 	return true, nil
+}
+
+// routedSelector tells whether selector is one of those the router sets.
+func routedSelector(selector map[string]string, routed []map[string]string) bool {
+	for _, r := range routed {
+		if maps.Equal(selector, r) {
+			return true
+		}
+	}
+	return false
 }
 
 // hasCustomMetadata tells whether an object carries the Canary's custom
@@ -247,8 +269,11 @@ func portsEqual(got, want []corev1.ServicePort) bool {
 type desiredService struct {
 	name     string
 	selector map[string]string
-	initial  map[string]string
-	ports    []corev1.ServicePort
+	// routed, with a nil selector, are the selectors the router sets:
+	// any other (an operator's edit) is put back to initial.
+	routed  []map[string]string
+	initial map[string]string
+	ports   []corev1.ServicePort
 	// custom is the Canary's metadata for the Service (spec.service.apex,
 	// primary, canary).
 	custom *v1alpha1.CustomMetadata
@@ -264,6 +289,7 @@ func desiredServices(obj *v1alpha1.Canary, pods podTarget) []desiredService {
 	apex := desiredService{name: obj.GetServiceName(), selector: primarySel, initial: primarySel, ports: ports, custom: svc.Apex}
 	if obj.GetRoutingProvider() == v1alpha1.KubernetesRouting {
 		apex.selector = nil
+		apex.routed = []map[string]string{primarySel, pods.selector}
 	}
 	return []desiredService{
 		apex,

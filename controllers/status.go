@@ -72,6 +72,20 @@ func setConditions(obj *v1alpha1.Canary, result ctrl.Result, err error) (ctrl.Re
 	return result, nil
 }
 
+// keepKstatusInvariants makes the conditions a kstatus reader can
+// interpret, whatever path set them: Ready and Stalled are never both
+// True (a stall wins: a person must act), and Reconciling and Stalled are
+// never both True.
+func keepKstatusInvariants(obj *v1alpha1.Canary) {
+	if !conditions.IsStalled(obj) {
+		return
+	}
+	if conditions.IsReady(obj) {
+		conditions.MarkFalse(obj, meta.ReadyCondition, conditions.GetReason(obj, meta.StalledCondition), "%s", conditions.GetMessage(obj, meta.StalledCondition))
+	}
+	conditions.Delete(obj, meta.ReconcilingCondition)
+}
+
 // setPhaseConditions derives Reconciling, Stalled and Promoted from the
 // phase and the Ready condition's reason and message, which the last
 // transition (or wait) set.

@@ -93,6 +93,10 @@ func (t daemonSetTarget) observe(ctx context.Context, obj *v1alpha1.Canary, obs 
 		return err
 	}
 	obs.Target = rollout.Target{Found: true, Replicas: workload.DaemonSetReplicas(target)}
+	if msg := workload.ForeignTarget(obj, target); msg != "" {
+		obs.Target.Invalid = msg
+		return nil
+	}
 	if err := workload.ValidateDaemonSetTarget(target); err != nil {
 		obs.Target.Invalid = err.Error()
 		return nil

@@ -69,6 +69,10 @@ func (t deploymentTarget) observe(ctx context.Context, obj *v1alpha1.Canary, obs
 	if target.Spec.Replicas != nil {
 		obs.Target.Replicas = *target.Spec.Replicas
 	}
+	if msg := workload.ForeignTarget(obj, target); msg != "" {
+		obs.Target.Invalid = msg
+		return nil
+	}
 	if err := workload.ValidateTarget(target); err != nil {
 		obs.Target.Invalid = err.Error()
 		return nil
@@ -109,6 +113,9 @@ func (r *CanaryReconciler) observePrimary(ctx context.Context, obj *v1alpha1.Can
 		Exists:   true,
 		SpecHash: primary.Annotations[specHashAnnotation],
 		Health:   workload.DeploymentHealth(primary, obj.GetPrimaryReadyThreshold()),
+		// A ScaledObject may scale the primary to zero; nothing else does.
+		ScaledDown: primary.Spec.Replicas != nil && *primary.Spec.Replicas == 0 && !obj.Spec.AutoscalerRef.IsScaledObject() &&
+			metav1.IsControlledBy(primary, obj),
 	}
 	return primary, nil
 }

@@ -109,6 +109,10 @@ func (r *CanaryReconciler) observeServiceTarget(ctx context.Context, obj *v1alph
 		return client.IgnoreNotFound(err)
 	}
 	obs.Target = rollout.Target{Found: true}
+	if msg := workload.ForeignTarget(obj, target); msg != "" {
+		obs.Target.Invalid = msg
+		return nil
+	}
 	if err := workload.ValidateServiceTarget(target); err != nil {
 		obs.Target.Invalid = err.Error()
 		return nil

@@ -28,6 +28,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/client-go/util/retry"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -418,4 +419,64 @@ func withoutRouting(t *testing.T, c *v1alpha1.Canary) *unstructured.Unstructured
 	unstructured.RemoveNestedField(u.Object, "spec", "routing")
 	unstructured.RemoveNestedField(u.Object, "status")
 	return u
+}
+
+// spec.targetRef and spec.service.name cannot change once a Canary exists:
+// the API server refuses the edit, with a message saying what to do,
+// before the Canary could act on a second target with the first one's
+// objects. Other edits go through.
+func TestValidation_TargetIsImmutable(t *testing.T) {
+	ns := newNamespace(t)
+	g := NewWithT(t)
+	ctx := context.Background()
+
+	created := testobj.MakeCanary("podinfo", ns).Obj()
+	g.Expect(k8s.Create(ctx, created)).To(Succeed())
+	// The agent of the suite writes the Canary too: an edit retries on
+	// a conflict, as kubectl edit would.
+	edit := func(mutate func(*v1alpha1.Canary)) error {
+		return retry.RetryOnConflict(retry.DefaultRetry, func() error {
+			got := &v1alpha1.Canary{}
+			g.Expect(k8s.Get(ctx, client.ObjectKeyFromObject(created), got)).To(Succeed())
+			mutate(got)
+			return k8s.Update(ctx, got)
+		})
+	}
+	tests := map[string]struct {
+		mutate  func(*v1alpha1.Canary)
+		wantErr string
+	}{
+		"targetRef.name": {
+			mutate:  func(c *v1alpha1.Canary) { c.Spec.TargetRef.Name = "podinfo-primary" },
+			wantErr: "spec.targetRef cannot change: the Canary owns the primary, Services and routes it generated for its target; delete this Canary",
+		},
+		"targetRef.kind": {
+			mutate:  func(c *v1alpha1.Canary) { c.Spec.TargetRef.Kind = "DaemonSet" },
+			wantErr: "spec.targetRef cannot change",
+		},
+		"service.name": {
+			mutate:  func(c *v1alpha1.Canary) { c.Spec.Service.Name = "web" },
+			wantErr: "spec.service.name cannot change: it names the apex Service and HTTPRoute users reach",
+		},
+		"service.name spelled out as the default it had": {
+			mutate: func(c *v1alpha1.Canary) { c.Spec.Service.Name = "podinfo" },
+		},
+		"anything else": {
+			mutate: func(c *v1alpha1.Canary) { c.Spec.ProgressDeadlineSeconds = ptr.To(int32(120)) },
+		},
+	}
+	for name, tt := range tests {
+		t.Run(name, func(t *testing.T) {
+			err := edit(tt.mutate)
+			if tt.wantErr == "" {
+				if err != nil {
+					t.Fatalf("update refused: %v", err)
+				}
+				return
+			}
+			if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+				t.Fatalf("update: %v, want an error containing %q", err, tt.wantErr)
+			}
+		})
+	}
 }

@@ -84,6 +84,10 @@ func (r *GatewayAPIRouter) SetRoutes(ctx context.Context, canary *v1alpha1.Canar
 	if err := r.Client.Get(ctx, types.NamespacedName{Namespace: canary.Namespace, Name: t.ApexService}, route); err != nil {
 		return fmt.Errorf("failed to get httproute %s: %w", t.ApexService, err)
 	}
+	if !metav1.IsControlledBy(route, canary) {
+		// Another Canary's route, or one a person made: never its weights.
+		return notManaged("HTTPRoute", route)
+	}
 	if current, ok := weightsOf(route, t, canary.IsABTest()); ok && current == w {
 		return nil
 	}
@@ -104,6 +108,11 @@ func (r *GatewayAPIRouter) GetRoutes(ctx context.Context, canary *v1alpha1.Canar
 			return Routes{}, nil
 		}
 		return Routes{}, err
+	}
+	if !metav1.IsControlledBy(route, canary) {
+		// Not this Canary's: its weights are not the Canary's to judge or
+		// keep; the routes count as missing until the Canary may claim it.
+		return Routes{}, nil
 	}
 	w, ok := weightsOf(route, t, canary.IsABTest())
 	return Routes{Found: ok, Weights: w, Status: routeStatus(route)}, nil

@@ -82,8 +82,9 @@ func parent(ref gatewayv1.ParentReference, conditions ...metav1.Condition) gatew
 func httpRoute(generation int64, refs []gatewayv1.ParentReference, parents ...gatewayv1.RouteParentStatus) *gatewayv1.HTTPRoute {
 	c := testobj.MakeCanary("podinfo", "apps").Obj()
 	route := &gatewayv1.HTTPRoute{
-		ObjectMeta: metav1.ObjectMeta{Namespace: "apps", Name: "podinfo", Generation: generation},
-		Spec:       routeSpec(c, podinfo, Canary(20)),
+		ObjectMeta: metav1.ObjectMeta{Namespace: "apps", Name: "podinfo", Generation: generation,
+			OwnerReferences: []metav1.OwnerReference{controllerRef(c.Name, c.UID)}},
+		Spec: routeSpec(c, podinfo, Canary(20)),
 	}
 	route.Spec.ParentRefs = refs
 	route.Status.Parents = parents
@@ -246,7 +247,8 @@ func TestGatewayAPIRouter_GetRoutesNotFound(t *testing.T) {
 }
 
 func TestKubernetesRouter_AlwaysProgrammed(t *testing.T) {
-	svc := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: "apps", Name: "podinfo"}, Spec: corev1.ServiceSpec{Selector: map[string]string{"app": "podinfo"}}}
+	svc := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: "apps", Name: "podinfo",
+		OwnerReferences: []metav1.OwnerReference{controllerRef("podinfo", "")}}, Spec: corev1.ServiceSpec{Selector: map[string]string{"app": "podinfo"}}}
 	r := &KubernetesRouter{Client: newClient(t, svc), FieldOwner: "serin"}
 	target := Target{ApexService: "podinfo", CanarySelector: map[string]string{"app": "podinfo"}, PrimarySelector: map[string]string{"app": "podinfo-primary"}}
 	got, err := r.GetRoutes(context.Background(), testobj.MakeCanary("podinfo", "apps").Obj(), target)

@@ -624,3 +624,32 @@ func TestGatewayAPIRouter_SessionAffinityGolden(t *testing.T) {
 		})
 	}
 }
+
+// A route another Canary controls is never this Canary's: GetRoutes reads
+// none (the Canary syncs, and stalls on the claim), SetRoutes writes no
+// weight into it.
+func TestGatewayAPIRouter_AnotherCanarysRoute(t *testing.T) {
+	first := controllerRef("first", "uid-first")
+	existing := foreignRoute(nil, first)
+	existing.Spec = routeSpec(podinfoCanary(), podinfo, AllPrimary)
+	w := newRouteWorld(t, existing, nil)
+	r := &GatewayAPIRouter{Client: w.client, FieldOwner: "serin"}
+	ctx := context.Background()
+	got, err := r.GetRoutes(ctx, podinfoCanary(), podinfo)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(Routes{}, got); diff != "" {
+		t.Errorf("GetRoutes() (-want +got):\n%s", diff)
+	}
+	want := &workload.NotManagedError{Kind: "HTTPRoute", Name: "podinfo", Controller: &first}
+	if err := r.SetRoutes(ctx, podinfoCanary(), podinfo, Canary(50)); !sameError(err, want) {
+		t.Errorf("SetRoutes: %v, want %v", err, want)
+	}
+	if len(w.calls.Writes) != 0 {
+		t.Errorf("writes %v, want none", w.calls.Writes)
+	}
+	if diff := cmp.Diff(existing.Spec, w.route().Spec); diff != "" {
+		t.Errorf("route changed (-want +got):\n%s", diff)
+	}
+}

@@ -23,6 +23,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -51,6 +52,9 @@ func (r *KubernetesRouter) SetRoutes(ctx context.Context, canary *v1alpha1.Canar
 	if err := r.Client.Get(ctx, types.NamespacedName{Namespace: canary.Namespace, Name: t.ApexService}, svc); err != nil {
 		return fmt.Errorf("failed to get apex service %s: %w", t.ApexService, err)
 	}
+	if !metav1.IsControlledBy(svc, canary) {
+		return notManaged("Service", svc)
+	}
 	want := t.PrimarySelector
 	if w.Canary > 0 {
 		want = t.CanarySelector
@@ -75,6 +79,9 @@ func (r *KubernetesRouter) GetRoutes(ctx context.Context, canary *v1alpha1.Canar
 			return Routes{}, nil
 		}
 		return Routes{}, err
+	}
+	if !metav1.IsControlledBy(svc, canary) {
+		return Routes{}, nil
 	}
 	routes := Routes{Found: true, Weights: AllPrimary, Status: Programmed}
 	if maps.Equal(svc.Spec.Selector, t.CanarySelector) {

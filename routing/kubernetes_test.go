@@ -23,10 +23,13 @@ import (
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/serin-dev/serin/api/v1alpha1"
 	"github.com/serin-dev/serin/internal/testobj"
+	"github.com/serin-dev/serin/internal/workload"
 )
 
 // blueGreen is podinfo's apex Service and the selectors of its primary and
@@ -37,9 +40,12 @@ var blueGreen = Target{
 	CanarySelector:  map[string]string{"app": "podinfo"},
 }
 
-// apexSelecting is podinfo's apex Service selecting selector.
+// apexSelecting is podinfo's apex Service selecting selector, controlled
+// by podinfo's Canary.
 func apexSelecting(selector map[string]string) client.Object {
-	return testobj.MakeService("podinfo", "apps").Selector(selector).Obj()
+	svc := testobj.MakeService("podinfo", "apps").Selector(selector).Obj()
+	svc.OwnerReferences = []metav1.OwnerReference{controllerRef("podinfo", testobj.MakeCanary("podinfo", "apps").Obj().UID)}
+	return svc
 }
 
 // The kubernetes router flips the apex Service's selector, all traffic at
@@ -88,6 +94,18 @@ func TestKubernetesRouter(t *testing.T) {
 			objs:         []client.Object{apexSelecting(map[string]string{"app": "legacy"})},
 			wantSelector: map[string]string{"app": "legacy"},
 			want:         Routes{Found: true, Weights: AllPrimary, Status: Programmed},
+		},
+		"another Canary's apex Service: read as none, never written": {
+			objs: []client.Object{func() client.Object {
+				svc := testobj.MakeService("podinfo", "apps").Selector(blueGreen.PrimarySelector).Obj()
+				svc.OwnerReferences = []metav1.OwnerReference{controllerRef("first", "uid-first")}
+				return svc
+			}()},
+			set: ptr.To(Canary(100)),
+			wantSetErr: &workload.NotManagedError{Kind: "Service", Name: "podinfo",
+				Controller: &metav1.OwnerReference{APIVersion: v1alpha1.GroupVersion.String(), Kind: v1alpha1.CanaryKind, Name: "first", UID: "uid-first", Controller: ptr.To(true), BlockOwnerDeletion: ptr.To(true)}},
+			wantSelector: blueGreen.PrimarySelector,
+			want:         Routes{},
 		},
 		"no apex Service": {
 			set:        ptr.To(Canary(100)),

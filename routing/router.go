@@ -23,9 +23,11 @@ import (
 	"context"
 	"fmt"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/serin-dev/serin/api/v1alpha1"
+	"github.com/serin-dev/serin/internal/workload"
 )
 
 // Weights are the traffic percentages of the primary and the canary; they
@@ -130,4 +132,10 @@ func New(c client.Client, owner string, provider v1alpha1.RoutingProvider) (Rout
 		return &GatewayAPIRouter{Client: c, FieldOwner: owner}, nil
 	}
 	return nil, fmt.Errorf("routing provider %q is not supported: use kubernetes or gatewayapi", provider)
+}
+
+// notManaged is the error of a write to a routing object the Canary does
+// not control: it is left as it is, and the Canary stalls (AdoptionRefused).
+func notManaged(kind string, o metav1.Object) error {
+	return &workload.NotManagedError{Kind: kind, Name: o.GetName(), Controller: metav1.GetControllerOf(o)}
 }

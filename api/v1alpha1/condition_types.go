@@ -54,15 +54,23 @@ const (
 	// after initialization; serin re-created it with the last promoted
 	// revision.
 	PrimaryRepairedReason string = "PrimaryRepaired"
-	// PrimaryUnavailableReason: outside a rollout, the primary has no pod
-	// ready to serve, so Ready is False until it has.
+	// PrimaryUnavailableReason: the side the routes send users to has no
+	// pod ready to serve (the primary was scaled down, its pods evicted or
+	// failing), so Ready is False until it has; serin restores what it
+	// generated meanwhile.
 	PrimaryUnavailableReason string = "PrimaryUnavailable"
 	// RevertedReason: the target returned to the last promoted spec.
 	RevertedReason string = "Reverted"
 	// TargetNotFoundReason: the target named by spec.targetRef does not exist.
 	TargetNotFoundReason string = "TargetNotFound"
-	// InvalidTargetReason: the target exists but cannot be rolled out as is.
+	// InvalidTargetReason: the target exists but cannot be rolled out as
+	// is: its selector, or it is not the Canary's to roll out (serin
+	// generated it for a Canary, or another controller owns it).
 	InvalidTargetReason string = "InvalidTarget"
+	// TargetClaimedReason: another Canary, created earlier, rolls out the
+	// same target or generates an object of the same name. The later
+	// Canary writes nothing and calls no webhook until the other is gone.
+	TargetClaimedReason string = "TargetClaimed"
 	// AdoptionRefusedReason: an object with the name of one serin
 	// generates for the Canary exists and is not controlled by it; serin
 	// leaves it untouched until someone deletes it or annotates it

@@ -147,6 +147,11 @@ type CompleteRestore struct {
 // revert request): a pull request, or a push with mode Push.
 type OpenRevert struct{}
 
+// ScalePrimary scales back up a primary Deployment someone scaled to zero
+// outside serin, to the replicas of its last promoted revision (or its
+// autoscaler's minimum).
+type ScalePrimary struct{}
+
 // RepairPrimary re-creates a deleted primary Deployment with the last
 // promoted revision.
 type RepairPrimary struct{}
@@ -188,6 +193,7 @@ func (RestorePrimary) isAction()         {}
 func (CompleteRestore) isAction()        {}
 func (OpenRevert) isAction()             {}
 func (RepairPrimary) isAction()          {}
+func (ScalePrimary) isAction()           {}
 func (PrimaryUnavailable) isAction()     {}
 func (RecordWeights) isAction()          {}
 func (Idle) isAction()                   {}
@@ -224,6 +230,7 @@ func (a CompleteRestore) String() string {
 }
 func (OpenRevert) String() string           { return "open-revert" }
 func (RepairPrimary) String() string        { return "repair-primary" }
+func (ScalePrimary) String() string         { return "scale-primary" }
 func (a PrimaryUnavailable) String() string { return "primary-unavailable(" + a.Message + ")" }
 func (RecordWeights) String() string        { return "record-weights" }
 func (Idle) String() string                 { return "idle" }

@@ -41,6 +41,11 @@ import (
 // halt, restore, restart) never waits for it.
 func Decide(c *v1alpha1.Canary, o Observation) Action {
 	ref := c.Spec.TargetRef
+	if o.Conflict.Reason != "" {
+		// Not this Canary's to touch: before any other decision, since
+		// every action writes.
+		return Stall{Reason: o.Conflict.Reason, Message: o.Conflict.Message}
+	}
 	if !o.Target.Found {
 		if o.CanaryWeight > 0 && o.Primary.Health.Serving > 0 {
 			// The canary's pods go with their Deployment: no request may
@@ -109,6 +114,11 @@ func decideInitialization(o Observation) Action {
 // analysis). Until it serves again, all traffic goes to the canary when the
 // canary serves.
 func repairPrimary(c *v1alpha1.Canary, o Observation) (Action, bool) {
+	if o.Primary.Exists && o.Primary.ScaledDown {
+		// Scaled to zero outside serin: the apex serves nothing. Put back
+		// the replicas the primary had (or its autoscaler's minimum).
+		return ScalePrimary{}, true
+	}
 	if o.Primary.Exists || o.Primary.NotGenerated {
 		return nil, false
 	}
@@ -140,8 +150,9 @@ func decideIdle(c *v1alpha1.Canary, o Observation) Action {
 	case st.Phase == v1alpha1.PhaseFailed && wantsRevert(c, o):
 		return OpenRevert{}
 	case o.Primary.Health.Serving == 0 && !o.Primary.Health.Ready:
-		// Ready must not say True while the apex has nothing to serve it;
-		// nor does the canary go, if it serves.
+		// Ready must not say True while the apex has nothing to serve it
+		// (the primary's pods evicted or failing); nor does the canary
+		// go, if it serves.
 		return PrimaryUnavailable{Message: o.Primary.Health.Message}
 	case o.Target.Replicas > 0:
 		return ScaleDownCanary{}

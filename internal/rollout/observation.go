@@ -57,10 +57,21 @@ type Observation struct {
 	// Canary's data plane would serve wrongly (routing.Unsupported).
 	RoutingUnsupported string
 
+	// Conflict, when its Reason is set, says why the Canary must not act
+	// at all: its target is an object serin generates for another Canary
+	// (InvalidTarget), or another Canary created earlier claims the
+	// target or a generated name (TargetClaimed).
+	Conflict Conflict
+
 	// RefusedRefs, when not empty, says which of the Canary's references
 	// the agent refuses (--no-cross-namespace-refs): no rollout starts
 	// until they are fixed.
 	RefusedRefs string
+}
+
+// Conflict is a claim of another Canary that keeps this one from acting.
+type Conflict struct {
+	Reason, Message string
 }
 
 // Target is the observed state of the workload named by spec.targetRef.
@@ -92,6 +103,9 @@ type Primary struct {
 	NotGenerated bool
 	// SpecHash identifies the revision the primary runs.
 	SpecHash string
+	// ScaledDown is true when the primary's spec.replicas is 0, which
+	// serin never sets: someone scaled it down outside serin.
+	ScaledDown bool
 	// Health is the primary's rollout state.
 	Health workload.Health
 }
