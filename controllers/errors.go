@@ -18,6 +18,7 @@ package controllers
 
 import (
 	"errors"
+	"fmt"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -54,6 +55,25 @@ func stallOnForeign(err error) error {
 		return &stallingError{Reason: v1alpha1.AdoptionRefusedReason, Err: foreign}
 	}
 	return err
+}
+
+// stallOnInvalid turns a write of a generated object that the API server
+// refused as invalid (a routing.hosts entry it rejects, a label or
+// annotation key of the Canary's service metadata it does not accept) into
+// a stall naming the object, with the API server's message: the same
+// write fails again until the Canary's spec changes, which reconciles it.
+func stallOnInvalid(err error) error {
+	var stalling *stallingError
+	var status apierrors.APIStatus
+	if !apierrors.IsInvalid(err) || errors.As(err, &stalling) || !errors.As(err, &status) {
+		return err
+	}
+	what := "an object"
+	if d := status.Status().Details; d != nil && d.Name != "" {
+		what = d.Kind + " " + d.Name
+	}
+	return &stallingError{Reason: v1alpha1.InvalidGeneratedObjectReason, Err: fmt.Errorf(
+		"the API server refused %s that serin generates from this Canary; fix the Canary's spec: %w", what, err)}
 }
 
 // waitingError means the reconcile waits for something outside serin (a

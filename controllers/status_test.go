@@ -18,12 +18,16 @@ package controllers
 
 import (
 	"errors"
+	"fmt"
 	"testing"
 	"time"
 
 	"github.com/fluxcd/pkg/apis/meta"
 	"github.com/fluxcd/pkg/runtime/conditions"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
@@ -108,6 +112,7 @@ func TestSetConditions_ErrorHandlingAndObservedGeneration(t *testing.T) {
 		wantReason  string // of Reconciling, or Stalled when stalled
 		wantStalled bool
 		wantSettled bool
+		wantMessage string // of Stalled, when set
 	}{
 		"stall is terminal and settled": {
 			phase: v1alpha1.PhaseInitialized, err: &stallingError{Reason: v1alpha1.TargetNotFoundReason, Err: errors.New("deployment podinfo not found")},
@@ -116,6 +121,13 @@ func TestSetConditions_ErrorHandlingAndObservedGeneration(t *testing.T) {
 		"a refused object stalls with AdoptionRefused": {
 			phase: v1alpha1.PhaseInitializing, err: stallOnForeign(&workload.NotManagedError{Kind: "Service", Name: "podinfo-primary"}),
 			wantTerm: true, wantErr: true, wantReady: metav1.ConditionFalse, wantReason: v1alpha1.AdoptionRefusedReason, wantStalled: true, wantSettled: true,
+		},
+		"an invalid generated object stalls with the API server's message": {
+			phase: v1alpha1.PhaseInitializing,
+			err: fmt.Errorf("failed to apply httproute podinfo: %w", apierrors.NewInvalid(schema.GroupKind{Group: "gateway.networking.k8s.io", Kind: "HTTPRoute"}, "podinfo",
+				field.ErrorList{field.Invalid(field.NewPath("spec", "hostnames").Index(0), "*.*.example.com", "must be a wildcard of one label")})),
+			wantTerm: true, wantErr: true, wantReady: metav1.ConditionFalse, wantReason: v1alpha1.InvalidGeneratedObjectReason, wantStalled: true, wantSettled: true,
+			wantMessage: `the API server refused HTTPRoute podinfo that serin generates from this Canary; fix the Canary's spec: failed to apply httproute podinfo: HTTPRoute.gateway.networking.k8s.io "podinfo" is invalid: spec.hostnames[0]: Invalid value: "*.*.example.com": must be a wildcard of one label`,
 		},
 		"wait requeues without an error and is not settled": {
 			phase: v1alpha1.PhaseProgressing, err: &waitingError{Reason: v1alpha1.WaitingForPrimaryReason, Err: errors.New("primary not ready"), RequeueAfter: 5 * time.Second},
@@ -171,6 +183,9 @@ func TestSetConditions_ErrorHandlingAndObservedGeneration(t *testing.T) {
 			}
 			if reason != tt.wantReason {
 				t.Errorf("reason = %q, want %q", reason, tt.wantReason)
+			}
+			if msg := conditions.GetMessage(c, meta.StalledCondition); tt.wantMessage != "" && msg != tt.wantMessage {
+				t.Errorf("Stalled message = %q, want %q", msg, tt.wantMessage)
 			}
 			if got := settled(c, err); got != tt.wantSettled {
 				t.Errorf("settled = %v, want %v", got, tt.wantSettled)

@@ -67,6 +67,11 @@ const (
 	// is: its selector, or it is not the Canary's to roll out (serin
 	// generated it for a Canary, or another controller owns it).
 	InvalidTargetReason string = "InvalidTarget"
+	// InvalidGeneratedObjectReason: the API server refused an object serin
+	// generates from the Canary's spec as invalid (a routing.hosts entry,
+	// a label or annotation of spec.service); the message is the API
+	// server's, naming the object and the field.
+	InvalidGeneratedObjectReason string = "InvalidGeneratedObject"
 	// TargetClaimedReason: another Canary, created earlier, rolls out the
 	// same target or generates an object of the same name. The later
 	// Canary writes nothing and calls no webhook until the other is gone.

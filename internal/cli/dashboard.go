@@ -18,6 +18,8 @@ package cli
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/base64"
 	"fmt"
 	"net"
 	"os/exec"
@@ -81,7 +83,19 @@ func (o dashboardOptions) run(cmd *cobra.Command, env *environment) error {
 	if err != nil {
 		return err
 	}
-	server, err := dashboard.New(kube, dashboard.Options{Namespace: namespace, Now: env.now, Log: cmd.ErrOrStderr()})
+	exposed := o.address != "localhost"
+	if ip := net.ParseIP(o.address); ip != nil && ip.IsLoopback() {
+		exposed = false
+	}
+	var access string
+	if exposed {
+		// Beyond loopback, the page (and the token it acts with) is for
+		// whoever has the URL printed below, not whoever reaches the port.
+		if access, err = newAccessToken(); err != nil {
+			return err
+		}
+	}
+	server, err := dashboard.New(kube, dashboard.Options{Namespace: namespace, Now: env.now, Log: cmd.ErrOrStderr(), AccessToken: access})
 	if err != nil {
 		return err
 	}
@@ -91,9 +105,10 @@ func (o dashboardOptions) run(cmd *cobra.Command, env *environment) error {
 	}
 	url := dashboardURL(listener.Addr().(*net.TCPAddr))
 	log := statusLog{cmd.ErrOrStderr()}
-	if ip := net.ParseIP(o.address); o.address != "localhost" && (ip == nil || !ip.IsLoopback()) {
-		log.warningf("the dashboard listens on %s: whoever reaches it sees the Canaries with your permissions "+
-			"(only its own page can act on them)", listener.Addr())
+	if exposed {
+		url += "?" + dashboard.AccessParameter + "=" + access
+		log.warningf("the dashboard listens on %s: whoever has the URL below reads and acts on the Canaries with your permissions; "+
+			"share it as you would your kubeconfig (the traffic is plain HTTP: put it behind TLS to leave the machine)", listener.Addr())
 	}
 	fmt.Fprintf(cmd.OutOrStdout(), "serin dashboard at %s (Ctrl-C to stop)\n", url)
 	if o.open {
@@ -109,6 +124,16 @@ func (o dashboardOptions) run(cmd *cobra.Command, env *environment) error {
 		defer cancel()
 	}
 	return server.Serve(ctx, listener)
+}
+
+// newAccessToken is the dashboard's access token beyond loopback: 32
+// random bytes.
+func newAccessToken() (string, error) {
+	secret := make([]byte, 32)
+	if _, err := rand.Read(secret); err != nil {
+		return "", fmt.Errorf("making the dashboard's access token: %w", err)
+	}
+	return base64.RawURLEncoding.EncodeToString(secret), nil
 }
 
 // dashboardURL is where a browser on this machine finds the dashboard:

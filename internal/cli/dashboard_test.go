@@ -107,7 +107,10 @@ func TestDashboardCommandWarnsOffLoopback(t *testing.T) {
 	if !strings.Contains(run.stderr, "⚠️ the dashboard listens on [::]:") && !strings.Contains(run.stderr, "⚠️ the dashboard listens on 0.0.0.0:") {
 		t.Errorf("stderr %q, want a warning", run.stderr)
 	}
-	if !regexp.MustCompile(`^serin dashboard at http://127\.0\.0\.1:\d+/ `).MatchString(run.stdout) {
-		t.Errorf("stdout %q, want the loopback URL", run.stdout)
+	if !strings.Contains(run.stderr, "whoever has the URL below reads and acts on the Canaries with your permissions") {
+		t.Errorf("stderr %q, want a warning that tells who can act", run.stderr)
+	}
+	if !regexp.MustCompile(`^serin dashboard at http://127\.0\.0\.1:\d+/\?access_token=[A-Za-z0-9_-]{43} `).MatchString(run.stdout) {
+		t.Errorf("stdout %q, want the loopback URL with the access token", run.stdout)
 	}
 }

@@ -39,6 +39,9 @@ const contentSecurityPolicy = "default-src 'none'; script-src 'self'; style-src 
 //     localhost) in its Host header: a page of another site whose name
 //     was made to resolve to 127.0.0.1 (DNS rebinding) is refused, so it
 //     can read neither the Canaries nor the page's token;
+//   - when the dashboard listens beyond loopback, every request must
+//     carry its access token (admitted), or anyone who reaches the port
+//     could read the page's token and act;
 //   - a request that changes something must come from the dashboard's own
 //     origin (Origin and Sec-Fetch-Site, checked by
 //     http.CrossOriginProtection) and carry the token that only the
@@ -56,6 +59,9 @@ func (s *Server) guard(next http.Handler) http.Handler {
 				Message: "the dashboard answers only requests to its address (an IP address or localhost), not to " + r.Host})
 			return
 		}
+		if s.opts.AccessToken != "" && !s.admitted(w, r) {
+			return
+		}
 		if !isSafeMethod(r.Method) {
 			if err := sameOrigin.Check(r); err != nil {
 				writeProblem(w, problem{Status: http.StatusForbidden, Message: "refused a request from another site: " + err.Error()})
@@ -71,12 +77,46 @@ func (s *Server) guard(next http.Handler) http.Handler {
 	})
 }
 
+// AccessParameter is the query parameter that brings the access token
+// (Options.AccessToken) to a browser; accessCookie keeps it.
+const (
+	AccessParameter = "access_token"
+	accessCookie    = "serin-dashboard-access"
+)
+
+// admitted tells whether r carries the access token, in its cookie or as
+// the query parameter of the URL the CLI printed; the parameter is
+// exchanged for the cookie and a redirect to the same URL without it, so
+// that it stays out of the browser's history and the page's links. A
+// request without it is answered 401, and admitted returns false.
+func (s *Server) admitted(w http.ResponseWriter, r *http.Request) bool {
+	if c, err := r.Cookie(accessCookie); err == nil && equalSecret(c.Value, s.opts.AccessToken) {
+		return true
+	}
+	if token := r.URL.Query().Get(AccessParameter); token != "" && equalSecret(token, s.opts.AccessToken) && isSafeMethod(r.Method) {
+		http.SetCookie(w, &http.Cookie{Name: accessCookie, Value: token, Path: "/", HttpOnly: true, SameSite: http.SameSiteStrictMode})
+		u := *r.URL
+		q := u.Query()
+		q.Del(AccessParameter)
+		u.RawQuery = q.Encode()
+		http.Redirect(w, r, u.RequestURI(), http.StatusSeeOther)
+		return false
+	}
+	writeProblem(w, problem{Status: http.StatusUnauthorized,
+		Message: "the dashboard listens beyond loopback and asks for its access token: open the URL serin dashboard printed when it started"})
+	return false
+}
+
+func equalSecret(got, want string) bool {
+	return got != "" && subtle.ConstantTimeCompare([]byte(got), []byte(want)) == 1
+}
+
 func isSafeMethod(method string) bool {
 	return method == http.MethodGet || method == http.MethodHead || method == http.MethodOptions
 }
 
 func (s *Server) validToken(token string) bool {
-	return token != "" && subtle.ConstantTimeCompare([]byte(token), []byte(s.opts.Token)) == 1
+	return equalSecret(token, s.opts.Token)
 }
 
 // addressedByAddress tells whether a Host header names an IP address or

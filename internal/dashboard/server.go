@@ -58,6 +58,12 @@ type Options struct {
 	// Token is the secret the pages send with every request that changes
 	// something; random when empty (tests set it).
 	Token string
+	// AccessToken, when set, is asked of every request, to read as to
+	// act: the dashboard listens beyond loopback, where anyone who reaches
+	// the port would otherwise read the page and its Token. A browser
+	// brings it once as ?access_token= (the URL the CLI prints) and keeps
+	// it in a cookie.
+	AccessToken string
 	// RetryDelay is how long the watch waits before listing again after
 	// the API server refused or failed; 10 s when zero.
 	RetryDelay time.Duration

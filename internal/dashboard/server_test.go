@@ -22,9 +22,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"net/http/httptest"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -271,5 +273,55 @@ func TestForbidden(t *testing.T) {
 	resp, body = post(t, server, "/api/canaries/apps/podinfo/promote", sameOrigin(server, testToken))
 	if resp.StatusCode != http.StatusForbidden || !strings.Contains(body, "Forbidden: your Kubernetes user may not do this.") {
 		t.Errorf("POST promote: %s %s", resp.Status, body)
+	}
+}
+
+// Beyond loopback the dashboard asks every request for its access token:
+// without it nothing is read (not the page, whose token acts) and nothing
+// is done; the URL the CLI prints trades it for a cookie and a redirect.
+func TestAccessToken(t *testing.T) {
+	const access = "access-secret"
+	s, err := New(newFakeClient(nil, sampleCanary()), Options{Token: testToken, AccessToken: access, Now: func() time.Time { return testNow }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	go s.Run(ctx)
+	server := httptest.NewServer(s)
+	t.Cleanup(server.Close)
+
+	for _, path := range []string{"/", "/api/canaries", "/?access_token=wrong"} {
+		resp, body := get(t, server, path)
+		if resp.StatusCode != http.StatusUnauthorized || strings.Contains(body, testToken) {
+			t.Errorf("GET %s without the access token: %s %s, want 401 without the page's token", path, resp.Status, body)
+		}
+	}
+	if resp, _ := post(t, server, "/api/canaries/apps/podinfo/promote", sameOrigin(server, testToken)); resp.StatusCode != http.StatusUnauthorized {
+		t.Errorf("POST promote with the page's token but no access token: %s, want 401", resp.Status)
+	}
+
+	noRedirect := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	resp, err := noRedirect.Get(server.URL + "/?access_token=" + access)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = resp.Body.Close()
+	if resp.StatusCode != http.StatusSeeOther || resp.Header.Get("Location") != "/" {
+		t.Fatalf("GET with the access token: %s to %q, want 303 to /", resp.Status, resp.Header.Get("Location"))
+	}
+	cookies := resp.Cookies()
+	if len(cookies) != 1 || cookies[0].Value != access || !cookies[0].HttpOnly || cookies[0].SameSite != http.SameSiteStrictMode {
+		t.Fatalf("cookies %v, want the access token, HttpOnly, SameSite=Strict", cookies)
+	}
+	req, _ := http.NewRequest(http.MethodGet, server.URL+"/api/canaries", nil)
+	req.AddCookie(cookies[0])
+	got, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = got.Body.Close()
+	if got.StatusCode != http.StatusOK {
+		t.Errorf("GET /api/canaries with the cookie: %s, want 200", got.Status)
 	}
 }
