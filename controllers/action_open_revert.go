@@ -19,10 +19,12 @@ package controllers
 import (
 	"context"
 	"errors"
+	"fmt"
 	"time"
 
 	"github.com/fluxcd/pkg/apis/meta"
 	"github.com/fluxcd/pkg/runtime/conditions"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
 
 	"github.com/serin-dev/serin/api/v1alpha1"
@@ -32,8 +34,11 @@ import (
 )
 
 // openRevert reverts the bad revision in its Git source and records the
-// branch, commit and pull request in status.revert. A revert that cannot be
-// made (not configured, nothing to revert, cannot be verified) is recorded
+// branch, commit and pull request in status.revert. A Git host that failed
+// in a way a retry may fix (gitops.IsTransient: unreachable, a timeout, 408,
+// 429, a 5xx, a moved branch) leaves the revert Retrying, tried again with
+// backoff until it lands. A revert that cannot be made (not configured,
+// refused credentials, nothing to revert, cannot be verified) is recorded
 // as Failed and alerted, and not retried for that revision; a new request
 // (serin revert) tries again.
 func (r *CanaryReconciler) openRevert(ctx context.Context, obj *v1alpha1.Canary, obs rollout.Observation) (ctrl.Result, error) {
@@ -53,6 +58,7 @@ func (r *CanaryReconciler) openRevert(ctx context.Context, obj *v1alpha1.Canary,
 	if v := obs.Requests.Revert; v != "" {
 		st.HandledRequests.Revert = v
 	}
+	prev := st.Revert
 	st.Revert = &v1alpha1.RevertStatus{
 		Revision:       st.LastAttemptedRevision,
 		Branch:         res.Branch,
@@ -60,6 +66,9 @@ func (r *CanaryReconciler) openRevert(ctx context.Context, obj *v1alpha1.Canary,
 		PullRequestURL: res.PullRequestURL,
 		State:          res.State,
 		Message:        res.Message,
+	}
+	if err != nil && gitops.IsTransient(err) {
+		return r.retryRevert(ctx, obj, prev, err, obs.Now)
 	}
 	if err != nil {
 		st.Revert.State = gitops.StateFailed
@@ -79,4 +88,44 @@ func (r *CanaryReconciler) openRevert(ctx context.Context, obj *v1alpha1.Canary,
 		r.emit(ctx, obj, notifier.SeverityWarn, v1alpha1.RevertPushedReason, "revert of revision %s pushed to %s as %s", st.LastAttemptedRevision, res.Branch, res.Commit)
 	}
 	return ctrl.Result{}, nil
+}
+
+// Backoff of a Retrying revert: the first retry after revertRetryFirst,
+// doubling up to revertRetryMax, for as long as the Git host fails.
+const (
+	revertRetryFirst = 5 * time.Second
+	revertRetryMax   = 5 * time.Minute
+)
+
+// revertRetryDelay is the wait before the retry that follows attempts
+// failed attempts.
+func revertRetryDelay(attempts int32) time.Duration {
+	d := revertRetryFirst
+	for i := int32(1); i < attempts && d < revertRetryMax; i++ {
+		d *= 2
+	}
+	return min(d, revertRetryMax)
+}
+
+// retryRevert records a revert that failed in a way a retry may fix as
+// Retrying, with its attempts and the time of the next, and alerts on the
+// first failure only (one alert per outage, not one per attempt).
+func (r *CanaryReconciler) retryRevert(ctx context.Context, obj *v1alpha1.Canary, prev *v1alpha1.RevertStatus, err error, now time.Time) (ctrl.Result, error) {
+	st := &obj.Status
+	attempts := int32(1)
+	if prev != nil && prev.Revision == st.LastAttemptedRevision && prev.State == gitops.StateRetrying {
+		attempts = prev.Attempts + 1
+	}
+	wait := revertRetryDelay(attempts)
+	next := metav1.NewTime(now.Add(wait))
+	st.Revert.State = gitops.StateRetrying
+	st.Revert.Attempts = attempts
+	st.Revert.NextAttemptTime = &next
+	st.Revert.Message = fmt.Sprintf("attempt %d failed, next in %s: %s", attempts, wait, err.Error())
+	ctrl.LoggerFrom(ctx).Info("revert failed, will retry", "revision", st.LastAttemptedRevision, "attempts", attempts, "after", wait.String(), "error", err.Error())
+	if attempts == 1 {
+		r.emit(ctx, obj, notifier.SeverityWarn, v1alpha1.RevertRetryingReason,
+			"revert of revision %s failed, retrying with backoff: %s", st.LastAttemptedRevision, err.Error())
+	}
+	return ctrl.Result{RequeueAfter: wait}, nil
 }

@@ -19,6 +19,8 @@ package controllers
 import (
 	"context"
 	"fmt"
+	"net"
+	"syscall"
 	"testing"
 	"time"
 
@@ -26,6 +28,7 @@ import (
 	"github.com/fluxcd/pkg/runtime/conditions"
 	"github.com/google/go-cmp/cmp"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 
 	"github.com/serin-dev/serin/api/v1alpha1"
@@ -118,6 +121,23 @@ func TestOpenRevert(t *testing.T) {
 			events: []string{"Warning " + v1alpha1.RevertFailedReason},
 		}),
 		"the agent runs without GitOps revert: Failed, saying so": notConfigured,
+		"the Git host is down: Retrying, alerted once, tried again after 5s": rolledBack(gitops.RevertResult{}, fmt.Errorf("failed to clone: %w", syscall.ECONNREFUSED), actionWant{
+			status: recorded(v1alpha1.RevertStatus{Revision: "main@sha1:v2", State: gitops.StateRetrying, Attempts: 1,
+				NextAttemptTime: ptr.To(metav1.NewTime(actionNow.Add(5 * time.Second))),
+				Message:         "attempt 1 failed, next in 5s: failed to clone: connection refused"}),
+			events: []string{"Warning " + v1alpha1.RevertRetryingReason},
+			result: ctrl.Result{RequeueAfter: 5 * time.Second},
+		}),
+		"still down at the third attempt: backoff doubles, no new alert": func() actionCase {
+			tc := rolledBack(gitops.RevertResult{}, fmt.Errorf("opening the pull request: %w", &net.OpError{Op: "dial", Err: syscall.ECONNRESET}), actionWant{
+				status: recorded(v1alpha1.RevertStatus{Revision: "main@sha1:v2", State: gitops.StateRetrying, Attempts: 3,
+					NextAttemptTime: ptr.To(metav1.NewTime(actionNow.Add(20 * time.Second))),
+					Message:         "attempt 3 failed, next in 20s: opening the pull request: dial: connection reset by peer"}),
+				result: ctrl.Result{RequeueAfter: 20 * time.Second},
+			})
+			tc.canary.Status.Revert = &v1alpha1.RevertStatus{Revision: "main@sha1:v2", State: gitops.StateRetrying, Attempts: 2}
+			return tc
+		}(),
 	}
 	runActionCases(t, cases, func(ctx context.Context, r *CanaryReconciler, obj *v1alpha1.Canary, obs rollout.Observation, _ rollout.Action) (ctrl.Result, error) {
 		return r.openRevert(ctx, obj, obs)

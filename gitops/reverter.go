@@ -35,6 +35,9 @@ const (
 	StateFailed  = "Failed"
 	StateMerged  = "Merged"
 	StatePending = "Pending"
+	// StateRetrying: the Git host failed in a way a retry may fix
+	// (IsTransient); the revert is tried again with backoff.
+	StateRetrying = "Retrying"
 )
 
 // RevertRequest asks for the revert of a Canary's bad revision.

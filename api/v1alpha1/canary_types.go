@@ -1108,12 +1108,22 @@ type RevertStatus struct {
 	// PullRequestURL is the URL of the opened pull request.
 	// +optional
 	PullRequestURL string `json:"pullRequestURL,omitempty"`
-	// State is Pending, Opened, Pushed or Failed.
+	// State is Pending, Opened, Pushed, Merged, Retrying (the Git host
+	// failed in a way a retry may fix: it is tried again at
+	// nextAttemptTime) or Failed (a person must act: the message says
+	// what).
 	// +optional
 	State string `json:"state,omitempty"`
-	// Message explains the state.
+	// Message explains the state; while Retrying, the last error.
 	// +optional
 	Message string `json:"message,omitempty"`
+	// Attempts is how many times the revert of this revision failed in a
+	// way a retry may fix.
+	// +optional
+	Attempts int32 `json:"attempts,omitempty"`
+	// NextAttemptTime is when a Retrying revert is tried again.
+	// +optional
+	NextAttemptTime *metav1.Time `json:"nextAttemptTime,omitempty"`
 }
 
 // Canary drives the progressive delivery of a Deployment or Service. Its

@@ -71,6 +71,10 @@ const (
 	RevertPushedReason string = "RevertPushed"
 	// RevertMergedReason: the revert of the bad revision is already in Git.
 	RevertMergedReason string = "RevertMerged"
+	// RevertRetryingReason: the revert of the bad revision failed in a way
+	// a retry may fix (the Git host unreachable, a 5xx, a rate limit); it
+	// is tried again with backoff (status.revert.nextAttemptTime).
+	RevertRetryingReason string = "RevertRetrying"
 	// RevertFailedReason: serin could not revert the bad revision in Git;
 	// the message says why.
 	RevertFailedReason string = "RevertFailed"

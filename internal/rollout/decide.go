@@ -157,7 +157,7 @@ func decideIdle(c *v1alpha1.Canary, o Observation) Action {
 	case o.Target.Replicas > 0:
 		return ScaleDownCanary{}
 	}
-	return Idle{}
+	return idleUntilRevertRetry(c, o)
 }
 
 // decideWaiting re-asks the confirm-rollout gate at every interval.
@@ -295,8 +295,31 @@ func decideHalted(c *v1alpha1.Canary, o Observation) Action {
 	case c.GetFailurePolicy() == v1alpha1.RestorePrimaryPolicy:
 		return restorePrimaryThen(o, st.LastPromotedSpec, CompleteRestore{Phase: v1alpha1.PhaseFailed, Reason: v1alpha1.PromotionFailedReason})
 	}
+	return idleUntilRevertRetry(c, o)
+}
+
+// idleUntilRevertRetry is Idle, or a Wait until the next attempt of a
+// revert that is Retrying.
+func idleUntilRevertRetry(c *v1alpha1.Canary, o Observation) Action {
+	if due, ok := revertRetryDue(c); ok {
+		return Wait{RequeueAfter: max(due.Sub(o.Now), time.Millisecond)}
+	}
 	return Idle{}
 }
+
+// revertRetryDue is when the revert of the revision last attempted is
+// tried again, if it is Retrying.
+func revertRetryDue(c *v1alpha1.Canary) (time.Time, bool) {
+	st := c.Status
+	r := st.Revert
+	if r == nil || r.Revision != st.LastAttemptedRevision || r.State != revertRetrying || r.NextAttemptTime == nil {
+		return time.Time{}, false
+	}
+	return r.NextAttemptTime.Time, true
+}
+
+// revertRetrying is gitops.StateRetrying (rollout does not import gitops).
+const revertRetrying = "Retrying"
 
 // shieldDarkSide takes all traffic off a side that has no pod ready to
 // serve while the other side has, during and after a promotion: a request
@@ -341,6 +364,10 @@ func wantsRevert(c *v1alpha1.Canary, o Observation) bool {
 		return true
 	}
 	st := c.Status
+	if due, ok := revertRetryDue(c); ok {
+		// A Git host that failed in a way a retry may fix: again once due.
+		return !o.Now.Before(due)
+	}
 	if st.LastAttemptedRevision == "" || (st.Revert != nil && st.Revert.Revision == st.LastAttemptedRevision) {
 		return false
 	}

@@ -21,6 +21,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/serin-dev/serin/api/v1alpha1"
 	"github.com/serin-dev/serin/internal/workload"
@@ -83,6 +84,40 @@ func TestDecide_Ownership(t *testing.T) {
 			}(),
 			want: PrimaryUnavailable{Message: dark.Message},
 		},
+	}
+	for name, tt := range tests {
+		t.Run(name, func(t *testing.T) {
+			if diff := cmp.Diff(tt.want, Decide(tt.canary, tt.obs)); diff != "" {
+				t.Errorf("Decide() (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// A revert Retrying after a Git host failure is tried again once due, and
+// waited for until then, in Failed as in Halted.
+func TestDecide_RevertRetry(t *testing.T) {
+	retrying := func(phase v1alpha1.CanaryPhase) *v1alpha1.Canary {
+		return canary(phase, revertOn(v1alpha1.RevertTrigger(phase)), attempted("main@sha1:v2"), func(c *v1alpha1.Canary) {
+			c.Status.Revert = &v1alpha1.RevertStatus{Revision: "main@sha1:v2", State: "Retrying", Attempts: 2,
+				NextAttemptTime: &metav1.Time{Time: t0.Add(10 * time.Second)}}
+		})
+	}
+	idle := func(now time.Time) Observation {
+		o := observed(now, "v2", ready, "v1", ready)
+		o.Target.Replicas = 0
+		return o
+	}
+	halted := func(now time.Time) Observation { return observed(now, "v2", ready, "v2", failed) }
+	tests := map[string]struct {
+		canary *v1alpha1.Canary
+		obs    Observation
+		want   Action
+	}{
+		"failed, not due": {canary: retrying(v1alpha1.PhaseFailed), obs: idle(t0), want: Wait{RequeueAfter: 10 * time.Second}},
+		"failed, due":     {canary: retrying(v1alpha1.PhaseFailed), obs: idle(t0.Add(10 * time.Second)), want: OpenRevert{}},
+		"halted, not due": {canary: retrying(v1alpha1.PhaseHalted), obs: halted(t0.Add(4 * time.Second)), want: Wait{RequeueAfter: 6 * time.Second}},
+		"halted, overdue": {canary: retrying(v1alpha1.PhaseHalted), obs: halted(t0.Add(time.Minute)), want: OpenRevert{}},
 	}
 	for name, tt := range tests {
 		t.Run(name, func(t *testing.T) {

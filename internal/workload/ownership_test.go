@@ -39,7 +39,7 @@ func TestForeignTarget(t *testing.T) {
 		meta metav1.ObjectMeta
 		want string
 	}{
-		"a plain Deployment": {meta: metav1.ObjectMeta{Name: "podinfo-primary"}},
+		"a plain Deployment":    {meta: metav1.ObjectMeta{Name: "podinfo-primary"}},
 		"owned, not controlled": {meta: metav1.ObjectMeta{Name: "podinfo-primary", OwnerReferences: []metav1.OwnerReference{{APIVersion: "v1", Kind: "ConfigMap", Name: "x", UID: "u"}}}},
 		"another Canary's primary": {
 			meta: metav1.ObjectMeta{Name: "podinfo-primary", OwnerReferences: []metav1.OwnerReference{controller("serin.dev/v1alpha1", "Canary", "podinfo", "1")}},
