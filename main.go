@@ -353,6 +353,7 @@ type gitopsRevertOptions struct {
 	// (docs/gitops-revert.md#limits).
 	MaxConcurrent int
 	MaxCloneSize  resource.QuantityValue
+	MaxFileSize   resource.QuantityValue
 	CloneDir      string
 }
 
@@ -377,6 +378,9 @@ func (o *gitopsRevertOptions) BindFlags(fs *flag.FlagSet) {
 	o.MaxCloneSize.Quantity = *resource.NewQuantity(gitops.DefaultMaxCloneSize, resource.BinarySI)
 	fs.Var(&o.MaxCloneSize, "gitops-max-clone-size",
 		"The disk a revert's clone may take (a quantity: 512Mi, 2Gi); a larger clone stops the revert. 0 for no bound.")
+	o.MaxFileSize.Quantity = *resource.NewQuantity(gitops.DefaultMaxFileSize, resource.BinarySI)
+	fs.Var(&o.MaxFileSize, "gitops-max-file-size",
+		"The largest file a revert reads from the repository (a quantity: 16Mi); a larger one is never read, and a revert that needs it fails saying so.")
 	fs.StringVar(&o.CloneDir, "gitops-clone-dir", "",
 		"The directory reverts clone into (each clone is removed when its revert ends); empty for $TMPDIR or /tmp.")
 }
@@ -398,6 +402,7 @@ func (o *gitopsRevertOptions) Reverter(reader ctrlclient.Reader, extra ...gitops
 		gitops.WithProviderTokenFile(o.TokenFile),
 		gitops.WithMaxConcurrentReverts(o.MaxConcurrent),
 		gitops.WithMaxCloneSize(o.MaxCloneSize.Value()),
+		gitops.WithMaxFileSize(o.MaxFileSize.Value()),
 		gitops.WithCloneDir(o.CloneDir),
 	}
 	if o.SigningKey != "" {

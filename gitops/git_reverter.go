@@ -50,9 +50,23 @@ type GitReverter struct {
 	now       func() time.Time
 	limiter   *revertLimiter
 	clone     cloneOptions
+	// maxFile bounds a file a revert reads (0: DefaultMaxFileSize).
+	maxFile int64
 	// crossNamespace lets a Canary revert through a Kustomization or
 	// GitRepository in another namespace (not under --no-cross-namespace-refs).
 	crossNamespace bool
+}
+
+// WithMaxFileSize bounds the size of one file a revert reads from the
+// repository; 0 is DefaultMaxFileSize.
+func WithMaxFileSize(bytes int64) ReverterOption {
+	return func(g *GitReverter) error {
+		if bytes < 0 {
+			return fmt.Errorf("a negative file size bound: %d", bytes)
+		}
+		g.maxFile = bytes
+		return nil
+	}
 }
 
 // WithNoCrossNamespaceRefs refuses a Kustomization or GitRepository in
@@ -440,14 +454,14 @@ func (j *revertJob) plan(ctx context.Context, head *object.Commit) (*Plan, strin
 			return nil, "", err
 		}
 	} else {
-		if good, err = PreviousDefinition(ctx, bad, j.src.Path, target); err != nil {
+		if good, err = PreviousDefinition(ctx, bad, j.src.Path, target, j.maxFile); err != nil {
 			return nil, "", err
 		}
 		goodRevision = fmt.Sprintf("%s@sha1:%s", j.src.Branch, good.Hash)
 		notes = append(notes, fmt.Sprintf("No promoted revision is recorded: %s, the last commit before %s that rendered the target differently, is taken as good.",
 			shortSHA(good.Hash.String()), shortSHA(j.bad)))
 	}
-	plan, err := PlanRevert(ctx, PlanInput{Path: j.src.Path, Target: target, Good: good, Bad: bad, Head: head})
+	plan, err := PlanRevert(ctx, PlanInput{Path: j.src.Path, Target: target, Good: good, Bad: bad, Head: head, MaxFileSize: j.maxFile})
 	if errors.Is(err, ErrSameRendering) {
 		// The revision may have been read before kustomize-controller
 		// recorded the one it applied: take the one it applied since.
@@ -459,7 +473,7 @@ func (j *revertJob) plan(ctx context.Context, head *object.Commit) (*Plan, strin
 			notes = append(notes, fmt.Sprintf("Commit %s, recorded as bad, renders the target as the good one; %s, which the Kustomization applied after it, is reverted.",
 				shortSHA(j.bad), shortSHA(applied.Hash.String())))
 			bad = applied
-			plan, err = PlanRevert(ctx, PlanInput{Path: j.src.Path, Target: target, Good: good, Bad: bad, Head: head})
+			plan, err = PlanRevert(ctx, PlanInput{Path: j.src.Path, Target: target, Good: good, Bad: bad, Head: head, MaxFileSize: j.maxFile})
 		}
 	}
 	if err != nil {

@@ -63,6 +63,9 @@ type PlanInput struct {
 	// Good is the last promoted commit; Bad the commit to revert; Head the
 	// tip of the branch the change is made on (Bad or a descendant).
 	Good, Bad, Head *object.Commit
+	// MaxFileSize bounds a file read from a commit (0:
+	// DefaultMaxFileSize); a larger one is never read.
+	MaxFileSize int64
 }
 
 // FileChange is one file of a plan.
@@ -185,7 +188,7 @@ func (p *planner) load(ctx context.Context) error {
 		return err
 	}
 	load := func(c *object.Commit) (snapshot, *rendering, error) {
-		files, err := snapshotOf(c)
+		files, err := snapshotOf(c, p.in.MaxFileSize)
 		if err != nil {
 			return snapshot{}, nil, err
 		}
@@ -450,13 +453,13 @@ const maxPreviousDefinition = 200
 // PreviousDefinition returns the last commit before bad, following first
 // parents, that renders the target differently from bad: the target's
 // previous definition, used as the good commit when none was promoted.
-func PreviousDefinition(ctx context.Context, bad *object.Commit, path string, t Target) (*object.Commit, error) {
+func PreviousDefinition(ctx context.Context, bad *object.Commit, path string, t Target, maxFile int64) (*object.Commit, error) {
 	dir, err := cleanPath(path)
 	if err != nil {
 		return nil, err
 	}
 	target := func(c *object.Commit) (string, error) {
-		files, err := snapshotOf(c)
+		files, err := snapshotOf(c, maxFile)
 		if err != nil {
 			return "", err
 		}

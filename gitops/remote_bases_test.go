@@ -182,7 +182,7 @@ func TestPlanRevert_StopsWhenCancelled(t *testing.T) {
 	if !errors.Is(err, context.Canceled) || errors.Is(err, ErrUnverifiable) {
 		t.Errorf("PlanRevert with a cancelled context: %v, want context.Canceled", err)
 	}
-	if _, err := PreviousDefinition(ctx, bad, "./apps/podinfo", target); !errors.Is(err, context.Canceled) {
+	if _, err := PreviousDefinition(ctx, bad, "./apps/podinfo", target, 0); !errors.Is(err, context.Canceled) {
 		t.Errorf("PreviousDefinition with a cancelled context: %v, want context.Canceled", err)
 	}
 	if _, err := ancestors(ctx, bad); !errors.Is(err, context.Canceled) {

@@ -33,6 +33,15 @@ import (
 // maxTreeBytes bounds the repository content loaded to render one commit.
 const maxTreeBytes = 128 << 20
 
+// DefaultMaxFileSize bounds the size of one file a revert reads unless
+// WithMaxFileSize says otherwise: a file's size is known from its blob
+// header before a byte of it is inflated, and a larger one is never read.
+const DefaultMaxFileSize int64 = 16 << 20
+
+// ErrFileTooLarge means a revert needs a file larger than the bound on the
+// files it reads (--gitops-max-file-size); the file is never read.
+var ErrFileTooLarge = errors.New("a file is larger than the revert reads")
+
 // snapshot is the content of a repository at one commit: the commit's tree
 // in the clone, read as it is needed, and changes on top of it
 // (slash-separated paths relative to the root; nil content deletes).
@@ -40,20 +49,49 @@ const maxTreeBytes = 128 << 20
 type snapshot struct {
 	tree    *object.Tree // nil: the changes are all there is
 	changes map[string][]byte
+	// maxFile bounds the size of one file read from the tree; 0 is
+	// DefaultMaxFileSize.
+	maxFile int64
 }
 
-// snapshotOf returns the snapshot of a commit; it reads no file yet.
-func snapshotOf(c *object.Commit) (snapshot, error) {
+// snapshotOf returns the snapshot of a commit, whose files over maxFile
+// bytes (0: DefaultMaxFileSize) are never read; it reads no file yet.
+func snapshotOf(c *object.Commit, maxFile int64) (snapshot, error) {
 	tree, err := c.Tree()
 	if err != nil {
 		return snapshot{}, fmt.Errorf("failed to read the tree of %s: %w", c.Hash, err)
 	}
-	return snapshot{tree: tree}, nil
+	return snapshot{tree: tree, maxFile: maxFile}, nil
+}
+
+// humanBytes writes a size as a person reads it: 3.0 GiB, 16.0 MiB, 64 KiB.
+func humanBytes(n int64) string {
+	switch {
+	case n >= 1<<30:
+		return fmt.Sprintf("%.1f GiB", float64(n)/(1<<30))
+	case n >= 1<<20:
+		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
+	}
+	return fmt.Sprintf("%d KiB", (n+1023)>>10)
+}
+
+// fileBound is the largest file the snapshot reads.
+func (s snapshot) fileBound() int64 {
+	if s.maxFile > 0 {
+		return s.maxFile
+	}
+	return DefaultMaxFileSize
+}
+
+// tooLarge is the error of a file over the bound, which is not read.
+func (s snapshot) tooLarge(p string, size int64) error {
+	return fmt.Errorf("%w: %s takes %s, more than --gitops-max-file-size (%s); a revert never reads it: move it out of the directories the Kustomization renders, or raise the bound",
+		ErrFileTooLarge, p, humanBytes(size), humanBytes(s.fileBound()))
 }
 
 // with returns s with changes applied on top of its own.
 func (s snapshot) with(changes map[string][]byte) snapshot {
-	out := snapshot{tree: s.tree, changes: maps.Clone(s.changes)}
+	out := snapshot{tree: s.tree, changes: maps.Clone(s.changes), maxFile: s.maxFile}
 	if out.changes == nil {
 		out.changes = map[string][]byte{}
 	}
@@ -81,12 +119,18 @@ func (s snapshot) readEntry(tree *object.Tree, p string, e *object.TreeEntry) ([
 	if err != nil {
 		return nil, fmt.Errorf("failed to read %s: %w", p, err)
 	}
+	if f.Size > s.fileBound() {
+		return nil, s.tooLarge(p, f.Size)
+	}
 	r, err := f.Reader()
 	if err != nil {
 		return nil, fmt.Errorf("failed to read %s: %w", p, err)
 	}
 	defer r.Close()
-	b, err := io.ReadAll(r)
+	b, err := io.ReadAll(io.LimitReader(r, s.fileBound()+1))
+	if err == nil && int64(len(b)) > s.fileBound() {
+		err = s.tooLarge(p, int64(len(b)))
+	}
 	if err != nil {
 		return nil, fmt.Errorf("failed to read %s: %w", p, err)
 	}
@@ -103,13 +147,16 @@ type snapshotFS struct {
 	snap   snapshot
 	loaded map[string]bool
 	bytes  int64
+	// oversized are the files of the loaded directories over the
+	// snapshot's bound, by path: listed, never read; reading one fails.
+	oversized map[string]int64
 	// err is the first failure to read the snapshot; the methods that
 	// return no error (Exists, IsDir) leave it here for render.
 	err error
 }
 
 func newSnapshotFS(s snapshot) *snapshotFS {
-	return &snapshotFS{FileSystem: filesys.MakeFsInMemory(), snap: s, loaded: map[string]bool{}}
+	return &snapshotFS{FileSystem: filesys.MakeFsInMemory(), snap: s, loaded: map[string]bool{}, oversized: map[string]int64{}}
 }
 
 // loadParents reads the directories from the root down to the one that
@@ -204,6 +251,20 @@ func (fs *snapshotFS) loadTreeDir(rel string) error {
 				return err
 			}
 		case filemode.Regular, filemode.Executable:
+			// The size is the blob header's: nothing is inflated to
+			// learn it. A file over the bound is only listed, and the
+			// tree's budget is checked before a byte is read.
+			size, err := tree.Size(e.Name)
+			if err != nil {
+				return fmt.Errorf("failed to read %s: %w", p[1:], err)
+			}
+			if size > fs.snap.fileBound() {
+				fs.oversized[p] = size
+				continue
+			}
+			if fs.bytes+size > maxTreeBytes {
+				return fmt.Errorf("the files read to render take more than %d MiB", maxTreeBytes>>20)
+			}
 			b, err := fs.snap.readEntry(tree, p[1:], e)
 			if err != nil {
 				return err
@@ -252,7 +313,21 @@ func (fs *snapshotFS) RemoveAll(p string) error {
 
 func (fs *snapshotFS) Open(p string) (filesys.File, error) {
 	fs.loadParents(p)
+	if err := fs.refuseOversized(p); err != nil {
+		return nil, err
+	}
 	return fs.FileSystem.Open(p)
+}
+
+// refuseOversized is the error of reading a file over the bound.
+func (fs *snapshotFS) refuseOversized(p string) error {
+	p = path.Clean("/" + filepath.ToSlash(p))
+	if size, ok := fs.oversized[p]; ok {
+		err := fs.snap.tooLarge(p[1:], size)
+		fs.setErr(err)
+		return err
+	}
+	return nil
 }
 
 func (fs *snapshotFS) IsDir(p string) bool {
@@ -272,7 +347,8 @@ func (fs *snapshotFS) CleanedAbs(p string) (filesys.ConfirmedDir, string, error)
 
 func (fs *snapshotFS) Exists(p string) bool {
 	fs.loadParents(p)
-	return fs.FileSystem.Exists(p)
+	_, oversized := fs.oversized[path.Clean("/"+filepath.ToSlash(p))]
+	return oversized || fs.FileSystem.Exists(p)
 }
 
 func (fs *snapshotFS) Glob(pattern string) ([]string, error) {
@@ -282,6 +358,9 @@ func (fs *snapshotFS) Glob(pattern string) ([]string, error) {
 
 func (fs *snapshotFS) ReadFile(p string) ([]byte, error) {
 	fs.loadParents(p)
+	if err := fs.refuseOversized(p); err != nil {
+		return nil, err
+	}
 	return fs.FileSystem.ReadFile(p)
 }
 

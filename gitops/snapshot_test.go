@@ -17,6 +17,7 @@ limitations under the License.
 package gitops
 
 import (
+	"errors"
 	"slices"
 	"strings"
 	"testing"
@@ -37,7 +38,7 @@ func TestSnapshotFS_ReadsWhatARenderUses(t *testing.T) {
 		"teams/a/settings.yaml":           "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\n",
 		"teams/b/settings.yaml":           "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: b\n",
 	}, "Fleet")
-	snap, err := snapshotOf(head)
+	snap, err := snapshotOf(head, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -83,5 +84,48 @@ func TestSnapshotFS_ReadsWhatARenderUses(t *testing.T) {
 	}
 	if b, err := snap.file("teams/a/settings.yaml"); err != nil || !strings.Contains(string(b), "name: a") {
 		t.Errorf("a file of the tree: %q, %v", b, err)
+	}
+}
+
+// A file over the bound is never read: one next to the kustomization that
+// the render does not use costs nothing, and a render that needs one fails
+// saying which file and which flag.
+func TestSnapshotFS_LargeFilesAreNeverRead(t *testing.T) {
+	const bound = 64 << 10
+	big := strings.Repeat("x", 4*bound)
+	repo := newTestRepo(t)
+	head := repo.commitFiles(map[string]string{
+		"apps/podinfo/kustomization.yaml": "resources:\n  - deployment.yaml\n",
+		"apps/podinfo/deployment.yaml":    testDeployment,
+		"apps/podinfo/dump.bin":           big,
+		"apps/web/kustomization.yaml":     "resources:\n  - deployment.yaml\n  - huge.yaml\n",
+		"apps/web/deployment.yaml":        testDeployment,
+		"apps/web/huge.yaml":              "# " + big + "\n",
+	}, "Fleet")
+	snap, err := snapshotOf(head, bound)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fs := newSnapshotFS(snap)
+	if _, err := build(fs, "apps/podinfo"); err != nil || fs.err != nil {
+		t.Fatalf("a render that does not use the large file: %v, %v", err, fs.err)
+	}
+	if fs.bytes > 4<<10 {
+		t.Errorf("%d bytes read: the large file was read", fs.bytes)
+	}
+
+	fs = newSnapshotFS(snap)
+	_, err = build(fs, "apps/web")
+	if err == nil && fs.err == nil {
+		t.Fatal("a render that needs the large file succeeded")
+	}
+	if !errors.Is(fs.err, ErrFileTooLarge) || !strings.Contains(fs.err.Error(), "apps/web/huge.yaml takes 257 KiB, more than --gitops-max-file-size (64 KiB)") {
+		t.Errorf("error %v, want ErrFileTooLarge naming apps/web/huge.yaml and the flag", fs.err)
+	}
+	if fs.bytes > 4<<10 {
+		t.Errorf("%d bytes read: the large file was read", fs.bytes)
+	}
+	if _, err := snap.file("apps/web/huge.yaml"); !errors.Is(err, ErrFileTooLarge) {
+		t.Errorf("snapshot.file of the large file: %v, want ErrFileTooLarge", err)
 	}
 }
