@@ -18,6 +18,7 @@ package controllers
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -270,6 +271,31 @@ func TestValidation_CanaryBounds(t *testing.T) {
 			canary:  withWebhook(testobj.MakeCanary("b22", ns).Obj(), v1alpha1.CanaryWebhook{Name: "nohost", URL: "http://"}),
 			wantErr: "webhooks[].url must be an absolute http:// or https:// URL",
 		},
+		"webhook metadata at its limits": {
+			canary: withWebhook(testobj.MakeCanary("b24", ns).Obj(), v1alpha1.CanaryWebhook{Name: "meta", URL: "http://hooks.example",
+				Metadata: manyEntries(32, 253, 4096)}),
+		},
+		"webhook metadata over 32 entries": {
+			canary: withWebhook(testobj.MakeCanary("b25", ns).Obj(), v1alpha1.CanaryWebhook{Name: "meta", URL: "http://hooks.example",
+				Metadata: manyEntries(33, 8, 8)}),
+			wantErr: "spec.analysis.webhooks[0].metadata: Too many: 33: must have at most 32 items",
+		},
+		"webhook metadata value over 4096": {
+			canary: withWebhook(testobj.MakeCanary("b26", ns).Obj(), v1alpha1.CanaryWebhook{Name: "meta", URL: "http://hooks.example",
+				Metadata: manyEntries(1, 8, 4097)}),
+			wantErr: "webhooks[].metadata keys are at most 253 characters and values at most 4096",
+		},
+		"templateVariables at their limits": {
+			canary: withMetric(testobj.MakeCanary("b27", ns).Obj(), manyEntries(32, 63, 1024)),
+		},
+		"templateVariables over 32": {
+			canary:  withMetric(testobj.MakeCanary("b28", ns).Obj(), manyEntries(33, 8, 8)),
+			wantErr: "spec.analysis.metrics[0].templateVariables: Too many: 33: must have at most 32 items",
+		},
+		"a templateVariables value over 1024": {
+			canary:  withMetric(testobj.MakeCanary("b29", ns).Obj(), manyEntries(1, 8, 1025)),
+			wantErr: "templateVariables names are at most 63 characters and values at most 1024",
+		},
 		"webhook url longer than 2048": {
 			canary: withWebhook(testobj.MakeCanary("b23", ns).Obj(), v1alpha1.CanaryWebhook{
 				Name: "long", URL: "https://hooks.example/" + strings.Repeat("p", 2049-len("https://hooks.example/"))}),
@@ -479,4 +505,23 @@ func TestValidation_TargetIsImmutable(t *testing.T) {
 			}
 		})
 	}
+}
+
+// manyEntries is a map of n entries whose keys are keyLen characters long
+// and values valueLen.
+func manyEntries(n, keyLen, valueLen int) map[string]string {
+	m := make(map[string]string, n)
+	for i := range n {
+		k := fmt.Sprintf("k%02d", i)
+		m[k+strings.Repeat("k", keyLen-len(k))] = strings.Repeat("v", valueLen)
+	}
+	return m
+}
+
+// withMetric gives c a MetricTemplate check with templateVariables vars.
+func withMetric(c *v1alpha1.Canary, vars map[string]string) *v1alpha1.Canary {
+	c.Spec.Analysis = &v1alpha1.CanaryAnalysis{Iterations: 1, Metrics: []v1alpha1.CanaryMetric{{
+		Name: "errors", TemplateRef: &v1alpha1.TemplateReference{Name: "errors"}, TemplateVariables: vars,
+	}}}
+	return c
 }

@@ -222,6 +222,7 @@ type AutoscalerReference struct {
 	// Without them, each trigger's query is copied with the target's name
 	// replaced by the primary's, as Flagger does.
 	// +kubebuilder:validation:MaxProperties=16
+	// +kubebuilder:validation:XValidation:rule="self.all(k, size(self[k]) <= 4096)",message="primaryScalerQueries values are at most 4096 characters"
 	// +optional
 	PrimaryScalerQueries map[string]string `json:"primaryScalerQueries,omitempty"`
 
@@ -796,7 +797,10 @@ type CanaryMetric struct {
 	TemplateRef *TemplateReference `json:"templateRef,omitempty"`
 
 	// TemplateVariables are available to the query as {{ variables.NAME }}
-	// (MetricTemplates only).
+	// (MetricTemplates only): at most 32, names of at most 63 characters,
+	// values of at most 1024.
+	// +kubebuilder:validation:MaxProperties=32
+	// +kubebuilder:validation:XValidation:rule="self.all(k, size(k) <= 63 && size(self[k]) <= 1024)",message="templateVariables names are at most 63 characters and values at most 1024: a query variable is a label value or a short expression, not a document"
 	// +optional
 	TemplateVariables map[string]string `json:"templateVariables,omitempty"`
 
@@ -897,7 +901,10 @@ type CanaryWebhook struct {
 	// +optional
 	Retries int `json:"retries,omitempty"`
 
-	// Metadata is sent in the payload's metadata field.
+	// Metadata is sent in the payload's metadata field: at most 32 entries,
+	// keys of at most 253 characters, values of at most 4096.
+	// +kubebuilder:validation:MaxProperties=32
+	// +kubebuilder:validation:XValidation:rule="self.all(k, size(k) <= 253 && size(self[k]) <= 4096)",message="webhooks[].metadata keys are at most 253 characters and values at most 4096: every event of the Canary carries them"
 	// +optional
 	Metadata map[string]string `json:"metadata,omitempty"`
 
