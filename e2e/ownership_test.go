@@ -18,6 +18,7 @@ package e2e
 
 import (
 	"context"
+	"maps"
 	"slices"
 	"strings"
 	"testing"
@@ -60,20 +61,34 @@ func readyReasons(t *testing.T, c *v1alpha1.Canary) *sampler {
 	})
 }
 
-// servedAgain waits until the users of ns got only answers for a second,
-// from after since, and returns when that second began.
-func servedAgain(g Gomega, ns string, since time.Time, within time.Duration) time.Time {
-	var at time.Time
+// servedAgain waits until the users of ns got only answers for a second
+// after since, and returns when their last failed request after since was
+// sent (since itself when none failed) and how many failed.
+func servedAgain(g Gomega, ns string, since time.Time, within time.Duration) (time.Time, int) {
 	g.Eventually(func(g Gomega) {
-		for s := since; s.Add(time.Second).Before(time.Now()); s = s.Add(100 * time.Millisecond) {
-			c := usersIn(ns).Counts(s, s.Add(time.Second))
-			if c.Total > 0 && c.Errors == 0 {
-				at = s
-				return
-			}
-		}
-		g.Expect(at).NotTo(BeZero(), "the users get answers again")
+		recent := usersIn(ns).Counts(time.Now().Add(-1500*time.Millisecond), time.Now().Add(-500*time.Millisecond))
+		g.Expect(recent.Total).To(BeNumerically(">", 0), "the users send requests")
+		g.Expect(recent.Errors).To(BeZero(), "the users get answers again")
 	}, within, 200*time.Millisecond).Should(Succeed())
+	last, failed := since, 0
+	for _, s := range usersIn(ns).Samples(since, time.Time{}) {
+		if !s.OK() {
+			last, failed = s.Sent, failed+1
+		}
+	}
+	return last, failed
+}
+
+// whenTrue polls cond every 20 ms until it holds, and returns when.
+func whenTrue(g Gomega, cond func() bool, within time.Duration, what string) time.Time {
+	var at time.Time
+	g.Eventually(func() bool {
+		if cond() {
+			at = time.Now()
+			return true
+		}
+		return false
+	}, within, 20*time.Millisecond).Should(BeTrue(), what)
 	return at
 }
 
@@ -116,20 +131,23 @@ func TestOwnership_PrimaryScaledToZeroIsRestored(t *testing.T) {
 	g.Expect(k8s.Patch(ctx, primary, patch)).To(Succeed())
 	fault := time.Now()
 
-	repaired := canaryEvent(g, c, "podinfo-primary was scaled to 0 outside serin: restoring 2 replicas")
+	repaired := whenTrue(g, func() bool {
+		d := &appsv1.Deployment{}
+		return k8s.Get(ctx, client.ObjectKeyFromObject(primary), d) == nil && *d.Spec.Replicas == 2
+	}, 30*time.Second, "podinfo-primary scaled back to 2")
+	canaryEvent(g, c, "podinfo-primary was scaled to 0 outside serin: restoring 2 replicas")
 	g.Eventually(func(g Gomega) {
 		g.Expect(k8s.Get(ctx, client.ObjectKeyFromObject(primary), primary)).To(Succeed())
-		g.Expect(*primary.Spec.Replicas).To(Equal(int32(2)))
 		g.Expect(primary.Status.ReadyReplicas).To(Equal(int32(2)))
 	}, 30*time.Second, 100*time.Millisecond).Should(Succeed())
-	served := servedAgain(g, ns, fault, 30*time.Second)
+	served, failed := servedAgain(g, ns, fault, 30*time.Second)
 	g.Eventually(func(g Gomega) {
 		g.Expect(k8s.Get(ctx, client.ObjectKeyFromObject(c), c)).To(Succeed())
 		g.Expect(conditions.IsReady(c)).To(BeTrue())
 	}, 20*time.Second).Should(Succeed())
 	g.Expect(ready.seen()).To(ContainElement("False/"+v1alpha1.PrimaryUnavailableReason), "Ready was False while the primary was down")
-	t.Logf("fault=primary-scaled-to-zero repair_after=%s served_again_after=%s ready=%v",
-		repaired.Sub(fault).Round(100*time.Millisecond), served.Sub(fault).Round(100*time.Millisecond), ready.seen())
+	t.Logf("fault=primary-scaled-to-zero repair_after=%s last_user_error_after=%s user_errors=%d ready=%v",
+		repaired.Sub(fault).Round(10*time.Millisecond), served.Sub(fault).Round(10*time.Millisecond), failed, ready.seen())
 }
 
 // An operator evicts every pod of the primary: the ReplicaSet brings them
@@ -155,7 +173,7 @@ func TestOwnership_PrimaryPodsEvicted(t *testing.T) {
 		g.Expect(client.IgnoreNotFound(k8s.Delete(ctx, &pods.Items[i], client.GracePeriodSeconds(0)))).To(Succeed())
 	}
 	fault := time.Now()
-	served := servedAgain(g, ns, fault, 30*time.Second)
+	served, failed := servedAgain(g, ns, fault, 30*time.Second)
 	g.Eventually(func(g Gomega) {
 		g.Expect(k8s.Get(ctx, client.ObjectKeyFromObject(c), c)).To(Succeed())
 		g.Expect(conditions.IsReady(c)).To(BeTrue())
@@ -163,8 +181,8 @@ func TestOwnership_PrimaryPodsEvicted(t *testing.T) {
 	if slices.Contains(serving.seen(), "dark") {
 		g.Expect(ready.seen()).To(ContainElement("False/"+v1alpha1.PrimaryUnavailableReason), "the primary went dark: Ready said so")
 	}
-	t.Logf("fault=primary-pods-evicted served_again_after=%s primary=%v ready=%v",
-		served.Sub(fault).Round(100*time.Millisecond), serving.seen(), ready.seen())
+	t.Logf("fault=primary-pods-evicted last_user_error_after=%s user_errors=%d primary=%v ready=%v",
+		served.Sub(fault).Round(10*time.Millisecond), failed, serving.seen(), ready.seen())
 }
 
 // An operator points the apex Service of a blue/green Canary at pods of
@@ -190,14 +208,13 @@ func TestOwnership_ApexSelectorEditedIsRestored(t *testing.T) {
 	g.Expect(k8s.Patch(ctx, apex, patch)).To(Succeed())
 	fault := time.Now()
 
-	g.Eventually(func(g Gomega) {
-		g.Expect(k8s.Get(ctx, client.ObjectKeyFromObject(apex), apex)).To(Succeed())
-		g.Expect(apex.Spec.Selector).To(Equal(want))
-	}, 20*time.Second, 50*time.Millisecond).Should(Succeed())
-	repaired := time.Now()
-	served := servedAgain(g, ns, fault, 30*time.Second)
-	t.Logf("fault=apex-selector-edited repair_after=%s served_again_after=%s",
-		repaired.Sub(fault).Round(100*time.Millisecond), served.Sub(fault).Round(100*time.Millisecond))
+	repaired := whenTrue(g, func() bool {
+		svc := &corev1.Service{}
+		return k8s.Get(ctx, client.ObjectKeyFromObject(apex), svc) == nil && maps.Equal(svc.Spec.Selector, want)
+	}, 20*time.Second, "the apex Service selects the primary again")
+	served, failed := servedAgain(g, ns, fault, 30*time.Second)
+	t.Logf("fault=apex-selector-edited repair_after=%s last_user_error_after=%s user_errors=%d",
+		repaired.Sub(fault).Round(10*time.Millisecond), served.Sub(fault).Round(10*time.Millisecond), failed)
 }
 
 // A newcomer names podinfo-primary, which kubectl get deploy shows, as the
@@ -250,7 +267,7 @@ func TestOwnership_TwoCanariesOneTarget(t *testing.T) {
 	c := gatewayCanary(t, g, ns)
 	routes := sample(t, routeWeights(ns, "podinfo"))
 
-	second := testobj.MakeCanary("second", ns).Routing(gatewayRouting(ns)).ProgressDeadlineSeconds(30).
+	second := testobj.MakeCanary("second", ns).Target("apps/v1", "Deployment", "podinfo").Routing(gatewayRouting(ns)).ProgressDeadlineSeconds(30).
 		Analysis(v1alpha1.CanaryAnalysis{Interval: &metav1.Duration{Duration: interval}, Threshold: 2, StepWeight: 30, MaxWeight: 60}).Obj()
 	secondReady := readyReasons(t, second)
 	g.Expect(k8s.Create(ctx, second)).To(Succeed())
@@ -305,5 +322,7 @@ func TestOwnership_TargetRefEditRefused(t *testing.T) {
 	g.Expect(k8s.Get(ctx, client.ObjectKeyFromObject(c), c)).To(Succeed())
 	g.Expect(c.Spec.TargetRef.Name).To(Equal("podinfo"))
 	g.Expect(conditions.IsReady(c)).To(BeTrue())
+	g.Eventually(func() int { return usersIn(ns).Counts(firstAnswer(usersIn(ns)), time.Now().Add(-time.Second)).Total }, 10*time.Second).
+		Should(BeNumerically(">", 0))
 	expectNoUserErrors(t, g, ns)
 }
