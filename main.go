@@ -84,6 +84,7 @@ func main() {
 		healthAddr            string
 		concurrent            int
 		analysisWorkers       int
+		analysisPerNamespace  int
 		analysisStepTimeout   time.Duration
 		clientOptions         client.Options
 		logOptions            logger.Options
@@ -120,6 +121,8 @@ func main() {
 	flag.IntVar(&analysisWorkers, "analysis-workers", analysis.DefaultWorkers,
 		"The number of analysis steps (webhooks and metric checks of one step, called at once) started at the same time; "+
 			"a step running for more than a second gives its worker back, and at most 8 times this many steps are in flight.")
+	flag.IntVar(&analysisPerNamespace, "analysis-max-in-flight-per-namespace", 0,
+		"The analysis steps of one namespace in flight at most, so that a tenant whose webhooks hang holds that share of the pool and no more; 0 for a quarter of the steps in flight (8 × --analysis-workers / 4).")
 	flag.DurationVar(&analysisStepTimeout, "analysis-step-timeout", analysis.DefaultStepTimeout,
 		"The deadline of all the calls of one analysis step; a call still unanswered then fails its check.")
 	// Flux's tenancy flags, with their names and meaning
@@ -275,8 +278,9 @@ func main() {
 		Tenancy:        tenants,
 		WatchLabel:     watchLabel,
 		Analysis: analysis.NewRunner(webhooks, checks, analysis.RunnerOptions{
-			Workers:     analysisWorkers,
-			StepTimeout: analysisStepTimeout,
+			Workers:                 analysisWorkers,
+			MaxInFlightPerNamespace: analysisPerNamespace,
+			StepTimeout:             analysisStepTimeout,
 		}),
 	}
 	if revertOptions.Enabled {

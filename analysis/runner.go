@@ -146,6 +146,10 @@ type RunnerOptions struct {
 	// MaxInFlight bounds the steps in flight, slow ones included; zero
 	// means 8 × Workers.
 	MaxInFlight int
+	// MaxInFlightPerNamespace bounds the steps of one namespace in flight
+	// (--analysis-max-in-flight-per-namespace), so that a tenant whose
+	// steps hang holds that share and no more; zero means MaxInFlight / 4.
+	MaxInFlightPerNamespace int
 	// StepTimeout bounds each step, whatever its calls' own timeouts
 	// (--analysis-step-timeout), and each event or post-rollout call.
 	StepTimeout time.Duration
@@ -163,8 +167,9 @@ type RunnerOptions struct {
 // another key cancels the previous one, whose result is dropped. Outcomes
 // live in memory: after a restart the step runs again.
 //
-// The pool: at most Workers steps start at once, in the order they were
-// asked for. A step that still runs after SlowAfter (it waits on a slow or
+// The pool: at most Workers steps start at once, the namespaces served in
+// turn, each in the order its Works were asked for, and each namespace with
+// at most MaxInFlightPerNamespace steps in flight. A step that still runs after SlowAfter (it waits on a slow or
 // hanging dependency) gives its worker back and counts only toward
 // MaxInFlight, so that a hanging dependency costs the others at most
 // SlowAfter of waiting, not the step deadline. Past MaxInFlight steps in
@@ -193,7 +198,7 @@ type Runner struct {
 	mu      sync.Mutex
 	wake    *sync.Cond
 	runs    map[types.NamespacedName]*run
-	queue   []*run
+	queue   *fairQueue
 	running int
 	stopped bool
 	notify  func(types.NamespacedName)
@@ -232,6 +237,9 @@ func NewRunner(webhooks *Webhooks, metrics *Metrics, opts RunnerOptions) *Runner
 	if opts.MaxInFlight < opts.Workers {
 		opts.MaxInFlight = inFlightPerWorker * opts.Workers
 	}
+	if opts.MaxInFlightPerNamespace <= 0 || opts.MaxInFlightPerNamespace > opts.MaxInFlight {
+		opts.MaxInFlightPerNamespace = max(opts.MaxInFlight/4, 1)
+	}
 	if opts.StepTimeout <= 0 {
 		opts.StepTimeout = DefaultStepTimeout
 	}
@@ -246,6 +254,7 @@ func NewRunner(webhooks *Webhooks, metrics *Metrics, opts RunnerOptions) *Runner
 		metrics:  metrics,
 		opts:     opts,
 		runs:     map[types.NamespacedName]*run{},
+		queue:    newFairQueue(),
 		starts:   make(chan struct{}, opts.Workers),
 		inFlight: make(chan struct{}, opts.MaxInFlight),
 		calls:    make(chan call, opts.HookQueueSize),
@@ -291,7 +300,7 @@ func (r *Runner) Result(canary types.NamespacedName, key string, work Work) (Out
 	ctx, cancel := context.WithCancel(r.ctx)
 	next := &run{canary: canary, key: key, work: work, ctx: ctx, cancel: cancel}
 	r.runs[canary] = next
-	r.queue = append(r.queue, next)
+	r.queue.push(next)
 	runnerMetrics.queued.Inc()
 	r.wake.Signal()
 	return Outcome{}, Queued
@@ -313,12 +322,8 @@ func (r *Runner) drop(stale *run) {
 	if stale.started {
 		return
 	}
-	for i, q := range r.queue {
-		if q == stale {
-			r.queue = append(r.queue[:i], r.queue[i+1:]...)
-			runnerMetrics.queued.Dec()
-			return
-		}
+	if r.queue.remove(stale) {
+		runnerMetrics.queued.Dec()
 	}
 }
 
@@ -345,12 +350,13 @@ func (r *Runner) startWorkers() {
 	})
 }
 
-// dispatch starts the queued Works in order, each once a worker and a
-// place in flight are free, until the Runner stops.
+// dispatch starts the queued Works, namespace by namespace in turn (see
+// fairQueue), each once a worker and a place in flight are free and its
+// namespace is under its share, until the Runner stops.
 func (r *Runner) dispatch() {
 	for {
 		r.mu.Lock()
-		for len(r.queue) == 0 && !r.stopped {
+		for r.queue.len() == 0 && !r.stopped {
 			r.wake.Wait()
 		}
 		stopped := r.stopped
@@ -362,14 +368,19 @@ func (r *Runner) dispatch() {
 			return
 		}
 		r.mu.Lock()
-		if len(r.queue) == 0 { // the Work waiting was dropped meanwhile
-			r.mu.Unlock()
+		next := r.queue.pop(r.opts.MaxInFlightPerNamespace)
+		if next == nil {
+			// Dropped meanwhile, or every namespace waiting has its share
+			// in flight: give the places back until a step ends or a Work
+			// comes (both wake this loop).
 			<-r.inFlight
 			<-r.starts
+			if r.queue.len() > 0 && !r.stopped {
+				r.wake.Wait()
+			}
+			r.mu.Unlock()
 			continue
 		}
-		next := r.queue[0]
-		r.queue = r.queue[1:]
 		next.started = true
 		r.running++
 		runnerMetrics.queued.Dec()
@@ -392,7 +403,7 @@ func (r *Runner) acquire(pool chan struct{}) bool {
 func (r *Runner) Stats() (queued, running int) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return len(r.queue), r.running
+	return r.queue.len(), r.running
 }
 
 // execute runs one Work under the step deadline, gives its worker back
@@ -423,6 +434,8 @@ func (r *Runner) execute(w *run) {
 
 	r.mu.Lock()
 	r.running--
+	r.queue.ended(w.canary.Namespace)
+	r.wake.Broadcast() // a namespace at its share may start its next step
 	current := r.runs[w.canary] == w
 	if current {
 		w.out, w.done = out, true

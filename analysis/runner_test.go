@@ -321,7 +321,7 @@ func TestRunner_SlowStepsStepAside(t *testing.T) {
 	hang, arrived := hangingServer(t)
 	quick := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}))
 	t.Cleanup(quick.Close)
-	r, done := newTestRunner(t, "", RunnerOptions{Workers: 2, SlowAfter: 10 * time.Millisecond, MaxInFlight: 4, StepTimeout: safety})
+	r, done := newTestRunner(t, "", RunnerOptions{Workers: 2, SlowAfter: 10 * time.Millisecond, MaxInFlight: 4, MaxInFlightPerNamespace: 4, StepTimeout: safety})
 	step := func(name, url string) types.NamespacedName {
 		c := canary()
 		c.Name = name
@@ -349,6 +349,50 @@ func TestRunner_SlowStepsStepAside(t *testing.T) {
 		queued, running := r.Stats()
 		return running == 4 && queued == 2 && len(arrived) == 1
 	})
+}
+
+// A namespace whose steps hang holds its share of the steps in flight and
+// no more, and its queue never stands in front of another namespace: with
+// 300 hanging steps of tenant b queued first, tenant a's steps all run and
+// end while b's hang, and b never has more than its share in flight.
+func TestRunner_NamespacesShareThePool(t *testing.T) {
+	hang, arrived := hangingServer(t)
+	quick := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}))
+	t.Cleanup(quick.Close)
+	const share = 8
+	r, done := newTestRunner(t, "", RunnerOptions{Workers: 4, SlowAfter: 10 * time.Millisecond, MaxInFlight: 32, MaxInFlightPerNamespace: share, StepTimeout: safety})
+	step := func(ns, name, url string) types.NamespacedName {
+		c := canary()
+		c.Namespace, c.Name = ns, name
+		key := types.NamespacedName{Namespace: ns, Name: name}
+		r.Result(key, "step", Work{Canary: c, Hooks: hooks(1, v1alpha1.RolloutHook, url)})
+		return key
+	}
+	for i := range 300 {
+		step("tenant-b", fmt.Sprintf("hanging-%d", i), hang.URL)
+	}
+	for range share {
+		<-arrived
+	}
+	want := map[types.NamespacedName]bool{}
+	for i := range 20 {
+		want[step("tenant-a", fmt.Sprintf("app-%d", i), quick.URL)] = true
+	}
+	for len(want) > 0 {
+		select {
+		case c := <-done:
+			if c.Namespace != "tenant-a" {
+				t.Fatalf("%s ended: a hanging step answered", c)
+			}
+			delete(want, c)
+		case <-time.After(safety):
+			t.Fatalf("%d of tenant a's steps never ended behind tenant b's", len(want))
+		}
+	}
+	queued, running := r.Stats()
+	if running != share || queued != 300-share || len(arrived) != 0 {
+		t.Errorf("tenant b: %d running, %d queued, %d more calls arrived; want its share %d running and the rest queued", running, queued, len(arrived), share)
+	}
 }
 
 // eventually waits until cond holds.
