@@ -26,6 +26,7 @@ import (
 
 	"github.com/go-logr/logr"
 	"github.com/prometheus/client_golang/prometheus"
+	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 
@@ -62,6 +63,10 @@ type Options struct {
 	QueueSize int
 	// Retry is the retry policy of each delivery; zero means DefaultRetryPolicy.
 	Retry RetryPolicy
+	// MaxProviderTimeout caps a Provider's spec.timeout: one delivery to a
+	// Provider, retries included, takes at most this long; defaults to
+	// DefaultMaxProviderTimeout (15 s).
+	MaxProviderTimeout time.Duration
 	// EventsTimeout bounds each attempt to post to notification-controller;
 	// defaults to 5 s, as Flux's own event recorder.
 	EventsTimeout time.Duration
@@ -83,6 +88,9 @@ type Bridge struct {
 	opts   Options
 	queues []*jobQueue
 
+	mu           sync.Mutex
+	destinations map[types.NamespacedName]*destination
+
 	dropped   atomic.Int64
 	delivered atomic.Int64
 	failed    atomic.Int64
@@ -94,6 +102,8 @@ type job struct {
 	canary *v1alpha1.Canary
 	event  Event
 	at     time.Time
+	// provider is the destination of a job in a Provider's queue.
+	provider types.NamespacedName
 }
 
 var _ Notifier = (*Bridge)(nil)
@@ -121,6 +131,9 @@ func New(opts Options) *Bridge {
 	if opts.Retry == (RetryPolicy{}) {
 		opts.Retry = DefaultRetryPolicy
 	}
+	if opts.MaxProviderTimeout <= 0 {
+		opts.MaxProviderTimeout = DefaultMaxProviderTimeout
+	}
 	if opts.EventsTimeout <= 0 {
 		opts.EventsTimeout = 5 * time.Second
 	}
@@ -128,7 +141,7 @@ func New(opts Options) *Bridge {
 		opts.Now = time.Now
 	}
 	registerBridgeMetrics()
-	b := &Bridge{opts: opts, queues: make([]*jobQueue, opts.Workers)}
+	b := &Bridge{opts: opts, queues: make([]*jobQueue, opts.Workers), destinations: map[types.NamespacedName]*destination{}}
 	for i := range b.queues {
 		b.queues[i] = newJobQueue(opts.QueueSize)
 	}
@@ -146,8 +159,7 @@ func (b *Bridge) Notify(_ context.Context, canary *v1alpha1.Canary, e Event) {
 	}
 	// Either the new event was dropped, or an older one gave way to it:
 	// the queue's length is the same.
-	b.dropped.Add(1)
-	bridgeMetrics.events.WithLabelValues("dropped").Inc()
+	b.count(resultDropped)
 	b.opts.Logger.Info("notification queue full: dropping event",
 		"canary", client.ObjectKeyFromObject(d.canary).String(), "reason", d.event.Reason, "message", d.event.Message)
 }
@@ -199,38 +211,72 @@ func (b *Bridge) work(ctx context.Context, q *jobQueue) {
 				break
 			}
 			bridgeMetrics.queued.Dec()
-			if b.deliver(ctx, j) {
-				b.delivered.Add(1)
-				bridgeMetrics.events.WithLabelValues("delivered").Inc()
+			ok = b.deliverToNotificationController(ctx, j)
+			// Each Provider in its own queue: one that hangs holds
+			// nobody else's events.
+			if !b.toDestinations(logr.NewContext(ctx, b.opts.Logger), j) {
+				ok = false
+			}
+			if ok {
+				b.count(resultDelivered)
 			} else {
-				b.failed.Add(1)
-				bridgeMetrics.events.WithLabelValues("failed").Inc()
+				b.count(resultFailed)
 			}
 		}
 	}
 }
 
-// deliver sends one event everywhere it goes and reports whether every
-// destination took it; failures are logged, never retried beyond the
-// policy: a notification must not hold up the next ones.
+// deliver sends one event everywhere it goes, the Providers one after the
+// other, and reports whether every destination took it; failures are
+// logged, never retried beyond the policy. The workers send to
+// notification-controller this way, and queue the Providers' deliveries
+// (toDestinations).
 func (b *Bridge) deliver(ctx context.Context, j job) bool {
+	ok := b.deliverToNotificationController(ctx, j)
+	log := b.opts.Logger.WithValues("canary", client.ObjectKeyFromObject(j.canary).String(), "reason", j.event.Reason)
+	if !b.sendToProviders(logr.NewContext(ctx, log), j) {
+		ok = false
+	}
+	return ok
+}
+
+// deliverToNotificationController sends the event to notification-controller
+// unless the Canary's mode is direct, and reports whether it took it.
+func (b *Bridge) deliverToNotificationController(ctx context.Context, j job) bool {
 	log := b.opts.Logger.WithValues("canary", client.ObjectKeyFromObject(j.canary).String(), "reason", j.event.Reason)
 	ctx = logr.NewContext(ctx, log)
 	mode, err := modeOf(j.canary, b.opts.Mode)
 	if err != nil {
 		log.Error(err, "using the default notification mode", "mode", mode)
 	}
-	ok := true
-	if mode != ModeDirect && b.opts.EventsAddr != "" {
-		if err := b.sendToNotificationController(ctx, j, mode); err != nil {
-			log.Error(err, "failed to send event to notification-controller", "mode", mode)
-			ok = false
-		}
+	if mode == ModeDirect || b.opts.EventsAddr == "" {
+		return true
 	}
-	if !b.sendToProviders(ctx, j) {
-		ok = false
+	if err := b.sendToNotificationController(ctx, j, mode); err != nil {
+		log.Error(err, "failed to send event to notification-controller", "mode", mode)
+		return false
 	}
-	return ok
+	return true
+}
+
+// The results counted by serin_notification_events_total.
+const (
+	resultDelivered = "delivered"
+	resultFailed    = "failed"
+	resultDropped   = "dropped"
+)
+
+// count records one result in Stats and the metric.
+func (b *Bridge) count(result string) {
+	switch result {
+	case resultDelivered:
+		b.delivered.Add(1)
+	case resultFailed:
+		b.failed.Add(1)
+	case resultDropped:
+		b.dropped.Add(1)
+	}
+	bridgeMetrics.events.WithLabelValues(result).Inc()
 }
 
 // bridgeMetrics are the Bridge's Prometheus metrics, registered once per
@@ -246,7 +292,7 @@ func registerBridgeMetrics() {
 	bridgeMetrics.once.Do(func() {
 		bridgeMetrics.events = prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "serin_notification_events_total",
-			Help: "Canary events handed to the notifier, by result: delivered to every destination, failed at one at least after the retries, or dropped because the worker's queue was full.",
+			Help: "Canary event deliveries, by result: to notification-controller (with the references of spec.alerts checked) and to each Provider of spec.alerts in its own queue; delivered, failed after the retries, or dropped because a queue was full.",
 		}, []string{"result"})
 		for _, r := range []string{"delivered", "failed", "dropped"} {
 			bridgeMetrics.events.WithLabelValues(r)

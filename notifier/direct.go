@@ -19,6 +19,7 @@ package notifier
 import (
 	"context"
 	"fmt"
+	"time"
 
 	notificationv1 "github.com/fluxcd/notification-controller/api/v1beta3"
 	eventv1 "github.com/fluxcd/pkg/apis/event/v1beta1"
@@ -28,16 +29,17 @@ import (
 	"github.com/serin-dev/serin/api/v1alpha1"
 )
 
-// sendToProviders posts the event to each Provider of spec.alerts whose
-// severity admits it, and reports whether all took it.
-func (b *Bridge) sendToProviders(ctx context.Context, j job) bool {
-	if len(j.canary.Spec.Alerts) == 0 {
-		return true
-	}
-	log := logr.FromContextOrDiscard(ctx)
-	f := eventFields{canary: j.canary, event: j.event, revision: j.event.Revision, at: j.at}
-	ev := f.providerEvent(b.opts.ReportingController, b.opts.ReportingInstance)
-	ok := true
+// DefaultMaxProviderTimeout bounds one delivery to a Provider, its
+// retries included, whatever the Provider's spec.timeout says, unless
+// Options.MaxProviderTimeout is set: a destination that hangs holds its
+// own queue that long per event, and nothing else.
+const DefaultMaxProviderTimeout = 15 * time.Second
+
+// providersOf returns the Providers of spec.alerts whose severity admits
+// the event; a reference the agent refuses (--no-cross-namespace-refs) is
+// logged and reported as not ok.
+func (b *Bridge) providersOf(ctx context.Context, j job) (keys []types.NamespacedName, ok bool) {
+	ok = true
 	for _, a := range j.canary.Spec.Alerts {
 		if !Allows(a.Severity, j.event.Severity) {
 			continue
@@ -47,20 +49,42 @@ func (b *Bridge) sendToProviders(ctx context.Context, j job) bool {
 			key.Namespace = j.canary.Namespace
 		}
 		if err := b.opts.Tenancy.CheckRef(j.canary, "spec.alerts[].providerRef", "Provider", key); err != nil {
-			log.Error(err, "notification not sent", "provider", key.String())
+			logr.FromContextOrDiscard(ctx).Error(err, "notification not sent", "provider", key.String())
 			ok = false
 			continue
 		}
-		if err := b.sendToProvider(ctx, j.canary, key, ev); err != nil {
-			log.Error(err, "failed to send notification", "provider", key.String())
+		keys = append(keys, key)
+	}
+	return keys, ok
+}
+
+// sendToProviders posts the event to each Provider of spec.alerts whose
+// severity admits it, one after the other, and reports whether all took
+// it. The workers do not: they hand each Provider its own queue
+// (toDestinations).
+func (b *Bridge) sendToProviders(ctx context.Context, j job) bool {
+	keys, ok := b.providersOf(ctx, j)
+	for _, key := range keys {
+		if !b.sendToDestination(ctx, j, key) {
 			ok = false
 		}
 	}
 	return ok
 }
 
+// sendToDestination posts one event to one Provider and logs a failure.
+func (b *Bridge) sendToDestination(ctx context.Context, j job, key types.NamespacedName) bool {
+	f := eventFields{canary: j.canary, event: j.event, revision: j.event.Revision, at: j.at}
+	ev := f.providerEvent(b.opts.ReportingController, b.opts.ReportingInstance)
+	if err := b.sendToProvider(ctx, j.canary, key, ev); err != nil {
+		logr.FromContextOrDiscard(ctx).Error(err, "failed to send notification", "provider", key.String())
+		return false
+	}
+	return true
+}
+
 // sendToProvider posts one event to one Provider, unless it is suspended,
-// within the Provider's timeout.
+// within the Provider's timeout, at most Options.MaxProviderTimeout.
 func (b *Bridge) sendToProvider(ctx context.Context, canary *v1alpha1.Canary, key types.NamespacedName, ev eventv1.Event) error {
 	reader := b.opts.APIReader
 	if b.opts.Tenancy != nil {
@@ -86,7 +110,7 @@ func (b *Bridge) sendToProvider(ctx context.Context, canary *v1alpha1.Canary, ke
 	if !ok {
 		return fmt.Errorf("provider type %q is not supported by serin's direct mode (supported: %v)", p.Spec.Type, SupportedProviderTypes())
 	}
-	ctx, cancel := context.WithTimeout(ctx, p.GetTimeout())
+	ctx, cancel := context.WithTimeout(ctx, min(p.GetTimeout(), b.opts.MaxProviderTimeout))
 	defer cancel()
 	cfg, err := resolveProvider(ctx, reader, p)
 	if err != nil {
