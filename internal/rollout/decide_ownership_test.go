@@ -40,7 +40,7 @@ func TestDecide_Ownership(t *testing.T) {
 		"claimed before initialization": {
 			canary: canary(""),
 			obs:    Observation{Now: t0, Conflict: claimed},
-			want:   Stall{Reason: claimed.Reason, Message: claimed.Message},
+			want:   Stall(claimed),
 		},
 		"claimed mid-analysis, with a step due": {
 			canary: canary(v1alpha1.PhaseProgressing),
@@ -49,12 +49,12 @@ func TestDecide_Ownership(t *testing.T) {
 				o.Conflict = claimed
 				return o
 			}(),
-			want: Stall{Reason: claimed.Reason, Message: claimed.Message},
+			want: Stall(claimed),
 		},
 		"claimed with the target gone: no shield either": {
 			canary: canary(v1alpha1.PhaseProgressing),
 			obs:    Observation{Now: t0, Conflict: claimed, CanaryWeight: 20, Primary: Primary{Exists: true, Health: ready}},
-			want:   Stall{Reason: claimed.Reason, Message: claimed.Message},
+			want:   Stall(claimed),
 		},
 		"primary scaled to zero while initialized": {
 			canary: canary(v1alpha1.PhaseInitialized, func(c *v1alpha1.Canary) { c.Status.LastPromotedSpec = "v2" }),
