@@ -65,7 +65,7 @@ func TestRenderQuery(t *testing.T) {
 	for name, tt := range tests {
 		t.Run(name, func(t *testing.T) {
 			tt.metric.Name = "m"
-			got, err := RenderQuery(tt.query, canary(), tt.metric)
+			got, err := RenderQuery(tt.query, v1alpha1.PrometheusProvider, canary(), tt.metric)
 			if (err != nil) != tt.wantErr {
 				t.Fatalf("err = %v, wantErr %v", err, tt.wantErr)
 			}

@@ -20,6 +20,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 	"text/template"
 	"time"
@@ -163,7 +165,7 @@ func (m *Metrics) templateSource(ctx context.Context, canary *v1alpha1.Canary, m
 	if err := m.Reader.Get(ctx, key, tpl); err != nil {
 		return "", nil, 0, fmt.Errorf("failed to get MetricTemplate %s: %w", key, err)
 	}
-	query, err := RenderQuery(tpl.Spec.Query, canary, metric)
+	query, err := RenderQuery(tpl.Spec.Query, tpl.Spec.Provider.Type, canary, metric)
 	if err != nil {
 		return "", nil, 0, err
 	}
@@ -226,22 +228,36 @@ func (m *Metrics) provider(ctx context.Context, canary *v1alpha1.Canary, tpl *v1
 	return NewProvider(cfg)
 }
 
-// RenderQuery renders a MetricTemplate's query with Flagger's variables:
-// {{ name }}, {{ namespace }}, {{ target }}, {{ service }}, {{ interval }}
-// and {{ variables.NAME }}. Every value is escaped for a PromQL string
-// literal (EscapePromQL), so that a value placed between quotes, as in
-// app="{{ variables.app }}", stays in them.
-func RenderQuery(query string, canary *v1alpha1.Canary, metric v1alpha1.CanaryMetric) (string, error) {
+// RenderQuery renders a MetricTemplate's query, in the query language of
+// provider, with Flagger's variables: {{ name }}, {{ namespace }},
+// {{ target }}, {{ service }}, {{ interval }} and {{ variables.NAME }}.
+// A value placed inside a string literal is escaped for it, as the
+// language reads it back (EscapePromQL for PromQL); a value placed
+// anywhere else may only be a plain token (letters, digits and
+// _ . : / * -), else the check fails naming the variable: no value can
+// change the query's shape (querylang.go).
+func RenderQuery(query string, provider v1alpha1.MetricProviderType, canary *v1alpha1.Canary, metric v1alpha1.CanaryMetric) (string, error) {
 	interval := metricInterval(canary, metric)
+	// Each value is rendered as a marker first, found with the language's
+	// string rules, then written for where it stands.
+	values, names := map[string]string{}, map[string]string{}
+	var markers []string
+	marker := func(name, value string) string {
+		m := fmt.Sprintf("SERINQUERYVAR%dZ", len(markers))
+		markers = append(markers, m)
+		values[m] = value
+		names[m] = name
+		return m
+	}
 	vars := make(map[string]string, len(metric.TemplateVariables))
-	for k, v := range metric.TemplateVariables {
-		vars[k] = EscapePromQL(v)
+	for _, k := range slices.Sorted(maps.Keys(metric.TemplateVariables)) {
+		vars[k] = marker("variables."+k, metric.TemplateVariables[k])
 	}
 	funcs := template.FuncMap{
-		"name":      func() string { return EscapePromQL(canary.Name) },
-		"namespace": func() string { return EscapePromQL(canary.Namespace) },
-		"target":    func() string { return EscapePromQL(canary.Spec.TargetRef.Name) },
-		"service":   func() string { return EscapePromQL(canary.GetServiceName()) },
+		"name":      func() string { return marker("name", canary.Name) },
+		"namespace": func() string { return marker("namespace", canary.Namespace) },
+		"target":    func() string { return marker("target", canary.Spec.TargetRef.Name) },
+		"service":   func() string { return marker("service", canary.GetServiceName()) },
 		"interval":  func() string { return promDuration(interval) },
 		"variables": func() map[string]string { return vars },
 	}
@@ -253,7 +269,32 @@ func RenderQuery(query string, canary *v1alpha1.Canary, metric v1alpha1.CanaryMe
 	if err := t.Execute(&b, nil); err != nil {
 		return "", fmt.Errorf("query template: %w", err)
 	}
-	return b.String(), nil
+	return writeValues(b.String(), languageOf(provider), markers, values, names)
+}
+
+// writeValues replaces each marker of rendered by its value, written for
+// where it stands; names are the variables' names by marker, for errors.
+func writeValues(rendered string, lang queryLanguage, markers []string, values, names map[string]string) (string, error) {
+	var out strings.Builder
+	last := 0
+	for _, p := range lang.placements(rendered, markers) {
+		v := values[p.marker]
+		var written string
+		var err error
+		if p.quote == 0 {
+			written, err = tokenOnly(v, "the query outside a string literal")
+		} else {
+			written, err = lang.escape(v, p.quote)
+		}
+		if err != nil {
+			return "", fmt.Errorf("query variable %s: %w: quote it in the MetricTemplate's query, or change its value", names[p.marker], err)
+		}
+		out.WriteString(rendered[last:p.start])
+		out.WriteString(written)
+		last = p.start + len(p.marker)
+	}
+	out.WriteString(rendered[last:])
+	return out.String(), nil
 }
 
 // metricInterval is a check's range window: its interval, else the

@@ -256,7 +256,7 @@ func TestRenderQuery_Escapes(t *testing.T) {
 	for name, tt := range tests {
 		t.Run(name, func(t *testing.T) {
 			metric := v1alpha1.CanaryMetric{Name: "m", TemplateVariables: map[string]string{"app": tt.value, "path": tt.value}}
-			got, err := RenderQuery(tt.query, canary(), metric)
+			got, err := RenderQuery(tt.query, v1alpha1.PrometheusProvider, canary(), metric)
 			if err != nil {
 				t.Fatal(err)
 			}

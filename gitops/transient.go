@@ -31,7 +31,8 @@ import (
 
 // IsTransient reports whether a revert that failed with err may succeed
 // when tried again unchanged: the Git host was unreachable or slow (a
-// refused or reset connection, a timeout, a cut stream), answered 408,
+// refused or reset connection, a name that did not resolve, a timeout, a
+// cut stream), answered 408,
 // 429 or a 5xx, or the branch moved under the push. Anything else (401,
 // 403, 404, a protected branch, a repository that cannot be rendered or
 // verified) needs a person: it is permanent.
@@ -39,14 +40,21 @@ func IsTransient(err error) bool {
 	if err == nil {
 		return false
 	}
-	for _, t := range []error{ErrNonFastForward, context.DeadlineExceeded, io.ErrUnexpectedEOF,
+	for _, t := range []error{ErrNonFastForward, context.DeadlineExceeded, io.EOF, io.ErrUnexpectedEOF,
 		syscall.ECONNREFUSED, syscall.ECONNRESET, syscall.EHOSTUNREACH, syscall.ENETUNREACH, syscall.EPIPE} {
 		if errors.Is(err, t) {
 			return true
 		}
 	}
+	// A url.Error is anything an HTTP client returns, a bad certificate
+	// too: only a timeout, or a failure to reach the host, is transient.
 	var netErr net.Error
-	if errors.As(err, &netErr) {
+	if errors.As(err, &netErr) && netErr.Timeout() {
+		return true
+	}
+	var opErr *net.OpError
+	var dnsErr *net.DNSError
+	if errors.As(err, &opErr) || errors.As(err, &dnsErr) {
 		return true
 	}
 	var hostErr *gitprovider.HTTPError

@@ -18,10 +18,13 @@ package gitops
 
 import (
 	"context"
+	"crypto/x509"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
+	"net/url"
 	"syscall"
 	"testing"
 
@@ -33,6 +36,13 @@ import (
 
 // A Git host that failed in a way a retry may fix is transient; what
 // needs a person is permanent.
+// timeoutErr is a net.Error that timed out.
+type timeoutErr struct{}
+
+func (timeoutErr) Error() string   { return "i/o timeout" }
+func (timeoutErr) Timeout() bool   { return true }
+func (timeoutErr) Temporary() bool { return true }
+
 func TestIsTransient(t *testing.T) {
 	gitStatus := func(code int) error {
 		return plumbing.NewUnexpectedError(&githttp.Err{Response: &http.Response{StatusCode: code, Request: &http.Request{}}})
@@ -52,6 +62,10 @@ func TestIsTransient(t *testing.T) {
 		"git over HTTP: 429":              {err: gitStatus(http.StatusTooManyRequests), want: true},
 		"the host API: 503":               {err: fmt.Errorf("opening the pull request: %w", hostStatus(http.StatusServiceUnavailable)), want: true},
 		"the host API: rate limited":      {err: &gitprovider.RateLimitError{HTTPError: gitprovider.HTTPError{ErrorMessage: "rate limited"}}, want: true},
+		"a stream cut":                    {err: &url.Error{Op: "Post", URL: "http://git.example/x", Err: io.EOF}, want: true},
+		"a client timeout":                {err: &url.Error{Op: "Get", URL: "http://git.example/x", Err: timeoutErr{}}, want: true},
+		"a name that did not resolve":     {err: &url.Error{Op: "Get", URL: "http://git.example/x", Err: &net.DNSError{Err: "no such host", Name: "git.example"}}, want: true},
+		"a certificate refused":           {err: &url.Error{Op: "Get", URL: "https://git.example/x", Err: x509.UnknownAuthorityError{}}},
 		"git over HTTP: 401":              {err: fmt.Errorf("%w: bad token", transport.ErrAuthenticationRequired)},
 		"git over HTTP: 403":              {err: fmt.Errorf("%w: protected branch", transport.ErrAuthorizationFailed)},
 		"the host API: 422":               {err: hostStatus(http.StatusUnprocessableEntity)},
