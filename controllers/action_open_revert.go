@@ -26,6 +26,7 @@ import (
 	"github.com/fluxcd/pkg/runtime/conditions"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/serin-dev/serin/api/v1alpha1"
 	"github.com/serin-dev/serin/gitops"
@@ -43,13 +44,17 @@ import (
 // (serin revert) tries again.
 func (r *CanaryReconciler) openRevert(ctx context.Context, obj *v1alpha1.Canary, obs rollout.Observation) (ctrl.Result, error) {
 	st := &obj.Status
-	reason := conditions.GetMessage(obj, meta.StalledCondition)
-	res, err := r.Reverter.Revert(ctx, gitops.RevertRequest{
-		Canary:       obj,
+	req := gitops.RevertRequest{
+		Canary:       obj.DeepCopy(),
 		BadRevision:  st.LastAttemptedRevision,
 		GoodRevision: st.LastPromotedRevision,
-		Reason:       reason,
-	})
+		Reason:       conditions.GetMessage(obj, meta.StalledCondition),
+	}
+	res, err, done := r.reverts.result(ctx, client.ObjectKeyFromObject(obj), req.BadRevision,
+		func(ctx context.Context) (gitops.RevertResult, error) { return r.Reverter.Revert(ctx, req) })
+	if !done {
+		return r.revertPending(obj), nil
+	}
 	if errors.Is(err, gitops.ErrBusy) {
 		// Nothing recorded, the worker given back: asked again shortly.
 		ctrl.LoggerFrom(ctx).Info("revert waits for its turn", "revision", st.LastAttemptedRevision, "reason", err.Error())
@@ -90,6 +95,23 @@ func (r *CanaryReconciler) openRevert(ctx context.Context, obj *v1alpha1.Canary,
 	return ctrl.Result{}, nil
 }
 
+// revertPending records that the revert of the revision runs (off the
+// reconcile: revertJobs), keeping what a Retrying revert counted; its end
+// reconciles the Canary, the requeue is a fallback.
+func (r *CanaryReconciler) revertPending(obj *v1alpha1.Canary) ctrl.Result {
+	st := &obj.Status
+	pending := &v1alpha1.RevertStatus{Revision: st.LastAttemptedRevision, State: gitops.StatePending,
+		Message: "reverting revision " + st.LastAttemptedRevision + " in Git"}
+	if prev := st.Revert; prev != nil && prev.Revision == pending.Revision {
+		pending.Attempts = prev.Attempts
+		if prev.State == gitops.StatePending {
+			pending.Message = prev.Message
+		}
+	}
+	st.Revert = pending
+	return ctrl.Result{RequeueAfter: time.Minute}
+}
+
 // Backoff of a Retrying revert: the first retry after revertRetryFirst,
 // doubling up to revertRetryMax, for as long as the Git host fails.
 const (
@@ -113,7 +135,7 @@ func revertRetryDelay(attempts int32) time.Duration {
 func (r *CanaryReconciler) retryRevert(ctx context.Context, obj *v1alpha1.Canary, prev *v1alpha1.RevertStatus, err error, now time.Time) (ctrl.Result, error) {
 	st := &obj.Status
 	attempts := int32(1)
-	if prev != nil && prev.Revision == st.LastAttemptedRevision && prev.State == gitops.StateRetrying {
+	if prev != nil && prev.Revision == st.LastAttemptedRevision && (prev.State == gitops.StateRetrying || prev.State == gitops.StatePending) {
 		attempts = prev.Attempts + 1
 	}
 	wait := revertRetryDelay(attempts)

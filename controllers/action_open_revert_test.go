@@ -20,6 +20,7 @@ import (
 	"context"
 	"fmt"
 	"net"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -28,8 +29,10 @@ import (
 	"github.com/fluxcd/pkg/runtime/conditions"
 	"github.com/google/go-cmp/cmp"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/serin-dev/serin/api/v1alpha1"
 	"github.com/serin-dev/serin/gitops"
@@ -69,8 +72,16 @@ func TestOpenRevert(t *testing.T) {
 			setup:  func(f *actionFixture) { f.r.Reverter = reverter },
 			want:   want,
 			check: func(t *testing.T, _ *actionFixture, obj *v1alpha1.Canary) {
-				want := []gitops.RevertRequest{{Canary: obj, BadRevision: "main@sha1:v2", GoodRevision: "main@sha1:v1", Reason: why}}
-				if diff := cmp.Diff(want, reverter.requests); diff != "" {
+				// The request holds a copy of the Canary as it was asked.
+				want := []gitops.RevertRequest{{BadRevision: "main@sha1:v2", GoodRevision: "main@sha1:v1", Reason: why}}
+				got := reverter.requests
+				for i := range got {
+					if got[i].Canary == nil || got[i].Canary.Name != obj.Name || got[i].Canary == obj {
+						t.Errorf("request %d names the Canary %v, want a copy of %s", i, got[i].Canary, obj.Name)
+					}
+					got[i].Canary = nil
+				}
+				if diff := cmp.Diff(want, got); diff != "" {
 					t.Errorf("revert requests (-want +got):\n%s", diff)
 				}
 			},
@@ -113,7 +124,8 @@ func TestOpenRevert(t *testing.T) {
 			events: []string{"Normal " + v1alpha1.RevertMergedReason},
 		}),
 		"a revert request: handled": requested,
-		"the reverter is busy: nothing recorded, asked again shortly": rolledBack(gitops.RevertResult{}, fmt.Errorf("%w: fleet@main", gitops.ErrBusy), actionWant{
+		"the reverter is busy: still Pending, asked again shortly": rolledBack(gitops.RevertResult{}, fmt.Errorf("%w: fleet@main", gitops.ErrBusy), actionWant{
+			status: recorded(v1alpha1.RevertStatus{Revision: "main@sha1:v2", State: gitops.StatePending, Message: "reverting revision main@sha1:v2 in Git"}),
 			result: ctrl.Result{RequeueAfter: 5 * time.Second},
 		}),
 		"the revert fails: Failed with the error, alerted, not retried": rolledBack(gitops.RevertResult{}, fmt.Errorf("no commit of v2 touches podinfo"), actionWant{
@@ -140,6 +152,82 @@ func TestOpenRevert(t *testing.T) {
 		}(),
 	}
 	runActionCases(t, cases, func(ctx context.Context, r *CanaryReconciler, obj *v1alpha1.Canary, obs rollout.Observation, _ rollout.Action) (ctrl.Result, error) {
-		return r.openRevert(ctx, obj, obs)
+		return openRevertToTheEnd(ctx, r, obj, obs)
 	})
+}
+
+// openRevertToTheEnd is openRevert reconciled again until the revert job
+// it started ended, as the job's end would enqueue the Canary.
+func openRevertToTheEnd(ctx context.Context, r *CanaryReconciler, obj *v1alpha1.Canary, obs rollout.Observation) (ctrl.Result, error) {
+	for end := time.Now().Add(10 * time.Second); ; time.Sleep(time.Millisecond) {
+		res, err := r.openRevert(ctx, obj, obs)
+		if err != nil || !r.reverts.running(client.ObjectKeyFromObject(obj)) || time.Now().After(end) {
+			return res, err
+		}
+	}
+}
+
+// A revert runs off the reconcile: the first reconcile starts it and
+// records Pending, with what a retry counted; the Canary is reconciled
+// again when the job ends, and records its result.
+func TestOpenRevert_RunsOffTheReconcile(t *testing.T) {
+	release := make(chan struct{})
+	reverter := &blockingReverter{release: release, result: gitops.RevertResult{Branch: "serin/revert-v2", PullRequestURL: "https://git.example.com/fleet/pulls/7", State: gitops.StateOpened}}
+	f := newActionReconciler(t)
+	f.r.Reverter = reverter
+	ended := make(chan types.NamespacedName, 1)
+	f.r.reverts.notify = func(k types.NamespacedName) { ended <- k }
+	c := weightedPodinfo().Phase(v1alpha1.PhaseFailed).Applied("v2", "main@sha1:v2").Promoted("v1", "main@sha1:v1").Obj()
+	c.Status.Revert = &v1alpha1.RevertStatus{Revision: "main@sha1:v2", State: gitops.StateRetrying, Attempts: 2}
+	ctx := context.Background()
+	res, err := f.r.openRevert(ctx, c, observed("v2", 0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := *c.Status.Revert; got.State != gitops.StatePending || got.Attempts != 2 || res.RequeueAfter != time.Minute {
+		t.Fatalf("while the revert runs: %+v, requeue %s; want Pending with 2 attempts kept, a fallback requeue", got, res.RequeueAfter)
+	}
+	for reverter.started.Load() == 0 {
+		time.Sleep(time.Millisecond)
+	}
+	if _, err := f.r.openRevert(ctx, c, observed("v2", 0)); err != nil || c.Status.Revert.State != gitops.StatePending {
+		t.Fatalf("a second reconcile: %v, %+v; want the job still running", err, c.Status.Revert)
+	}
+	close(release)
+	defer func() {
+		if n := reverter.started.Load(); n != 1 {
+			t.Errorf("%d reverts started, want one job for the revision", n)
+		}
+	}()
+	select {
+	case k := <-ended:
+		if k.Name != c.Name {
+			t.Errorf("the job's end enqueued %s", k)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the job's end enqueued nothing")
+	}
+	if _, err := f.r.openRevert(ctx, c, observed("v2", 0)); err != nil {
+		t.Fatal(err)
+	}
+	if got := *c.Status.Revert; got.State != gitops.StateOpened || got.PullRequestURL != reverter.result.PullRequestURL {
+		t.Errorf("after the job: %+v, want the pull request recorded", got)
+	}
+}
+
+// blockingReverter answers its result once release is closed.
+type blockingReverter struct {
+	release chan struct{}
+	result  gitops.RevertResult
+	started atomic.Int32
+}
+
+func (r *blockingReverter) Revert(ctx context.Context, _ gitops.RevertRequest) (gitops.RevertResult, error) {
+	r.started.Add(1)
+	select {
+	case <-r.release:
+		return r.result, nil
+	case <-ctx.Done():
+		return gitops.RevertResult{}, ctx.Err()
+	}
 }

@@ -90,6 +90,7 @@ type CanaryReconciler struct {
 	Router routing.Router
 
 	metrics      *canaryMetrics
+	reverts      *revertJobs
 	expectations *writeExpectations
 	routeClocks  *routeClocks
 	configs      *configHashes
@@ -115,6 +116,7 @@ func (r *CanaryReconciler) Reconcile(ctx context.Context, req ctrl.Request) (res
 			r.expectations.forget(req.NamespacedName)
 			r.routeClocks.forget(req.NamespacedName)
 			r.Analysis.Forget(req.NamespacedName)
+			r.reverts.forget(req.NamespacedName)
 		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}

@@ -149,7 +149,11 @@ func (r *CanaryReconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manage
 	if err := mgr.Add(r.Analysis); err != nil {
 		return fmt.Errorf("failed to add the analysis runner: %w", err)
 	}
-	return b.WatchesRawSource(r.analysisResults()).Complete(r)
+	// A revert's end reconciles its Canary.
+	if err := mgr.Add(r.reverts); err != nil {
+		return fmt.Errorf("failed to add the revert jobs: %w", err)
+	}
+	return b.WatchesRawSource(r.analysisResults()).WatchesRawSource(r.reverts.results()).Complete(r)
 }
 
 // setDefaults gives the reconciler its in-memory state and the
@@ -157,6 +161,7 @@ func (r *CanaryReconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manage
 // uncached one for what the cache does not hold.
 func (r *CanaryReconciler) setDefaults(cached, uncached client.Reader) {
 	r.metrics = newCanaryMetrics()
+	r.reverts = newRevertJobs()
 	r.expectations = newWriteExpectations()
 	r.routeClocks = newRouteClocks()
 	r.configs = &configHashes{byName: map[string]configHash{}}

@@ -318,8 +318,12 @@ func revertRetryDue(c *v1alpha1.Canary) (time.Time, bool) {
 	return r.NextAttemptTime.Time, true
 }
 
-// revertRetrying is gitops.StateRetrying (rollout does not import gitops).
-const revertRetrying = "Retrying"
+// revertRetrying and revertPending are gitops.StateRetrying and
+// gitops.StatePending (rollout does not import gitops).
+const (
+	revertRetrying = "Retrying"
+	revertPending  = "Pending"
+)
 
 // shieldDarkSide takes all traffic off a side that has no pod ready to
 // serve while the other side has, during and after a promotion: a request
@@ -364,6 +368,10 @@ func wantsRevert(c *v1alpha1.Canary, o Observation) bool {
 		return true
 	}
 	st := c.Status
+	if r := st.Revert; r != nil && r.Revision == st.LastAttemptedRevision && r.State == revertPending {
+		// The revert runs off the reconcile: its result is to be recorded.
+		return true
+	}
 	if due, ok := revertRetryDue(c); ok {
 		// A Git host that failed in a way a retry may fix: again once due.
 		return !o.Now.Before(due)
