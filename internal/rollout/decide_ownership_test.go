@@ -118,6 +118,11 @@ func TestDecide_RevertRetry(t *testing.T) {
 		"failed, due":     {canary: retrying(v1alpha1.PhaseFailed), obs: idle(t0.Add(10 * time.Second)), want: OpenRevert{}},
 		"halted, not due": {canary: retrying(v1alpha1.PhaseHalted), obs: halted(t0.Add(4 * time.Second)), want: Wait{RequeueAfter: 6 * time.Second}},
 		"halted, overdue": {canary: retrying(v1alpha1.PhaseHalted), obs: halted(t0.Add(time.Minute)), want: OpenRevert{}},
+		"halted, the revert running off the reconcile": {canary: func() *v1alpha1.Canary {
+			c := retrying(v1alpha1.PhaseHalted)
+			c.Status.Revert.State, c.Status.Revert.NextAttemptTime = "Pending", nil
+			return c
+		}(), obs: halted(t0), want: OpenRevert{}},
 	}
 	for name, tt := range tests {
 		t.Run(name, func(t *testing.T) {
