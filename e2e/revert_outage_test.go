@@ -26,10 +26,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/go-git/go-billy/v5/memfs"
-	gogit "github.com/go-git/go-git/v5"
-	"github.com/go-git/go-git/v5/config"
-	"github.com/go-git/go-git/v5/storage/memory"
 	. "github.com/onsi/gomega"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -158,17 +154,10 @@ func TestRevert_GitHostOutageAcrossTheHalt(t *testing.T) {
 	g.Expect(err).NotTo(HaveOccurred())
 	proxy := startGitHostProxy(t, direct.Host)
 
-	// The fleet as newFleet makes it, but Flux and the agent reach the
-	// repository through the proxy; the developer pushes directly.
-	f := &fleet{t: t, ns: ns, name: ns}
-	g.Expect(gitea.CreateRepository(ctx, f.name)).To(Succeed())
-	repo, err := gogit.InitWithOptions(memory.NewStorage(), memfs.New(), gogit.InitOptions{DefaultBranch: "refs/heads/main"})
-	g.Expect(err).NotTo(HaveOccurred())
-	_, err = repo.CreateRemote(&config.RemoteConfig{Name: "origin", URLs: []string{gitea.RepositoryURL(f.name)}})
-	g.Expect(err).NotTo(HaveOccurred())
-	f.repo = repo
-	f.push(podinfoApp(ns, "v1", v1alpha1.PullRequestRevert), "Add podinfo")
-	applyFleet(t, g, f, map[string]any{"url": proxy.via(gitea.RepositoryURL(f.name))}, nil)
+	// Flux and the agent reach the repository through the proxy; the
+	// developer pushes directly.
+	f := newFleetWith(t, g, ns, podinfoApp(ns, "v1", v1alpha1.PullRequestRevert),
+		map[string]any{"url": proxy.via(gitea.RepositoryURL(ns))})
 
 	canary := &v1alpha1.Canary{ObjectMeta: metav1.ObjectMeta{Name: "podinfo", Namespace: ns}}
 	first, err := f.repo.Reference("refs/heads/main", true)

@@ -79,6 +79,13 @@ func giteaAuth() *http.BasicAuth { return &http.BasicAuth{Username: gitea.User, 
 // has Flux apply ./apps/podinfo from it.
 func newFleet(t testing.TB, g Gomega, ns string, files map[string]string) *fleet {
 	t.Helper()
+	return newFleetWith(t, g, ns, files, nil)
+}
+
+// newFleetWith is newFleet whose GitRepository spec is completed with
+// source (e.g. another url to the same repository).
+func newFleetWith(t testing.TB, g Gomega, ns string, files map[string]string, source map[string]any) *fleet {
+	t.Helper()
 	ctx := context.Background()
 	f := &fleet{t: t, ns: ns, name: ns}
 	g.Expect(gitea.CreateRepository(ctx, f.name)).To(Succeed())
@@ -88,7 +95,7 @@ func newFleet(t testing.TB, g Gomega, ns string, files map[string]string) *fleet
 	g.Expect(err).NotTo(HaveOccurred())
 	f.repo = repo
 	f.push(files, "Add podinfo")
-	applyFleet(t, g, f, nil, nil)
+	applyFleet(t, g, f, source, nil)
 	return f
 }
 
