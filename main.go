@@ -384,7 +384,7 @@ func (o *gitopsRevertOptions) BindFlags(fs *flag.FlagSet) {
 		"The disk a revert's clone may take (a quantity: 512Mi, 2Gi); a larger clone stops the revert. 0 for no bound.")
 	o.MaxFileSize.Quantity = *resource.NewQuantity(gitops.DefaultMaxFileSize, resource.BinarySI)
 	fs.Var(&o.MaxFileSize, "gitops-max-file-size",
-		"The largest file a revert reads from the repository (a quantity: 16Mi); a larger one is never read, and a revert that needs it fails saying so.")
+		"The largest file (Git object) a revert clones (a quantity: 16Mi); a repository holding a larger one is refused as its pack arrives, before the object is inflated.")
 	fs.StringVar(&o.CloneDir, "gitops-clone-dir", "",
 		"The directory reverts clone into (each clone is removed when its revert ends); empty for $TMPDIR or /tmp.")
 }

@@ -61,6 +61,9 @@ type cloneOptions struct {
 	parent string
 	// maxSize bounds a clone on disk, in bytes; 0 for no bound.
 	maxSize int64
+	// maxObject bounds one object of the clone, in bytes; 0 for no
+	// bound. A fetch holding a larger one fails before it is inflated.
+	maxObject int64
 	// depthSteps replace defaultCloneDepths (tests).
 	depthSteps []int
 }
@@ -91,15 +94,16 @@ func (r *Repository) makeDir() error {
 		return fmt.Errorf("cannot make a directory for the clone of %s (the agent needs a writable %s: an emptyDir volume, or --gitops-clone-dir): %w", r.url, parent, err)
 	}
 	r.dir = dir
-	r.storage = newCloneStorage(dir)
+	r.storage = newCloneStorage(dir, r.clone.maxObject)
 	return nil
 }
 
-// newCloneStorage is the object store of the clone at dir. It is the only
-// writer of dir (ExclusiveAccess: pack and object lists are cached).
-func newCloneStorage(dir string) *filesystem.Storage {
-	return filesystem.NewStorageWithOptions(osfs.New(dir), cache.NewObjectLRU(objectCacheSize),
-		filesystem.Options{ExclusiveAccess: true, KeepDescriptors: true})
+// newCloneStorage is the object store of the clone at dir, which refuses
+// a fetched object over maxObject bytes. It is the only writer of dir
+// (ExclusiveAccess: pack and object lists are cached).
+func newCloneStorage(dir string, maxObject int64) *boundedStorage {
+	return &boundedStorage{maxObject: maxObject, Storage: filesystem.NewStorageWithOptions(osfs.New(dir),
+		cache.NewObjectLRU(objectCacheSize), filesystem.Options{ExclusiveAccess: true, KeepDescriptors: true})}
 }
 
 // openStorage opens the clone's object store and repository again.
@@ -107,7 +111,7 @@ func (r *Repository) openStorage() error {
 	if err := r.storage.Close(); err != nil {
 		return fmt.Errorf("failed to close the clone of %s: %w", r.url, err)
 	}
-	r.storage = newCloneStorage(r.dir)
+	r.storage = newCloneStorage(r.dir, r.clone.maxObject)
 	repo, err := gogit.Open(r.storage, nil)
 	if err != nil {
 		return fmt.Errorf("failed to open the clone of %s again: %w", r.url, err)
@@ -139,7 +143,7 @@ func (r *Repository) Close() error {
 // size is measured while fetch runs, and once it returns.
 func (r *Repository) withinSize(ctx context.Context, fetch func(context.Context) error) error {
 	if r.clone.maxSize <= 0 {
-		return fetch(ctx)
+		return r.refusedOr(fetch(ctx))
 	}
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
@@ -161,7 +165,7 @@ func (r *Repository) withinSize(ctx context.Context, fetch func(context.Context)
 			}
 		}
 	}()
-	err := fetch(ctx)
+	err := r.refusedOr(fetch(ctx))
 	close(done)
 	<-watched
 	if cause := context.Cause(ctx); errors.Is(cause, ErrCloneTooLarge) {
@@ -171,6 +175,19 @@ func (r *Repository) withinSize(ctx context.Context, fetch func(context.Context)
 		return err
 	}
 	return r.checkSize()
+}
+
+// refusedOr is the refusal of a fetched pack, when the clone's store
+// refused one, or err: go-git wraps the refusal in errors that do not
+// unwrap, or hides it behind the error of the closed stream.
+func (r *Repository) refusedOr(err error) error {
+	if err == nil {
+		return nil
+	}
+	if refused := r.storage.refusal(); refused != nil {
+		return refused
+	}
+	return err
 }
 
 // checkSize fails with ErrCloneTooLarge when the clone takes more than

@@ -17,6 +17,7 @@ limitations under the License.
 package gitops
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -232,7 +233,9 @@ func (g *GitReverter) Revert(ctx context.Context, req RevertRequest) (RevertResu
 	// The time bound starts once the revert runs, not while it waited.
 	ctx, cancel := context.WithTimeout(ctx, RevertTimeout)
 	defer cancel()
-	repo, err := OpenRepository(src.URL, src.Branch, WithAuth(src.Auth), withClone(g.clone))
+	clone := g.clone
+	clone.maxObject = cmp.Or(g.maxFile, DefaultMaxFileSize)
+	repo, err := OpenRepository(src.URL, src.Branch, WithAuth(src.Auth), withClone(clone))
 	if err != nil {
 		return RevertResult{}, fmt.Errorf("GitRepository %s: %w", src.GitRepository, err)
 	}

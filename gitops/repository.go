@@ -33,7 +33,6 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/filemode"
 	"github.com/go-git/go-git/v5/plumbing/object"
 	"github.com/go-git/go-git/v5/plumbing/transport"
-	"github.com/go-git/go-git/v5/storage/filesystem"
 	"github.com/go-git/go-git/v5/storage/memory"
 )
 
@@ -55,7 +54,7 @@ type Repository struct {
 	// where it lives, storage its object store.
 	depth   int
 	dir     string
-	storage *filesystem.Storage
+	storage *boundedStorage
 	repo    *gogit.Repository
 }
 
