@@ -187,8 +187,11 @@ func TestRevert_GitHostOutageAcrossTheHalt(t *testing.T) {
 	g.Expect(canary.Status.Revert.NextAttemptTime).NotTo(BeNil())
 	states := sample(t, func() string {
 		c := &v1alpha1.Canary{}
-		if err := k8s.Get(ctx, client.ObjectKeyFromObject(canary), c); err != nil || c.Status.Revert == nil {
-			return ""
+		switch err := k8s.Get(ctx, client.ObjectKeyFromObject(canary), c); {
+		case err != nil:
+			return "get error"
+		case c.Status.Revert == nil:
+			return "no revert"
 		}
 		return c.Status.Revert.State
 	})
