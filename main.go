@@ -54,6 +54,7 @@ import (
 	"github.com/serin-dev/serin/analysis"
 	"github.com/serin-dev/serin/api/v1alpha1"
 	"github.com/serin-dev/serin/controllers"
+	"github.com/serin-dev/serin/dataplane"
 	"github.com/serin-dev/serin/gitops"
 	"github.com/serin-dev/serin/internal/features"
 	"github.com/serin-dev/serin/internal/tenancy"
@@ -105,7 +106,7 @@ func main() {
 	flag.StringVar(&metricsServer, "metrics-server", "",
 		"The Prometheus URL the built-in checks (request-success-rate, request-duration) query, e.g. http://prometheus.monitoring:9090; "+
 			"without it they fail. MetricTemplates name their own provider.")
-	flag.StringVar(&dataPlane, "data-plane", string(analysis.DefaultDataPlane),
+	flag.StringVar(&dataPlane, "data-plane", string(dataplane.Default),
 		"The data plane whose metrics the built-in checks query when a Canary sets no spec.routing.dataPlane: "+
 			"traefik, envoy-gateway, istio, nginx-gateway-fabric, cilium, contour, kuma or application (the pods' own metrics).")
 	flag.StringVar(&healthAddr, "health-addr", ":9440", "The address the health endpoint binds to.")
@@ -162,7 +163,7 @@ func main() {
 		os.Exit(1)
 	}
 
-	defaultDataPlane, err := analysis.ParseDataPlane(dataPlane)
+	defaultDataPlane, err := dataplane.Parse(dataPlane)
 	if err != nil {
 		setupLog.Error(err, "invalid --data-plane")
 		os.Exit(1)

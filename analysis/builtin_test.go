@@ -21,6 +21,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"path/filepath"
 	"regexp"
 	"testing"
@@ -30,7 +31,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/serin-dev/serin/api/v1alpha1"
-	"github.com/serin-dev/serin/internal/testutil"
+	"github.com/serin-dev/serin/dataplane"
 )
 
 // builtinCanary is a Deployment target on port 9898, routed by provider.
@@ -45,23 +46,28 @@ func builtinMetric(name string) v1alpha1.CanaryMetric {
 	return v1alpha1.CanaryMetric{Name: name, Interval: &metav1.Duration{Duration: time.Minute}}
 }
 
-// Every data plane × check × routing provider renders the query of its
-// golden file (testdata/builtin/<data plane>_<check>.promql; UPDATE_GOLDEN=true
-// writes them), or says why the data plane cannot answer the check. Both
-// routing providers measure the canary's backend Service, so they share
-// one golden file.
+// Every data plane × check × routing provider renders, for a Canary, the
+// query of the data plane's golden file (dataplane/testdata): both routing
+// providers measure the canary's backend Service, so they share one file.
 func TestBuiltinQuery_Golden(t *testing.T) {
-	for dataPlane, presets := range builtinQueries {
-		for check := range presets {
-			golden := filepath.Join("testdata", "builtin", fmt.Sprintf("%s_%s.promql", dataPlane, check))
+	for _, name := range dataplane.Names() {
+		d, _ := dataplane.Lookup(name)
+		for check := range d.Checks {
+			golden := filepath.Join("..", "dataplane", "testdata", fmt.Sprintf("%s_%s.promql", name, check))
+			want, err := os.ReadFile(golden)
+			if err != nil {
+				t.Fatal(err)
+			}
 			for _, provider := range []v1alpha1.RoutingProvider{v1alpha1.GatewayAPIRouting, v1alpha1.KubernetesRouting} {
-				t.Run(fmt.Sprintf("%s/%s/%s", dataPlane, check, provider), func(t *testing.T) {
-					query, err := BuiltinQuery(builtinCanary(provider), builtinMetric(check), dataPlane)
+				t.Run(fmt.Sprintf("%s/%s/%s", name, check, provider), func(t *testing.T) {
+					query, err := BuiltinQuery(builtinCanary(provider), builtinMetric(check), name)
 					got := query + "\n"
 					if err != nil {
 						got = "# not available: " + err.Error() + "\n"
 					}
-					testutil.Golden(t, golden, got)
+					if got != string(want) {
+						t.Errorf("BuiltinQuery:\n%s\nwant (%s):\n%s", got, golden, want)
+					}
 				})
 			}
 		}
@@ -189,31 +195,6 @@ func TestBuiltinQuery_KumaSelectsTheCanaryProxies(t *testing.T) {
 				}
 			}
 		})
-	}
-}
-
-func TestDataPlaneOf(t *testing.T) {
-	c := canary()
-	if got := DataPlaneOf(c, ""); got != v1alpha1.TraefikDataPlane {
-		t.Errorf("no data plane anywhere: %s, want traefik", got)
-	}
-	if got := DataPlaneOf(c, v1alpha1.IstioDataPlane); got != v1alpha1.IstioDataPlane {
-		t.Errorf("the agent's: %s, want istio", got)
-	}
-	c.Spec.Routing.DataPlane = v1alpha1.CiliumDataPlane
-	if got := DataPlaneOf(c, v1alpha1.IstioDataPlane); got != v1alpha1.CiliumDataPlane {
-		t.Errorf("the Canary's: %s, want cilium", got)
-	}
-}
-
-func TestParseDataPlane(t *testing.T) {
-	if got, err := ParseDataPlane("envoy-gateway"); err != nil || got != v1alpha1.EnvoyGatewayDataPlane {
-		t.Errorf("envoy-gateway: %q, %v", got, err)
-	}
-	_, err := ParseDataPlane("linkerd")
-	want := `data plane "linkerd" is not supported: use one of application, cilium, contour, envoy-gateway, istio, kuma, nginx-gateway-fabric, traefik`
-	if err == nil || err.Error() != want {
-		t.Errorf("linkerd: %v, want %q", err, want)
 	}
 }
 

@@ -33,6 +33,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/serin-dev/serin/api/v1alpha1"
+	"github.com/serin-dev/serin/dataplane"
 	"github.com/serin-dev/serin/internal/tenancy"
 )
 
@@ -66,7 +67,7 @@ type Metrics struct {
 	MetricsServer string
 	// DataPlane is the data plane of the Canaries that set no
 	// routing.dataPlane (the agent's --data-plane); empty means
-	// DefaultDataPlane.
+	// dataplane.Default.
 	DataPlane v1alpha1.DataPlane
 }
 
@@ -88,7 +89,7 @@ func (m *Metrics) Check(ctx context.Context, canary *v1alpha1.Canary, metric v1a
 	var noData *ErrNoData
 	switch {
 	case errors.As(err, &noData) && metric.IsBuiltin():
-		dataPlane := DataPlaneOf(canary, m.DataPlane)
+		dataPlane := dataplane.Of(canary, m.DataPlane)
 		return fail("%v: is the canary receiving traffic through %s, and does Prometheus scrape its metrics? "+
 			"(the data plane is routing.dataPlane, else the agent's --data-plane)", err, dataPlane)
 	case errors.As(err, &noData):
@@ -141,7 +142,7 @@ func (m *Metrics) source(ctx context.Context, canary *v1alpha1.Canary, metric v1
 // builtinSource is a built-in check's query for the Canary's data plane,
 // sent to the agent's metrics server.
 func (m *Metrics) builtinSource(canary *v1alpha1.Canary, metric v1alpha1.CanaryMetric) (string, Provider, error) {
-	query, err := BuiltinQuery(canary, metric, DataPlaneOf(canary, m.DataPlane))
+	query, err := BuiltinQuery(canary, metric, dataplane.Of(canary, m.DataPlane))
 	if err != nil {
 		return "", nil, err
 	}

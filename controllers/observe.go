@@ -29,8 +29,8 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/serin-dev/serin/analysis"
 	"github.com/serin-dev/serin/api/v1alpha1"
+	"github.com/serin-dev/serin/dataplane"
 	"github.com/serin-dev/serin/internal/rollout"
 	"github.com/serin-dev/serin/internal/workload"
 	"github.com/serin-dev/serin/routing"
@@ -50,7 +50,7 @@ func (r *CanaryReconciler) observe(ctx context.Context, obj *v1alpha1.Canary) (r
 		obs.Conflict = rollout.Conflict(conflict)
 		return obs, err
 	}
-	obs.RoutingUnsupported = routing.Unsupported(obj, r.dataPlane(obj))
+	obs.RoutingUnsupported = dataplane.Unsupported(obj, r.dataPlane(obj))
 	return obs, r.targetKindOf(obj).observe(ctx, obj, &obs)
 }
 
@@ -305,5 +305,5 @@ func (r *CanaryReconciler) dataPlane(obj *v1alpha1.Canary) v1alpha1.DataPlane {
 	if r.Checks != nil {
 		fallback = r.Checks.DataPlane
 	}
-	return analysis.DataPlaneOf(obj, fallback)
+	return dataplane.Of(obj, fallback)
 }

@@ -26,8 +26,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/serin-dev/serin/analysis"
 	"github.com/serin-dev/serin/api/v1alpha1"
+	"github.com/serin-dev/serin/dataplane"
 	"github.com/serin-dev/serin/internal/cli/flaggerconvert"
 )
 
@@ -74,7 +74,7 @@ given.`,
 				opts.Gateway = ref
 			}
 			if dataPlane != "" {
-				parsed, err := analysis.ParseDataPlane(dataPlane)
+				parsed, err := dataplane.Parse(dataPlane)
 				if err != nil {
 					return fmt.Errorf("--data-plane: %w", err)
 				}

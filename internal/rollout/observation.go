@@ -54,7 +54,7 @@ type Observation struct {
 	Requests Requests
 
 	// RoutingUnsupported, when not empty, says which routing fields the
-	// Canary's data plane would serve wrongly (routing.Unsupported).
+	// Canary's data plane would serve wrongly (dataplane.Unsupported).
 	RoutingUnsupported string
 
 	// Conflict, when its Reason is set, says why the Canary must not act
