@@ -246,6 +246,8 @@ func compareGolden(t testing.TB, name string, lines []string) {
 type sampler struct {
 	mu     sync.Mutex
 	values []string
+	// at is when each value was first seen.
+	at []time.Time
 }
 
 func sample(t testing.TB, probe func() string) *sampler {
@@ -260,6 +262,7 @@ func sample(t testing.TB, probe func() string) *sampler {
 			s.mu.Lock()
 			if len(s.values) == 0 || s.values[len(s.values)-1] != v {
 				s.values = append(s.values, v)
+				s.at = append(s.at, time.Now())
 			}
 			s.mu.Unlock()
 			select {
@@ -271,6 +274,18 @@ func sample(t testing.TB, probe func() string) *sampler {
 	}()
 	t.Cleanup(func() { close(stop); <-done })
 	return s
+}
+
+// firstAt is when the probe first returned v; zero if it never did.
+func (s *sampler) firstAt(v string) time.Time {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for i, seen := range s.values {
+		if seen == v {
+			return s.at[i]
+		}
+	}
+	return time.Time{}
 }
 
 func (s *sampler) seen() []string {
