@@ -196,7 +196,7 @@ func generatedServices(c *v1alpha1.Canary) func(f *actionFixture) {
 		if !f.get(c.Spec.TargetRef.Name, target) {
 			f.t.Fatal("no target")
 		}
-		if err := f.r.syncServices(context.Background(), c, target); err != nil {
+		if err := (deploymentTarget{f.r}).syncServices(context.Background(), c, target); err != nil {
 			f.t.Fatal(err)
 		}
 		f.calls.Writes = nil

@@ -89,12 +89,12 @@ func TestSyncGeneratedServices(t *testing.T) {
 		}
 		target := &appsv1.Deployment{}
 		f.get("podinfo", target)
-		if inSync, err := f.r.servicesInSync(context.Background(), obj, target); err != nil || !inSync {
+		if inSync, err := f.r.podServicesInSync(context.Background(), obj, deploymentPods(target)); err != nil || !inSync {
 			t.Errorf("services in sync = %v, %v after the sync", inSync, err)
 		}
 		// A label set on the Canary afterwards: the Services are out of sync.
 		obj.Spec.Service.Canary.Labels["tier"] = "web"
-		if inSync, err := f.r.servicesInSync(context.Background(), obj, target); err != nil || inSync {
+		if inSync, err := f.r.podServicesInSync(context.Background(), obj, deploymentPods(target)); err != nil || inSync {
 			t.Errorf("services in sync = %v, %v with a new label to set", inSync, err)
 		}
 	}

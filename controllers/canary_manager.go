@@ -111,9 +111,9 @@ func (r *CanaryReconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manage
 				GenericFunc: func(event.GenericEvent) bool { return false },
 			})).
 		Watches(&autoscalingv2.HorizontalPodAutoscaler{}, handler.EnqueueRequestsFromMapFunc(r.canariesForAutoscaler)).
-		Watches(&appsv1.Deployment{}, handler.EnqueueRequestsFromMapFunc(r.canariesForTarget("Deployment"))).
-		Watches(&appsv1.DaemonSet{}, handler.EnqueueRequestsFromMapFunc(r.canariesForTarget("DaemonSet"))).
-		Watches(&corev1.Service{}, handler.EnqueueRequestsFromMapFunc(r.canariesForTarget("Service"))).
+		Watches(&appsv1.Deployment{}, handler.EnqueueRequestsFromMapFunc(r.canariesForTarget(v1alpha1.DeploymentKind))).
+		Watches(&appsv1.DaemonSet{}, handler.EnqueueRequestsFromMapFunc(r.canariesForTarget(v1alpha1.DaemonSetKind))).
+		Watches(&corev1.Service{}, handler.EnqueueRequestsFromMapFunc(r.canariesForTarget(v1alpha1.ServiceKind))).
 		Watches(&discoveryv1.EndpointSlice{}, handler.EnqueueRequestsFromMapFunc(r.canariesForEndpoints)).
 		// Metadata only: the informers hold no ConfigMap's or Secret's
 		// data, which is read live (APIReader) when a resourceVersion is new.
@@ -244,7 +244,7 @@ func (r *CanaryReconciler) canariesForEndpoints(ctx context.Context, o client.Ob
 	svc := o.GetLabels()[discoveryv1.LabelServiceName]
 	for _, suffix := range []string{v1alpha1.PrimarySuffix, v1alpha1.CanarySuffix} {
 		if base, ok := strings.CutSuffix(svc, suffix); ok {
-			return r.canariesForTarget("Service")(ctx, &metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{Namespace: o.GetNamespace(), Name: base}})
+			return r.canariesForTarget(v1alpha1.ServiceKind)(ctx, &metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{Namespace: o.GetNamespace(), Name: base}})
 		}
 	}
 	return nil

@@ -52,14 +52,14 @@ func claimsOf(c *v1alpha1.Canary) claims {
 	kind := c.Spec.TargetRef.Kind
 	apex := c.GetServiceName()
 	generated := []string{
-		targetIndexValue("Service", c.GetPrimaryServiceName()),
-		targetIndexValue("Service", c.GetCanaryServiceName()),
+		targetIndexValue(v1alpha1.ServiceKind, c.GetPrimaryServiceName()),
+		targetIndexValue(v1alpha1.ServiceKind, c.GetCanaryServiceName()),
 		targetIndexValue("HTTPRoute", apex),
 	}
 	if kind != v1alpha1.ServiceKind {
 		generated = append(generated,
 			targetIndexValue(kind, c.GetPrimaryName()),
-			targetIndexValue("Service", apex))
+			targetIndexValue(v1alpha1.ServiceKind, apex))
 	}
 	return claims{target: targetIndexValue(kind, c.Spec.TargetRef.Name), generated: generated}
 }

@@ -29,7 +29,9 @@ import (
 
 // targetKind is what the engine does differently for each kind of
 // spec.targetRef. Each kind is one file: target_deployment.go,
-// target_daemonset.go, target_service.go; targetKindOf picks it. The
+// target_daemonset.go, target_service.go; targetKindOf picks it. The kinds
+// whose primary runs pods also implement podKind (target_pods.go), over
+// which the primary's restore, repair and hand-back are written once. The
 // actions call it; decide never does (it sees the Observation only).
 type targetKind interface {
 	// observe fills the observation: the target, its primary, the
@@ -70,9 +72,9 @@ type targetKind interface {
 // targetKindOf returns the code of the Canary's kind of target.
 func (r *CanaryReconciler) targetKindOf(obj *v1alpha1.Canary) targetKind {
 	switch obj.Spec.TargetRef.Kind {
-	case "Service":
+	case v1alpha1.ServiceKind:
 		return serviceTarget{r}
-	case "DaemonSet":
+	case v1alpha1.DaemonSetKind:
 		return daemonSetTarget{r}
 	}
 	return deploymentTarget{r}

@@ -21,6 +21,7 @@ import (
 	"fmt"
 
 	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -31,7 +32,6 @@ import (
 	"github.com/serin-dev/serin/api/v1alpha1"
 	"github.com/serin-dev/serin/internal/rollout"
 	"github.com/serin-dev/serin/internal/workload"
-	"github.com/serin-dev/serin/notifier"
 	"github.com/serin-dev/serin/routing"
 )
 
@@ -43,7 +43,7 @@ import (
 // the API refuses weights for it, since every node runs one pod of each.
 type daemonSetTarget struct{ r *CanaryReconciler }
 
-var _ targetKind = daemonSetTarget{}
+var _ podKind = daemonSetTarget{}
 
 // daemonSetPods is what the generated Services and the routes take of a
 // DaemonSet: its template as Git has it, without the scale-to-zero selector.
@@ -106,7 +106,7 @@ func (t daemonSetTarget) observe(ctx context.Context, obj *v1alpha1.Canary, obs 
 		return err
 	}
 	pods := daemonSetPods(target)
-	if err := r.observePods(ctx, obj, obs, target, schema.GroupKind{Group: appsv1.GroupName, Kind: "DaemonSet"}, pods); err != nil {
+	if err := r.observePods(ctx, obj, obs, target, schema.GroupKind{Group: appsv1.GroupName, Kind: v1alpha1.DaemonSetKind}, pods); err != nil {
 		return err
 	}
 	router, err := r.router(obj)
@@ -227,91 +227,64 @@ func (t daemonSetTarget) scale(ctx context.Context, obj *v1alpha1.Canary, zero b
 	return nil
 }
 
-// restorePrimary sets the primary back to the pod template recorded when
-// the last promoted revision was promoted (a DaemonSet's own history is in
-// ControllerRevisions of its pods' hashes, which serin does not read).
 func (t daemonSetTarget) restorePrimary(ctx context.Context, obj *v1alpha1.Canary, obs rollout.Observation) (ctrl.Result, error) {
-	r := t.r
-	good := obj.Status.LastPromotedSpec
-	primary := &appsv1.DaemonSet{}
-	if err := r.Get(ctx, client.ObjectKey{Namespace: obj.Namespace, Name: obj.GetPrimaryName()}, primary); err != nil {
-		return ctrl.Result{}, fmt.Errorf("failed to get primary: %w", err)
-	}
-	rev, recorded, err := r.promotedTemplate(ctx, obj, good)
-	if err != nil {
-		return ctrl.Result{}, err
-	}
-	if !recorded {
-		return ctrl.Result{}, &stallingError{Reason: v1alpha1.HaltedReason, Err: fmt.Errorf(
-			"cannot restore %s: the last promoted revision %s is not recorded; fix the target in Git", primary.Name, good)}
-	}
-	if err := r.restorePrimaryConfigs(ctx, obj, obs, rev); err != nil {
-		return ctrl.Result{}, err
-	}
-	patch := client.MergeFrom(primary.DeepCopy())
-	primary.Spec.Template = rev.Template
-	metav1.SetMetaDataAnnotation(&primary.ObjectMeta, specHashAnnotation, good)
-	if err := r.Patch(ctx, primary, patch, client.FieldOwner(r.ControllerName)); err != nil {
-		return ctrl.Result{}, fmt.Errorf("failed to restore primary %s: %w", primary.Name, err)
-	}
-	r.emit(ctx, obj, notifier.SeverityWarn, v1alpha1.RestoringPrimaryReason,
-		"restoring %s to the last promoted revision %s while the canary keeps serving", primary.Name, good)
-	setReconcilingMessage(obj, "restoring %s to revision %s", primary.Name, good)
-	return ctrl.Result{RequeueAfter: obj.GetProgressDeadline()}, nil
+	return t.r.restorePodPrimary(ctx, t, obj, obs)
 }
 
-// repairPrimary re-creates the primary DaemonSet with the last promoted
-// revision as recorded, or else from the target when the target runs it.
 func (t daemonSetTarget) repairPrimary(ctx context.Context, obj *v1alpha1.Canary, obs rollout.Observation) (ctrl.Result, error) {
-	r := t.r
-	good := obj.Status.LastPromotedSpec
-	target, err := t.get(ctx, obj)
-	if err != nil {
-		return ctrl.Result{}, err
-	}
-	rev, ok, err := r.promotedTemplate(ctx, obj, good)
-	switch {
-	case err != nil:
-		return ctrl.Result{}, err
-	case !ok && obs.Target.SpecHash == good:
-		if err := t.applyPrimary(ctx, obj, target, obs.Target); err != nil {
-			return ctrl.Result{}, err
-		}
-	case !ok:
-		return ctrl.Result{}, primaryNotRecorded(obj)
-	default:
-		primary := &appsv1.DaemonSet{ObjectMeta: metav1.ObjectMeta{Namespace: obj.Namespace, Name: obj.GetPrimaryName()}}
-		workload.MutatePrimaryDaemonSet(obj, target, primary, false, nil)
-		primary.Spec.Template = rev.Template
-		primary.Annotations[specHashAnnotation] = good
-		if err := r.recreatePrimary(ctx, obj, primary); err != nil {
-			return ctrl.Result{}, err
-		}
-	}
-	return r.primaryRepaired(ctx, obj)
+	return t.r.repairPodPrimary(ctx, t, obj, obs)
 }
 
-// handBack scales the target back up and, once it is ready, points the
-// apex Service at it, unless it runs a revision that was never promoted.
 func (t daemonSetTarget) handBack(ctx context.Context, obj *v1alpha1.Canary) (bool, error) {
-	r := t.r
-	target, err := t.get(ctx, obj)
-	if apierrors.IsNotFound(err) {
-		return true, nil
-	} else if err != nil {
-		return true, r.keepPrimaryServing(ctx, obj)
-	}
-	tpl := workload.DaemonSetTemplate(target)
-	tracked, err := r.trackedConfigs(ctx, obj.Namespace, workload.ConfigRefs(tpl))
-	if err != nil || !targetServes(obj, workload.SpecHash(tpl, tracked)) {
-		return true, r.keepPrimaryServing(ctx, obj)
-	}
-	if workload.DaemonSetScaledToZero(target) {
-		return false, t.scale(ctx, obj, false)
-	}
-	if h := workload.DaemonSetHealth(target, obj.GetCanaryReadyThreshold()); !h.Ready {
-		ctrl.LoggerFrom(ctx).Info("canary deleted: waiting for the target before removing the primary", "message", h.Message)
-		return false, nil
-	}
-	return true, r.routeToTarget(ctx, obj, target.Spec.Selector.MatchLabels)
+	return t.r.handBackPodTarget(ctx, t, obj)
+}
+
+func (t daemonSetTarget) getTarget(ctx context.Context, obj *v1alpha1.Canary) (client.Object, error) {
+	return t.get(ctx, obj)
+}
+
+func (t daemonSetTarget) podTemplate(o client.Object) *corev1.PodTemplateSpec {
+	return &o.(*appsv1.DaemonSet).Spec.Template
+}
+
+// previousTemplate: a DaemonSet's own history is in ControllerRevisions of
+// its pods' hashes, which serin does not read; the recorded template
+// serves.
+func (t daemonSetTarget) previousTemplate(context.Context, *v1alpha1.Canary, client.Object, string) (*corev1.PodTemplateSpec, bool, error) {
+	return nil, false, nil
+}
+
+func (t daemonSetTarget) unrestorable(primary, good string) string {
+	return fmt.Sprintf("cannot restore %s: the last promoted revision %s is not recorded; fix the target in Git", primary, good)
+}
+
+func (t daemonSetTarget) applyPrimaryFrom(ctx context.Context, obj *v1alpha1.Canary, target client.Object, revision rollout.Target) error {
+	return t.applyPrimary(ctx, obj, target.(*appsv1.DaemonSet), revision)
+}
+
+func (t daemonSetTarget) primaryAt(obj *v1alpha1.Canary, target client.Object, rev *promotedRevision) client.Object {
+	primary := &appsv1.DaemonSet{ObjectMeta: metav1.ObjectMeta{Namespace: obj.Namespace, Name: obj.GetPrimaryName()}}
+	workload.MutatePrimaryDaemonSet(obj, target.(*appsv1.DaemonSet), primary, false, nil)
+	primary.Spec.Template = rev.Template
+	return primary
+}
+
+func (t daemonSetTarget) servingTemplate(target client.Object) *corev1.PodTemplateSpec {
+	return workload.DaemonSetTemplate(target.(*appsv1.DaemonSet))
+}
+
+func (t daemonSetTarget) scaledDown(target client.Object) bool {
+	return workload.DaemonSetScaledToZero(target.(*appsv1.DaemonSet))
+}
+
+func (t daemonSetTarget) scaleBack(ctx context.Context, obj *v1alpha1.Canary) error {
+	return t.scale(ctx, obj, false)
+}
+
+func (t daemonSetTarget) targetHealth(obj *v1alpha1.Canary, target client.Object) workload.Health {
+	return workload.DaemonSetHealth(target.(*appsv1.DaemonSet), obj.GetCanaryReadyThreshold())
+}
+
+func (t daemonSetTarget) selector(target client.Object) map[string]string {
+	return target.(*appsv1.DaemonSet).Spec.Selector.MatchLabels
 }

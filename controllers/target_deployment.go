@@ -21,6 +21,7 @@ import (
 	"fmt"
 
 	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -32,7 +33,6 @@ import (
 	"github.com/serin-dev/serin/api/v1alpha1"
 	"github.com/serin-dev/serin/internal/rollout"
 	"github.com/serin-dev/serin/internal/workload"
-	"github.com/serin-dev/serin/notifier"
 	"github.com/serin-dev/serin/routing"
 )
 
@@ -42,7 +42,7 @@ import (
 // the target's (spec.autoscalerRef).
 type deploymentTarget struct{ r *CanaryReconciler }
 
-var _ targetKind = deploymentTarget{}
+var _ podKind = deploymentTarget{}
 
 // deploymentPods is what the generated Services and the routes take of a
 // Deployment.
@@ -54,10 +54,10 @@ func (t deploymentTarget) primaryObject() client.Object { return &appsv1.Deploym
 
 func (t deploymentTarget) observe(ctx context.Context, obj *v1alpha1.Canary, obs *rollout.Observation) error {
 	r := t.r
-	target, err := r.getTarget(ctx, obj)
+	target, err := t.get(ctx, obj)
 	if apierrors.IsNotFound(err) {
 		// What routes where still matters: the canary's pods are gone.
-		primary, err := r.observePrimary(ctx, obj, obs)
+		primary, err := t.observePrimary(ctx, obj, obs)
 		if err != nil || primary == nil {
 			return err
 		}
@@ -78,11 +78,11 @@ func (t deploymentTarget) observe(ctx context.Context, obj *v1alpha1.Canary, obs
 		return nil
 	}
 	obs.Target.Health = workload.DeploymentHealth(target, obj.GetCanaryReadyThreshold())
-	if _, err := r.observePrimary(ctx, obj, obs); err != nil {
+	if _, err := t.observePrimary(ctx, obj, obs); err != nil {
 		return err
 	}
 	pods := deploymentPods(target)
-	gk := schema.GroupKind{Group: appsv1.GroupName, Kind: "Deployment"}
+	gk := schema.GroupKind{Group: appsv1.GroupName, Kind: v1alpha1.DeploymentKind}
 	if err := r.observePods(ctx, obj, obs, target, gk, pods); err != nil {
 		return err
 	}
@@ -101,9 +101,9 @@ func (t deploymentTarget) observe(ctx context.Context, obj *v1alpha1.Canary, obs
 }
 
 // observePrimary reads the primary Deployment, when it exists.
-func (r *CanaryReconciler) observePrimary(ctx context.Context, obj *v1alpha1.Canary, obs *rollout.Observation) (*appsv1.Deployment, error) {
+func (t deploymentTarget) observePrimary(ctx context.Context, obj *v1alpha1.Canary, obs *rollout.Observation) (*appsv1.Deployment, error) {
 	primary := &appsv1.Deployment{}
-	switch err := r.Get(ctx, types.NamespacedName{Namespace: obj.Namespace, Name: obj.GetPrimaryName()}, primary); {
+	switch err := t.r.Get(ctx, types.NamespacedName{Namespace: obj.Namespace, Name: obj.GetPrimaryName()}, primary); {
 	case apierrors.IsNotFound(err):
 		return nil, nil
 	case err != nil:
@@ -120,10 +120,10 @@ func (r *CanaryReconciler) observePrimary(ctx context.Context, obj *v1alpha1.Can
 	return primary, nil
 }
 
-// getTarget reads the target Deployment from the cache.
-func (r *CanaryReconciler) getTarget(ctx context.Context, obj *v1alpha1.Canary) (*appsv1.Deployment, error) {
+// get reads the target Deployment from the cache.
+func (t deploymentTarget) get(ctx context.Context, obj *v1alpha1.Canary) (*appsv1.Deployment, error) {
 	target := &appsv1.Deployment{}
-	err := r.Get(ctx, types.NamespacedName{Namespace: obj.Namespace, Name: obj.Spec.TargetRef.Name}, target)
+	err := t.r.Get(ctx, types.NamespacedName{Namespace: obj.Namespace, Name: obj.Spec.TargetRef.Name}, target)
 	if err != nil && !apierrors.IsNotFound(err) {
 		return nil, fmt.Errorf("failed to get target: %w", err)
 	}
@@ -132,7 +132,7 @@ func (r *CanaryReconciler) getTarget(ctx context.Context, obj *v1alpha1.Canary) 
 
 func (t deploymentTarget) routingTarget(ctx context.Context, obj *v1alpha1.Canary) (routing.Target, error) {
 	r := t.r
-	target, err := r.getTarget(ctx, obj)
+	target, err := t.get(ctx, obj)
 	if apierrors.IsNotFound(err) {
 		primary := &appsv1.Deployment{}
 		if err := r.Get(ctx, types.NamespacedName{Namespace: obj.Namespace, Name: obj.GetPrimaryName()}, primary); err != nil {
@@ -147,21 +147,21 @@ func (t deploymentTarget) routingTarget(ctx context.Context, obj *v1alpha1.Canar
 }
 
 func (t deploymentTarget) initialize(ctx context.Context, obj *v1alpha1.Canary, obs rollout.Observation) (string, error) {
-	target, err := t.r.getTarget(ctx, obj)
+	target, err := t.get(ctx, obj)
 	if err != nil {
 		return "", err
 	}
-	if err := t.r.syncServices(ctx, obj, target); err != nil {
+	if err := t.syncServices(ctx, obj, target); err != nil {
 		return "", err
 	}
-	if err := t.r.applyPrimary(ctx, obj, target, obs.Target); err != nil {
+	if err := t.applyPrimary(ctx, obj, target, obs.Target); err != nil {
 		return "", err
 	}
 	return fmt.Sprintf("created the services and primary deployment %s", obj.GetPrimaryName()), nil
 }
 
 func (t deploymentTarget) syncGenerated(ctx context.Context, obj *v1alpha1.Canary, obs rollout.Observation) error {
-	target, err := t.r.getTarget(ctx, obj)
+	target, err := t.get(ctx, obj)
 	if err != nil {
 		return err
 	}
@@ -171,25 +171,20 @@ func (t deploymentTarget) syncGenerated(ctx context.Context, obj *v1alpha1.Canar
 			return err
 		}
 	}
-	return t.r.syncServices(ctx, obj, target)
+	return t.syncServices(ctx, obj, target)
 }
 
 // syncServices creates or updates the generated Services of a Deployment
 // target, its primary's autoscaler, then the routing objects.
-func (r *CanaryReconciler) syncServices(ctx context.Context, obj *v1alpha1.Canary, target *appsv1.Deployment) error {
-	return r.syncPodServices(ctx, obj, deploymentPods(target), r.applyPrimaryAutoscaler)
-}
-
-// servicesInSync reports whether the generated Services of a Deployment
-// target exist with the selectors and ports serin wants.
-func (r *CanaryReconciler) servicesInSync(ctx context.Context, obj *v1alpha1.Canary, target *appsv1.Deployment) (bool, error) {
-	return r.podServicesInSync(ctx, obj, deploymentPods(target))
+func (t deploymentTarget) syncServices(ctx context.Context, obj *v1alpha1.Canary, target *appsv1.Deployment) error {
+	return t.r.syncPodServices(ctx, obj, deploymentPods(target), t.r.applyPrimaryAutoscaler)
 }
 
 // applyPrimary promotes the target's revision to the primary Deployment,
 // creating it if needed: the primary's copies of the tracked configs first,
 // then the pod template.
-func (r *CanaryReconciler) applyPrimary(ctx context.Context, obj *v1alpha1.Canary, target *appsv1.Deployment, revision rollout.Target) error {
+func (t deploymentTarget) applyPrimary(ctx context.Context, obj *v1alpha1.Canary, target *appsv1.Deployment, revision rollout.Target) error {
+	r := t.r
 	if err := r.copyPrimaryConfigs(ctx, obj, revision.TrackedConfigs); err != nil {
 		return err
 	}
@@ -218,17 +213,17 @@ func (r *CanaryReconciler) applyPrimary(ctx context.Context, obj *v1alpha1.Canar
 }
 
 func (t deploymentTarget) promote(ctx context.Context, obj *v1alpha1.Canary, revision rollout.Target) error {
-	target, err := t.r.getTarget(ctx, obj)
+	target, err := t.get(ctx, obj)
 	if err != nil {
 		return err
 	}
-	return t.r.applyPrimary(ctx, obj, target, revision)
+	return t.applyPrimary(ctx, obj, target, revision)
 }
 
 // primaryMayGoDark: the primary takes the target's strategy, which may
 // take all its ready pods away at once.
 func (t deploymentTarget) primaryMayGoDark(ctx context.Context, obj *v1alpha1.Canary) bool {
-	target, err := t.r.getTarget(ctx, obj)
+	target, err := t.get(ctx, obj)
 	return err == nil && workload.MayLoseAllReadyPods(target)
 }
 
@@ -282,116 +277,85 @@ func (t deploymentTarget) scale(ctx context.Context, obj *v1alpha1.Canary, repli
 	return nil
 }
 
-// restorePrimary rolls the primary back to the pod template of its last
-// promoted revision, taken from its own ReplicaSet history. Routing is not
-// touched: the canary keeps serving while the primary comes back.
 func (t deploymentTarget) restorePrimary(ctx context.Context, obj *v1alpha1.Canary, obs rollout.Observation) (ctrl.Result, error) {
-	r := t.r
-	good := obj.Status.LastPromotedSpec
-	primary := &appsv1.Deployment{}
-	if err := r.Get(ctx, client.ObjectKey{Namespace: obj.Namespace, Name: obj.GetPrimaryName()}, primary); err != nil {
-		return ctrl.Result{}, fmt.Errorf("failed to get primary: %w", err)
-	}
-	// ReplicaSets are not cached (a cluster-wide informer for a rare read);
-	// a restore reads them live.
+	return t.r.restorePodPrimary(ctx, t, obj, obs)
+}
+
+func (t deploymentTarget) repairPrimary(ctx context.Context, obj *v1alpha1.Canary, obs rollout.Observation) (ctrl.Result, error) {
+	return t.r.repairPodPrimary(ctx, t, obj, obs)
+}
+
+func (t deploymentTarget) handBack(ctx context.Context, obj *v1alpha1.Canary) (bool, error) {
+	return t.r.handBackPodTarget(ctx, t, obj)
+}
+
+func (t deploymentTarget) getTarget(ctx context.Context, obj *v1alpha1.Canary) (client.Object, error) {
+	return t.get(ctx, obj)
+}
+
+func (t deploymentTarget) podTemplate(o client.Object) *corev1.PodTemplateSpec {
+	return &o.(*appsv1.Deployment).Spec.Template
+}
+
+// previousTemplate reads the primary's ReplicaSet history. ReplicaSets are
+// not cached (a cluster-wide informer for a rare read): a restore reads
+// them live.
+func (t deploymentTarget) previousTemplate(ctx context.Context, obj *v1alpha1.Canary, primary client.Object, good string) (*corev1.PodTemplateSpec, bool, error) {
 	var replicaSets appsv1.ReplicaSetList
-	if err := r.APIReader.List(ctx, &replicaSets, client.InNamespace(obj.Namespace), client.MatchingLabels(primary.Spec.Selector.MatchLabels)); err != nil {
-		return ctrl.Result{}, fmt.Errorf("failed to list the primary's replicasets: %w", err)
-	}
-	// What was recorded when the good revision was promoted: its template,
-	// should the ReplicaSets be gone (revisionHistoryLimit, or the primary
-	// was re-created), and its configs' hashes.
-	rev, recorded, err := r.promotedTemplate(ctx, obj, good)
-	if err != nil {
-		return ctrl.Result{}, err
+	if err := t.r.APIReader.List(ctx, &replicaSets, client.InNamespace(obj.Namespace),
+		client.MatchingLabels(primary.(*appsv1.Deployment).Spec.Selector.MatchLabels)); err != nil {
+		return nil, false, fmt.Errorf("failed to list the primary's replicasets: %w", err)
 	}
 	tpl, ok := workload.LastGoodTemplate(replicaSets.Items, good)
-	if !ok && recorded {
-		tpl, ok = &rev.Template, true
-	}
-	if !ok {
-		return ctrl.Result{}, &stallingError{Reason: v1alpha1.HaltedReason, Err: fmt.Errorf(
-			"cannot restore %s: no ReplicaSet of it ran the last promoted revision %s (revisionHistoryLimit too low?); fix the target in Git", primary.Name, good)}
-	}
-	if err := r.restorePrimaryConfigs(ctx, obj, obs, rev); err != nil {
-		return ctrl.Result{}, err
-	}
-	patch := client.MergeFrom(primary.DeepCopy())
-	primary.Spec.Template = *tpl
-	metav1.SetMetaDataAnnotation(&primary.ObjectMeta, specHashAnnotation, good)
-	if err := r.Patch(ctx, primary, patch, client.FieldOwner(r.ControllerName)); err != nil {
-		return ctrl.Result{}, fmt.Errorf("failed to restore primary %s: %w", primary.Name, err)
-	}
-	r.emit(ctx, obj, notifier.SeverityWarn, v1alpha1.RestoringPrimaryReason,
-		"restoring %s to the last promoted revision %s while the canary keeps serving", primary.Name, good)
-	setReconcilingMessage(obj, "restoring %s to revision %s", primary.Name, good)
-	return ctrl.Result{RequeueAfter: obj.GetProgressDeadline()}, nil
+	return tpl, ok, nil
 }
 
-// repairPrimary re-creates the primary Deployment with the last promoted
-// revision as recorded when it was promoted (template and replicas), or
-// else from the target when the target runs it.
-func (t deploymentTarget) repairPrimary(ctx context.Context, obj *v1alpha1.Canary, obs rollout.Observation) (ctrl.Result, error) {
-	r := t.r
-	good := obj.Status.LastPromotedSpec
-	target, err := r.getTarget(ctx, obj)
+func (t deploymentTarget) unrestorable(primary, good string) string {
+	return fmt.Sprintf("cannot restore %s: no ReplicaSet of it ran the last promoted revision %s (revisionHistoryLimit too low?); fix the target in Git", primary, good)
+}
+
+func (t deploymentTarget) applyPrimaryFrom(ctx context.Context, obj *v1alpha1.Canary, target client.Object, revision rollout.Target) error {
+	return t.applyPrimary(ctx, obj, target.(*appsv1.Deployment), revision)
+}
+
+// primaryAt takes the recorded template and replicas.
+func (t deploymentTarget) primaryAt(obj *v1alpha1.Canary, target client.Object, rev *promotedRevision) client.Object {
+	primary := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Namespace: obj.Namespace, Name: obj.GetPrimaryName()}}
+	workload.MutatePrimary(obj, target.(*appsv1.Deployment), primary, false, nil)
+	primary.Spec.Template = rev.Template
+	if rev.Replicas != nil {
+		primary.Spec.Replicas = rev.Replicas
+	}
+	return primary
+}
+
+func (t deploymentTarget) servingTemplate(target client.Object) *corev1.PodTemplateSpec {
+	return &target.(*appsv1.Deployment).Spec.Template
+}
+
+func (t deploymentTarget) scaledDown(target client.Object) bool {
+	d := target.(*appsv1.Deployment)
+	return d.Spec.Replicas == nil || *d.Spec.Replicas == 0
+}
+
+// scaleBack gives the target the primary's replicas, or else its own.
+func (t deploymentTarget) scaleBack(ctx context.Context, obj *v1alpha1.Canary) error {
+	target, err := t.get(ctx, obj)
 	if err != nil {
-		return ctrl.Result{}, err
+		return err
 	}
-	rev, ok, err := r.promotedTemplate(ctx, obj, good)
-	switch {
-	case err != nil:
-		return ctrl.Result{}, err
-	case !ok && obs.Target.SpecHash == good:
-		if err := r.applyPrimary(ctx, obj, target, obs.Target); err != nil {
-			return ctrl.Result{}, err
-		}
-	case !ok:
-		return ctrl.Result{}, primaryNotRecorded(obj)
-	default:
-		primary := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Namespace: obj.Namespace, Name: obj.GetPrimaryName()}}
-		workload.MutatePrimary(obj, target, primary, false, nil)
-		primary.Spec.Template = rev.Template
-		if rev.Replicas != nil {
-			primary.Spec.Replicas = rev.Replicas
-		}
-		primary.Annotations[specHashAnnotation] = good
-		if err := r.recreatePrimary(ctx, obj, primary); err != nil {
-			return ctrl.Result{}, err
-		}
-	}
-	return r.primaryRepaired(ctx, obj)
-}
-
-// handBack scales the target back up and, once it is ready, points the
-// apex Service (and HTTPRoute) at it, unless it runs a revision that was
-// never promoted.
-func (t deploymentTarget) handBack(ctx context.Context, obj *v1alpha1.Canary) (bool, error) {
-	r := t.r
-	target, err := r.getTarget(ctx, obj)
-	if apierrors.IsNotFound(err) {
-		return true, nil
-	} else if err != nil {
-		return true, r.keepPrimaryServing(ctx, obj)
-	}
-	tracked, err := r.trackedConfigs(ctx, obj.Namespace, workload.ConfigRefs(&target.Spec.Template))
-	if err != nil || !targetServes(obj, workload.SpecHash(&target.Spec.Template, tracked)) {
-		return true, r.keepPrimaryServing(ctx, obj)
-	}
-	primary := &appsv1.Deployment{}
 	replicas := workload.TargetReplicas(target)
-	if err := r.Get(ctx, types.NamespacedName{Namespace: obj.Namespace, Name: obj.GetPrimaryName()}, primary); err == nil && primary.Spec.Replicas != nil && *primary.Spec.Replicas > 0 {
+	primary := &appsv1.Deployment{}
+	if err := t.r.Get(ctx, types.NamespacedName{Namespace: obj.Namespace, Name: obj.GetPrimaryName()}, primary); err == nil && primary.Spec.Replicas != nil && *primary.Spec.Replicas > 0 {
 		replicas = *primary.Spec.Replicas
 	}
-	if target.Spec.Replicas == nil || *target.Spec.Replicas == 0 {
-		return false, t.scale(ctx, obj, replicas)
-	}
-	// The target takes the primary's place as the canary's copy did during
-	// an analysis: ready at spec.analysis.canaryReadyThreshold, as Flagger's
-	// finalizer judges it.
-	if h := workload.DeploymentHealth(target, obj.GetCanaryReadyThreshold()); !h.Ready {
-		ctrl.LoggerFrom(ctx).Info("canary deleted: waiting for the target before removing the primary", "message", h.Message)
-		return false, nil
-	}
-	return true, r.routeToTarget(ctx, obj, target.Spec.Selector.MatchLabels)
+	return t.scale(ctx, obj, replicas)
+}
+
+func (t deploymentTarget) targetHealth(obj *v1alpha1.Canary, target client.Object) workload.Health {
+	return workload.DeploymentHealth(target.(*appsv1.Deployment), obj.GetCanaryReadyThreshold())
+}
+
+func (t deploymentTarget) selector(target client.Object) map[string]string {
+	return target.(*appsv1.Deployment).Spec.Selector.MatchLabels
 }

@@ -75,9 +75,9 @@ func WatchedObjects() []client.Object {
 var labelledKinds = func() map[schema.GroupKind]bool {
 	out := map[schema.GroupKind]bool{}
 	for _, gvk := range []schema.GroupVersionKind{
-		appsv1.SchemeGroupVersion.WithKind("Deployment"),
-		appsv1.SchemeGroupVersion.WithKind("DaemonSet"),
-		corev1.SchemeGroupVersion.WithKind("Service"),
+		appsv1.SchemeGroupVersion.WithKind(v1alpha1.DeploymentKind),
+		appsv1.SchemeGroupVersion.WithKind(v1alpha1.DaemonSetKind),
+		corev1.SchemeGroupVersion.WithKind(v1alpha1.ServiceKind),
 		autoscalingv2.SchemeGroupVersion.WithKind("HorizontalPodAutoscaler"),
 		corev1.SchemeGroupVersion.WithKind("ConfigMap"),
 		corev1.SchemeGroupVersion.WithKind("Secret"),

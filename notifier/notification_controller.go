@@ -95,9 +95,9 @@ func (b *Bridge) ownerOf(ctx context.Context, c *v1alpha1.Canary) (fluxowner.App
 	gk := schema.FromAPIVersionAndKind(ref.APIVersion, ref.Kind).GroupKind()
 	var target client.Object
 	switch ref.Kind {
-	case "Deployment":
+	case v1alpha1.DeploymentKind:
 		target = &appsv1.Deployment{}
-	case "Service":
+	case v1alpha1.ServiceKind:
 		target = &corev1.Service{}
 	default:
 		m := &metav1.PartialObjectMetadata{}

@@ -35,7 +35,7 @@ func MakeCanary(name, namespace string) *CanaryWrapper {
 		TypeMeta:   metav1.TypeMeta{APIVersion: v1alpha1.GroupVersion.String(), Kind: v1alpha1.CanaryKind},
 		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: namespace},
 		Spec: v1alpha1.CanarySpec{
-			TargetRef: v1alpha1.TargetReference{APIVersion: "apps/v1", Kind: "Deployment", Name: name},
+			TargetRef: v1alpha1.TargetReference{APIVersion: "apps/v1", Kind: v1alpha1.DeploymentKind, Name: name},
 			Service:   v1alpha1.CanaryService{Port: 9898},
 			Routing:   v1alpha1.CanaryRouting{Provider: v1alpha1.KubernetesRouting},
 		},

@@ -109,14 +109,14 @@ func (c canaryConverter) targetRef() (v1alpha1.TargetReference, bool) {
 	ref := c.in.Spec.TargetRef
 	switch ref.Kind {
 	case "Deployment", "":
-		return v1alpha1.TargetReference{APIVersion: "apps/v1", Kind: "Deployment", Name: ref.Name}, true
+		return v1alpha1.TargetReference{APIVersion: "apps/v1", Kind: v1alpha1.DeploymentKind, Name: ref.Name}, true
 	case "DaemonSet":
 		if ref.APIVersion == "" || ref.APIVersion == "apps/v1" {
-			return v1alpha1.TargetReference{APIVersion: "apps/v1", Kind: "DaemonSet", Name: ref.Name}, true
+			return v1alpha1.TargetReference{APIVersion: "apps/v1", Kind: v1alpha1.DaemonSetKind, Name: ref.Name}, true
 		}
 	case "Service":
 		if ref.APIVersion == "" || ref.APIVersion == "v1" {
-			return v1alpha1.TargetReference{APIVersion: "v1", Kind: "Service", Name: ref.Name}, true
+			return v1alpha1.TargetReference{APIVersion: "v1", Kind: v1alpha1.ServiceKind, Name: ref.Name}, true
 		}
 	}
 	kind := ref.Kind
