@@ -187,7 +187,7 @@ func main() {
 
 	// The caches of the objects serin generates and those its Canaries
 	// name hold only what carries this shard's watch label: the agent's
-	// memory is set by its Canaries, not by the cluster (watch.go).
+	// memory is set by its Canaries, not by the cluster (controllers/cache_scope.go).
 	watchLabel := workload.WatchLabel(watchOptions.LabelSelector)
 	setupLog.Info("caching the objects labelled "+watchLabel+"="+workload.WatchLabelValue, "watchLabelSelector", watchOptions.LabelSelector)
 

@@ -21,7 +21,6 @@ import (
 
 	ctrl "sigs.k8s.io/controller-runtime"
 
-	"github.com/serin-dev/serin/analysis"
 	"github.com/serin-dev/serin/api/v1alpha1"
 	"github.com/serin-dev/serin/internal/rollout"
 	"github.com/serin-dev/serin/notifier"
@@ -42,21 +41,4 @@ func (r *CanaryReconciler) completePromotion(ctx context.Context, obj *v1alpha1.
 	r.metrics.endRollout(obj, obs.Now, true)
 	r.postRollout(ctx, obj)
 	return ctrl.Result{}, nil
-}
-
-// postRollout queues the post-rollout hooks in the analysis runner's
-// bounded queue, as a snapshot of the Canary now; a failure is logged and
-// emitted as an event.
-func (r *CanaryReconciler) postRollout(ctx context.Context, obj *v1alpha1.Canary) {
-	snapshot := obj.DeepCopy()
-	log := ctrl.LoggerFrom(ctx)
-	for _, h := range analysis.Hooks(obj, v1alpha1.PostRolloutHook) {
-		r.Analysis.Fire(snapshot, h, func(err error) {
-			if err == nil {
-				return
-			}
-			log.Error(err, "post-rollout hook failed")
-			r.emit(ctrl.LoggerInto(context.Background(), log), snapshot, notifier.SeverityWarn, v1alpha1.PostRolloutFailedReason, "post-rollout hook failed: %v", err)
-		})
-	}
 }

@@ -131,19 +131,3 @@ func primaryRepairing(obj *v1alpha1.Canary) error {
 	return &waitingError{Reason: v1alpha1.PrimaryUnavailableReason, RequeueAfter: time.Second,
 		Err: fmt.Errorf("%s was re-created: waiting for its pods to serve", obj.GetPrimaryName())}
 }
-
-// primaryUnavailable keeps Ready False, outside a rollout, while the
-// primary has no pod ready to serve; its Deployment's status changes
-// reconcile again.
-func (r *CanaryReconciler) primaryUnavailable(a rollout.PrimaryUnavailable) (ctrl.Result, error) {
-	return ctrl.Result{}, &waitingError{Reason: v1alpha1.PrimaryUnavailableReason, RequeueAfter: time.Minute,
-		Err: fmt.Errorf("the primary has no pod ready to serve: %s", a.Message)}
-}
-
-// recordWeights records the weights the routing objects carry, which a
-// lost status write did not, and restarts the step clock from now.
-func (r *CanaryReconciler) recordWeights(obj *v1alpha1.Canary, obs rollout.Observation) (ctrl.Result, error) {
-	obj.Status.CanaryWeight = obs.CanaryWeight
-	transition(obj, obj.Status.Phase, obs.Now, v1alpha1.ProgressingReason, "%s", analysingMessage(obj))
-	return ctrl.Result{RequeueAfter: requeueAtNextStep(obj, obs.Now)}, nil
-}

@@ -42,17 +42,3 @@ func (r *CanaryReconciler) restartAnalysis(ctx context.Context, obj *v1alpha1.Ca
 	transition(obj, v1alpha1.PhaseProgressing, obs.Now, v1alpha1.ProgressingReason, "analysis restarted for revision %s", obs.Target.SpecHash)
 	return ctrl.Result{RequeueAfter: requeueAtNextStep(obj, obs.Now)}, nil
 }
-
-// setRoutes sets the weights with the Canary's router and records them.
-func (r *CanaryReconciler) setRoutes(ctx context.Context, obj *v1alpha1.Canary, w routing.Weights) error {
-	router, rt, err := r.routing(ctx, obj)
-	if err != nil {
-		return err
-	}
-	if err := router.SetRoutes(ctx, obj, rt, w); err != nil {
-		return err
-	}
-	obj.Status.CanaryWeight = w.Canary
-	r.metrics.setWeight(obj)
-	return nil
-}

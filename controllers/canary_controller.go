@@ -82,7 +82,7 @@ type CanaryReconciler struct {
 	// WatchLabel is the label (workload.WatchLabel) that the manager's
 	// caches of the kinds of WatchedObjects select on; serin puts it on
 	// what it writes and on the targets, autoscalers and configs its
-	// Canaries name (watch.go). Empty when the caches hold everything.
+	// Canaries name (cache_scope.go). Empty when the caches hold everything.
 	WatchLabel string
 	// Router, when set, routes every Canary whatever its provider (tests
 	// give a routing.Memory); nil picks the router of each Canary's

@@ -42,7 +42,7 @@ package controllers
 // EndpointSlices are cached: the readiness of a Service target.
 // +kubebuilder:rbac:groups=discovery.k8s.io,resources=endpointslices,verbs=get;list;watch
 // The primary's autoscaler is cached and created or updated; the target's
-// is patched with the watch label (watch.go).
+// is patched with the watch label (cache_scope.go).
 // +kubebuilder:rbac:groups=autoscaling,resources=horizontalpodautoscalers,verbs=get;list;watch;create;update;patch
 // KEDA's ScaledObjects likewise, the target's patched (its pause).
 // +kubebuilder:rbac:groups=keda.sh,resources=scaledobjects,verbs=get;list;watch;create;update;patch
@@ -51,7 +51,7 @@ package controllers
 
 // ConfigMaps and Secrets are watched by metadata only (list, watch), their
 // data read live (get), and the primary's copies created and updated; those
-// a target uses are patched with the watch label (watch.go).
+// a target uses are patched with the watch label (cache_scope.go).
 // +kubebuilder:rbac:groups="",resources=configmaps;secrets,verbs=get;list;watch;create;update;patch
 // Kubernetes Events of the Canaries (core/v1 recorder).
 // +kubebuilder:rbac:groups="",resources=events,verbs=create;patch

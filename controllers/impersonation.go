@@ -117,7 +117,7 @@ func (r *CanaryReconciler) ownerRevision(ctx context.Context, obj *v1alpha1.Cana
 type tenantClient struct {
 	client.Client
 	// scope labels what serin writes for the agent's label-selected
-	// caches, and reads live what they do not hold (watch.go).
+	// caches, and reads live what they do not hold (cache_scope.go).
 	scope scope
 }
 
