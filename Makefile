@@ -111,12 +111,12 @@ testbed-binaries: testbed-packages ## Build (once, cached) etcd, the Kubernetes 
 
 .PHONY: testbed-up
 testbed-up: testbed-binaries ## Start the local testbed; writes .testbed/kubeconfig.
-	go build -o bin/serin-testbed ./internal/testbed/cmd/serin-testbed
+	go build -o bin/serin-testbed ./internal/testing/testbed/cmd/serin-testbed
 	KUBEBUILDER_ASSETS=$$(hack/testbed/assets.sh) bin/serin-testbed up --dir .testbed
 
 .PHONY: testbed-down
 testbed-down: ## Stop the local testbed.
-	go build -o bin/serin-testbed ./internal/testbed/cmd/serin-testbed
+	go build -o bin/serin-testbed ./internal/testing/testbed/cmd/serin-testbed
 	bin/serin-testbed down --dir .testbed
 
 .PHONY: run

@@ -32,7 +32,7 @@ import (
 
 	"github.com/serin-dev/serin/api/v1alpha1"
 	"github.com/serin-dev/serin/internal/rollout"
-	"github.com/serin-dev/serin/internal/testobj"
+	"github.com/serin-dev/serin/internal/testing/testobj"
 )
 
 const rejection = "gateway gateways/public: Accepted=False (NotAllowedByListeners): no listener allows routes from namespace apps"

@@ -20,7 +20,7 @@ import (
 	"testing"
 
 	"github.com/serin-dev/serin/api/v1alpha1"
-	"github.com/serin-dev/serin/internal/testobj"
+	"github.com/serin-dev/serin/internal/testing/testobj"
 )
 
 // A recorded step carries its iteration's number (status.analyses[].steps[].iteration)

@@ -32,7 +32,7 @@ import (
 
 	"github.com/serin-dev/serin/analysis"
 	"github.com/serin-dev/serin/api/v1alpha1"
-	"github.com/serin-dev/serin/internal/testobj"
+	"github.com/serin-dev/serin/internal/testing/testobj"
 )
 
 // A step whose rollout hook does not answer never holds the reconcile: it

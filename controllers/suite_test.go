@@ -37,7 +37,7 @@ import (
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	"github.com/serin-dev/serin/api/v1alpha1"
-	"github.com/serin-dev/serin/internal/testbed"
+	"github.com/serin-dev/serin/internal/testing/testbed"
 )
 
 // The envtest tier: the reconciler runs in-process against a real

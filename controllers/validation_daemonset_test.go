@@ -24,7 +24,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/serin-dev/serin/api/v1alpha1"
-	"github.com/serin-dev/serin/internal/testobj"
+	"github.com/serin-dev/serin/internal/testing/testobj"
 )
 
 // A DaemonSet target (apps/v1) rolls out blue/green only: the API server

@@ -22,7 +22,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/serin-dev/serin/api/v1alpha1"
-	"github.com/serin-dev/serin/internal/testobj"
+	"github.com/serin-dev/serin/internal/testing/testobj"
 )
 
 // The ready thresholds are percentages from 1 to 100 (0 would call a

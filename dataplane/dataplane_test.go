@@ -22,8 +22,8 @@ import (
 	"testing"
 
 	"github.com/serin-dev/serin/api/v1alpha1"
-	"github.com/serin-dev/serin/internal/testobj"
-	"github.com/serin-dev/serin/internal/testutil"
+	"github.com/serin-dev/serin/internal/testing/testobj"
+	"github.com/serin-dev/serin/internal/testing/testutil"
 )
 
 // podinfoCanary is a Deployment target routed through a Gateway.

@@ -30,8 +30,8 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/serin-dev/serin/api/v1alpha1"
-	"github.com/serin-dev/serin/internal/testbed"
-	"github.com/serin-dev/serin/internal/testobj"
+	"github.com/serin-dev/serin/internal/testing/testbed"
+	"github.com/serin-dev/serin/internal/testing/testobj"
 )
 
 // clientErrorRun is what the users of one broken promotion saw.

@@ -34,8 +34,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/serin-dev/serin/api/v1alpha1"
-	"github.com/serin-dev/serin/internal/testbed"
-	"github.com/serin-dev/serin/internal/testobj"
+	"github.com/serin-dev/serin/internal/testing/testbed"
+	"github.com/serin-dev/serin/internal/testing/testobj"
 )
 
 // The side-by-side benchmarks run one scenario with serin and with Flagger

@@ -32,8 +32,8 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/serin-dev/serin/internal/testbed"
-	"github.com/serin-dev/serin/internal/testobj"
+	"github.com/serin-dev/serin/internal/testing/testbed"
+	"github.com/serin-dev/serin/internal/testing/testobj"
 )
 
 // BenchmarkHaltLatency measures how fast serin halts a promotion whose

@@ -35,8 +35,8 @@ import (
 
 	"github.com/serin-dev/serin/api/v1alpha1"
 	"github.com/serin-dev/serin/gitops"
-	"github.com/serin-dev/serin/internal/largerepo"
-	"github.com/serin-dev/serin/internal/testbed"
+	"github.com/serin-dev/serin/internal/testing/largerepo"
+	"github.com/serin-dev/serin/internal/testing/testbed"
 )
 
 // The large fleet repository of BenchmarkHaltToPullRequestLargeRepo: files

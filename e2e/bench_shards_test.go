@@ -23,7 +23,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/serin-dev/serin/internal/testbed"
+	"github.com/serin-dev/serin/internal/testing/testbed"
 )
 
 // BenchmarkShards runs N canaries progressing every 10 s on one agent,

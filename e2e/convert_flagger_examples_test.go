@@ -42,7 +42,7 @@ import (
 
 	"github.com/serin-dev/serin/api/v1alpha1"
 	"github.com/serin-dev/serin/internal/cli/flaggerconvert"
-	"github.com/serin-dev/serin/internal/testbed"
+	"github.com/serin-dev/serin/internal/testing/testbed"
 )
 
 // flaggerExample is a Canary found in Flagger's module: where it is and

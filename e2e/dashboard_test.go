@@ -41,7 +41,7 @@ import (
 
 	"github.com/serin-dev/serin/api/v1alpha1"
 	"github.com/serin-dev/serin/internal/cli"
-	"github.com/serin-dev/serin/internal/testutil"
+	"github.com/serin-dev/serin/internal/testing/testutil"
 )
 
 // The dashboard in a real browser (headless Chromium) during a real

@@ -44,7 +44,7 @@ import (
 
 	"github.com/serin-dev/serin/analysis"
 	"github.com/serin-dev/serin/api/v1alpha1"
-	"github.com/serin-dev/serin/internal/testutil"
+	"github.com/serin-dev/serin/internal/testing/testutil"
 )
 
 // errorRateTemplate creates a MetricTemplate whose query is the 5xx

@@ -50,8 +50,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
 	"github.com/serin-dev/serin/api/v1alpha1"
-	"github.com/serin-dev/serin/internal/testbed"
-	"github.com/serin-dev/serin/internal/testobj"
+	"github.com/serin-dev/serin/internal/testing/testbed"
+	"github.com/serin-dev/serin/internal/testing/testobj"
 )
 
 // notificationController is Flux's notification-controller, started by

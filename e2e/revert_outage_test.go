@@ -32,7 +32,7 @@ import (
 
 	"github.com/serin-dev/serin/api/v1alpha1"
 	"github.com/serin-dev/serin/gitops"
-	"github.com/serin-dev/serin/internal/testbed"
+	"github.com/serin-dev/serin/internal/testing/testbed"
 )
 
 // gitHostProxy forwards TCP connections to the Git host, and can go down:

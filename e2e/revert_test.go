@@ -41,7 +41,7 @@ import (
 	"github.com/serin-dev/serin/api/v1alpha1"
 	"github.com/serin-dev/serin/gitops"
 	"github.com/serin-dev/serin/internal/record"
-	"github.com/serin-dev/serin/internal/testbed"
+	"github.com/serin-dev/serin/internal/testing/testbed"
 )
 
 var (

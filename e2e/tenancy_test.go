@@ -38,8 +38,8 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/serin-dev/serin/api/v1alpha1"
-	"github.com/serin-dev/serin/internal/testbed"
-	"github.com/serin-dev/serin/internal/testobj"
+	"github.com/serin-dev/serin/internal/testing/testbed"
+	"github.com/serin-dev/serin/internal/testing/testobj"
 )
 
 // tenancyShard labels the Canaries of the tenancy test's own agent.

@@ -32,7 +32,7 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/object"
 
 	"github.com/serin-dev/serin/api/v1alpha1"
-	"github.com/serin-dev/serin/internal/largerepo"
+	"github.com/serin-dev/serin/internal/testing/largerepo"
 )
 
 // The large repository of BenchmarkRevertLargeRepo: files outside the

@@ -38,7 +38,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
 	"github.com/serin-dev/serin/api/v1alpha1"
-	"github.com/serin-dev/serin/internal/testobj"
+	"github.com/serin-dev/serin/internal/testing/testobj"
 )
 
 const testRevision = "main@sha1:0123456789abcdef0123456789abcdef01234567"

@@ -30,8 +30,8 @@ import (
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	"github.com/serin-dev/serin/api/v1alpha1"
-	"github.com/serin-dev/serin/internal/testobj"
-	"github.com/serin-dev/serin/internal/testutil"
+	"github.com/serin-dev/serin/internal/testing/testobj"
+	"github.com/serin-dev/serin/internal/testing/testutil"
 	"github.com/serin-dev/serin/internal/workload"
 )
 

@@ -35,7 +35,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/serin-dev/serin/api/v1alpha1"
-	"github.com/serin-dev/serin/internal/testutil"
+	"github.com/serin-dev/serin/internal/testing/testutil"
 	"github.com/serin-dev/serin/internal/workload"
 )
 

@@ -27,7 +27,7 @@ import (
 	"time"
 
 	"github.com/serin-dev/serin/e2e/demo/scenario"
-	"github.com/serin-dev/serin/internal/testbed"
+	"github.com/serin-dev/serin/internal/testing/testbed"
 )
 
 // testbedBinaries returns the directory of the testbed binaries: the one

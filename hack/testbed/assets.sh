@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Builds (when missing) every testbed binary and gathers them into one
 # directory of symlinks, printed on stdout: the KUBEBUILDER_ASSETS of envtest
-# and the binary directory of the full testbed (internal/testbed).
+# and the binary directory of the full testbed (internal/testing/testbed).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 source "$here/versions.env"

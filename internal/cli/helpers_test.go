@@ -32,7 +32,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
 	"github.com/serin-dev/serin/api/v1alpha1"
-	"github.com/serin-dev/serin/internal/testutil"
+	"github.com/serin-dev/serin/internal/testing/testutil"
 	"github.com/serin-dev/serin/internal/version"
 )
 

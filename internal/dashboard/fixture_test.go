@@ -36,7 +36,7 @@ import (
 
 	"github.com/serin-dev/serin/api/v1alpha1"
 	"github.com/serin-dev/serin/internal/record"
-	"github.com/serin-dev/serin/internal/testobj"
+	"github.com/serin-dev/serin/internal/testing/testobj"
 )
 
 // testNow is the clock of the requests' values; testToken the page's token.

@@ -25,7 +25,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/serin-dev/serin/api/v1alpha1"
-	"github.com/serin-dev/serin/internal/testobj"
+	"github.com/serin-dev/serin/internal/testing/testobj"
 )
 
 // A target is the Canary's to roll out only when no other controller

@@ -20,7 +20,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/serin-dev/serin/internal/testbed"
+	"github.com/serin-dev/serin/internal/testing/testbed"
 )
 
 // appPath is the directory of the app in the Git repository, the path of

@@ -23,7 +23,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/serin-dev/serin/internal/testbed"
+	"github.com/serin-dev/serin/internal/testing/testbed"
 )
 
 // usersRate is the requests per second the app's users send.

@@ -39,7 +39,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/serin-dev/serin/internal/testbed"
+	"github.com/serin-dev/serin/internal/testing/testbed"
 )
 
 func main() {
