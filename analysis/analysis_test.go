@@ -30,6 +30,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/serin-dev/serin/analysis/providers"
 	"github.com/serin-dev/serin/api/v1alpha1"
 )
 
@@ -105,9 +106,9 @@ func TestPrometheusQuery(t *testing.T) {
 				_, _ = w.Write([]byte(tt.body))
 			}))
 			defer srv.Close()
-			p := &Prometheus{Address: srv.URL, Token: "t0ken", Timeout: time.Second}
+			p := &providers.Prometheus{Address: srv.URL, Token: "t0ken", Timeout: time.Second}
 			v, err := p.Query(context.Background(), "up")
-			var nd *ErrNoData
+			var nd *providers.ErrNoData
 			switch {
 			case tt.noData:
 				if !errors.As(err, &nd) {

@@ -18,6 +18,8 @@ limitations under the License.
 // Flagger's payload and semantics) and metric checks (a MetricTemplate's
 // query against its provider, or a built-in check's query for the Canary's
 // data plane against the agent's Prometheus, compared with the
-// thresholdRange). Every call has a timeout; nothing here decides what the
-// rollout does next.
+// thresholdRange), run by the Runner off the reconcile workers, the
+// namespaces taking turns. The metric providers are in analysis/providers,
+// one file each behind the Provider seam. Every call has a timeout;
+// nothing here decides what the rollout does next.
 package analysis

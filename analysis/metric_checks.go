@@ -32,6 +32,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/serin-dev/serin/analysis/providers"
 	"github.com/serin-dev/serin/api/v1alpha1"
 	"github.com/serin-dev/serin/dataplane"
 	"github.com/serin-dev/serin/internal/tenancy"
@@ -86,7 +87,7 @@ func (m *Metrics) Check(ctx context.Context, canary *v1alpha1.Canary, metric v1a
 		return fail("%v", err)
 	}
 	v, err := m.query(ctx, provider, timeout, query)
-	var noData *ErrNoData
+	var noData *providers.ErrNoData
 	switch {
 	case errors.As(err, &noData) && metric.IsBuiltin():
 		dataPlane := dataplane.Of(canary, m.DataPlane)
@@ -114,7 +115,7 @@ func (m *Metrics) Check(ctx context.Context, canary *v1alpha1.Canary, metric v1a
 // query sends a query to its provider within timeout. A query that gets no
 // answer in time fails with a *DeadlineError: the provider's timeout, or
 // the deadline of ctx (the analysis step's) when that comes first.
-func (m *Metrics) query(ctx context.Context, provider Provider, timeout time.Duration, query string) (float64, error) {
+func (m *Metrics) query(ctx context.Context, provider providers.Provider, timeout time.Duration, query string) (float64, error) {
 	ctx, cancel := context.WithTimeoutCause(ctx, timeout, &DeadlineError{Of: "call", After: timeout})
 	defer cancel()
 	v, err := provider.Query(ctx, query)
@@ -127,7 +128,7 @@ func (m *Metrics) query(ctx context.Context, provider Provider, timeout time.Dur
 // source returns the query of a check, the provider to send it to and the
 // query's timeout: a built-in check's preset and the agent's metrics
 // server, or a MetricTemplate's query and provider.
-func (m *Metrics) source(ctx context.Context, canary *v1alpha1.Canary, metric v1alpha1.CanaryMetric) (string, Provider, time.Duration, error) {
+func (m *Metrics) source(ctx context.Context, canary *v1alpha1.Canary, metric v1alpha1.CanaryMetric) (string, providers.Provider, time.Duration, error) {
 	switch {
 	case metric.IsBuiltin():
 		query, provider, err := m.builtinSource(canary, metric)
@@ -141,7 +142,7 @@ func (m *Metrics) source(ctx context.Context, canary *v1alpha1.Canary, metric v1
 
 // builtinSource is a built-in check's query for the Canary's data plane,
 // sent to the agent's metrics server.
-func (m *Metrics) builtinSource(canary *v1alpha1.Canary, metric v1alpha1.CanaryMetric) (string, Provider, error) {
+func (m *Metrics) builtinSource(canary *v1alpha1.Canary, metric v1alpha1.CanaryMetric) (string, providers.Provider, error) {
 	query, err := BuiltinQuery(canary, metric, dataplane.Of(canary, m.DataPlane))
 	if err != nil {
 		return "", nil, err
@@ -149,12 +150,12 @@ func (m *Metrics) builtinSource(canary *v1alpha1.Canary, metric v1alpha1.CanaryM
 	if m.MetricsServer == "" {
 		return "", nil, errors.New("a built-in check needs a Prometheus: start the agent with --metrics-server=<Prometheus URL>")
 	}
-	return query, &Prometheus{Address: m.MetricsServer, Timeout: v1alpha1.DefaultMetricTimeout}, nil
+	return query, &providers.Prometheus{Address: m.MetricsServer, Timeout: v1alpha1.DefaultMetricTimeout}, nil
 }
 
 // templateSource is a MetricTemplate's rendered query, its provider and
 // the provider's timeout.
-func (m *Metrics) templateSource(ctx context.Context, canary *v1alpha1.Canary, metric v1alpha1.CanaryMetric) (string, Provider, time.Duration, error) {
+func (m *Metrics) templateSource(ctx context.Context, canary *v1alpha1.Canary, metric v1alpha1.CanaryMetric) (string, providers.Provider, time.Duration, error) {
 	tpl := &v1alpha1.MetricTemplate{}
 	key := types.NamespacedName{Namespace: metric.TemplateRef.Namespace, Name: metric.TemplateRef.Name}
 	if key.Namespace == "" {
@@ -199,10 +200,10 @@ func (m *Metrics) secretReader(c *v1alpha1.Canary) (client.Reader, error) {
 	return m.Tenancy.SecretReader(c)
 }
 
-// provider builds the Provider of a MetricTemplate, with the data of its
+// provider builds the providers.Provider of a MetricTemplate, with the data of its
 // Secret, read on the Canary's behalf, for a check over interval.
-func (m *Metrics) provider(ctx context.Context, canary *v1alpha1.Canary, tpl *v1alpha1.MetricTemplate, interval time.Duration) (Provider, error) {
-	cfg := ProviderConfig{Spec: tpl.Spec.Provider, Timeout: tpl.GetTimeout(), Interval: interval, Namespace: canary.Namespace}
+func (m *Metrics) provider(ctx context.Context, canary *v1alpha1.Canary, tpl *v1alpha1.MetricTemplate, interval time.Duration) (providers.Provider, error) {
+	cfg := providers.Config{Spec: tpl.Spec.Provider, Timeout: tpl.GetTimeout(), Interval: interval, Namespace: canary.Namespace}
 	if tpl.Spec.Provider.Type == v1alpha1.ExternalMetricsProvider && tpl.Spec.Provider.Address == "" {
 		restConfig, err := m.Tenancy.RESTConfig(canary)
 		if err != nil {
@@ -226,7 +227,7 @@ func (m *Metrics) provider(ctx context.Context, canary *v1alpha1.Canary, tpl *v1
 			cfg.Secret = map[string][]byte{}
 		}
 	}
-	return NewProvider(cfg)
+	return providers.New(cfg)
 }
 
 // RenderQuery renders a MetricTemplate's query, in the query language of

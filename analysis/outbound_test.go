@@ -39,6 +39,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
+	"github.com/serin-dev/serin/analysis/providers"
 	"github.com/serin-dev/serin/api/v1alpha1"
 	"github.com/serin-dev/serin/internal/tenancy"
 )
@@ -288,7 +289,7 @@ func TestPrometheusQuery_Address(t *testing.T) {
 	}
 	for name, tt := range tests {
 		t.Run(name, func(t *testing.T) {
-			p := &Prometheus{Address: tt.address, Timeout: time.Second}
+			p := &providers.Prometheus{Address: tt.address, Timeout: time.Second}
 			query := `sum(up{job="a&b=c"})`
 			if _, err := p.Query(context.Background(), query); err != nil {
 				t.Fatal(err)
@@ -331,7 +332,7 @@ func TestPrometheusQuery_OutboundPolicy(t *testing.T) {
 	}
 	for name, tt := range tests {
 		t.Run(name, func(t *testing.T) {
-			_, err := (&Prometheus{Address: tt.address, Timeout: time.Second}).Query(context.Background(), "up")
+			_, err := (&providers.Prometheus{Address: tt.address, Timeout: time.Second}).Query(context.Background(), "up")
 			if err == nil {
 				t.Fatal("the query succeeded")
 			}

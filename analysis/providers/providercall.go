@@ -14,7 +14,7 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-package analysis
+package providers
 
 import (
 	"bytes"
@@ -165,7 +165,7 @@ type httpProvider struct {
 }
 
 // newHTTPProvider is the httpProvider of a MetricTemplate's provider.
-func newHTTPProvider(cfg ProviderConfig) httpProvider {
+func newHTTPProvider(cfg Config) httpProvider {
 	return httpProvider{
 		name:               string(cfg.Spec.Type),
 		address:            cfg.Spec.GetAddress(),
@@ -230,7 +230,7 @@ func (p *httpProvider) window() (from, to time.Time) {
 
 // requireSecretKeys returns the values of keys in the Secret of cfg, or an
 // error naming the first one missing (or empty) and the Secret.
-func requireSecretKeys(cfg ProviderConfig, keys ...string) ([]string, error) {
+func requireSecretKeys(cfg Config, keys ...string) ([]string, error) {
 	if cfg.Secret == nil {
 		return nil, fmt.Errorf("the %s provider needs a secretRef with %s", cfg.Spec.Type, joinKeys(keys))
 	}
@@ -246,7 +246,7 @@ func requireSecretKeys(cfg ProviderConfig, keys ...string) ([]string, error) {
 
 // optionalSecretKeys is requireSecretKeys for a provider whose Secret is
 // optional: empty values without one.
-func optionalSecretKeys(cfg ProviderConfig, keys ...string) ([]string, error) {
+func optionalSecretKeys(cfg Config, keys ...string) ([]string, error) {
 	if cfg.Secret == nil {
 		return make([]string, len(keys)), nil
 	}

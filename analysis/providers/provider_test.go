@@ -14,7 +14,7 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-package analysis
+package providers
 
 import (
 	"net/http"
@@ -26,46 +26,46 @@ import (
 	"github.com/serin-dev/serin/api/v1alpha1"
 )
 
-func TestNewProvider(t *testing.T) {
+func TestNew(t *testing.T) {
 	prom := v1alpha1.MetricProvider{Address: "http://prometheus:9090"}
 	tests := map[string]struct {
-		cfg     ProviderConfig
+		cfg     Config
 		want    Provider
 		wantErr string
 	}{
 		"no type: Prometheus": {
-			cfg:  ProviderConfig{Spec: prom, Timeout: time.Second},
+			cfg:  Config{Spec: prom, Timeout: time.Second},
 			want: &Prometheus{Address: "http://prometheus:9090", Timeout: time.Second},
 		},
 		"basic auth": {
-			cfg:  ProviderConfig{Spec: prom, Secret: map[string][]byte{"username": []byte("u"), "password": []byte("p")}},
+			cfg:  Config{Spec: prom, Secret: map[string][]byte{"username": []byte("u"), "password": []byte("p")}},
 			want: &Prometheus{Address: "http://prometheus:9090", Username: "u", Password: "p"},
 		},
 		"a token": {
-			cfg:  ProviderConfig{Spec: prom, Secret: map[string][]byte{"token": []byte("t")}},
+			cfg:  Config{Spec: prom, Secret: map[string][]byte{"token": []byte("t")}},
 			want: &Prometheus{Address: "http://prometheus:9090", Token: "t"},
 		},
 		"headers": {
-			cfg: ProviderConfig{Spec: v1alpha1.MetricProvider{Address: "http://mimir/prometheus",
+			cfg: Config{Spec: v1alpha1.MetricProvider{Address: "http://mimir/prometheus",
 				Headers: map[string][]string{"X-Scope-OrgID": {"team-a", "team-b"}}}},
 			want: &Prometheus{Address: "http://mimir/prometheus", Headers: http.Header{"X-Scope-Orgid": {"team-a", "team-b"}}},
 		},
 		"an Authorization header": {
-			cfg:     ProviderConfig{Spec: v1alpha1.MetricProvider{Address: "http://prom", Headers: map[string][]string{"authorization": {"Bearer x"}}}},
+			cfg:     Config{Spec: v1alpha1.MetricProvider{Address: "http://prom", Headers: map[string][]string{"authorization": {"Bearer x"}}}},
 			wantErr: "provider.headers cannot set Authorization: put the credentials in the Secret of secretRef",
 		},
 		"a Secret without credentials": {
-			cfg:     ProviderConfig{Spec: prom, Secret: map[string][]byte{"user": []byte("u")}, SecretName: "apps/prom"},
+			cfg:     Config{Spec: prom, Secret: map[string][]byte{"user": []byte("u")}, SecretName: "apps/prom"},
 			wantErr: "secret apps/prom has neither username/password nor token",
 		},
 		"an unknown type": {
-			cfg:     ProviderConfig{Spec: v1alpha1.MetricProvider{Type: "opentsdb", Address: "http://tsdb"}},
+			cfg:     Config{Spec: v1alpha1.MetricProvider{Type: "opentsdb", Address: "http://tsdb"}},
 			wantErr: `metric provider "opentsdb" is not supported (supported: cloudwatch, datadog, dynatrace, externalmetrics, graphite, influxdb, newrelic, prometheus, splunk, stackdriver)`,
 		},
 	}
 	for name, tt := range tests {
 		t.Run(name, func(t *testing.T) {
-			got, err := NewProvider(tt.cfg)
+			got, err := New(tt.cfg)
 			if tt.wantErr != "" {
 				if err == nil || err.Error() != tt.wantErr {
 					t.Fatalf("error %v, want %q", err, tt.wantErr)

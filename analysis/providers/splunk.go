@@ -14,7 +14,7 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-package analysis
+package providers
 
 import (
 	"bufio"
@@ -44,7 +44,7 @@ type splunk struct {
 	token string
 }
 
-func newSplunkProvider(cfg ProviderConfig) (Provider, error) {
+func newSplunkProvider(cfg Config) (Provider, error) {
 	keys, err := requireSecretKeys(cfg, splunkTokenSecretKey)
 	if err != nil {
 		return nil, err

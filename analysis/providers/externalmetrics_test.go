@@ -14,7 +14,7 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-package analysis
+package providers
 
 import (
 	"context"
@@ -67,20 +67,20 @@ func TestExternalMetrics(t *testing.T) {
 	modes := map[string]struct {
 		query  string
 		header string
-		config func(srv string) ProviderConfig
+		config func(srv string) Config
 	}{
 		"through the API server, serin's query": {
 			query:  "queue_messages_ready{queue=orders, env in (prod)}",
 			header: "Bearer agent-token",
-			config: func(srv string) ProviderConfig {
-				return ProviderConfig{RESTConfig: &rest.Config{Host: srv, BearerToken: "agent-token"}}
+			config: func(srv string) Config {
+				return Config{RESTConfig: &rest.Config{Host: srv, BearerToken: "agent-token"}}
 			},
 		},
 		"from the metrics server of the address, Flagger's query": {
 			query:  "apps/queue_messages_ready?labelSelector=queue%3Dorders%2Cenv+in+%28prod%29",
 			header: "Bearer metrics-token",
-			config: func(srv string) ProviderConfig {
-				return ProviderConfig{Spec: v1alpha1.MetricProvider{Address: srv}, Secret: map[string][]byte{"token": []byte("metrics-token")},
+			config: func(srv string) Config {
+				return Config{Spec: v1alpha1.MetricProvider{Address: srv}, Secret: map[string][]byte{"token": []byte("metrics-token")},
 					SecretName: "apps/metrics", RESTConfig: &rest.Config{Host: "http://api-server.invalid", BearerToken: "agent-token"}}
 			},
 		},
@@ -93,7 +93,7 @@ func TestExternalMetrics(t *testing.T) {
 				srv := wireServer(t, want, tc.answer)
 				cfg := m.config(srv.URL)
 				cfg.Spec.Type, cfg.Namespace, cfg.Timeout = v1alpha1.ExternalMetricsProvider, "apps", 5*time.Second
-				p, err := NewProvider(cfg)
+				p, err := New(cfg)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -139,7 +139,7 @@ func TestExternalMetrics_Queries(t *testing.T) {
 	if ns, _, _, err := p.parse("other/queue"); err != nil || ns != "other" {
 		t.Errorf("cross-namespace allowed: %s, %v", ns, err)
 	}
-	if _, err := NewProvider(ProviderConfig{Spec: v1alpha1.MetricProvider{Type: v1alpha1.ExternalMetricsProvider}, Namespace: "apps"}); err == nil {
+	if _, err := New(Config{Spec: v1alpha1.MetricProvider{Type: v1alpha1.ExternalMetricsProvider}, Namespace: "apps"}); err == nil {
 		t.Error("built without an API server or an address")
 	}
 }

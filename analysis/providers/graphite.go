@@ -14,7 +14,7 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-package analysis
+package providers
 
 import (
 	"context"
@@ -34,7 +34,7 @@ type graphite struct {
 	username, password string
 }
 
-func newGraphiteProvider(cfg ProviderConfig) (Provider, error) {
+func newGraphiteProvider(cfg Config) (Provider, error) {
 	keys, err := optionalSecretKeys(cfg, "username", "password")
 	if err != nil {
 		return nil, err

@@ -14,7 +14,7 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-package analysis
+package providers
 
 import (
 	"context"
@@ -48,7 +48,7 @@ type stackdriver struct {
 	account *googleServiceAccount
 }
 
-func newStackdriverProvider(cfg ProviderConfig) (Provider, error) {
+func newStackdriverProvider(cfg Config) (Provider, error) {
 	keys, err := requireSecretKeys(cfg, stackdriverProjectSecretKey, stackdriverKeySecretKey)
 	if err != nil {
 		return nil, err

@@ -14,7 +14,7 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-package analysis
+package providers
 
 import (
 	"context"
@@ -132,7 +132,7 @@ func newTestCloudWatch(t *testing.T, address string, creds awsCredentials) Provi
 	if creds.SessionToken != "" {
 		secret["aws_session_token"] = []byte(creds.SessionToken)
 	}
-	p, err := NewProvider(ProviderConfig{
+	p, err := New(Config{
 		Spec:   v1alpha1.MetricProvider{Type: v1alpha1.CloudWatchProvider, Region: "us-east-1", Address: address},
 		Secret: secret, SecretName: "apps/aws", Timeout: 5 * time.Second, Interval: time.Minute,
 	})
@@ -280,7 +280,7 @@ func TestNewCloudWatchProvider(t *testing.T) {
 	}
 	for name, tt := range tests {
 		t.Run(name, func(t *testing.T) {
-			p, err := NewProvider(ProviderConfig{Spec: tt.spec, Secret: tt.secret, SecretName: "apps/aws"})
+			p, err := New(Config{Spec: tt.spec, Secret: tt.secret, SecretName: "apps/aws"})
 			if tt.wantErr != "" {
 				if err == nil || err.Error() != tt.wantErr {
 					t.Fatalf("err = %v, want %q", err, tt.wantErr)

@@ -14,37 +14,20 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-package analysis
+package providers
 
 import (
 	"context"
 	"errors"
 	"net/http"
-	"net/http/httptest"
 	"net/url"
+	"strings"
 	"testing"
 	"time"
 
-	"k8s.io/utils/ptr"
-
 	"github.com/serin-dev/serin/api/v1alpha1"
+	"github.com/serin-dev/serin/internal/testing/testutil"
 )
-
-// prometheusAnswer serves body as Prometheus' /api/v1/query answers a
-// successful instant query: 200, JSON.
-func prometheusAnswer(t *testing.T, body string) *httptest.Server {
-	t.Helper()
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Path != "/api/v1/query" {
-			http.NotFound(w, r)
-			return
-		}
-		w.Header().Set("Content-Type", "application/json")
-		_, _ = w.Write([]byte(body))
-	}))
-	t.Cleanup(srv.Close)
-	return srv
-}
 
 // A check needs one finite number: a vector of several series fails and
 // says how to aggregate; NaN is no data; +Inf and -Inf fail. No series is
@@ -104,7 +87,7 @@ func TestPrometheusQuery_StrictResults(t *testing.T) {
 	}
 	for name, tt := range tests {
 		t.Run(name, func(t *testing.T) {
-			p := &Prometheus{Address: prometheusAnswer(t, tt.body).URL, Timeout: time.Second}
+			p := &Prometheus{Address: testutil.PrometheusAnswer(t, tt.body).URL, Timeout: time.Second}
 			v, err := p.Query(context.Background(), "up")
 			if tt.wantErr == "" {
 				if err != nil || v != tt.want {
@@ -112,60 +95,12 @@ func TestPrometheusQuery_StrictResults(t *testing.T) {
 				}
 				return
 			}
-			if err == nil || !contains(err.Error(), tt.wantErr) {
+			if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
 				t.Fatalf("err = %v, want %q", err, tt.wantErr)
 			}
 			var noData *ErrNoData
 			if errors.As(err, &noData) != tt.wantNoData {
 				t.Errorf("err = %T, no data %v, want %v", err, !tt.wantNoData, tt.wantNoData)
-			}
-		})
-	}
-}
-
-// Through a check: a value that is not one finite number fails whatever
-// the thresholdRange, also the side of the range that is not bounded.
-func TestMetrics_CheckNeedsOneFiniteNumber(t *testing.T) {
-	minOnly := &v1alpha1.ThresholdRange{Min: ptr.To(99.0)}
-	maxOnly := &v1alpha1.ThresholdRange{Max: ptr.To(500.0)}
-	both := &v1alpha1.ThresholdRange{Min: ptr.To(0.0), Max: ptr.To(100.0)}
-	vector := func(values ...string) string {
-		body := `{"status":"success","data":{"resultType":"vector","result":[`
-		for i, v := range values {
-			if i > 0 {
-				body += ","
-			}
-			body += `{"metric":{"pod":"podinfo-` + string(rune('a'+i)) + `"},"value":[1714567890.123,"` + v + `"]}`
-		}
-		return body + `]}}`
-	}
-	tests := map[string]struct {
-		body        string
-		check       string
-		rng         *v1alpha1.ThresholdRange
-		wantPassed  bool
-		wantMessage string
-	}{
-		"finite, in range": {body: vector("99.5"), check: v1alpha1.RequestSuccessRateCheck, rng: minOnly, wantPassed: true,
-			wantMessage: "metric request-success-rate: 99.5"},
-		"+Inf under a min-only range": {body: vector("+Inf"), check: v1alpha1.RequestSuccessRateCheck, rng: minOnly,
-			wantMessage: "returned +Inf, not a finite number"},
-		"-Inf under a max-only range": {body: vector("-Inf"), check: v1alpha1.RequestDurationCheck, rng: maxOnly,
-			wantMessage: "returned -Inf, not a finite number"},
-		"+Inf under a max-only range": {body: vector("+Inf"), check: v1alpha1.RequestDurationCheck, rng: maxOnly,
-			wantMessage: "returned +Inf, not a finite number"},
-		"NaN under both bounds": {body: vector("NaN"), check: v1alpha1.RequestSuccessRateCheck, rng: both,
-			wantMessage: "returned NaN, no data (0/0: no requests in the interval?): is the canary receiving traffic through traefik"},
-		"several series, each in range": {body: vector("99.5", "99.9"), check: v1alpha1.RequestSuccessRateCheck, rng: minOnly,
-			wantMessage: `returned 2 series ({pod="podinfo-a"}, {pod="podinfo-b"}); a metric check needs one number`},
-	}
-	for name, tt := range tests {
-		t.Run(name, func(t *testing.T) {
-			m := &Metrics{MetricsServer: prometheusAnswer(t, tt.body).URL}
-			metric := v1alpha1.CanaryMetric{Name: tt.check, ThresholdRange: tt.rng}
-			res := m.Check(context.Background(), builtinCanary(v1alpha1.GatewayAPIRouting), metric)
-			if res.Passed != tt.wantPassed || !contains(res.Message, tt.wantMessage) {
-				t.Errorf("got passed=%v %q, want passed=%v %q", res.Passed, res.Message, tt.wantPassed, tt.wantMessage)
 			}
 		})
 	}

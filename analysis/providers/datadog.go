@@ -14,7 +14,7 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-package analysis
+package providers
 
 import (
 	"context"
@@ -39,7 +39,7 @@ type datadog struct {
 	apiKey, applicationKey string
 }
 
-func newDatadogProvider(cfg ProviderConfig) (Provider, error) {
+func newDatadogProvider(cfg Config) (Provider, error) {
 	keys, err := requireSecretKeys(cfg, datadogAPIKeySecretKey, datadogApplicationKeySecretKey)
 	if err != nil {
 		return nil, err

@@ -14,7 +14,7 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-package analysis
+package providers
 
 import (
 	"bytes"
@@ -42,7 +42,7 @@ type influxDB struct {
 	token, org string
 }
 
-func newInfluxDBProvider(cfg ProviderConfig) (Provider, error) {
+func newInfluxDBProvider(cfg Config) (Provider, error) {
 	keys, err := optionalSecretKeys(cfg, "token", "org")
 	if err != nil {
 		return nil, err

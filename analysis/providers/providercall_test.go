@@ -14,7 +14,7 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-package analysis
+package providers
 
 import (
 	"context"
@@ -131,14 +131,14 @@ func runProviderCase(t *testing.T, spec v1alpha1.MetricProvider, secret map[stri
 	} else {
 		spec.Address = srv.URL + spec.Address
 	}
-	cfg := ProviderConfig{Spec: spec, Timeout: 5 * time.Second, Interval: time.Minute, SecretName: "apps/creds"}
+	cfg := Config{Spec: spec, Timeout: 5 * time.Second, Interval: time.Minute, SecretName: "apps/creds"}
 	if secret != nil {
 		cfg.Secret = map[string][]byte{}
 		for k, v := range secret {
 			cfg.Secret[k] = []byte(v)
 		}
 	}
-	p, err := NewProvider(cfg)
+	p, err := New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -181,7 +181,7 @@ func checkQueryResult(t *testing.T, v float64, err error, tc providerCase) {
 
 // Every provider fails with a message naming its Secret and the keys it
 // lacks.
-func TestNewProvider_SecretKeys(t *testing.T) {
+func TestNew_SecretKeys(t *testing.T) {
 	tests := map[string]struct {
 		spec    v1alpha1.MetricProvider
 		secret  map[string][]byte
@@ -214,7 +214,7 @@ func TestNewProvider_SecretKeys(t *testing.T) {
 	}
 	for name, tt := range tests {
 		t.Run(name, func(t *testing.T) {
-			_, err := NewProvider(ProviderConfig{Spec: tt.spec, Secret: tt.secret, SecretName: "apps/creds"})
+			_, err := New(Config{Spec: tt.spec, Secret: tt.secret, SecretName: "apps/creds"})
 			if err == nil || err.Error() != tt.wantErr {
 				t.Fatalf("error %v, want %q", err, tt.wantErr)
 			}
@@ -261,7 +261,7 @@ func TestProviders_OutboundPolicy(t *testing.T) {
 			if providerType == v1alpha1.CloudWatchProvider {
 				spec.Region, query = "us-east-1", `[{"Id": "m1", "Expression": "1"}]`
 			}
-			p, err := NewProvider(ProviderConfig{Spec: spec,
+			p, err := New(Config{Spec: spec,
 				Secret: secret, SecretName: "apps/creds", Timeout: 5 * time.Second, Interval: time.Minute})
 			if err != nil {
 				t.Fatal(err)

@@ -14,7 +14,7 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-package analysis
+package providers
 
 import (
 	"net/http"
@@ -101,7 +101,7 @@ func TestDatadog(t *testing.T) {
 
 // Without an address, Datadog's US API.
 func TestDatadog_DefaultAddress(t *testing.T) {
-	p, err := NewProvider(ProviderConfig{Spec: v1alpha1.MetricProvider{Type: v1alpha1.DatadogProvider},
+	p, err := New(Config{Spec: v1alpha1.MetricProvider{Type: v1alpha1.DatadogProvider},
 		Secret: map[string][]byte{"datadog_api_key": []byte("a"), "datadog_application_key": []byte("b")}})
 	if err != nil {
 		t.Fatal(err)

@@ -14,7 +14,7 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-package analysis
+package providers
 
 import (
 	"context"
@@ -131,7 +131,7 @@ func TestSplunk_EndlessStream(t *testing.T) {
 		<-r.Context().Done()
 	}))
 	defer srv.Close()
-	p, err := NewProvider(ProviderConfig{Spec: v1alpha1.MetricProvider{Type: v1alpha1.SplunkProvider, Address: srv.URL},
+	p, err := New(Config{Spec: v1alpha1.MetricProvider{Type: v1alpha1.SplunkProvider, Address: srv.URL},
 		Secret: map[string][]byte{"sf_token_key": []byte("t")}, Timeout: 5 * time.Second, Interval: time.Minute})
 	if err != nil {
 		t.Fatal(err)

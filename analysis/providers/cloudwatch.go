@@ -14,7 +14,7 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-package analysis
+package providers
 
 import (
 	"context"
@@ -59,7 +59,7 @@ type cloudWatch struct {
 	creds  awsCredentials
 }
 
-func newCloudWatchProvider(cfg ProviderConfig) (Provider, error) {
+func newCloudWatchProvider(cfg Config) (Provider, error) {
 	if cfg.Spec.Region == "" {
 		return nil, errors.New("the cloudwatch provider needs provider.region")
 	}

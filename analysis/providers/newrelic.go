@@ -14,7 +14,7 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-package analysis
+package providers
 
 import (
 	"context"
@@ -40,7 +40,7 @@ type newRelic struct {
 	accountID, queryKey string
 }
 
-func newNewRelicProvider(cfg ProviderConfig) (Provider, error) {
+func newNewRelicProvider(cfg Config) (Provider, error) {
 	keys, err := requireSecretKeys(cfg, newRelicAccountIDSecretKey, newRelicQueryKeySecretKey)
 	if err != nil {
 		return nil, err

@@ -14,7 +14,16 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-package analysis
+// Package providers holds the metric providers a MetricTemplate names, one
+// file each behind the Provider seam (Prometheus, Datadog, New Relic,
+// Graphite, InfluxDB, Dynatrace, Splunk, CloudWatch, Google Cloud
+// Monitoring, Kubernetes external metrics), with what they share: the
+// bounded HTTP call (providercall.go) and two request signers (AWS
+// Signature Version 4, Google's OAuth 2.0 service accounts). A new
+// provider is one file that adds its factory to New's table, its
+// wire-format test, and how its query language quotes a variable
+// (analysis/querylang.go).
+package providers
 
 import (
 	"context"
@@ -36,9 +45,9 @@ type Provider interface {
 	Query(ctx context.Context, query string) (float64, error)
 }
 
-// ProviderConfig is what a Provider is built from: a MetricTemplate's
+// Config is what a Provider is built from: a MetricTemplate's
 // provider and the data of its secretRef, read on the Canary's behalf.
-type ProviderConfig struct {
+type Config struct {
 	// Spec is the MetricTemplate's provider.
 	Spec v1alpha1.MetricProvider
 	// Secret is the data of spec.secretRef; nil without one. SecretName
@@ -60,7 +69,7 @@ type ProviderConfig struct {
 }
 
 // providerFactories build the Providers of each type.
-var providerFactories = map[v1alpha1.MetricProviderType]func(ProviderConfig) (Provider, error){
+var providerFactories = map[v1alpha1.MetricProviderType]func(Config) (Provider, error){
 	v1alpha1.PrometheusProvider:      newPrometheusProvider,
 	v1alpha1.DatadogProvider:         newDatadogProvider,
 	v1alpha1.NewRelicProvider:        newNewRelicProvider,
@@ -73,9 +82,9 @@ var providerFactories = map[v1alpha1.MetricProviderType]func(ProviderConfig) (Pr
 	v1alpha1.ExternalMetricsProvider: newExternalMetricsProvider,
 }
 
-// NewProvider builds the Provider a MetricTemplate names; an empty type is
+// New builds the Provider a MetricTemplate names; an empty type is
 // Prometheus.
-func NewProvider(cfg ProviderConfig) (Provider, error) {
+func New(cfg Config) (Provider, error) {
 	t := cfg.Spec.Type
 	if t == "" {
 		t = v1alpha1.PrometheusProvider
@@ -94,7 +103,7 @@ func NewProvider(cfg ProviderConfig) (Provider, error) {
 
 // newPrometheusProvider is a Prometheus, with basic auth (username and
 // password) or a bearer token from the Secret, and the provider's headers.
-func newPrometheusProvider(cfg ProviderConfig) (Provider, error) {
+func newPrometheusProvider(cfg Config) (Provider, error) {
 	p := &Prometheus{
 		Address:            cfg.Spec.Address,
 		InsecureSkipVerify: cfg.Spec.InsecureSkipVerify,

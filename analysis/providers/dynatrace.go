@@ -14,7 +14,7 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-package analysis
+package providers
 
 import (
 	"context"
@@ -37,7 +37,7 @@ type dynatrace struct {
 	token string
 }
 
-func newDynatraceProvider(cfg ProviderConfig) (Provider, error) {
+func newDynatraceProvider(cfg Config) (Provider, error) {
 	keys, err := requireSecretKeys(cfg, dynatraceTokenSecretKey)
 	if err != nil {
 		return nil, err

@@ -14,7 +14,7 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-package analysis
+package providers
 
 import (
 	"context"
@@ -54,7 +54,7 @@ type externalMetrics struct {
 	crossNamespace bool
 }
 
-func newExternalMetricsProvider(cfg ProviderConfig) (Provider, error) {
+func newExternalMetricsProvider(cfg Config) (Provider, error) {
 	if cfg.Namespace == "" {
 		return nil, errors.New("externalmetrics: no namespace to read the metric in")
 	}

@@ -14,7 +14,7 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-package analysis
+package providers
 
 import (
 	"net/http"
@@ -89,7 +89,7 @@ func TestGraphite_BadQuery(t *testing.T) {
 	}
 	for name, query := range tests {
 		t.Run(name, func(t *testing.T) {
-			p, err := NewProvider(ProviderConfig{Spec: v1alpha1.MetricProvider{Type: v1alpha1.GraphiteProvider, Address: "http://127.0.0.1:1"}})
+			p, err := New(Config{Spec: v1alpha1.MetricProvider{Type: v1alpha1.GraphiteProvider, Address: "http://127.0.0.1:1"}})
 			if err != nil {
 				t.Fatal(err)
 			}

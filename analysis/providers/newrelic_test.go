@@ -14,7 +14,7 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-package analysis
+package providers
 
 import (
 	"net/http"
@@ -74,7 +74,7 @@ func TestNewRelic(t *testing.T) {
 
 // The account ID goes into the path: it must be a number.
 func TestNewRelic_AccountID(t *testing.T) {
-	_, err := NewProvider(ProviderConfig{Spec: v1alpha1.MetricProvider{Type: v1alpha1.NewRelicProvider}, SecretName: "apps/nr",
+	_, err := New(Config{Spec: v1alpha1.MetricProvider{Type: v1alpha1.NewRelicProvider}, SecretName: "apps/nr",
 		Secret: map[string][]byte{"newrelic_account_id": []byte("12/../admin"), "newrelic_query_key": []byte("k")}})
 	if want := "secret apps/nr: newrelic_account_id is not a New Relic account ID (a number)"; err == nil || err.Error() != want {
 		t.Errorf("error %v, want %q", err, want)

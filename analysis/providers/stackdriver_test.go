@@ -14,7 +14,7 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-package analysis
+package providers
 
 import (
 	"context"
@@ -39,12 +39,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/fluxcd/pkg/apis/meta"
 	"github.com/google/go-cmp/cmp"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/serin-dev/serin/api/v1alpha1"
-	"github.com/serin-dev/serin/internal/tenancy"
 )
 
 // The test's service account and project.
@@ -136,7 +133,7 @@ func (g *fakeGoogle) tokenURI() string { return g.srv.URL + "/token" }
 // address, with a key whose token_uri is the fake's, and clock.
 func (g *fakeGoogle) provider(clock func() time.Time) Provider {
 	g.t.Helper()
-	p, err := NewProvider(ProviderConfig{
+	p, err := New(Config{
 		Spec: v1alpha1.MetricProvider{Type: v1alpha1.StackdriverProvider, Address: g.srv.URL},
 		Secret: map[string][]byte{"project": []byte(googleTestProject + "\n"),
 			"serviceAccountKey": []byte(googleKeyJSON(g.t, googleTestKey(), g.tokenURI()))},
@@ -390,41 +387,6 @@ func TestStackdriver_AccessToken(t *testing.T) {
 	query(5, 10)
 }
 
-// A MetricTemplate's Secret is read on the Canary's behalf, through the
-// tenancy's reader, as the other providers' are; the query is rendered
-// with the Canary's variables.
-func TestStackdriver_Check(t *testing.T) {
-	g := newFakeGoogle(t, promAnswer("scalar", `[1795435200, "0.25"]`))
-	g.now, g.tolerance = time.Now, 5*time.Second
-	tpl := &v1alpha1.MetricTemplate{ObjectMeta: metav1.ObjectMeta{Namespace: "apps", Name: "latency"}}
-	tpl.Spec.Provider = v1alpha1.MetricProvider{Type: v1alpha1.StackdriverProvider, Address: g.srv.URL,
-		SecretRef: &meta.LocalObjectReference{Name: "gcp"}}
-	tpl.Spec.Query = `histogram_quantile(0.99, sum by (le) (rate(istio_io:service_server_response_latencies_bucket{` +
-		`monitored_resource="k8s_container",destination_service_namespace="{{ namespace }}",destination_service_name="{{ service }}-canary"}[{{ interval }}])))`
-	cached := fakeReader(t, tpl)
-	secrets := fakeReader(t, secret("apps", "gcp", map[string]string{"project": googleTestProject,
-		"serviceAccountKey": googleKeyJSON(t, googleTestKey(), g.tokenURI())}))
-	metric := v1alpha1.CanaryMetric{Name: "latency", TemplateRef: &v1alpha1.TemplateReference{Name: "latency"},
-		Interval: &metav1.Duration{Duration: time.Minute}}
-	c := canary()
-	c.Spec.Analysis.Metrics = []v1alpha1.CanaryMetric{metric}
-	for name, m := range map[string]*Metrics{
-		"through the tenancy":    {Reader: cached, Tenancy: tenancy.Static(cached, secrets, tenancy.Options{})},
-		"not the cache's Secret": {Reader: cached},
-	} {
-		t.Run(name, func(t *testing.T) {
-			res := m.Check(context.Background(), c, metric)
-			want := "metric latency: 0.25"
-			if m.Tenancy == nil {
-				want = `metric latency: failed to get the provider secret apps/gcp: secrets "gcp" not found`
-			}
-			if res.Message != want {
-				t.Errorf("Check = %q, want %q", res.Message, want)
-			}
-		})
-	}
-}
-
 // The token endpoint's error fails the check with Google's OAuth 2.0
 // error, naming the service account; no query is sent.
 func TestStackdriver_TokenError(t *testing.T) {
@@ -496,7 +458,7 @@ func TestStackdriver_OutboundPolicy(t *testing.T) {
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
-			p, err := NewProvider(ProviderConfig{
+			p, err := New(Config{
 				Spec: v1alpha1.MetricProvider{Type: v1alpha1.StackdriverProvider, Address: tc.address},
 				Secret: map[string][]byte{"project": []byte(googleTestProject),
 					"serviceAccountKey": []byte(googleKeyJSON(t, googleTestKey(), tc.tokenURI))},
@@ -594,14 +556,14 @@ func TestNewStackdriverProvider(t *testing.T) {
 	}
 	for name, tt := range tests {
 		t.Run(name, func(t *testing.T) {
-			cfg := ProviderConfig{Spec: v1alpha1.MetricProvider{Type: v1alpha1.StackdriverProvider}, SecretName: "apps/gcp"}
+			cfg := Config{Spec: v1alpha1.MetricProvider{Type: v1alpha1.StackdriverProvider}, SecretName: "apps/gcp"}
 			if !tt.noSecret {
 				cfg.Secret = map[string][]byte{}
 				for k, v := range tt.secret {
 					cfg.Secret[k] = []byte(v)
 				}
 			}
-			p, err := NewProvider(cfg)
+			p, err := New(cfg)
 			if tt.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
 					t.Fatalf("err = %v, want %q", err, tt.wantErr)
