@@ -28,14 +28,11 @@ import (
 )
 
 // rollback sends all traffic to the primary, which still runs the last
-// promoted revision, and scales the canary down. Decide never picks it
-// during Promoting, Finalising or Halted: then the primary is the copy that
-// may be broken.
+// promoted revision, and scales the canary down. Decide and DecideStep
+// never pick it during Promoting, Finalising or Halted: then the primary is
+// the copy that may be broken (TestDecide_NoRollbackDuringPromotion,
+// TestDecideStep).
 func (r *CanaryReconciler) rollback(ctx context.Context, obj *v1alpha1.Canary, obs rollout.Observation, a rollout.Rollback) (ctrl.Result, error) {
-	switch obj.Status.Phase {
-	case v1alpha1.PhasePromoting, v1alpha1.PhaseFinalising, v1alpha1.PhaseHalted:
-		return r.halt(ctx, obj, obs, rollout.Halt{Reason: a.Reason + " (no rollback during promotion)"})
-	}
 	if v := obs.Requests.Abort; v != "" {
 		obj.Status.HandledRequests.Abort = v
 	}

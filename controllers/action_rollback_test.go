@@ -19,7 +19,6 @@ package controllers
 import (
 	"context"
 	"testing"
-	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -81,23 +80,6 @@ func TestRollback(t *testing.T) {
 				weights:    []routing.Weights{routing.AllPrimary},
 				writes:     []string{"patch Deployment/podinfo"},
 				events:     []string{"Warning " + v1alpha1.RolledBackReason},
-				ended:      "failed",
-			},
-		},
-		"while promoting: halted, nothing written": {
-			canary: analysing(v1alpha1.PhasePromoting).Obj(),
-			objs:   []client.Object{podinfoTarget(2)},
-			routes: weights(routing.Canary(25)),
-			obs:    observed("v2", 25),
-			action: rollout.Rollback{Reason: "rollback requested by webhook rollback-gate"},
-			want: actionWant{
-				records: []string{"v2 Halted (promotion of revision v2 halted, canary kept serving: rollback requested by webhook rollback-gate (no rollback during promotion))"},
-				result:  ctrl.Result{RequeueAfter: 10 * time.Millisecond},
-				status: func(st *v1alpha1.CanaryStatus) {
-					st.Phase, st.LastTransitionTime = v1alpha1.PhaseHalted, at(actionNow)
-				},
-				conditions: []metav1.Condition{ready(metav1.ConditionFalse, v1alpha1.HaltedReason)},
-				events:     []string{"Warning " + v1alpha1.HaltedReason},
 				ended:      "failed",
 			},
 		},

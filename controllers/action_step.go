@@ -34,10 +34,11 @@ import (
 // step runs one analysis step: the rollback hooks, then the pre-rollout
 // hooks before the first traffic, or else the rollout hooks and the metric
 // checks of the traffic the canary served, all at once in the analysis
-// runner (see analysis_runs.go), never in the reconcile. A failure counts
-// one failed check; a pass increases the weight, counts an iteration, or,
-// at the end, promotes, each behind its gate (confirm-traffic-increase,
-// confirm-promotion), asked in the same work once the checks passed.
+// runner (see analysis_runs.go), never in the reconcile. Once the runner
+// has the outcome, the step is recorded and rollout.DecideStep decides
+// what follows from its verdict; step carries out that one action. The
+// transitions are dated when the step began (out.At), so that the
+// analysis keeps its interval whatever its calls took.
 func (r *CanaryReconciler) step(ctx context.Context, obj *v1alpha1.Canary, obs rollout.Observation) (ctrl.Result, error) {
 	st := &obj.Status
 	key := analysisKey("step", obj, obs.CanaryWeight, st.LastAppliedSpec)
@@ -51,81 +52,107 @@ func (r *CanaryReconciler) step(ctx context.Context, obj *v1alpha1.Canary, obs r
 	if state != analysis.Done {
 		return r.analysisPending(ctx, key)
 	}
-	failed := ""
+	v := stepVerdict(obj, obs, out)
+	action := rollout.DecideStep(obj, obs, v)
 	switch {
-	case out.RollbackBy != "":
-		reason := "rollback requested by webhook " + out.RollbackBy
-		r.recordStep(obj, obs.CanaryWeight, out, v1alpha1.VerdictRollback, reason)
-		return r.rollback(ctx, obj, obs, rollout.Rollback{Reason: reason})
-	case out.HookErr != nil && firstStep(obj, obs):
-		failed = "pre-rollout check failed: " + out.HookErr.Error()
-	case out.HookErr != nil:
-		failed = "rollout check failed: " + out.HookErr.Error()
-	case out.MetricFailure != "":
-		failed = "halting advancement: " + out.MetricFailure
-	}
-	if failed != "" {
-		r.recordStep(obj, obs.CanaryWeight, out, v1alpha1.VerdictFailed, failed)
-		return r.failCheck(ctx, obj, obs, out.At, failed)
-	}
-	if out.GateClosed != "" {
-		r.recordStep(obj, obs.CanaryWeight, out, v1alpha1.VerdictWaiting, "gate closed: "+out.GateClosed)
-	} else {
+	case v.RollbackBy != "":
+		r.recordStep(obj, obs.CanaryWeight, out, v1alpha1.VerdictRollback, "rollback requested by webhook "+v.RollbackBy)
+	case v.Failed != "":
+		r.recordStep(obj, obs.CanaryWeight, out, v1alpha1.VerdictFailed, v.Failed)
+	case v.GateClosed != "":
+		r.recordStep(obj, obs.CanaryWeight, out, v1alpha1.VerdictWaiting, "gate closed: "+v.GateClosed)
+	default:
 		r.recordStep(obj, obs.CanaryWeight, out, v1alpha1.VerdictPassed, "")
 	}
-	return r.advance(ctx, obj, obs, out)
-}
-
-// advance moves the rollout one step forward after the checks passed, when
-// the step's gate is open. The transition is dated when the step began
-// (out.At), so that the analysis keeps its interval whatever its calls took.
-func (r *CanaryReconciler) advance(ctx context.Context, obj *v1alpha1.Canary, obs rollout.Observation, out analysis.Outcome) (ctrl.Result, error) {
-	st := &obj.Status
-	checks := "checks passed"
-	if len(out.Passed) > 0 {
-		checks = fmt.Sprintf("checks passed (%s)", joinMessages(out.Passed))
-	}
-	closed := out.GateClosed
-	plan := rollout.PlanStep(obj, obs.CanaryWeight, st.Iterations)
-	switch plan.Kind {
-	case rollout.IncreaseWeight:
-		if closed != "" {
-			transition(obj, v1alpha1.PhaseProgressing, out.At, v1alpha1.ProgressingReason, "waiting for approval to increase traffic: %s", closed)
-			return ctrl.Result{RequeueAfter: requeueAtNextStep(obj, obs.Now)}, nil
-		}
-		w, what := routing.Canary(plan.Weight), "canary weight"
-		if obj.IsABTest() {
-			w, what = routing.ABTest(plan.Weight), "A/B test: the matched requests' canary weight"
-		}
-		if err := r.setRoutes(ctx, obj, w); err != nil {
-			return ctrl.Result{}, err
-		}
-		r.emitStep(ctx, obj, v1alpha1.WeightIncreasedReason, "advance %s %s %d: %s", obj.Name, what, plan.Weight, checks)
-		transition(obj, v1alpha1.PhaseProgressing, out.At, v1alpha1.ProgressingReason, "%s", analysingMessage(obj))
-	case rollout.Iterate:
-		if obj.IsMirrored() {
-			// From the first iteration on, the canary gets a copy of
-			// every request the primary serves.
-			if err := r.setRoutes(ctx, obj, routing.Mirrored); err != nil {
-				return ctrl.Result{}, err
-			}
-		}
-		st.Iterations++
-		r.emitStep(ctx, obj, v1alpha1.IterationReason, "advance %s canary iteration %d/%d: %s", obj.Name, st.Iterations, obj.GetIterations(), checks)
-		transition(obj, v1alpha1.PhaseProgressing, out.At, v1alpha1.ProgressingReason, "%s", analysingMessage(obj))
-	case rollout.ReadyToPromote:
+	switch a := action.(type) {
+	case rollout.Rollback:
+		return r.rollback(ctx, obj, obs, a)
+	case rollout.Halt:
+		return r.halt(ctx, obj, obs, a)
+	case rollout.FailCheck:
+		return r.failCheck(ctx, obj, obs, out.At, a.Message)
+	case rollout.AdvanceWeight:
+		return r.advanceWeight(ctx, obj, obs, out, a)
+	case rollout.CountIteration:
+		return r.countIteration(ctx, obj, obs, out)
+	case rollout.WaitForGate:
+		return r.waitForGate(ctx, obj, obs, out, a)
+	case rollout.Promote:
 		if obj.IsBlueGreen() || obj.IsABTest() {
 			st.Iterations = obj.GetIterations()
 		}
-		if closed != "" {
-			if st.Phase != v1alpha1.PhaseWaitingPromotion {
-				r.emit(ctx, obj, notifier.SeverityInfo, v1alpha1.WaitingPromotionReason, "analysis passed; waiting for approval to promote: %s", closed)
-			}
-			transition(obj, v1alpha1.PhaseWaitingPromotion, out.At, string(v1alpha1.PhaseWaitingPromotion), "analysis passed; waiting for approval to promote: %s", closed)
-			return ctrl.Result{RequeueAfter: requeueAtNextStep(obj, obs.Now)}, nil
-		}
-		return r.promote(ctx, obj, obs, rollout.Promote{Reason: "analysis passed"})
+		return r.promote(ctx, obj, obs, a)
 	}
+	return ctrl.Result{}, fmt.Errorf("no handler for action %s after a step", action)
+}
+
+// stepVerdict is what the step's outcome says, in the words of its events.
+func stepVerdict(obj *v1alpha1.Canary, obs rollout.Observation, out analysis.Outcome) rollout.StepVerdict {
+	v := rollout.StepVerdict{RollbackBy: out.RollbackBy, GateClosed: out.GateClosed}
+	switch {
+	case out.HookErr != nil && firstStep(obj, obs):
+		v.Failed = "pre-rollout check failed: " + out.HookErr.Error()
+	case out.HookErr != nil:
+		v.Failed = "rollout check failed: " + out.HookErr.Error()
+	case out.MetricFailure != "":
+		v.Failed = "halting advancement: " + out.MetricFailure
+	}
+	return v
+}
+
+// passedChecks says which checks passed, for the step's event.
+func passedChecks(out analysis.Outcome) string {
+	if len(out.Passed) > 0 {
+		return fmt.Sprintf("checks passed (%s)", joinMessages(out.Passed))
+	}
+	return "checks passed"
+}
+
+// advanceWeight gives the canary its next weight once the checks passed.
+func (r *CanaryReconciler) advanceWeight(ctx context.Context, obj *v1alpha1.Canary, obs rollout.Observation, out analysis.Outcome, a rollout.AdvanceWeight) (ctrl.Result, error) {
+	w, what := routing.Canary(a.Weight), "canary weight"
+	if obj.IsABTest() {
+		w, what = routing.ABTest(a.Weight), "A/B test: the matched requests' canary weight"
+	}
+	if err := r.setRoutes(ctx, obj, w); err != nil {
+		return ctrl.Result{}, err
+	}
+	r.emitStep(ctx, obj, v1alpha1.WeightIncreasedReason, "advance %s %s %d: %s", obj.Name, what, a.Weight, passedChecks(out))
+	transition(obj, v1alpha1.PhaseProgressing, out.At, v1alpha1.ProgressingReason, "%s", analysingMessage(obj))
+	return ctrl.Result{RequeueAfter: requeueAtNextStep(obj, obs.Now)}, nil
+}
+
+// countIteration counts one more iteration once the checks passed; from
+// the first one on, a mirrored analysis copies every request the primary
+// serves to the canary.
+func (r *CanaryReconciler) countIteration(ctx context.Context, obj *v1alpha1.Canary, obs rollout.Observation, out analysis.Outcome) (ctrl.Result, error) {
+	st := &obj.Status
+	if obj.IsMirrored() {
+		if err := r.setRoutes(ctx, obj, routing.Mirrored); err != nil {
+			return ctrl.Result{}, err
+		}
+	}
+	st.Iterations++
+	r.emitStep(ctx, obj, v1alpha1.IterationReason, "advance %s canary iteration %d/%d: %s", obj.Name, st.Iterations, obj.GetIterations(), passedChecks(out))
+	transition(obj, v1alpha1.PhaseProgressing, out.At, v1alpha1.ProgressingReason, "%s", analysingMessage(obj))
+	return ctrl.Result{RequeueAfter: requeueAtNextStep(obj, obs.Now)}, nil
+}
+
+// waitForGate keeps the weight, or the promotion, until the gate opens;
+// asked again at the next step.
+func (r *CanaryReconciler) waitForGate(ctx context.Context, obj *v1alpha1.Canary, obs rollout.Observation, out analysis.Outcome, a rollout.WaitForGate) (ctrl.Result, error) {
+	st := &obj.Status
+	if !a.Promotion {
+		transition(obj, v1alpha1.PhaseProgressing, out.At, v1alpha1.ProgressingReason, "waiting for approval to increase traffic: %s", a.Message)
+		return ctrl.Result{RequeueAfter: requeueAtNextStep(obj, obs.Now)}, nil
+	}
+	if obj.IsBlueGreen() || obj.IsABTest() {
+		st.Iterations = obj.GetIterations()
+	}
+	if st.Phase != v1alpha1.PhaseWaitingPromotion {
+		r.emit(ctx, obj, notifier.SeverityInfo, v1alpha1.WaitingPromotionReason, "analysis passed; waiting for approval to promote: %s", a.Message)
+	}
+	transition(obj, v1alpha1.PhaseWaitingPromotion, out.At, string(v1alpha1.PhaseWaitingPromotion), "analysis passed; waiting for approval to promote: %s", a.Message)
 	return ctrl.Result{RequeueAfter: requeueAtNextStep(obj, obs.Now)}, nil
 }
 

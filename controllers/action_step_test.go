@@ -153,6 +153,17 @@ func TestStep(t *testing.T) {
 		ended:      "failed",
 	})
 	rolledBack.check = eventSays("canary podinfo rolled back: rollback requested by webhook rollback-hook")
+	// A step's rollback webhook never rolls back once the promotion began:
+	// then the primary is the copy that may be broken.
+	haltedInPromotion := row(with(analysing(weightedPodinfo(), v1alpha1.PhasePromoting, 25, 0, 0), hook(v1alpha1.RollbackHook, http.StatusOK)).Obj(), 25, actionWant{
+		result: ctrl.Result{RequeueAfter: 10 * time.Millisecond},
+		status: func(st *v1alpha1.CanaryStatus) {
+			st.Phase, st.LastTransitionTime = v1alpha1.PhaseHalted, at(actionNow)
+		},
+		conditions: []metav1.Condition{ready(metav1.ConditionFalse, v1alpha1.HaltedReason)},
+		events:     []string{"Warning " + v1alpha1.HaltedReason},
+		ended:      "failed",
+	})
 	down := row(weighted(0, 0), 0, routesDown)
 	down.routerDown = true
 	held := row(weighted(25, 0, hook(v1alpha1.ConfirmTrafficIncreaseHook, http.StatusForbidden)), 25, actionWant{
@@ -188,6 +199,7 @@ func TestStep(t *testing.T) {
 		"a pre-rollout hook fails before any traffic":     preRollout,
 		"a metric check fails: halting advancement":       failingMetric,
 		"a rollback hook answers: rolled back":            rolledBack,
+		"a rollback hook while promoting: halted":         haltedInPromotion,
 		"confirm-traffic-increase closed: weight stays":   held,
 		"confirm-promotion closed: WaitingPromotion":      row(weighted(50, 0, hook(v1alpha1.ConfirmPromotionHook, http.StatusForbidden)), 50, waitingPromotion("Normal "+v1alpha1.WaitingPromotionReason)),
 		"confirm-promotion still closed: no second event": row(with(analysing(weightedPodinfo(), v1alpha1.PhaseWaitingPromotion, 50, 0, 0), hook(v1alpha1.ConfirmPromotionHook, http.StatusForbidden)).Obj(), 50, waitingPromotion()),
@@ -200,6 +212,7 @@ func TestStep(t *testing.T) {
 		"a metric check passes at 25: weight 50":          {"v2: 25 Passed [request-success-rate \"99.5\" (min 99) Passed]"},
 		"a pre-rollout hook fails before any traffic":     {"v2: 0 Failed [pre-rollout-hook (pre-rollout) Failed]"},
 		"a rollback hook answers: rolled back":            {"v2 Failed (rolled back revision v2: rollback requested by webhook rollback-hook): 25 Rollback [rollback-hook (rollback) Rollback]"},
+		"a rollback hook while promoting: halted":         {"v2 Halted (promotion of revision v2 halted, canary kept serving: rollback requested by webhook rollback-hook (no rollback during promotion)): 25 Rollback [rollback-hook (rollback) Rollback]"},
 		"a rollout hook fails: one failed check":          {"v2: 25 Failed [rollout-hook (rollout) Failed]"},
 		"at the maximum weight: promoted, weight kept":    {"v2: 50 Passed"},
 		"blue/green, the last iteration: all to canary":   {"v2: 0 Passed"},

@@ -168,6 +168,29 @@ type RecordWeights struct{}
 // Idle has nothing to do: no new revision and nothing drifted.
 type Idle struct{}
 
+// The actions below follow an analysis step's verdict (DecideStep): the
+// step's outcome is an input only the analysis runner has, once the step
+// ran.
+
+// FailCheck counts one failed check; Decide rolls back at the threshold.
+type FailCheck struct{ Message string }
+
+// AdvanceWeight gives the canary more traffic: Weight, or with an A/B test
+// the matched requests' share.
+type AdvanceWeight struct{ Weight int }
+
+// CountIteration counts one more iteration of a blue/green analysis or an
+// A/B test.
+type CountIteration struct{}
+
+// WaitForGate keeps the rollout where it is while a gate is closed:
+// confirm-traffic-increase, or confirm-promotion (Promotion) once the
+// analysis passed.
+type WaitForGate struct {
+	Promotion bool
+	Message   string
+}
+
 func (Stall) isAction()                  {}
 func (Initialize) isAction()             {}
 func (WaitForPrimary) isAction()         {}
@@ -197,6 +220,10 @@ func (ScalePrimary) isAction()           {}
 func (PrimaryUnavailable) isAction()     {}
 func (RecordWeights) isAction()          {}
 func (Idle) isAction()                   {}
+func (FailCheck) isAction()              {}
+func (AdvanceWeight) isAction()          {}
+func (CountIteration) isAction()         {}
+func (WaitForGate) isAction()            {}
 
 func (a Stall) String() string                { return fmt.Sprintf("stall(%s: %s)", a.Reason, a.Message) }
 func (Initialize) String() string             { return "initialize" }
@@ -234,3 +261,12 @@ func (ScalePrimary) String() string         { return "scale-primary" }
 func (a PrimaryUnavailable) String() string { return "primary-unavailable(" + a.Message + ")" }
 func (RecordWeights) String() string        { return "record-weights" }
 func (Idle) String() string                 { return "idle" }
+func (a FailCheck) String() string          { return "fail-check(" + a.Message + ")" }
+func (a AdvanceWeight) String() string      { return fmt.Sprintf("advance-weight(%d)", a.Weight) }
+func (CountIteration) String() string       { return "count-iteration" }
+func (a WaitForGate) String() string {
+	if a.Promotion {
+		return "wait-for-promotion-gate(" + a.Message + ")"
+	}
+	return "wait-for-gate(" + a.Message + ")"
+}

@@ -456,6 +456,53 @@ func TestPlanStep(t *testing.T) {
 	}
 }
 
+// What follows a step is decided from its verdict: a rollback webhook
+// rolls back (or halts, once the promotion began), a failure counts a
+// failed check, a pass moves on behind the step's gate.
+func TestDecideStep(t *testing.T) {
+	gateway := func(phase v1alpha1.CanaryPhase, a v1alpha1.CanaryAnalysis) *v1alpha1.Canary {
+		c := testobj.MakeCanary("p", "apps").Phase(phase).
+			Routing(v1alpha1.CanaryRouting{Provider: v1alpha1.GatewayAPIRouting, GatewayRefs: []v1alpha1.GatewayReference{{Name: "gw"}}}).
+			Analysis(a).Obj()
+		return c
+	}
+	weighted := v1alpha1.CanaryAnalysis{StepWeight: 25, MaxWeight: 50}
+	progressing := gateway(v1alpha1.PhaseProgressing, weighted)
+	blueGreen := testobj.MakeCanary("p", "apps").Phase(v1alpha1.PhaseProgressing).Analysis(v1alpha1.CanaryAnalysis{Iterations: 3}).Obj()
+	at := func(weight int) Observation { return Observation{CanaryWeight: weight} }
+	tests := map[string]struct {
+		canary  *v1alpha1.Canary
+		obs     Observation
+		verdict StepVerdict
+		want    Action
+	}{
+		"a rollback webhook: rolled back": {progressing, at(25), StepVerdict{RollbackBy: "gate", Failed: "also failed"},
+			Rollback{Reason: "rollback requested by webhook gate"}},
+		"a rollback webhook while waiting for promotion: rolled back": {gateway(v1alpha1.PhaseWaitingPromotion, weighted), at(50), StepVerdict{RollbackBy: "gate"},
+			Rollback{Reason: "rollback requested by webhook gate"}},
+		"a rollback webhook while promoting: halted": {gateway(v1alpha1.PhasePromoting, weighted), at(50), StepVerdict{RollbackBy: "rollback-gate"},
+			Halt{Reason: "rollback requested by webhook rollback-gate (no rollback during promotion)"}},
+		"a rollback webhook while finalising: halted": {gateway(v1alpha1.PhaseFinalising, weighted), at(50), StepVerdict{RollbackBy: "g"},
+			Halt{Reason: "rollback requested by webhook g (no rollback during promotion)"}},
+		"a failure: one failed check": {progressing, at(25), StepVerdict{Failed: "rollout check failed: x", GateClosed: "closed"},
+			FailCheck{Message: "rollout check failed: x"}},
+		"passed: the next weight":                 {progressing, at(0), StepVerdict{}, AdvanceWeight{Weight: 25}},
+		"passed, the traffic gate closed: waits":  {progressing, at(25), StepVerdict{GateClosed: "no"}, WaitForGate{Message: "no"}},
+		"passed at the maximum weight: promotes":  {progressing, at(50), StepVerdict{}, Promote{Reason: "analysis passed"}},
+		"passed, the promotion gate closed":       {progressing, at(50), StepVerdict{GateClosed: "no"}, WaitForGate{Promotion: true, Message: "no"}},
+		"blue/green: one more iteration":          {blueGreen, at(0), StepVerdict{}, CountIteration{}},
+		"blue/green: iterates whatever the gate":  {blueGreen, at(0), StepVerdict{GateClosed: "no"}, CountIteration{}},
+		"blue/green, the last iteration: promote": {testobj.MakeCanary("p", "apps").Phase(v1alpha1.PhaseProgressing).Analysis(v1alpha1.CanaryAnalysis{Iterations: 1}).Obj(), at(0), StepVerdict{}, Promote{Reason: "analysis passed"}},
+	}
+	for name, tt := range tests {
+		t.Run(name, func(t *testing.T) {
+			if diff := cmp.Diff(tt.want, DecideStep(tt.canary, tt.obs, tt.verdict)); diff != "" {
+				t.Errorf("DecideStep() (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
 func TestPromotionWeight(t *testing.T) {
 	c := testobj.MakeCanary("p", "apps").Analysis(v1alpha1.CanaryAnalysis{StepWeightPromotion: 20}).Obj()
 	for weight, want := range map[int]int{50: 30, 30: 10, 10: 0, 0: 0} {

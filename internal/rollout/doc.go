@@ -16,6 +16,9 @@ limitations under the License.
 
 // Package rollout is serin's canary state machine. Decide is a pure function
 // from a Canary (spec and status) and an Observation of the cluster to
-// exactly one Action; the controllers package carries actions out. Nothing
-// here talks to the API server, so every transition is table-tested.
+// exactly one Action; the controllers package carries actions out. An
+// analysis step's verdict, which only the analysis runner has once the
+// step ran, goes through DecideStep, which picks the one action that
+// follows it. Nothing here talks to the API server, so every transition is
+// table-tested.
 package rollout

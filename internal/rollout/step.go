@@ -77,3 +77,47 @@ func PromotionWeight(c *v1alpha1.Canary, weight int) int {
 	}
 	return weight - step
 }
+
+// StepVerdict is what an analysis step's calls said, as the runner has it
+// once the step ran.
+type StepVerdict struct {
+	// RollbackBy names the rollback webhook that asked for a rollback.
+	RollbackBy string
+	// Failed says why a hook or a metric check failed.
+	Failed string
+	// GateClosed says why the step's gate (confirm-traffic-increase, or
+	// confirm-promotion at the end) is closed.
+	GateClosed string
+}
+
+// DecideStep decides what follows an analysis step from its verdict: a
+// rollback a webhook asked for (a halt, never a rollback, once the
+// promotion began), a failed check, or, once the checks passed, the next
+// weight, one more iteration or the promotion, each behind its gate.
+func DecideStep(c *v1alpha1.Canary, o Observation, v StepVerdict) Action {
+	switch {
+	case v.RollbackBy != "":
+		reason := "rollback requested by webhook " + v.RollbackBy
+		switch c.Status.Phase {
+		case v1alpha1.PhasePromoting, v1alpha1.PhaseFinalising, v1alpha1.PhaseHalted:
+			return Halt{Reason: reason + " (no rollback during promotion)"}
+		}
+		return Rollback{Reason: reason}
+	case v.Failed != "":
+		return FailCheck{Message: v.Failed}
+	}
+	plan := PlanStep(c, o.CanaryWeight, c.Status.Iterations)
+	switch plan.Kind {
+	case IncreaseWeight:
+		if v.GateClosed != "" {
+			return WaitForGate{Message: v.GateClosed}
+		}
+		return AdvanceWeight{Weight: plan.Weight}
+	case Iterate:
+		return CountIteration{}
+	}
+	if v.GateClosed != "" {
+		return WaitForGate{Promotion: true, Message: v.GateClosed}
+	}
+	return Promote{Reason: "analysis passed"}
+}
