@@ -108,7 +108,7 @@ func main() {
 			"without it they fail. MetricTemplates name their own provider.")
 	flag.StringVar(&dataPlane, "data-plane", string(dataplane.Default),
 		"The data plane whose metrics the built-in checks query when a Canary sets no spec.routing.dataPlane: "+
-			"traefik, envoy-gateway, istio, nginx-gateway-fabric, cilium, contour, kuma or application (the pods' own metrics).")
+			"traefik, envoy-gateway, istio, nginx-gateway-fabric, cilium, contour, kuma, linkerd or application (the pods' own metrics).")
 	flag.StringVar(&healthAddr, "health-addr", ":9440", "The address the health endpoint binds to.")
 	// A reconcile mostly waits on the API server (a status patch per step):
 	// at 2,000 canaries on a 10 s interval that is 200 steps a second, which

@@ -85,8 +85,8 @@ func TestBuiltinQuery_Errors(t *testing.T) {
 	}{
 		"not a built-in name": {canary: canary(), metric: "error-rate", dataPlane: v1alpha1.TraefikDataPlane,
 			wantErr: `"error-rate" is not a built-in check`},
-		"unknown data plane": {canary: canary(), metric: v1alpha1.RequestDurationCheck, dataPlane: "linkerd",
-			wantErr: `data plane "linkerd" has no built-in checks`},
+		"unknown data plane": {canary: canary(), metric: v1alpha1.RequestDurationCheck, dataPlane: "consul",
+			wantErr: `data plane "consul" has no built-in checks`},
 		"pods of a Service target": {canary: serviceTarget, metric: v1alpha1.RequestDurationCheck, dataPlane: v1alpha1.ApplicationDataPlane,
 			wantErr: "request-duration is not available with data plane application: its metrics name the canary by its workload, and a Service target has none"},
 		"workload of a Service target": {canary: serviceTarget, metric: v1alpha1.RequestSuccessRateCheck, dataPlane: v1alpha1.CiliumDataPlane,

@@ -102,9 +102,9 @@ func TestParse(t *testing.T) {
 	if got, err := Parse("envoy-gateway"); err != nil || got != v1alpha1.EnvoyGatewayDataPlane {
 		t.Errorf("envoy-gateway: %q, %v", got, err)
 	}
-	_, err := Parse("linkerd")
-	want := `data plane "linkerd" is not supported: use one of application, cilium, contour, envoy-gateway, istio, kuma, nginx-gateway-fabric, traefik`
+	_, err := Parse("consul")
+	want := `data plane "consul" is not supported: use one of application, cilium, contour, envoy-gateway, istio, kuma, linkerd, nginx-gateway-fabric, traefik`
 	if err == nil || err.Error() != want {
-		t.Errorf("linkerd: %v, want %q", err, want)
+		t.Errorf("consul: %v, want %q", err, want)
 	}
 }

@@ -471,7 +471,7 @@ type RouteMirror struct {
 
 // DataPlane names the proxy or mesh whose metrics the built-in checks
 // query. Each value selects the metric names and labels of one data plane.
-// +kubebuilder:validation:Enum=traefik;envoy-gateway;istio;nginx-gateway-fabric;cilium;contour;kuma;application
+// +kubebuilder:validation:Enum=traefik;envoy-gateway;istio;nginx-gateway-fabric;cilium;contour;kuma;linkerd;application
 type DataPlane string
 
 const (
@@ -504,6 +504,12 @@ const (
 	// (<service>_<namespace>_svc_<port>) Prometheus' kuma_sd_configs puts in
 	// a service label, as Flagger's kuma provider queries them.
 	KumaDataPlane DataPlane = "kuma"
+	// LinkerdDataPlane selects Linkerd: the proxy metrics response_total
+	// (classification success or failure) and response_latency_ms of what
+	// the canary Deployment's own proxies received (direction inbound),
+	// labelled with the pod's namespace and deployment by Linkerd's
+	// Prometheus configuration, as Flagger's linkerd provider queries them.
+	LinkerdDataPlane DataPlane = "linkerd"
 	// ApplicationDataPlane selects no proxy: the canary's own pods'
 	// http_request_duration_seconds histogram (with a status label), as
 	// podinfo exports it and as Flagger's kubernetes and gatewayapi

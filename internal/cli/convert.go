@@ -91,7 +91,7 @@ given.`,
 		"an ingress controller (providers contour, gloo, traefik, apisix, nginx, skipper); their Canaries convert to routing.provider "+
 		"gatewayapi on it, weights and all (without it: kubernetes blue/green)")
 	cmd.Flags().StringVar(&dataPlane, "data-plane", "", "the data plane that serves that Gateway or the mesh, for built-in checks "+
-		"whose provider does not tell it: traefik, envoy-gateway, istio, nginx-gateway-fabric, cilium, contour, kuma or application")
+		"whose provider does not tell it: traefik, envoy-gateway, istio, nginx-gateway-fabric, cilium, contour, kuma, linkerd or application")
 	_ = cmd.MarkFlagRequired("file")
 	return cmd
 }

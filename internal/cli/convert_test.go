@@ -114,9 +114,9 @@ func TestConvertInputErrors(t *testing.T) {
 			wantErr: `--gateway "public": want NAMESPACE/NAME or NAMESPACE/NAME/LISTENER`,
 		},
 		"--data-plane is one serin knows": {
-			args: []string{"convert", "-f", "testdata/kubeconfig", "--data-plane", "linkerd"},
-			wantErr: `--data-plane: data plane "linkerd" is not supported: use one of ` +
-				"application, cilium, contour, envoy-gateway, istio, kuma, nginx-gateway-fabric, traefik",
+			args: []string{"convert", "-f", "testdata/kubeconfig", "--data-plane", "consul"},
+			wantErr: `--data-plane: data plane "consul" is not supported: use one of ` +
+				"application, cilium, contour, envoy-gateway, istio, kuma, linkerd, nginx-gateway-fabric, traefik",
 		},
 		"a Contour Canary converts with nothing lost onto the Gateway named": {
 			args: []string{"convert", "-f", "-", "--gateway", "gateways/public/https", "--data-plane", "envoy-gateway"},

@@ -405,6 +405,7 @@ var builtinDataPlanes = map[string]v1alpha1.DataPlane{
 	"traefik":    v1alpha1.TraefikDataPlane,
 	"contour":    v1alpha1.ContourDataPlane,
 	"kuma":       v1alpha1.KumaDataPlane,
+	"linkerd":    v1alpha1.LinkerdDataPlane,
 	"kubernetes": v1alpha1.ApplicationDataPlane,
 	"gatewayapi": v1alpha1.ApplicationDataPlane,
 }
@@ -435,7 +436,7 @@ func (c canaryConverter) dataPlane(analysis *v1alpha1.CanaryAnalysis) v1alpha1.D
 		which = "an unset provider"
 	}
 	c.report.drop("spec.provider", "the built-in checks query the metrics of the data plane that serves the canary, "+
-		"which %s does not name: set routing.dataPlane (traefik, envoy-gateway, istio, nginx-gateway-fabric, cilium, contour, kuma or application), "+
+		"which %s does not name: set routing.dataPlane (traefik, envoy-gateway, istio, nginx-gateway-fabric, cilium, contour, kuma, linkerd or application), "+
 		"or the agent's --data-plane applies (serin convert --data-plane sets it)", which)
 	return ""
 }

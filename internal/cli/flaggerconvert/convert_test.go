@@ -377,6 +377,17 @@ func TestConvert(t *testing.T) {
 					{Name: "request-success-rate", Interval: duration(time.Minute), ThresholdRange: &v1alpha1.ThresholdRange{Min: ptr.To(99.0)}},
 				}}),
 		},
+		"built-in checks on Linkerd: its proxies' metrics, as Flagger's linkerd provider": {
+			input: canaryYAML("provider: linkerd", "analysis: {stepWeight: 10, maxWeight: 20, threshold: 2, metrics: ["+
+				"{name: request-success-rate, interval: 1m, thresholdRange: {min: 99}}, "+
+				"{name: request-duration, interval: 30s, thresholdRange: {max: 500}}]}"),
+			wantSpec: spec(v1alpha1.CanaryRouting{Provider: v1alpha1.GatewayAPIRouting, DataPlane: v1alpha1.LinkerdDataPlane,
+				GatewayRefs: []v1alpha1.GatewayReference{{Kind: v1alpha1.ServiceParent, Name: "podinfo", Port: ptr.To(int32(9898))}}},
+				&v1alpha1.CanaryAnalysis{StepWeight: 10, MaxWeight: 20, Threshold: 2, Metrics: []v1alpha1.CanaryMetric{
+					{Name: "request-success-rate", Interval: duration(time.Minute), ThresholdRange: &v1alpha1.ThresholdRange{Min: ptr.To(99.0)}},
+					{Name: "request-duration", Interval: duration(30 * time.Second), ThresholdRange: &v1alpha1.ThresholdRange{Max: ptr.To(500.0)}},
+				}}),
+		},
 		"built-in checks: Flagger's deprecated threshold is the range": {
 			input: canaryYAML("provider: traefik", "analysis: {iterations: 2, threshold: 2, metrics: ["+
 				"{name: request-success-rate, threshold: 99}, {name: request-duration, threshold: 500}, "+
