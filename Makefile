@@ -95,7 +95,7 @@ test-unit: ## Unit tests only (no cluster).
 	cd hack/charttest && go test -count=1 -short ./...
 
 .PHONY: bench
-bench: testbed-binaries ## Benchmarks on the local testbed, side by side with Flagger, printed as tables (docs/performance.md).
+bench: testbed-binaries ## Benchmarks on the local testbed, side by side with Flagger, printed as tables (docs/performance.md; the record in bench/results/).
 	hack/testbed/build.sh flagger flagger-previous >/dev/null
 	KUBEBUILDER_ASSETS=$$(hack/testbed/assets.sh) go test -run '^$$' -bench . -benchtime 1x -timeout 300m ./gitops/... ./e2e/...
 

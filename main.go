@@ -113,7 +113,7 @@ func main() {
 	// A reconcile mostly waits on the API server (a status patch per step):
 	// at 2,000 canaries on a 10 s interval that is 200 steps a second, which
 	// Flux's usual 4 workers cannot carry when a write takes 20 ms or more
-	// (docs/performance.md).
+	// (bench/results/history.md).
 	flag.IntVar(&concurrent, "concurrent", 32, "The number of concurrent canary reconciles.")
 	// Webhooks and metric queries never run in a reconcile: an analysis
 	// step's calls run all at once in this pool; a step still running
