@@ -205,6 +205,9 @@ type Runner struct {
 
 	calls   chan call
 	dropped atomic.Int64
+	// longCalls holds a token per long post-rollout call running apart
+	// from the hook workers.
+	longCalls chan struct{}
 }
 
 // run is one Work of one Canary.
@@ -258,6 +261,10 @@ func NewRunner(webhooks *Webhooks, metrics *Metrics, opts RunnerOptions) *Runner
 		starts:   make(chan struct{}, opts.Workers),
 		inFlight: make(chan struct{}, opts.MaxInFlight),
 		calls:    make(chan call, opts.HookQueueSize),
+		// A long post-rollout call (a load test's report) runs apart from
+		// the hook workers, so that it delays no event hook; this many at
+		// once, then the workers take them in turn.
+		longCalls: make(chan struct{}, maxLongCallsPerHookWorker*opts.HookWorkers),
 	}
 	r.ctx, r.cancel = context.WithCancel(context.Background())
 	r.wake = sync.NewCond(&r.mu)
@@ -265,8 +272,29 @@ func NewRunner(webhooks *Webhooks, metrics *Metrics, opts RunnerOptions) *Runner
 	return r
 }
 
-// StepTimeout is the deadline of one step.
+// StepTimeout is the deadline of one step, unless one of its hooks may
+// take longer (see deadline).
 func (r *Runner) StepTimeout() time.Duration { return r.opts.StepTimeout }
+
+// maxLongCallsPerHookWorker bounds the long post-rollout calls running
+// apart from the hook workers, per worker.
+const maxLongCallsPerHookWorker = 8
+
+// deadline bounds the calls of a step or a fired hook: the step deadline,
+// or the longest timeout of its pre-rollout, rollout or post-rollout hooks
+// when that is longer (a load test runs for minutes; the API bounds it to
+// MaxLongHookTimeout). A long step gives its worker back after SlowAfter
+// as any slow one, and holds only its place in flight, in its namespace's
+// share.
+func (r *Runner) deadline(hooks []v1alpha1.CanaryWebhook) time.Duration {
+	d := r.opts.StepTimeout
+	for _, h := range hooks {
+		if h.Type.IsLong() && h.Timeout != nil {
+			d = max(d, min(h.Timeout.Duration, v1alpha1.MaxLongHookTimeout))
+		}
+	}
+	return d
+}
 
 // OnDone sets the function told the Canary whose Work has an Outcome.
 func (r *Runner) OnDone(notify func(types.NamespacedName)) {
@@ -419,7 +447,8 @@ func (r *Runner) execute(w *run) {
 			<-r.starts
 		}
 	})
-	ctx, cancel := context.WithTimeoutCause(w.ctx, r.opts.StepTimeout, &DeadlineError{Of: "analysis step", After: r.opts.StepTimeout})
+	deadline := r.deadline(w.work.Hooks)
+	ctx, cancel := context.WithTimeoutCause(w.ctx, deadline, &DeadlineError{Of: "analysis step", After: deadline})
 	out := r.runStep(ctx, w.work)
 	cancel()
 	turnSlow.Stop()
@@ -544,20 +573,39 @@ func (r *Runner) Fire(canary *v1alpha1.Canary, hook v1alpha1.CanaryWebhook, done
 func (r *Runner) Dropped() int64 { return r.dropped.Load() }
 
 // fire makes the queued calls until the Runner stops; each is bounded by
-// its webhook's timeout and by the step deadline.
+// its webhook's timeout and by the step deadline (a long post-rollout
+// hook's by its own timeout). A call that may take longer than the step
+// deadline runs apart from the workers while there is room for it.
 func (r *Runner) fire() {
 	for {
 		select {
 		case <-r.ctx.Done():
 			return
 		case c := <-r.calls:
-			ctx, cancel := context.WithTimeoutCause(r.ctx, r.opts.StepTimeout, &DeadlineError{Of: "analysis step", After: r.opts.StepTimeout})
-			err := r.webhooks.Call(ctx, c.canary, c.hook, c.canary.Status.Phase)
-			cancel()
-			if c.done != nil {
-				c.done(err)
+			deadline := r.deadline([]v1alpha1.CanaryWebhook{c.hook})
+			if deadline > r.opts.StepTimeout {
+				select {
+				case r.longCalls <- struct{}{}:
+					go func() {
+						defer func() { <-r.longCalls }()
+						r.call(c, deadline)
+					}()
+					continue
+				default:
+				}
 			}
+			r.call(c, deadline)
 		}
+	}
+}
+
+// call makes one fired call within deadline.
+func (r *Runner) call(c call, deadline time.Duration) {
+	ctx, cancel := context.WithTimeoutCause(r.ctx, deadline, &DeadlineError{Of: "webhook call", After: deadline})
+	err := r.webhooks.Call(ctx, c.canary, c.hook, c.canary.Status.Phase)
+	cancel()
+	if c.done != nil {
+		c.done(err)
 	}
 }
 

@@ -164,6 +164,8 @@ func TestRunner_StepDeadline(t *testing.T) {
 	hang, _ := hangingServer(t)
 	quick := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}))
 	defer quick.Close()
+	slow := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { time.Sleep(300 * time.Millisecond) }))
+	defer slow.Close()
 	tests := map[string]struct {
 		stepTimeout time.Duration
 		work        Work
@@ -193,6 +195,16 @@ func TestRunner_StepDeadline(t *testing.T) {
 			check: func(t *testing.T, out Outcome) {
 				if out.HookErr == nil || out.HookErr.Error() != "webhook smoke-test: no answer within 20ms: call deadline exceeded" {
 					t.Errorf("hook error = %v", out.HookErr)
+				}
+			},
+		},
+		"a load test longer than the step deadline runs to its own timeout": {
+			stepTimeout: 50 * time.Millisecond,
+			work: Work{Hooks: []v1alpha1.CanaryWebhook{{Name: "k6", Type: v1alpha1.PreRolloutHook, URL: slow.URL,
+				Timeout: &metav1.Duration{Duration: safety}}}},
+			check: func(t *testing.T, out Outcome) {
+				if out.HookErr != nil {
+					t.Errorf("a pre-rollout hook of %s answering in 300ms, the step deadline 50ms: %v", safety, out.HookErr)
 				}
 			},
 		},
@@ -446,6 +458,41 @@ func TestRunner_FireDropsOldest(t *testing.T) {
 	defer mu.Unlock()
 	if fmt.Sprint(got) != "[1 4 5]" {
 		t.Errorf("calls made: %v, want [1 4 5]", got)
+	}
+}
+
+// A post-rollout hook may run longer than the step deadline (a load
+// test's report), to its own timeout, and holds no hook worker meanwhile:
+// with one worker, an event fired after it is delivered first.
+func TestRunner_LongPostRolloutHookHoldsNoWorker(t *testing.T) {
+	report := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { time.Sleep(300 * time.Millisecond) }))
+	defer report.Close()
+	events := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}))
+	defer events.Close()
+	r, _ := newTestRunner(t, "", RunnerOptions{HookWorkers: 1, StepTimeout: 50 * time.Millisecond})
+	type result struct {
+		name string
+		err  error
+	}
+	results := make(chan result, 2)
+	r.Fire(canary(), v1alpha1.CanaryWebhook{Name: "report", Type: v1alpha1.PostRolloutHook, URL: report.URL, Timeout: &metav1.Duration{Duration: safety}},
+		func(err error) { results <- result{"report", err} })
+	r.Fire(canary(), v1alpha1.CanaryWebhook{Name: "events", Type: v1alpha1.EventHook, URL: events.URL},
+		func(err error) { results <- result{"events", err} })
+	var order []string
+	for range 2 {
+		select {
+		case res := <-results:
+			if res.err != nil {
+				t.Errorf("%s: %v", res.name, res.err)
+			}
+			order = append(order, res.name)
+		case <-time.After(safety):
+			t.Fatalf("calls made: %v, want both", order)
+		}
+	}
+	if fmt.Sprint(order) != "[events report]" {
+		t.Errorf("calls ended in the order %v, want the event first", order)
 	}
 }
 

@@ -251,13 +251,36 @@ func TestValidation_CanaryBounds(t *testing.T) {
 			canary:  testobj.MakeCanary(strings.Repeat("c", 64), ns).Target("apps/v1", "Deployment", "web").Obj(),
 			wantErr: "metadata.name of a Canary must be at most 63 characters",
 		},
-		"webhook timeout over 30s": {
-			canary:  withWebhook(testobj.MakeCanary("b18", ns).Obj(), v1alpha1.CanaryWebhook{Name: "slow", URL: "http://hooks.example", Timeout: metaDuration(time.Minute)}),
-			wantErr: "webhooks[].timeout bounds one call and must be more than 0s and at most 30s",
+		"a gate's timeout over 30s": {
+			canary: withWebhook(testobj.MakeCanary("b18", ns).Obj(), v1alpha1.CanaryWebhook{Name: "slow", Type: v1alpha1.ConfirmPromotionHook,
+				URL: "http://hooks.example", Timeout: metaDuration(time.Minute)}),
+			wantErr: "webhooks[].timeout is at most 30s for confirm-rollout, confirm-traffic-increase, confirm-promotion, rollback and event hooks; pre-rollout, rollout and post-rollout hooks may take up to 30m",
+		},
+		"an event hook's timeout over 30s": {
+			canary: withWebhook(testobj.MakeCanary("b18e", ns).Obj(), v1alpha1.CanaryWebhook{Name: "slow", Type: v1alpha1.EventHook,
+				URL: "http://hooks.example", Timeout: metaDuration(31 * time.Second)}),
+			wantErr: "webhooks[].timeout is at most 30s for confirm-rollout",
+		},
+		"a load test's timeout over 30m": {
+			canary: withWebhook(testobj.MakeCanary("b18l", ns).Obj(), v1alpha1.CanaryWebhook{Name: "k6", Type: v1alpha1.PreRolloutHook,
+				URL: "http://hooks.example", Timeout: metaDuration(31 * time.Minute)}),
+			wantErr: "webhooks[].timeout bounds one call and must be more than 0s and at most 30m",
+		},
+		"a load test of 5m before the rollout: accepted": {
+			canary: withWebhook(testobj.MakeCanary("b18a", ns).Obj(), v1alpha1.CanaryWebhook{Name: "k6", Type: v1alpha1.PreRolloutHook,
+				URL: "http://hooks.example", Timeout: metaDuration(5 * time.Minute)}),
+		},
+		"a rollout hook (the default type) of 30m: accepted": {
+			canary: withWebhook(testobj.MakeCanary("b18b", ns).Obj(), v1alpha1.CanaryWebhook{Name: "load", URL: "http://hooks.example",
+				Timeout: metaDuration(30 * time.Minute)}),
+		},
+		"a post-rollout hook of 10m: accepted": {
+			canary: withWebhook(testobj.MakeCanary("b18c", ns).Obj(), v1alpha1.CanaryWebhook{Name: "report", Type: v1alpha1.PostRolloutHook,
+				URL: "http://hooks.example", Timeout: metaDuration(10 * time.Minute)}),
 		},
 		"webhook timeout 0s": {
 			canary:  withWebhook(testobj.MakeCanary("b19", ns).Obj(), v1alpha1.CanaryWebhook{Name: "zero", URL: "http://hooks.example", Timeout: metaDuration(0)}),
-			wantErr: "webhooks[].timeout bounds one call and must be more than 0s and at most 30s",
+			wantErr: "webhooks[].timeout bounds one call and must be more than 0s and at most 30m",
 		},
 		"webhook retries over 3": {
 			canary:  withWebhook(testobj.MakeCanary("b20", ns).Obj(), v1alpha1.CanaryWebhook{Name: "retry", URL: "http://hooks.example", Retries: 10}),

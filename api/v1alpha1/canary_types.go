@@ -66,8 +66,11 @@ const (
 	MaxThreshold = 1000
 	// MaxIterations bounds analysis.iterations.
 	MaxIterations = 1000
-	// MaxWebhookTimeout bounds one webhook call.
-	MaxWebhookTimeout = 30 * time.Second
+	// MaxWebhookTimeout bounds one call of a gate, a rollback or an event
+	// webhook; MaxLongHookTimeout one call of a pre-rollout, rollout or
+	// post-rollout hook (a load test runs for minutes).
+	MaxWebhookTimeout  = 30 * time.Second
+	MaxLongHookTimeout = 30 * time.Minute
 	// MaxWebhookRetries bounds the retries of a webhook within one step.
 	MaxWebhookRetries = 3
 )
@@ -872,7 +875,15 @@ const (
 	EventHook HookType = "event"
 )
 
+// IsLong reports whether a hook type may run for minutes (up to
+// MaxLongHookTimeout): pre-rollout, rollout (the default type) and
+// post-rollout, a load test's kinds.
+func (t HookType) IsLong() bool {
+	return t == PreRolloutHook || t == RolloutHook || t == PostRolloutHook || t == ""
+}
+
 // CanaryWebhook is a gate or hook called during the rollout.
+// +kubebuilder:validation:XValidation:rule="!has(self.timeout) || !self.timeout.matches('^([0-9]+([.][0-9]+)?(ms|s|m|h))+$') || !has(self.type) || self.type in ['pre-rollout', 'rollout', 'post-rollout'] || duration(self.timeout) <= duration('30s')",message="webhooks[].timeout is at most 30s for confirm-rollout, confirm-traffic-increase, confirm-promotion, rollback and event hooks; pre-rollout, rollout and post-rollout hooks may take up to 30m"
 type CanaryWebhook struct {
 	// Name of the webhook, shown in events and status.
 	// +kubebuilder:validation:MinLength=1
@@ -891,13 +902,15 @@ type CanaryWebhook struct {
 	// +required
 	URL string `json:"url"`
 
-	// Timeout of one call, more than 0s and at most 30s; defaults to 10s.
-	// It bounds each attempt; the agent also bounds an analysis step as a
-	// whole, retries included.
+	// Timeout of one call; defaults to 10s. At most 30m for pre-rollout,
+	// rollout and post-rollout hooks (load tests run for minutes), at most
+	// 30s for the others. It bounds each attempt; the agent also bounds an
+	// analysis step as a whole, retries included, by
+	// --analysis-step-timeout or, when a hook's timeout is longer, by that.
 	// +kubebuilder:validation:Type=string
 	// +kubebuilder:validation:MaxLength=64
 	// +kubebuilder:validation:Pattern="^([0-9]+(\\.[0-9]+)?(ms|s|m|h))+$"
-	// +kubebuilder:validation:XValidation:rule="!self.matches('^([0-9]+([.][0-9]+)?(ms|s|m|h))+$') || (duration(self) > duration('0s') && duration(self) <= duration('30s'))",message="webhooks[].timeout bounds one call and must be more than 0s and at most 30s"
+	// +kubebuilder:validation:XValidation:rule="!self.matches('^([0-9]+([.][0-9]+)?(ms|s|m|h))+$') || (duration(self) > duration('0s') && duration(self) <= duration('30m'))",message="webhooks[].timeout bounds one call and must be more than 0s and at most 30m"
 	// +optional
 	Timeout *metav1.Duration `json:"timeout,omitempty"`
 

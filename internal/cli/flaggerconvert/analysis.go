@@ -275,19 +275,24 @@ func (c canaryConverter) interval(field, value string) *metav1.Duration {
 	return d
 }
 
-// webhookTimeout parses a webhook's timeout: more than 0s and at most 30s,
-// the bound of one call.
-func (c canaryConverter) webhookTimeout(field, value string) *metav1.Duration {
+// webhookTimeout parses a webhook's timeout: more than 0s and at most the
+// bound of one call of its type, 30m for a pre-rollout, rollout or
+// post-rollout hook (a load test), 30s for the others.
+func (c canaryConverter) webhookTimeout(field, value string, hookType v1alpha1.HookType) *metav1.Duration {
+	bound, words := v1alpha1.MaxWebhookTimeout, "30s"
+	if hookType.IsLong() {
+		bound, words = v1alpha1.MaxLongHookTimeout, "30m"
+	}
 	d := c.duration(field, value)
 	switch {
 	case d == nil:
 		return nil
 	case d.Duration <= 0:
-		c.report.drop(field, "%s is outside serin's bounds, more than 0s and at most 30s: left out, so the default of 10s applies", value)
+		c.report.drop(field, "%s is outside serin's bounds, more than 0s and at most %s: left out, so the default of 10s applies", value, words)
 		return nil
-	case d.Duration > v1alpha1.MaxWebhookTimeout:
-		c.report.drop(field, "%s is over serin's bound of one webhook call, 30s: converted to 30s", value)
-		d.Duration = v1alpha1.MaxWebhookTimeout
+	case d.Duration > bound:
+		c.report.drop(field, "%s is over serin's bound of one %s webhook call, %s: converted to %s", value, hookType, words, words)
+		d.Duration = bound
 	}
 	return d
 }
@@ -470,7 +475,7 @@ func (c canaryConverter) webhooks(in []flaggerWebhook, path string) []v1alpha1.C
 			Name:     hook.Name,
 			Type:     hookType,
 			URL:      hook.URL,
-			Timeout:  c.webhookTimeout(field+".timeout", hook.Timeout),
+			Timeout:  c.webhookTimeout(field+".timeout", hook.Timeout, hookType),
 			Retries:  c.atMost(field+".retries", hook.Retries, v1alpha1.MaxWebhookRetries),
 			Metadata: hook.Metadata,
 		})

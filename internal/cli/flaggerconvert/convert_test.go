@@ -335,7 +335,7 @@ func TestConvert(t *testing.T) {
 		"values past serin's bounds are brought within them": {
 			input: canaryYAML("provider: kubernetes", "analysis: {interval: 500ms, iterations: 5000, threshold: 2000, "+
 				"metrics: [{name: errors, templateRef: {name: errors}, interval: 48h, thresholdRange: {max: 1}}], "+
-				"webhooks: [{name: slow, url: 'http://w', timeout: 1m, retries: 10}, {name: zero, url: 'http://w', timeout: 0s}]}"),
+				"webhooks: [{name: slow, type: confirm-promotion, url: 'http://w', timeout: 1m, retries: 10}, {name: zero, url: 'http://w', timeout: 0s}]}"),
 			wantDropped: []string{"spec.analysis.interval", "spec.analysis.threshold", "spec.analysis.iterations",
 				"spec.analysis.metrics[0].interval",
 				"spec.analysis.webhooks[0].timeout", "spec.analysis.webhooks[0].retries", "spec.analysis.webhooks[1].timeout"},
@@ -343,18 +343,19 @@ func TestConvert(t *testing.T) {
 				Metrics: []v1alpha1.CanaryMetric{{Name: "errors", TemplateRef: &v1alpha1.TemplateReference{Name: "errors"},
 					Interval: duration(24 * time.Hour), ThresholdRange: &v1alpha1.ThresholdRange{Max: ptr.To(1.0)}}},
 				Webhooks: []v1alpha1.CanaryWebhook{
-					{Name: "slow", Type: v1alpha1.RolloutHook, URL: "http://w", Timeout: duration(30 * time.Second), Retries: 3},
+					{Name: "slow", Type: v1alpha1.ConfirmPromotionHook, URL: "http://w", Timeout: duration(30 * time.Second), Retries: 3},
 					{Name: "zero", Type: v1alpha1.RolloutHook, URL: "http://w"},
 				}}),
 		},
 		"values at serin's bounds are kept": {
 			input: canaryYAML("provider: kubernetes", "analysis: {interval: 24h, iterations: 1000, threshold: 1000, "+
 				"metrics: [{name: errors, templateRef: {name: errors}, interval: 1s, thresholdRange: {max: 1}}], "+
-				"webhooks: [{name: w, url: 'http://w', timeout: 30s, retries: 3}]}"),
+				"webhooks: [{name: w, url: 'http://w', timeout: 30m, retries: 3}, {name: gate, type: confirm-rollout, url: 'http://w', timeout: 30s}]}"),
 			wantSpec: spec(kubernetes(), &v1alpha1.CanaryAnalysis{Interval: duration(24 * time.Hour), Iterations: 1000, Threshold: 1000,
 				Metrics: []v1alpha1.CanaryMetric{{Name: "errors", TemplateRef: &v1alpha1.TemplateReference{Name: "errors"},
 					Interval: duration(time.Second), ThresholdRange: &v1alpha1.ThresholdRange{Max: ptr.To(1.0)}}},
-				Webhooks: []v1alpha1.CanaryWebhook{{Name: "w", Type: v1alpha1.RolloutHook, URL: "http://w", Timeout: duration(30 * time.Second), Retries: 3}}}),
+				Webhooks: []v1alpha1.CanaryWebhook{{Name: "w", Type: v1alpha1.RolloutHook, URL: "http://w", Timeout: duration(30 * time.Minute), Retries: 3},
+					{Name: "gate", Type: v1alpha1.ConfirmRolloutHook, URL: "http://w", Timeout: duration(30 * time.Second)}}}),
 		},
 		"built-in checks on Istio": {
 			input: canaryYAML("provider: istio", "analysis: {iterations: 2, threshold: 2, metrics: ["+
@@ -489,7 +490,8 @@ func TestConvert(t *testing.T) {
 // A value past serin's bounds is reported with the bound and what it became.
 func TestConvertReportsBounds(t *testing.T) {
 	result, err := Convert([]byte(canaryYAML("provider: kubernetes", "analysis: {interval: 25h, iterations: 2, threshold: 1001, "+
-		"primaryReadyThreshold: 0, canaryReadyThreshold: 101, webhooks: [{name: slow, url: 'http://w', timeout: 60s, retries: 4}, {name: zero, url: 'http://w', timeout: 0s}]}")))
+		"primaryReadyThreshold: 0, canaryReadyThreshold: 101, webhooks: [{name: slow, type: confirm-rollout, url: 'http://w', timeout: 60s, retries: 4}, {name: zero, url: 'http://w', timeout: 0s}, "+
+		"{name: k6, type: pre-rollout, url: 'http://w', timeout: 5m}, {name: soak, url: 'http://w', timeout: 2h}]}")))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -499,10 +501,11 @@ func TestConvertReportsBounds(t *testing.T) {
 		{Object: "Canary apps/podinfo", Field: "spec.analysis.primaryReadyThreshold",
 			Reason: "0% is under serin's minimum of 1%: converted to 1%; serin never counts a Deployment without an available replica as ready"},
 		{Object: "Canary apps/podinfo", Field: "spec.analysis.canaryReadyThreshold", Reason: "101% is over 100%: converted to 100%, every replica"},
-		{Object: "Canary apps/podinfo", Field: "spec.analysis.webhooks[0].timeout", Reason: "60s is over serin's bound of one webhook call, 30s: converted to 30s"},
+		{Object: "Canary apps/podinfo", Field: "spec.analysis.webhooks[0].timeout", Reason: "60s is over serin's bound of one confirm-rollout webhook call, 30s: converted to 30s"},
 		{Object: "Canary apps/podinfo", Field: "spec.analysis.webhooks[0].retries", Reason: "4 is over serin's maximum of 3: converted to 3"},
 		{Object: "Canary apps/podinfo", Field: "spec.analysis.webhooks[1].timeout",
-			Reason: "0s is outside serin's bounds, more than 0s and at most 30s: left out, so the default of 10s applies"},
+			Reason: "0s is outside serin's bounds, more than 0s and at most 30m: left out, so the default of 10s applies"},
+		{Object: "Canary apps/podinfo", Field: "spec.analysis.webhooks[3].timeout", Reason: "2h is over serin's bound of one rollout webhook call, 30m: converted to 30m"},
 	}
 	if diff := cmp.Diff(want, result.Dropped); diff != "" {
 		t.Errorf("report differs (-want +got):\n%s", diff)
