@@ -19,8 +19,8 @@ package cli
 import (
 	"bytes"
 	"fmt"
-	"io"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 
@@ -32,21 +32,35 @@ import (
 )
 
 func newConvertCommand() *cobra.Command {
-	var file, meshProvider, gateway, dataPlane string
+	var in convertInput
+	var meshProvider, gateway, dataPlane string
 	var allowLossy bool
 	cmd := &cobra.Command{
-		Use:   "convert -f FILE",
+		Use:   "convert (-f FILENAME | -k DIRECTORY)",
 		Short: "Convert Flagger Canaries to serin Canaries",
 		Long: `Convert Flagger flagger.app/v1beta1 Canaries and MetricTemplates to serin
-serin.dev/v1alpha1 ones. The input may hold several YAML documents; documents
-that are not Flagger objects are passed through unchanged.
+serin.dev/v1alpha1 ones. The input is a file, a directory of manifests (its
+.yaml, .yml and .json files; with -R, its subdirectories' too), standard
+input (-f -), or what a kustomization builds (-k). It may hold several YAML
+documents, read as one input: a Canary's Ingress, ApisixRoute or
+MetricTemplates are found in any of its files. Documents that are not
+Flagger objects are passed through unchanged.
 
-The converted manifests go to standard output. Every field that could not be
-mapped is listed on standard error with the reason. When something could not
-be mapped the command prints no manifest and fails, unless --allow-lossy is
+The converted manifests go to standard output, or with --output-dir to the
+same file names under that directory, mirroring the input's tree. Every
+field that could not be mapped is listed on standard error with the reason,
+and each Canary with the file it came from. When something could not be
+mapped the command writes no manifest and fails, unless --allow-lossy is
 given.`,
 		Example: `  # Convert, failing if anything would be lost
   serin convert -f flagger-canary.yaml > serin-canary.yaml
+
+  # Convert a repository's folder, its Ingresses and MetricTemplates next to
+  # its Canaries, into a tree of the same files
+  serin convert -f clusters/production/apps -R --output-dir converted/
+
+  # Convert what a kustomization builds
+  serin convert -k apps/podinfo
 
   # Convert what can be converted and review the listed losses
   serin convert -f flagger-canary.yaml --allow-lossy
@@ -80,10 +94,14 @@ given.`,
 				}
 				opts.DataPlane = parsed
 			}
-			return runConvert(cmd, file, allowLossy, opts)
+			return runConvert(cmd, in, allowLossy, opts)
 		},
 	}
-	cmd.Flags().StringVarP(&file, "file", "f", "", "the Flagger manifests to convert; - reads standard input")
+	cmd.Flags().StringVarP(&in.file, "file", "f", "", "the Flagger manifests to convert: a file, a directory, or - for standard input")
+	cmd.Flags().BoolVarP(&in.recursive, "recursive", "R", false, "with -f DIRECTORY, read its subdirectories too")
+	cmd.Flags().StringVarP(&in.kustomization, "kustomize", "k", "", "convert what the kustomization in this directory builds")
+	cmd.Flags().StringVar(&in.outputDir, "output-dir", "", "write the conversion of each input file to the same name under this directory "+
+		"(with -k, resources.yaml) instead of standard output")
 	cmd.Flags().BoolVar(&allowLossy, "allow-lossy", false, "print the conversion even when some fields could not be mapped")
 	cmd.Flags().StringVar(&meshProvider, "mesh-provider", "", "the -mesh-provider flag of the Flagger that ran these Canaries: "+
 		"the provider of a Canary that sets no spec.provider (istio, linkerd, kubernetes, gatewayapi, …; istio for a Flagger started without the flag)")
@@ -92,7 +110,8 @@ given.`,
 		"gatewayapi on it, weights and all (without it: kubernetes blue/green)")
 	cmd.Flags().StringVar(&dataPlane, "data-plane", "", "the data plane that serves that Gateway or the mesh, for built-in checks "+
 		"whose provider does not tell it: traefik, envoy-gateway, istio, nginx-gateway-fabric, cilium, contour, kuma, linkerd or application")
-	_ = cmd.MarkFlagRequired("file")
+	cmd.MarkFlagsOneRequired("file", "kustomize")
+	cmd.MarkFlagsMutuallyExclusive("file", "kustomize")
 	return cmd
 }
 
@@ -109,18 +128,22 @@ func parseGatewayFlag(value string) (*v1alpha1.GatewayReference, error) {
 	return ref, nil
 }
 
-func runConvert(cmd *cobra.Command, file string, allowLossy bool, opts flaggerconvert.Options) error {
-	input, err := readInput(cmd.InOrStdin(), file)
+func runConvert(cmd *cobra.Command, in convertInput, allowLossy bool, opts flaggerconvert.Options) error {
+	files, err := in.read(cmd.InOrStdin())
 	if err != nil {
 		return err
 	}
-	result, err := opts.Convert(input)
-	if err != nil {
-		source := file
-		if file == "-" {
-			source = "standard input"
+	var documents [][]byte
+	var origin []int // the file of each document
+	for i, f := range files {
+		documents = append(documents, f.documents...)
+		for range f.documents {
+			origin = append(origin, i)
 		}
-		return fmt.Errorf("reading %s: %w", source, err)
+	}
+	result, err := opts.ConvertDocuments(documents)
+	if err != nil {
+		return fmt.Errorf("reading %s: %w", in.describe(), err)
 	}
 	log := statusLog{cmd.ErrOrStderr()}
 	for _, note := range result.Notes {
@@ -129,26 +152,76 @@ func runConvert(cmd *cobra.Command, file string, allowLossy bool, opts flaggerco
 	for _, dropped := range result.Dropped {
 		log.warningf("%s", dropped)
 	}
+	if len(files) > 1 {
+		for _, line := range canaryOrigins(result, files, origin) {
+			log.notef("%s", line)
+		}
+	}
 	if len(result.Dropped) > 0 && !allowLossy {
 		return fmt.Errorf("%s could not be mapped, so nothing was written: "+
 			"fix the input, or pass --allow-lossy to print the conversion anyway", countNoun(len(result.Dropped), "field"))
 	}
-	var out bytes.Buffer
-	if err := flaggerconvert.WriteYAML(&out, result.Manifests); err != nil {
-		return err
+	byFile := make([][]flaggerconvert.Manifest, len(files))
+	for _, m := range result.Manifests {
+		byFile[origin[m.Source]] = append(byFile[origin[m.Source]], m)
 	}
-	if _, err := cmd.OutOrStdout().Write(out.Bytes()); err != nil {
+	if in.outputDir == "" {
+		var out bytes.Buffer
+		for _, manifests := range byFile {
+			if err := flaggerconvert.WriteYAML(&out, manifests); err != nil {
+				return err
+			}
+		}
+		if _, err := cmd.OutOrStdout().Write(out.Bytes()); err != nil {
+			return err
+		}
+	} else if err := writeOutputDir(in.outputDir, files, byFile); err != nil {
 		return err
 	}
 	log.successf("%s", conversionSummary(result))
 	return nil
 }
 
-func readInput(stdin io.Reader, file string) ([]byte, error) {
-	if file == "-" {
-		return io.ReadAll(stdin)
+// canaryOrigins says, for each Flagger Canary of a directory's files,
+// where it came from and whether it converted with nothing lost.
+func canaryOrigins(result *flaggerconvert.Result, files []inputFile, origin []int) []string {
+	lost := map[string]int{}
+	for _, d := range result.Dropped {
+		lost[d.Object]++
 	}
-	return os.ReadFile(file)
+	var lines []string
+	for _, m := range result.Manifests {
+		if m.Kind != v1alpha1.CanaryKind || !m.Converted {
+			continue
+		}
+		what := "nothing lost"
+		if n := lost[m.Ref]; n > 0 {
+			what = countNoun(n, "field") + " not mapped"
+		}
+		lines = append(lines, fmt.Sprintf("%s (%s): %s", m.Ref, files[origin[m.Source]].name, what))
+	}
+	return lines
+}
+
+// writeOutputDir writes each file's conversion to its name under dir.
+func writeOutputDir(dir string, files []inputFile, byFile [][]flaggerconvert.Manifest) error {
+	for i, f := range files {
+		if len(byFile[i]) == 0 {
+			continue
+		}
+		path := filepath.Join(dir, f.name)
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			return err
+		}
+		var out bytes.Buffer
+		if err := flaggerconvert.WriteYAML(&out, byFile[i]); err != nil {
+			return err
+		}
+		if err := os.WriteFile(path, out.Bytes(), 0o644); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // conversionSummary counts what was written: "converted 1 Canary and 2

@@ -19,6 +19,8 @@ package cli
 import (
 	"context"
 	"io"
+	"io/fs"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -97,14 +99,14 @@ func TestConvertInputErrors(t *testing.T) {
 		wantErr string
 	}{
 		"file is required": {
-			args: []string{"convert"}, wantErr: `required flag(s) "file" not set`,
+			args: []string{"convert"}, wantErr: "at least one of the flags in the group [file kustomize] is required",
 		},
 		"unreadable YAML": {
 			args: []string{"convert", "-f", "-"}, stdin: "kind: [",
 			wantErr: "reading standard input: document 1: yaml: line 1: did not find expected node content",
 		},
 		"missing file": {
-			args: []string{"convert", "-f", "testdata/convert/nope.yaml"}, wantErr: "open testdata/convert/nope.yaml: no such file or directory",
+			args: []string{"convert", "-f", "testdata/convert/nope.yaml"}, wantErr: "stat testdata/convert/nope.yaml: no such file or directory",
 		},
 		"a document that is not Flagger's passes through": {
 			args: []string{"convert", "-f", "testdata/kubeconfig"},
@@ -137,5 +139,79 @@ func TestConvertInputErrors(t *testing.T) {
 				t.Errorf("error differs (-want +got):\n%s", diff)
 			}
 		})
+	}
+}
+
+// A repository's folder converts as one input, as kubectl reads one: the
+// Canary finds its Ingress and its MetricTemplate in other files (and
+// other directories, with -R), and --output-dir writes each file's
+// conversion under the same name; each Canary is listed with its file.
+// Without -R only the folder's own files are read; -k converts what a
+// kustomization builds.
+func TestConvertDirectory(t *testing.T) {
+	const repo = "testdata/convert/repo"
+	flags := []string{"--gateway", "gateways/public", "--data-plane", "envoy-gateway"}
+	out := t.TempDir()
+	run := runCommand(context.Background(), newTestEnvironment(t, newFakeClient()),
+		append([]string{"convert", "-f", repo, "-R", "--output-dir", out}, flags...)...)
+	if run.err != nil {
+		t.Fatalf("convert -f %s -R: %v\n%s", repo, run.err, run.stderr)
+	}
+	var written []string
+	err := filepath.WalkDir(out, func(path string, d fs.DirEntry, err error) error {
+		if err == nil && !d.IsDir() {
+			rel, _ := filepath.Rel(out, path)
+			written = append(written, rel)
+		}
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"apps/podinfo/canary.yaml", "apps/podinfo/deployment.yaml", "apps/podinfo/ingress.yaml",
+		"apps/podinfo/kustomization.yaml", "infrastructure/metrics/error-rate.yaml"}
+	if diff := cmp.Diff(want, written); diff != "" {
+		t.Errorf("files written (-want +got):\n%s", diff)
+	}
+	canary, _ := os.ReadFile(filepath.Join(out, "apps/podinfo/canary.yaml"))
+	template, _ := os.ReadFile(filepath.Join(out, "infrastructure/metrics/error-rate.yaml"))
+	for what, check := range map[string]bool{
+		"a serin Canary":                          strings.Contains(string(canary), "apiVersion: serin.dev/v1alpha1\nkind: Canary\n"),
+		"the Ingress's host on the HTTPRoute":     strings.Contains(string(canary), "hosts:\n    - podinfo.example.com\n"),
+		"the load test's 5m timeout kept":         strings.Contains(string(canary), "timeout: 5m0s\n"),
+		"a serin MetricTemplate":                  strings.Contains(string(template), "apiVersion: serin.dev/v1alpha1\nkind: MetricTemplate\n"),
+		"the Canary listed with its file":         strings.Contains(run.stderr, "Canary apps/podinfo (apps/podinfo/canary.yaml): nothing lost"),
+		"no note of a missing MetricTemplate":     !strings.Contains(run.stderr, "is not in the input"),
+		"the summary counts both":                 strings.Contains(run.stderr, "converted 1 Canary and 1 MetricTemplate, passed 3 other objects through"),
+		"nothing on stdout with an output folder": run.stdout == "",
+	} {
+		if !check {
+			t.Errorf("%s: no\ncanary:\n%s\nstderr:\n%s", what, canary, run.stderr)
+		}
+	}
+
+	// Without -R: the folder's own files only, and it has none.
+	run = runCommand(context.Background(), newTestEnvironment(t, newFakeClient()), append([]string{"convert", "-f", repo}, flags...)...)
+	if want := repo + " holds no .yaml, .yml or .json file (-R reads its subdirectories)"; errorText(run.err) != want {
+		t.Errorf("convert -f %s: %v, want %q", repo, run.err, want)
+	}
+
+	// One folder, without the MetricTemplate's: the Canary converts and the
+	// missing template is named.
+	run = runCommand(context.Background(), newTestEnvironment(t, newFakeClient()), append([]string{"convert", "-f", repo + "/apps/podinfo"}, flags...)...)
+	if run.err != nil || !strings.Contains(run.stderr, "the MetricTemplate flagger-system/error-rate is not in the input") {
+		t.Errorf("convert -f %s/apps/podinfo: %v\n%s", repo, run.err, run.stderr)
+	}
+
+	// -k: what the kustomization builds, its namespace set by kustomize.
+	run = runCommand(context.Background(), newTestEnvironment(t, newFakeClient()), append([]string{"convert", "-k", repo + "/apps/podinfo"}, flags...)...)
+	if run.err != nil || !strings.Contains(run.stdout, "kind: Canary\nmetadata:\n  name: podinfo\n  namespace: apps\n") ||
+		!strings.Contains(run.stdout, "- podinfo.example.com\n") {
+		t.Errorf("convert -k: %v\nstdout:\n%s\nstderr:\n%s", run.err, run.stdout, run.stderr)
+	}
+
+	run = runCommand(context.Background(), newTestEnvironment(t, newFakeClient()), "convert", "-f", repo, "-k", repo)
+	if want := "if any flags in the group [file kustomize] are set none of the others can be; [file kustomize] were all set"; errorText(run.err) != want {
+		t.Errorf("-f and -k: %v, want %q", run.err, want)
 	}
 }

@@ -17,6 +17,7 @@ limitations under the License.
 package flaggerconvert
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"slices"
@@ -349,6 +350,11 @@ func (c canaryConverter) metrics(in []flaggerMetric, path string, analysisInterv
 func (c canaryConverter) templateMetric(in flaggerMetric, field string, analysisInterval time.Duration) v1alpha1.CanaryMetric {
 	out := c.metric(in, field, analysisInterval)
 	out.TemplateRef = &v1alpha1.TemplateReference{Name: in.TemplateRef.Name, Namespace: in.TemplateRef.Namespace}
+	namespace := cmp.Or(in.TemplateRef.Namespace, c.in.Metadata.Namespace)
+	if !c.templates[namespace+"/"+in.TemplateRef.Name] {
+		c.report.note(field+".templateRef", "the MetricTemplate %s/%s is not in the input: convert it as well (serin convert -f DIRECTORY reads "+
+			"every file of a folder), or the Canary's check fails until a serin MetricTemplate of that name exists", namespace, in.TemplateRef.Name)
+	}
 	out.TemplateVariables = in.TemplateVariables
 	switch {
 	case in.Threshold != nil && in.ThresholdRange != nil:

@@ -42,13 +42,13 @@ func (r *Result) convertCanary(jsonDocument []byte) error {
 		in.Spec.Provider = r.opts.MeshProvider
 	}
 	converter := canaryConverter{in: &in, report: newObjectReport(in.Kind, in.Metadata), opts: r.opts,
-		ingresses: r.ingresses, apisixRoutes: r.apisixRoutes}
+		ingresses: r.ingresses, apisixRoutes: r.apisixRoutes, templates: r.templates}
 	converter.report.dropUnknown(strictErrors)
 	spec, ok := converter.convert()
 	r.Dropped = append(r.Dropped, converter.report.dropped...)
 	r.Notes = append(r.Notes, converter.report.notes...)
 	if ok {
-		r.Manifests = append(r.Manifests, Manifest{Kind: v1alpha1.CanaryKind, Converted: true, Object: canaryManifest{
+		r.Manifests = append(r.Manifests, Manifest{Kind: v1alpha1.CanaryKind, Converted: true, Ref: converter.report.object, Object: canaryManifest{
 			APIVersion: v1alpha1.GroupVersion.String(),
 			Kind:       v1alpha1.CanaryKind,
 			Metadata:   convertMetadata(in.Metadata),
@@ -65,6 +65,7 @@ type canaryConverter struct {
 	opts         Options
 	ingresses    map[string]*networkingv1.Ingress
 	apisixRoutes map[string]*apisixRoute
+	templates    map[string]bool
 }
 
 // convert returns the serin spec, or false when the Canary cannot be
@@ -168,8 +169,9 @@ func (c canaryConverter) dropProviderSettings() {
 	case present(spec.IngressRef) && c.ingressToGateway() && c.ingress() != nil:
 		// Its hosts and paths become the HTTPRoute's (routing).
 	case present(spec.IngressRef) && c.ingressToGateway():
-		c.report.drop("spec.ingressRef", "the Ingress whose hosts and paths Flagger copied to its canary Ingress: "+
-			"the HTTPRoute takes them from routing.hosts and routing.match; set those from the Ingress, or convert it with the Canary")
+		c.report.drop("spec.ingressRef", "the Ingress %s/%s, whose hosts and paths Flagger copied to its canary Ingress, is not in the input: "+
+			"the HTTPRoute takes them from routing.hosts and routing.match; set those from the Ingress, or convert it with the Canary "+
+			"(serin convert -f DIRECTORY reads every file of a folder)", c.in.Metadata.Namespace, refName(spec.IngressRef))
 	case present(spec.IngressRef):
 		c.report.drop("spec.ingressRef", "NGINX ingress routing is not supported: serin routes with gatewayapi or kubernetes")
 	}
@@ -177,8 +179,9 @@ func (c canaryConverter) dropProviderSettings() {
 	case present(spec.RouteRef) && c.ingressToGateway() && c.apisixRouteOf() != nil:
 		// Its hosts and paths become the HTTPRoute's (routing).
 	case present(spec.RouteRef) && c.ingressToGateway():
-		c.report.drop("spec.routeRef", "the ApisixRoute whose hosts and paths Flagger copied to its canary route: "+
-			"the HTTPRoute takes them from routing.hosts and routing.match; set those from the ApisixRoute, or convert it with the Canary")
+		c.report.drop("spec.routeRef", "the ApisixRoute %s/%s, whose hosts and paths Flagger copied to its canary route, is not in the input: "+
+			"the HTTPRoute takes them from routing.hosts and routing.match; set those from the ApisixRoute, or convert it with the Canary "+
+			"(serin convert -f DIRECTORY reads every file of a folder)", c.in.Metadata.Namespace, refName(spec.RouteRef))
 	case present(spec.RouteRef):
 		c.report.drop("spec.routeRef", "APISIX routing is not supported: serin routes with gatewayapi or kubernetes")
 	}

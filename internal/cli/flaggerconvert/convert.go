@@ -63,6 +63,10 @@ func (d Dropped) String() string {
 type Manifest struct {
 	// Kind of the object, for summaries.
 	Kind string
+	// Source is the index of the input document the object comes from.
+	Source int
+	// Ref names a converted object as the report does: "Canary apps/podinfo".
+	Ref string
 	// Converted is false for a document that was not a Flagger object and
 	// is passed through as it was.
 	Converted bool
@@ -84,6 +88,9 @@ type Result struct {
 	// ingressRef or routeRef.
 	ingresses    map[string]*networkingv1.Ingress
 	apisixRoutes map[string]*apisixRoute
+	// templates are the Flagger MetricTemplates of the input, by
+	// namespace/name.
+	templates map[string]bool
 }
 
 // Convert reads a multi-document YAML (or JSON) stream. Flagger Canaries and
@@ -112,34 +119,54 @@ type Options struct {
 
 // Convert converts as the package's Convert does, with the options.
 func (o Options) Convert(data []byte) (*Result, error) {
+	documents, err := SplitDocuments(data)
+	if err != nil {
+		return nil, err
+	}
+	return o.ConvertDocuments(documents)
+}
+
+// SplitDocuments splits a YAML stream into its documents.
+func SplitDocuments(data []byte) ([][]byte, error) {
 	reader := utilyaml.NewYAMLReader(bufio.NewReader(bytes.NewReader(data)))
 	var documents [][]byte
 	for index := 1; ; index++ {
 		document, err := reader.Read()
 		if errors.Is(err, io.EOF) {
-			break
+			return documents, nil
 		}
 		if err != nil {
 			return nil, fmt.Errorf("reading document %d: %w", index, err)
 		}
 		documents = append(documents, document)
 	}
-	result := &Result{opts: o, ingresses: map[string]*networkingv1.Ingress{}, apisixRoutes: map[string]*apisixRoute{}}
+}
+
+// ConvertDocuments converts documents as one input (a directory's files):
+// a Canary's references (its Ingress, its MetricTemplates) are looked for
+// among all of them; each Manifest's Source is the index of its document.
+func (o Options) ConvertDocuments(documents [][]byte) (*Result, error) {
+	result := &Result{opts: o, ingresses: map[string]*networkingv1.Ingress{}, apisixRoutes: map[string]*apisixRoute{}, templates: map[string]bool{}}
 	// The entry objects first: a Canary may come before the one it names.
 	for _, document := range documents {
 		result.collectEntry(document)
 	}
 	for i, document := range documents {
+		first := len(result.Manifests)
 		if err := result.convertDocument(document); err != nil {
 			return nil, fmt.Errorf("document %d: %w", i+1, err)
+		}
+		for j := first; j < len(result.Manifests); j++ {
+			result.Manifests[j].Source = i
 		}
 	}
 	return result, nil
 }
 
 // collectEntry keeps a networking.k8s.io/v1 Ingress or an
-// apisix.apache.org/v2 ApisixRoute of the input; other documents, and
-// those that do not read, are the conversion's to report.
+// apisix.apache.org/v2 ApisixRoute of the input, and notes its Flagger
+// MetricTemplates; other documents, and those that do not read, are the
+// conversion's to report.
 func (r *Result) collectEntry(document []byte) {
 	var header documentHeader
 	if err := yaml.Unmarshal(document, &header); err != nil {
@@ -151,6 +178,8 @@ func (r *Result) collectEntry(document []byte) {
 		if err := yaml.Unmarshal(document, ingress); err == nil {
 			r.ingresses[ingress.Namespace+"/"+ingress.Name] = ingress
 		}
+	case header.APIVersion == flaggerAPIVersion && header.Kind == "MetricTemplate":
+		r.templates[header.Metadata.Namespace+"/"+header.Metadata.Name] = true
 	case header.APIVersion == "apisix.apache.org/v2" && header.Kind == "ApisixRoute":
 		route := &apisixRoute{}
 		if err := yaml.Unmarshal(document, route); err == nil {

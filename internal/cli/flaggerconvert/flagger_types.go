@@ -269,3 +269,13 @@ type flaggerSecretReference struct {
 func present(raw json.RawMessage) bool {
 	return len(raw) > 0 && string(raw) != "null"
 }
+
+// refName is the name of a reference (an ingressRef, a routeRef); "" when
+// it names none.
+func refName(raw json.RawMessage) string {
+	var ref struct {
+		Name string `json:"name"`
+	}
+	_ = json.Unmarshal(raw, &ref)
+	return ref.Name
+}

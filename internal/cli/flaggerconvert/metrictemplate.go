@@ -68,7 +68,7 @@ func (r *Result) convertMetricTemplate(jsonDocument []byte) error {
 	r.Dropped = append(r.Dropped, report.dropped...)
 	r.Notes = append(r.Notes, report.notes...)
 	if ok {
-		r.Manifests = append(r.Manifests, Manifest{Kind: v1alpha1.MetricTemplateKind, Converted: true, Object: metricTemplateManifest{
+		r.Manifests = append(r.Manifests, Manifest{Kind: v1alpha1.MetricTemplateKind, Converted: true, Ref: report.object, Object: metricTemplateManifest{
 			APIVersion: v1alpha1.GroupVersion.String(),
 			Kind:       v1alpha1.MetricTemplateKind,
 			Metadata:   convertMetadata(in.Metadata),
