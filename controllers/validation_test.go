@@ -135,8 +135,8 @@ func TestValidation_CanaryCEL(t *testing.T) {
 			wantErr: "templateRef is required unless name is a built-in check: request-success-rate or request-duration",
 		},
 		"unknown data plane": {
-			canary:  testobj.MakeCanary("c13", ns).Routing(v1alpha1.CanaryRouting{DataPlane: "linkerd"}).Obj(),
-			wantErr: `spec.routing.dataPlane: Unsupported value: "linkerd"`,
+			canary:  testobj.MakeCanary("c13", ns).Routing(v1alpha1.CanaryRouting{DataPlane: "consul"}).Obj(),
+			wantErr: `spec.routing.dataPlane: Unsupported value: "consul"`,
 		},
 	}
 	for name, tt := range tests {
