@@ -33,7 +33,7 @@ import (
 
 func newConvertCommand() *cobra.Command {
 	var in convertInput
-	var meshProvider, gateway, dataPlane string
+	var meshProvider, gateway, dataPlane, metricsServer string
 	var allowLossy bool
 	cmd := &cobra.Command{
 		Use:   "convert (-f FILENAME | -k DIRECTORY)",
@@ -79,7 +79,7 @@ given.`,
   kubectl get canaries.flagger.app podinfo -n apps -o yaml | serin convert -f -`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			opts := flaggerconvert.Options{MeshProvider: meshProvider}
+			opts := flaggerconvert.Options{MeshProvider: meshProvider, MetricsServer: metricsServer}
 			if gateway != "" {
 				ref, err := parseGatewayFlag(gateway)
 				if err != nil {
@@ -110,6 +110,8 @@ given.`,
 		"gatewayapi on it, weights and all (without it: kubernetes blue/green)")
 	cmd.Flags().StringVar(&dataPlane, "data-plane", "", "the data plane that serves that Gateway or the mesh, for built-in checks "+
 		"whose provider does not tell it: traefik, envoy-gateway, istio, nginx-gateway-fabric, cilium, contour, kuma, linkerd or application")
+	cmd.Flags().StringVar(&metricsServer, "metrics-server", "", "the -metrics-server flag of the Flagger that ran these Canaries: "+
+		"the Prometheus their inline metric queries are sent to, in the MetricTemplates generated for them")
 	cmd.MarkFlagsOneRequired("file", "kustomize")
 	cmd.MarkFlagsMutuallyExclusive("file", "kustomize")
 	return cmd
@@ -237,12 +239,12 @@ func conversionSummary(result *flaggerconvert.Result) string {
 		}
 	}
 	var kinds []string
-	for _, kind := range []string{"Canary", "MetricTemplate"} {
+	for _, kind := range []string{"Canary", "MetricTemplate", "Provider"} {
 		if n := converted[kind]; n > 0 {
 			kinds = append(kinds, countNoun(n, kind))
 		}
 	}
-	summary := "converted " + orNothing(strings.Join(kinds, " and "))
+	summary := "converted " + orNothing(joinAnd(kinds))
 	if passedThrough > 0 {
 		summary += ", passed " + countNoun(passedThrough, "other object") + " through"
 	}
@@ -250,6 +252,14 @@ func conversionSummary(result *flaggerconvert.Result) string {
 		summary += ", could not map " + countNoun(n, "field")
 	}
 	return summary
+}
+
+// joinAnd joins words as a sentence does: "a", "a and b", "a, b and c".
+func joinAnd(words []string) string {
+	if len(words) < 2 {
+		return strings.Join(words, "")
+	}
+	return strings.Join(words[:len(words)-1], ", ") + " and " + words[len(words)-1]
 }
 
 func countNoun(n int, noun string) string {

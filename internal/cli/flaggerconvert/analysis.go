@@ -55,7 +55,6 @@ func (c canaryConverter) analysis(in *flaggerAnalysis, path string) *v1alpha1.Ca
 	out.Mirror = c.mirror(in, path, len(out.Match) > 0)
 	out.MirrorWeight = c.mirrorWeight(in, path, out.Mirror)
 	out.SessionAffinity = c.sessionAffinity(in, path)
-	c.dropAnalysisExtras(in, path)
 	out.PrimaryReadyThreshold = c.readyThreshold(path+".primaryReadyThreshold", in.PrimaryReadyThreshold)
 	out.CanaryReadyThreshold = c.readyThreshold(path+".canaryReadyThreshold", in.CanaryReadyThreshold)
 	interval := v1alpha1.DefaultAnalysisInterval
@@ -100,13 +99,6 @@ func (c canaryConverter) steps(in *flaggerAnalysis, path string, out *v1alpha1.C
 		if out.MaxWeight == 0 {
 			out.MaxWeight = flaggerDefaultMaxWeight
 		}
-	}
-}
-
-// dropAnalysisExtras reports the analysis features serin does not have.
-func (c canaryConverter) dropAnalysisExtras(in *flaggerAnalysis, path string) {
-	if present(in.Alerts) && string(in.Alerts) != "[]" {
-		c.report.drop(path+".alerts", "Flagger AlertProviders cannot be used: reference Flux notification Providers in spec.alerts")
 	}
 }
 
@@ -338,8 +330,14 @@ func (c canaryConverter) metrics(in []flaggerMetric, path string, analysisInterv
 		case builtinMetrics[metric.Name]:
 			out = append(out, c.builtinMetric(metric, field, analysisInterval))
 		case metric.Query != "":
-			c.report.drop(field+".query", "inline queries need a MetricTemplate: put the query of %q in a "+
-				"MetricTemplate and reference it with templateRef; the metric was left out", metric.Name)
+			if m, ok := c.inlineMetric(metric, field, analysisInterval); ok {
+				out = append(out, m)
+			}
+		case legacyBuiltinMetrics[metric.Name] != "":
+			builtin := legacyBuiltinMetrics[metric.Name]
+			c.report.note(field+".name", "%s, a built-in check's name before Flagger 1.0: converted to the built-in %s", metric.Name, builtin)
+			metric.Name = builtin
+			out = append(out, c.builtinMetric(metric, field, analysisInterval))
 		default:
 			c.report.drop(field, "%q has neither templateRef nor query; the metric was left out", metric.Name)
 		}

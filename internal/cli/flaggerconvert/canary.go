@@ -42,7 +42,8 @@ func (r *Result) convertCanary(jsonDocument []byte) error {
 		in.Spec.Provider = r.opts.MeshProvider
 	}
 	converter := canaryConverter{in: &in, report: newObjectReport(in.Kind, in.Metadata), opts: r.opts,
-		ingresses: r.ingresses, apisixRoutes: r.apisixRoutes, templates: r.templates}
+		ingresses: r.ingresses, apisixRoutes: r.apisixRoutes, templates: r.templates, alertProviders: r.alertProviders,
+		generated: &[]Manifest{}}
 	converter.report.dropUnknown(strictErrors)
 	spec, ok := converter.convert()
 	r.Dropped = append(r.Dropped, converter.report.dropped...)
@@ -54,6 +55,7 @@ func (r *Result) convertCanary(jsonDocument []byte) error {
 			Metadata:   convertMetadata(in.Metadata),
 			Spec:       spec,
 		}})
+		r.Manifests = append(r.Manifests, *converter.generated...)
 	}
 	return nil
 }
@@ -66,6 +68,11 @@ type canaryConverter struct {
 	ingresses    map[string]*networkingv1.Ingress
 	apisixRoutes map[string]*apisixRoute
 	templates    map[string]bool
+	// alertProviders are the input's Flagger AlertProviders.
+	alertProviders map[string]bool
+	// generated are the objects the Canary needs that Flagger did not
+	// have: MetricTemplates of its inline queries.
+	generated *[]Manifest
 }
 
 // convert returns the serin spec, or false when the Canary cannot be
@@ -94,6 +101,7 @@ func (c canaryConverter) convert() (v1alpha1.CanarySpec, bool) {
 	c.dropProviderSettings()
 	analysis, path := c.chooseAnalysis()
 	out.Analysis = c.analysis(analysis, path)
+	out.Alerts = c.alerts(analysis, path)
 	out.Routing = c.routing(provider, analysis, path, out.Analysis)
 	if target.Kind == "Service" && out.Routing.Provider != v1alpha1.GatewayAPIRouting {
 		// The kubernetes router switches the apex Service, which a Service

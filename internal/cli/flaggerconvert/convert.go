@@ -88,9 +88,9 @@ type Result struct {
 	// ingressRef or routeRef.
 	ingresses    map[string]*networkingv1.Ingress
 	apisixRoutes map[string]*apisixRoute
-	// templates are the Flagger MetricTemplates of the input, by
-	// namespace/name.
-	templates map[string]bool
+	// templates and alertProviders are the Flagger MetricTemplates and
+	// AlertProviders of the input, by namespace/name.
+	templates, alertProviders map[string]bool
 }
 
 // Convert reads a multi-document YAML (or JSON) stream. Flagger Canaries and
@@ -115,6 +115,10 @@ type Options struct {
 	// DataPlane serves that Gateway (or the mesh): the routing.dataPlane of
 	// built-in checks whose provider does not tell serin's data plane.
 	DataPlane v1alpha1.DataPlane
+	// MetricsServer is the -metrics-server flag of the Flagger that ran
+	// the Canaries: the Prometheus of their inline queries, which convert
+	// to generated MetricTemplates.
+	MetricsServer string
 }
 
 // Convert converts as the package's Convert does, with the options.
@@ -146,7 +150,8 @@ func SplitDocuments(data []byte) ([][]byte, error) {
 // a Canary's references (its Ingress, its MetricTemplates) are looked for
 // among all of them; each Manifest's Source is the index of its document.
 func (o Options) ConvertDocuments(documents [][]byte) (*Result, error) {
-	result := &Result{opts: o, ingresses: map[string]*networkingv1.Ingress{}, apisixRoutes: map[string]*apisixRoute{}, templates: map[string]bool{}}
+	result := &Result{opts: o, ingresses: map[string]*networkingv1.Ingress{}, apisixRoutes: map[string]*apisixRoute{},
+		templates: map[string]bool{}, alertProviders: map[string]bool{}}
 	// The entry objects first: a Canary may come before the one it names.
 	for _, document := range documents {
 		result.collectEntry(document)
@@ -180,6 +185,8 @@ func (r *Result) collectEntry(document []byte) {
 		}
 	case header.APIVersion == flaggerAPIVersion && header.Kind == "MetricTemplate":
 		r.templates[header.Metadata.Namespace+"/"+header.Metadata.Name] = true
+	case header.APIVersion == flaggerAPIVersion && header.Kind == "AlertProvider":
+		r.alertProviders[header.Metadata.Namespace+"/"+header.Metadata.Name] = true
 	case header.APIVersion == "apisix.apache.org/v2" && header.Kind == "ApisixRoute":
 		route := &apisixRoute{}
 		if err := yaml.Unmarshal(document, route); err == nil {
@@ -217,7 +224,7 @@ func (r *Result) convertDocument(document []byte) error {
 	case header.Kind == "MetricTemplate":
 		return r.convertMetricTemplate(jsonDocument)
 	case header.Kind == "AlertProvider":
-		r.leaveOut(header, "serin sends alerts through Flux notification Providers: reference one in the Canary's spec.alerts")
+		return r.convertAlertProvider(jsonDocument)
 	default:
 		r.leaveOut(header, fmt.Sprintf("%s has no serin equivalent", header.Kind))
 	}

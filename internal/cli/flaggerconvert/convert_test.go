@@ -18,6 +18,8 @@ package flaggerconvert
 
 import (
 	"bytes"
+	"fmt"
+	notificationv1 "github.com/fluxcd/notification-controller/api/v1beta3"
 	"os"
 	"path/filepath"
 	"slices"
@@ -61,9 +63,7 @@ func TestEverythingIsAccountedFor(t *testing.T) {
 		"spec.canaryAnalysis",
 		"spec.analysis.stepWeight",
 		"spec.analysis.match", "spec.analysis.mirror", "spec.analysis.mirrorWeight",
-		"spec.analysis.alerts",
 		"spec.analysis.metrics[0].query",
-		"spec.analysis.metrics[2].query",
 		"spec.analysis.webhooks[0].muteAlert", "spec.analysis.webhooks[2].type",
 		"spec.service.gatewayRefs[1]",
 	}
@@ -78,8 +78,17 @@ func TestEverythingIsAccountedFor(t *testing.T) {
 		t.Errorf("dropped fields differ (-want +got):\n%s", diff)
 	}
 
-	if len(result.Manifests) != 1 {
-		t.Fatalf("got %d manifests, want 1", len(result.Manifests))
+	// The Canary, and the MetricTemplate of its inline query, querying
+	// its spec.metricsServer.
+	if len(result.Manifests) != 2 {
+		t.Fatalf("got %d manifests, want 2", len(result.Manifests))
+	}
+	wantTemplate := metricTemplateManifest{APIVersion: v1alpha1.GroupVersion.String(), Kind: v1alpha1.MetricTemplateKind,
+		Metadata: manifestMetadata{Name: "everything-inline", Namespace: "apps"},
+		Spec: v1alpha1.MetricTemplateSpec{Provider: v1alpha1.MetricProvider{Type: v1alpha1.PrometheusProvider, Address: "http://prometheus.monitoring:9090"},
+			Query: "sum(up)"}}
+	if diff := cmp.Diff(wantTemplate, result.Manifests[1].Object); diff != "" {
+		t.Errorf("generated MetricTemplate differs (-want +got):\n%s", diff)
 	}
 	got := result.Manifests[0].Object.(canaryManifest)
 	wantMetadata := manifestMetadata{Name: "everything", Namespace: "apps",
@@ -132,6 +141,7 @@ func everythingSpec() v1alpha1.CanarySpec {
 					ThresholdRange: &v1alpha1.ThresholdRange{Min: ptr.To(1.0), Max: ptr.To(2.0)}},
 				{Name: "request-success-rate", Interval: duration(time.Minute),
 					ThresholdRange: &v1alpha1.ThresholdRange{Min: ptr.To(99.0)}},
+				{Name: "inline", TemplateRef: &v1alpha1.TemplateReference{Name: "everything-inline"}, Interval: duration(time.Minute)},
 				{Name: "default-interval", TemplateRef: &v1alpha1.TemplateReference{Name: "latency"},
 					Interval: duration(time.Minute)},
 			},
@@ -141,6 +151,8 @@ func everythingSpec() v1alpha1.CanarySpec {
 				{Name: "load-test", Type: v1alpha1.RolloutHook, URL: "http://load.example/"},
 			},
 		},
+		Alerts: []v1alpha1.CanaryAlert{{Name: "on-call", Severity: "error",
+			ProviderRef: meta.NamespacedObjectReference{Name: "on-call", Namespace: "flagger"}}},
 		SkipAnalysis:     true,
 		Suspend:          true,
 		RevertOnDeletion: true,
@@ -455,7 +467,7 @@ func TestConvert(t *testing.T) {
 			input: "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\n---\n# only a comment\n---\n" +
 				"apiVersion: flagger.app/v1alpha3\nkind: Canary\nmetadata: {name: old}\n---\n" +
 				"apiVersion: flagger.app/v1beta1\nkind: AlertProvider\nmetadata: {name: slack}\n",
-			wantDropped: []string{"", ""},
+			wantDropped: []string{"", "spec.type"},
 			wantKinds:   []string{"ConfigMap"},
 		},
 	}
@@ -1068,4 +1080,97 @@ func TestConvertAutoscalerRef(t *testing.T) {
 			}
 		})
 	}
+}
+
+// Flagger's AlertProviders become the Flux notification Providers of the
+// same name, with their Secret (Flux reads its address key, as Flagger
+// did), and a Canary's analysis.alerts name them; an AlertProvider a
+// Canary names that is not in the input is named in a note.
+func TestConvertAlertProviders(t *testing.T) {
+	input := canaryYAML("provider: kubernetes", "analysis: {iterations: 2, threshold: 2, alerts: ["+
+		"{name: chat, severity: warn, providerRef: {name: chat}}, {name: elsewhere, providerRef: {name: pager, namespace: ops}}]}") +
+		"---\napiVersion: flagger.app/v1beta1\nkind: AlertProvider\nmetadata: {name: chat, namespace: apps}\n" +
+		"spec: {type: gchat, secretRef: {name: chat-url}}\n" +
+		"---\napiVersion: flagger.app/v1beta1\nkind: AlertProvider\nmetadata: {name: pager, namespace: apps}\n" +
+		"spec: {type: pagerduty, address: https://events.example}\n"
+	result, err := Convert([]byte(input))
+	if err != nil {
+		t.Fatal(err)
+	}
+	canary := result.Manifests[0].Object.(canaryManifest)
+	wantAlerts := []v1alpha1.CanaryAlert{
+		{Name: "chat", Severity: "warn", ProviderRef: meta.NamespacedObjectReference{Name: "chat"}},
+		{Name: "elsewhere", Severity: "info", ProviderRef: meta.NamespacedObjectReference{Name: "pager", Namespace: "ops"}},
+	}
+	if diff := cmp.Diff(wantAlerts, canary.Spec.Alerts); diff != "" {
+		t.Errorf("alerts (-want +got):\n%s", diff)
+	}
+	wantProvider := providerManifest{APIVersion: "notification.toolkit.fluxcd.io/v1beta3", Kind: "Provider",
+		Metadata: manifestMetadata{Name: "chat", Namespace: "apps"},
+		Spec:     notificationv1.ProviderSpec{Type: "googlechat", SecretRef: &meta.LocalObjectReference{Name: "chat-url"}}}
+	if len(result.Manifests) != 2 {
+		t.Fatalf("%d manifests, want the Canary and one Provider", len(result.Manifests))
+	}
+	if diff := cmp.Diff(wantProvider, result.Manifests[1].Object); diff != "" {
+		t.Errorf("Provider (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff([]string{"AlertProvider apps/pager: spec.type"}, droppedRefs(result.Dropped)); diff != "" {
+		t.Errorf("dropped (-want +got):\n%s", diff)
+	}
+	notes := fmt.Sprint(result.Notes)
+	for _, want := range []string{"the AlertProvider ops/pager is not in the input", "the Provider ops/pager is in another namespace than the Canary"} {
+		if !strings.Contains(notes, want) {
+			t.Errorf("notes %s, want %q", notes, want)
+		}
+	}
+}
+
+// An inline query, Flagger's older form, becomes a MetricTemplate
+// generated next to the Canary, querying the Prometheus Flagger sent it
+// to (--metrics-server); without it the metric is reported. The built-in
+// checks' names before Flagger 1.0 are the built-in checks of the same
+// meaning, their threshold the bound Flagger applied.
+func TestConvertInlineAndLegacyMetrics(t *testing.T) {
+	input := canaryYAML("provider: kubernetes", "analysis: {iterations: 2, threshold: 2, metrics: [" +
+		"{name: 404s percentage, interval: 1m, threshold: 5, query: 'sum(rate(http_requests_total{code=\"404\"}[1m]))'}, " +
+		"{name: istio_requests_total, threshold: 99}, {name: istio_request_duration_seconds_bucket, threshold: 500}]}")
+	result, err := Options{MetricsServer: "http://prometheus.istio-system:9090"}.Convert([]byte(input))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(result.Dropped) != 0 || len(result.Manifests) != 2 {
+		t.Fatalf("dropped %v, %d manifests; want none dropped, the Canary and a MetricTemplate", result.Dropped, len(result.Manifests))
+	}
+	wantMetrics := []v1alpha1.CanaryMetric{
+		{Name: "404s percentage", TemplateRef: &v1alpha1.TemplateReference{Name: "podinfo-404s-percentage"}, Interval: duration(time.Minute),
+			ThresholdRange: &v1alpha1.ThresholdRange{Max: ptr.To(5.0)}},
+		{Name: "request-success-rate", ThresholdRange: &v1alpha1.ThresholdRange{Min: ptr.To(99.0)}},
+		{Name: "request-duration", ThresholdRange: &v1alpha1.ThresholdRange{Max: ptr.To(500.0)}},
+	}
+	if diff := cmp.Diff(wantMetrics, result.Manifests[0].Object.(canaryManifest).Spec.Analysis.Metrics); diff != "" {
+		t.Errorf("metrics (-want +got):\n%s", diff)
+	}
+	template := result.Manifests[1].Object.(metricTemplateManifest)
+	if template.Metadata.Name != "podinfo-404s-percentage" || template.Spec.Provider.Address != "http://prometheus.istio-system:9090" ||
+		template.Spec.Query != `sum(rate(http_requests_total{code="404"}[1m]))` {
+		t.Errorf("generated MetricTemplate: %+v", template)
+	}
+
+	result, err = Convert([]byte(input))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]string{"Canary apps/podinfo: spec.analysis.metrics[0].query"}, droppedRefs(result.Dropped)); diff != "" ||
+		!strings.Contains(result.Dropped[0].Reason, "serin convert --metrics-server") {
+		t.Errorf("without --metrics-server: %v", result.Dropped)
+	}
+}
+
+// droppedRefs names each dropped field with its object.
+func droppedRefs(dropped []Dropped) []string {
+	var out []string
+	for _, d := range dropped {
+		out = append(out, d.Object+": "+d.Field)
+	}
+	return out
 }
