@@ -239,7 +239,7 @@ func conversionSummary(result *flaggerconvert.Result) string {
 		}
 	}
 	var kinds []string
-	for _, kind := range []string{"Canary", "MetricTemplate", "Provider"} {
+	for _, kind := range []string{"Canary", "MetricTemplate", "Provider", "DestinationRule"} {
 		if n := converted[kind]; n > 0 {
 			kinds = append(kinds, countNoun(n, kind))
 		}
@@ -263,8 +263,11 @@ func joinAnd(words []string) string {
 }
 
 func countNoun(n int, noun string) string {
-	if n == 1 {
+	switch {
+	case n == 1:
 		return "1 " + noun
+	case strings.HasSuffix(noun, "y") && !strings.HasSuffix(noun, "ey"):
+		return fmt.Sprintf("%d %sies", n, strings.TrimSuffix(noun, "y"))
 	}
 	return fmt.Sprintf("%d %ss", n, noun)
 }

@@ -66,7 +66,7 @@ func TestConvertExitBehaviour(t *testing.T) {
 	}{
 		"lossy, refused": {
 			example: "builtin-metrics-webhooks",
-			wantErr: "5 fields could not be mapped, so nothing was written: fix the input, or pass --allow-lossy to print the conversion anyway",
+			wantErr: "4 fields could not be mapped, so nothing was written: fix the input, or pass --allow-lossy to print the conversion anyway",
 		},
 		"lossy, allowed": {example: "builtin-metrics-webhooks", allowLossy: true, wantOutput: true},
 		"lossless":       {example: "bluegreen-kubernetes", wantOutput: true},

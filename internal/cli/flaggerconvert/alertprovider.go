@@ -20,8 +20,8 @@ import (
 	"encoding/json"
 	"fmt"
 
-	"github.com/fluxcd/pkg/apis/meta"
 	notificationv1 "github.com/fluxcd/notification-controller/api/v1beta3"
+	"github.com/fluxcd/pkg/apis/meta"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -36,7 +36,7 @@ type flaggerAlertProvider struct {
 	APIVersion string            `json:"apiVersion"`
 	Kind       string            `json:"kind"`
 	Metadata   metav1.ObjectMeta `json:"metadata"`
-	Spec     struct {
+	Spec       struct {
 		Type      string                       `json:"type"`
 		Channel   string                       `json:"channel,omitempty"`
 		Username  string                       `json:"username,omitempty"`

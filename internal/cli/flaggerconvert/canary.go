@@ -99,6 +99,7 @@ func (c canaryConverter) convert() (v1alpha1.CanarySpec, bool) {
 		RevertOnDeletion:        spec.RevertOnDeletion,
 	}
 	c.dropProviderSettings()
+	c.destinationRules()
 	analysis, path := c.chooseAnalysis()
 	out.Analysis = c.analysis(analysis, path)
 	out.Alerts = c.alerts(analysis, path)
@@ -248,7 +249,6 @@ func (c canaryConverter) dropServiceMeshSettings() {
 		{"gateways", len(c.ingressGateways()) > 0 && !c.ingressGatewaysToGateway(), "Istio gateways are not supported: serin attaches its " +
 			"HTTPRoute to the Gateways of routing.gatewayRefs (--gateway names the Gateway API Gateway that takes over from them)"},
 		{"delegation", s.Delegation, "Istio VirtualService delegation is not supported"},
-		{"trafficPolicy", present(s.TrafficPolicy), "Istio DestinationRule traffic policies are not supported"},
 		{"meshName", s.MeshName != "", "App Mesh is not supported"},
 		{"backends", len(s.Backends) > 0, "App Mesh is not supported"},
 	}

@@ -58,7 +58,7 @@ func TestEverythingIsAccountedFor(t *testing.T) {
 		"spec.service.loadBalancer",
 		"spec.autoscalerRef.primaryScalerQueries",
 		"spec.service.appProtocol", "spec.service.gateways", "spec.service.delegation",
-		"spec.service.trafficPolicy", "spec.service.meshName", "spec.service.backends",
+		"spec.service.meshName", "spec.service.backends",
 		"spec.metricsServer", "spec.ingressRef", "spec.routeRef", "spec.upstreamRef",
 		"spec.canaryAnalysis",
 		"spec.analysis.stepWeight",
@@ -78,16 +78,23 @@ func TestEverythingIsAccountedFor(t *testing.T) {
 		t.Errorf("dropped fields differ (-want +got):\n%s", diff)
 	}
 
-	// The Canary, and the MetricTemplate of its inline query, querying
-	// its spec.metricsServer.
-	if len(result.Manifests) != 2 {
-		t.Fatalf("got %d manifests, want 2", len(result.Manifests))
+	// The Canary; its trafficPolicy as the DestinationRules of the
+	// Services the HTTPRoute routes to; the MetricTemplate of its inline
+	// query, querying its spec.metricsServer.
+	if len(result.Manifests) != 4 {
+		t.Fatalf("got %d manifests, want 4", len(result.Manifests))
+	}
+	for i, host := range []string{"everything-svc-primary", "everything-svc-canary"} {
+		rule, ok := result.Manifests[1+i].Object.(destinationRuleManifest)
+		if !ok || rule.Spec.Host != host || rule.Metadata.Namespace != "apps" || !present(rule.Spec.TrafficPolicy) {
+			t.Errorf("manifest %d: %+v, want the DestinationRule of %s", 1+i, result.Manifests[1+i].Object, host)
+		}
 	}
 	wantTemplate := metricTemplateManifest{APIVersion: v1alpha1.GroupVersion.String(), Kind: v1alpha1.MetricTemplateKind,
 		Metadata: manifestMetadata{Name: "everything-inline", Namespace: "apps"},
 		Spec: v1alpha1.MetricTemplateSpec{Provider: v1alpha1.MetricProvider{Type: v1alpha1.PrometheusProvider, Address: "http://prometheus.monitoring:9090"},
 			Query: "sum(up)"}}
-	if diff := cmp.Diff(wantTemplate, result.Manifests[1].Object); diff != "" {
+	if diff := cmp.Diff(wantTemplate, result.Manifests[3].Object); diff != "" {
 		t.Errorf("generated MetricTemplate differs (-want +got):\n%s", diff)
 	}
 	got := result.Manifests[0].Object.(canaryManifest)
@@ -1131,8 +1138,8 @@ func TestConvertAlertProviders(t *testing.T) {
 // checks' names before Flagger 1.0 are the built-in checks of the same
 // meaning, their threshold the bound Flagger applied.
 func TestConvertInlineAndLegacyMetrics(t *testing.T) {
-	input := canaryYAML("provider: kubernetes", "analysis: {iterations: 2, threshold: 2, metrics: [" +
-		"{name: 404s percentage, interval: 1m, threshold: 5, query: 'sum(rate(http_requests_total{code=\"404\"}[1m]))'}, " +
+	input := canaryYAML("provider: kubernetes", "analysis: {iterations: 2, threshold: 2, metrics: ["+
+		"{name: 404s percentage, interval: 1m, threshold: 5, query: 'sum(rate(http_requests_total{code=\"404\"}[1m]))'}, "+
 		"{name: istio_requests_total, threshold: 99}, {name: istio_request_duration_seconds_bucket, threshold: 500}]}")
 	result, err := Options{MetricsServer: "http://prometheus.istio-system:9090"}.Convert([]byte(input))
 	if err != nil {
