@@ -205,9 +205,10 @@ type Runner struct {
 
 	calls   chan call
 	dropped atomic.Int64
-	// longCalls holds a token per long post-rollout call running apart
-	// from the hook workers.
-	longCalls chan struct{}
+	// longCalls are the post-rollout calls that may take longer than a
+	// step (a load test's report), made by workers of their own so that
+	// they delay no event hook.
+	longCalls chan call
 }
 
 // run is one Work of one Canary.
@@ -261,10 +262,7 @@ func NewRunner(webhooks *Webhooks, metrics *Metrics, opts RunnerOptions) *Runner
 		starts:   make(chan struct{}, opts.Workers),
 		inFlight: make(chan struct{}, opts.MaxInFlight),
 		calls:    make(chan call, opts.HookQueueSize),
-		// A long post-rollout call (a load test's report) runs apart from
-		// the hook workers, so that it delays no event hook; this many at
-		// once, then the workers take them in turn.
-		longCalls: make(chan struct{}, maxLongCallsPerHookWorker*opts.HookWorkers),
+		longCalls: make(chan call, opts.HookQueueSize),
 	}
 	r.ctx, r.cancel = context.WithCancel(context.Background())
 	r.wake = sync.NewCond(&r.mu)
@@ -276,9 +274,9 @@ func NewRunner(webhooks *Webhooks, metrics *Metrics, opts RunnerOptions) *Runner
 // take longer (see deadline).
 func (r *Runner) StepTimeout() time.Duration { return r.opts.StepTimeout }
 
-// maxLongCallsPerHookWorker bounds the long post-rollout calls running
-// apart from the hook workers, per worker.
-const maxLongCallsPerHookWorker = 8
+// longCallWorkersPerHookWorker is how many long post-rollout calls are
+// made at once, per hook worker.
+const longCallWorkersPerHookWorker = 8
 
 // deadline bounds the calls of a step or a fired hook: the step deadline,
 // or the longest timeout of its pre-rollout, rollout or post-rollout hooks
@@ -374,6 +372,9 @@ func (r *Runner) startWorkers() {
 		go r.dispatch()
 		for range r.opts.HookWorkers {
 			go r.fire()
+		}
+		for range longCallWorkersPerHookWorker * r.opts.HookWorkers {
+			go r.fireLong()
 		}
 	})
 }
@@ -553,15 +554,20 @@ func firstError(errs []error) error {
 // the queue is full, the oldest call waiting is dropped and counted.
 func (r *Runner) Fire(canary *v1alpha1.Canary, hook v1alpha1.CanaryWebhook, done func(error)) {
 	r.startWorkers()
-	c := call{canary: canary, hook: hook, done: done}
+	r.enqueue(r.calls, call{canary: canary, hook: hook, done: done})
+}
+
+// enqueue queues a call without blocking: when the queue is full, the
+// oldest call waiting is dropped and counted.
+func (r *Runner) enqueue(queue chan call, c call) {
 	for {
 		select {
-		case r.calls <- c:
+		case queue <- c:
 			return
 		default:
 		}
 		select {
-		case <-r.calls:
+		case <-queue:
 			r.dropped.Add(1)
 			runnerMetrics.dropped.Inc()
 		default:
@@ -573,9 +579,9 @@ func (r *Runner) Fire(canary *v1alpha1.Canary, hook v1alpha1.CanaryWebhook, done
 func (r *Runner) Dropped() int64 { return r.dropped.Load() }
 
 // fire makes the queued calls until the Runner stops; each is bounded by
-// its webhook's timeout and by the step deadline (a long post-rollout
-// hook's by its own timeout). A call that may take longer than the step
-// deadline runs apart from the workers while there is room for it.
+// its webhook's timeout and by the step deadline. A call that may take
+// longer than the step deadline (a long post-rollout hook) goes to the
+// long calls' own queue and workers.
 func (r *Runner) fire() {
 	for {
 		select {
@@ -584,17 +590,23 @@ func (r *Runner) fire() {
 		case c := <-r.calls:
 			deadline := r.deadline([]v1alpha1.CanaryWebhook{c.hook})
 			if deadline > r.opts.StepTimeout {
-				select {
-				case r.longCalls <- struct{}{}:
-					go func() {
-						defer func() { <-r.longCalls }()
-						r.call(c, deadline)
-					}()
-					continue
-				default:
-				}
+				r.enqueue(r.longCalls, c)
+				continue
 			}
 			r.call(c, deadline)
+		}
+	}
+}
+
+// fireLong makes the queued long calls until the Runner stops, each
+// bounded by its own timeout.
+func (r *Runner) fireLong() {
+	for {
+		select {
+		case <-r.ctx.Done():
+			return
+		case c := <-r.longCalls:
+			r.call(c, r.deadline([]v1alpha1.CanaryWebhook{c.hook}))
 		}
 	}
 }

@@ -101,6 +101,9 @@ type guardedPackWriter struct {
 	// held is the end of what was written, not passed on yet.
 	held    []byte
 	written int64
+
+	closeOnce sync.Once
+	closeErr  error
 }
 
 func newGuardedPackWriter(next io.WriteCloser, maxObject int64, refuse func(error)) *guardedPackWriter {
@@ -137,8 +140,17 @@ func (g *guardedPackWriter) Write(p []byte) (int, error) {
 }
 
 // Close implements io.Closer: it passes the trailer on once the checker
-// accepted the pack, and returns the refusal otherwise.
+// accepted the pack. Otherwise the indexer gets a damaged trailer, so that
+// it inflates nothing the checker did not see through, and Close returns
+// the refusal of an object over the bound, or else what go-git's own
+// indexer said of the pack (a stream cut short: a transient error, as
+// without the guard). A second Close returns the first's error.
 func (g *guardedPackWriter) Close() error {
+	g.closeOnce.Do(func() { g.closeErr = g.close() })
+	return g.closeErr
+}
+
+func (g *guardedPackWriter) close() error {
 	_ = g.pipe.Close()
 	err := <-g.checked
 	if g.written == 0 {
@@ -146,12 +158,19 @@ func (g *guardedPackWriter) Close() error {
 		return g.next.Close()
 	}
 	if err != nil {
-		g.refuse(err)
 		for i := range g.held {
 			g.held[i] ^= 0xff
 		}
 		_, _ = g.next.Write(append(g.held, 0))
-		_ = g.next.Close()
+		indexErr := g.next.Close()
+		var tooLarge errObjectTooLarge
+		if errors.As(err, &tooLarge) {
+			g.refuse(err)
+			return err
+		}
+		if indexErr != nil {
+			return indexErr
+		}
 		return err
 	}
 	if _, err := g.next.Write(g.held); err != nil {

@@ -19,11 +19,15 @@ package gitops
 import (
 	"bytes"
 	"compress/zlib"
+	"crypto/sha1"
 	"encoding/binary"
 	"errors"
+	"github.com/go-git/go-git/v5/plumbing/format/packfile"
+	"io"
 	"os"
 	"os/exec"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/serin-dev/serin/api/v1alpha1"
@@ -148,5 +152,52 @@ func TestCheckPackObjects(t *testing.T) {
 				t.Errorf("checkPackObjects: %v, want %q", err, tc.want)
 			}
 		})
+	}
+}
+
+// cutReader gives the first n bytes of data, then err: a connection cut
+// in the middle of a pack.
+type cutReader struct {
+	data []byte
+	err  error
+}
+
+func (r *cutReader) Read(p []byte) (int, error) {
+	if len(r.data) == 0 {
+		return 0, r.err
+	}
+	n := copy(p, r.data)
+	r.data = r.data[n:]
+	return n, nil
+}
+
+// A pack cut short by the network is no refusal: the fetch fails with the
+// network's error, transient, and the revert is retried, as without the
+// guard; the guard's own verdict stays for objects over the bound.
+func TestGuardedPackWriter_CutPackIsNoRefusal(t *testing.T) {
+	const blob = 3
+	whole := pack(packEntry(t, blob, bytes.Repeat([]byte("serin "), 4096), 0), packEntry(t, blob, []byte("hello"), 0))
+	sum := sha1.Sum(whole[:len(whole)-packTrailerSize])
+	copy(whole[len(whole)-packTrailerSize:], sum[:])
+	for _, cut := range []error{syscall.ECONNRESET, io.ErrUnexpectedEOF} {
+		s := newCloneStorage(t.TempDir(), 1<<20)
+		err := packfile.WritePackfileToObjectStorage(s, &cutReader{data: whole[:len(whole)/2], err: cut})
+		if !errors.Is(err, cut) || !IsTransient(err) {
+			t.Errorf("a pack cut by %v: %v, want that error, transient", cut, err)
+		}
+		if refused := s.refusal(); refused != nil {
+			t.Errorf("a pack cut by %v was refused: %v", cut, refused)
+		}
+	}
+	w, err := newCloneStorage(t.TempDir(), 1<<20).PackfileWriter()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.Write(whole); err != nil {
+		t.Fatal(err)
+	}
+	first, second := w.Close(), w.Close()
+	if first != nil || second != nil {
+		t.Errorf("closing a whole pack twice: %v, %v", first, second)
 	}
 }

@@ -169,10 +169,8 @@ func runConvert(cmd *cobra.Command, in convertInput, allowLossy bool, opts flagg
 	}
 	if in.outputDir == "" {
 		var out bytes.Buffer
-		for _, manifests := range byFile {
-			if err := flaggerconvert.WriteYAML(&out, manifests); err != nil {
-				return err
-			}
+		if err := flaggerconvert.WriteYAML(&out, slices.Concat(byFile...)); err != nil {
+			return err
 		}
 		if _, err := cmd.OutOrStdout().Write(out.Bytes()); err != nil {
 			return err
@@ -211,7 +209,12 @@ func writeOutputDir(dir string, files []inputFile, byFile [][]flaggerconvert.Man
 		if len(byFile[i]) == 0 {
 			continue
 		}
-		path := filepath.Join(dir, f.name)
+		// The conversion is YAML, whatever the input was written in.
+		name := f.name
+		if strings.EqualFold(filepath.Ext(name), ".json") {
+			name = strings.TrimSuffix(name, filepath.Ext(name)) + ".yaml"
+		}
+		path := filepath.Join(dir, name)
 		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 			return err
 		}

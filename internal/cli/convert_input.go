@@ -79,6 +79,13 @@ func (in convertInput) read(stdin io.Reader) ([]inputFile, error) {
 	if err != nil {
 		return nil, err
 	}
+	root := in.file
+	if info.IsDir() {
+		// WalkDir does not follow a symlinked root.
+		if root, err = filepath.EvalSymlinks(in.file); err != nil {
+			return nil, err
+		}
+	}
 	if !info.IsDir() {
 		data, err := os.ReadFile(in.file)
 		if err != nil {
@@ -87,11 +94,11 @@ func (in convertInput) read(stdin io.Reader) ([]inputFile, error) {
 		return oneFile(filepath.Base(in.file), data)
 	}
 	var files []inputFile
-	err = filepath.WalkDir(in.file, func(path string, d fs.DirEntry, err error) error {
+	err = filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
 		switch {
 		case err != nil:
 			return err
-		case d.IsDir() && path != in.file && !in.recursive:
+		case d.IsDir() && path != root && !in.recursive:
 			return filepath.SkipDir
 		case d.IsDir() || !slices.Contains(manifestExtensions, strings.ToLower(filepath.Ext(path))):
 			return nil
@@ -100,7 +107,7 @@ func (in convertInput) read(stdin io.Reader) ([]inputFile, error) {
 		if err != nil {
 			return err
 		}
-		rel, err := filepath.Rel(in.file, path)
+		rel, err := filepath.Rel(root, path)
 		if err != nil {
 			return err
 		}

@@ -22,6 +22,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -188,6 +189,13 @@ func TestConvertDirectory(t *testing.T) {
 		if !check {
 			t.Errorf("%s: no\ncanary:\n%s\nstderr:\n%s", what, canary, run.stderr)
 		}
+	}
+
+	// To standard output: one stream, a document each, whatever file
+	// they came from.
+	run = runCommand(context.Background(), newTestEnvironment(t, newFakeClient()), append([]string{"convert", "-f", repo, "-R"}, flags...)...)
+	if run.err != nil || strings.Count(run.stdout, "\n---\n") != 4 || len(regexp.MustCompile(`(?m)^apiVersion: `).FindAllString(run.stdout, -1)) != 5 {
+		t.Errorf("convert -f %s -R to standard output: %v, want 5 documents:\n%s", repo, run.err, run.stdout)
 	}
 
 	// Without -R: the folder's own files only, and it has none.

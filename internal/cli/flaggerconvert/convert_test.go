@@ -78,23 +78,20 @@ func TestEverythingIsAccountedFor(t *testing.T) {
 		t.Errorf("dropped fields differ (-want +got):\n%s", diff)
 	}
 
-	// The Canary; its trafficPolicy as the DestinationRules of the
-	// Services the HTTPRoute routes to; the MetricTemplate of its inline
-	// query, querying its spec.metricsServer.
-	if len(result.Manifests) != 4 {
-		t.Fatalf("got %d manifests, want 4", len(result.Manifests))
+	// The Canary, and the MetricTemplate of its inline query, querying
+	// its spec.metricsServer. Its trafficPolicy, which Flagger applies with
+	// its istio provider only, is noted and left out.
+	if len(result.Manifests) != 2 {
+		t.Fatalf("got %d manifests, want 2", len(result.Manifests))
 	}
-	for i, host := range []string{"everything-svc-primary", "everything-svc-canary"} {
-		rule, ok := result.Manifests[1+i].Object.(destinationRuleManifest)
-		if !ok || rule.Spec.Host != host || rule.Metadata.Namespace != "apps" || !present(rule.Spec.TrafficPolicy) {
-			t.Errorf("manifest %d: %+v, want the DestinationRule of %s", 1+i, result.Manifests[1+i].Object, host)
-		}
+	if notes := fmt.Sprint(result.Notes); !strings.Contains(notes, "spec.service.trafficPolicy: Flagger applies it with its istio provider only") {
+		t.Errorf("notes %s, want the trafficPolicy's", notes)
 	}
 	wantTemplate := metricTemplateManifest{APIVersion: v1alpha1.GroupVersion.String(), Kind: v1alpha1.MetricTemplateKind,
 		Metadata: manifestMetadata{Name: "everything-inline", Namespace: "apps"},
 		Spec: v1alpha1.MetricTemplateSpec{Provider: v1alpha1.MetricProvider{Type: v1alpha1.PrometheusProvider, Address: "http://prometheus.monitoring:9090"},
 			Query: "sum(up)"}}
-	if diff := cmp.Diff(wantTemplate, result.Manifests[3].Object); diff != "" {
+	if diff := cmp.Diff(wantTemplate, result.Manifests[1].Object); diff != "" {
 		t.Errorf("generated MetricTemplate differs (-want +got):\n%s", diff)
 	}
 	got := result.Manifests[0].Object.(canaryManifest)
@@ -1170,6 +1167,29 @@ func TestConvertInlineAndLegacyMetrics(t *testing.T) {
 	if diff := cmp.Diff([]string{"Canary apps/podinfo: spec.analysis.metrics[0].query"}, droppedRefs(result.Dropped)); diff != "" ||
 		!strings.Contains(result.Dropped[0].Reason, "serin convert --metrics-server") {
 		t.Errorf("without --metrics-server: %v", result.Dropped)
+	}
+}
+
+// The MetricTemplates generated for inline queries never share a name,
+// with each other or with a MetricTemplate of the input.
+func TestConvertInlineMetricNames(t *testing.T) {
+	input := canaryYAML("provider: kubernetes", "analysis: {iterations: 2, threshold: 2, metrics: ["+
+		"{name: error rate, query: a}, {name: error-rate, query: b}, {name: latency, query: c}]}") +
+		"---\napiVersion: flagger.app/v1beta1\nkind: MetricTemplate\nmetadata: {name: podinfo-latency, namespace: apps}\n" +
+		"spec: {provider: {type: prometheus, address: http://p}, query: up}\n"
+	result, err := Options{MetricsServer: "http://prometheus"}.Convert([]byte(input))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, m := range result.Manifests {
+		if t, ok := m.Object.(metricTemplateManifest); ok {
+			got = append(got, t.Metadata.Name+": "+t.Spec.Query)
+		}
+	}
+	want := []string{"podinfo-error-rate: a", "podinfo-error-rate-2: b", "podinfo-latency-2: c", "podinfo-latency: up"}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("MetricTemplates (-want +got):\n%s", diff)
 	}
 }
 

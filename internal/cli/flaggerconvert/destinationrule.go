@@ -39,8 +39,12 @@ type destinationRuleManifest struct {
 // outlier detection hold under serin's HTTPRoute. serin does not manage
 // them: they are written next to the Canary, to apply with it.
 func (c canaryConverter) destinationRules() {
-	policy := c.in.Spec.Service.TrafficPolicy
-	if !present(policy) {
+	policy, provider := c.in.Spec.Service.TrafficPolicy, c.in.Spec.Provider
+	switch {
+	case !present(policy):
+		return
+	case baseProvider(provider) != "istio":
+		c.report.note("spec.service.trafficPolicy", "Flagger applies it with its istio provider only, so it ignored it with %q: left out", provider)
 		return
 	}
 	apex := c.apexName()

@@ -17,6 +17,7 @@ limitations under the License.
 package flaggerconvert
 
 import (
+	"fmt"
 	"regexp"
 	"strings"
 	"time"
@@ -63,7 +64,13 @@ func (c canaryConverter) inlineMetric(in flaggerMetric, field string, analysisIn
 			"serin convert --metrics-server to convert it to a MetricTemplate, or put the query of %q in one; the metric was left out", in.Name)
 		return v1alpha1.CanaryMetric{}, false
 	}
-	name := generatedTemplateName(c.in.Metadata.Name, in.Name)
+	// A name no MetricTemplate of the input, nor one generated before,
+	// holds: "error rate" and "error-rate" would make the same.
+	base := generatedTemplateName(c.in.Metadata.Name, in.Name)
+	name := base
+	for i := 2; c.templates[c.in.Metadata.Namespace+"/"+name]; i++ {
+		name = fmt.Sprintf("%s-%d", base, i)
+	}
 	meta := manifestMetadata{Name: name, Namespace: c.in.Metadata.Namespace}
 	*c.generated = append(*c.generated, Manifest{Kind: v1alpha1.MetricTemplateKind, Converted: true,
 		Ref: "MetricTemplate " + meta.Namespace + "/" + name, Object: metricTemplateManifest{
