@@ -254,14 +254,14 @@ func NewRunner(webhooks *Webhooks, metrics *Metrics, opts RunnerOptions) *Runner
 		opts.HookQueueSize = DefaultHookQueueSize
 	}
 	r := &Runner{
-		webhooks: webhooks,
-		metrics:  metrics,
-		opts:     opts,
-		runs:     map[types.NamespacedName]*run{},
-		queue:    newFairQueue(),
-		starts:   make(chan struct{}, opts.Workers),
-		inFlight: make(chan struct{}, opts.MaxInFlight),
-		calls:    make(chan call, opts.HookQueueSize),
+		webhooks:  webhooks,
+		metrics:   metrics,
+		opts:      opts,
+		runs:      map[types.NamespacedName]*run{},
+		queue:     newFairQueue(),
+		starts:    make(chan struct{}, opts.Workers),
+		inFlight:  make(chan struct{}, opts.MaxInFlight),
+		calls:     make(chan call, opts.HookQueueSize),
 		longCalls: make(chan call, opts.HookQueueSize),
 	}
 	r.ctx, r.cancel = context.WithCancel(context.Background())
