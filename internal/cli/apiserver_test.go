@@ -120,6 +120,13 @@ func TestAgainstAPIServer(t *testing.T) {
 	t.Run("converted examples pass the CRD validation", func(t *testing.T) {
 		for _, example := range []string{"bluegreen-kubernetes", "canary-gatewayapi", "builtin-metrics-webhooks", "past-serin-bounds"} {
 			for _, object := range readManifests(t, filepath.Join("testdata", "convert", example+".out.yaml")) {
+				switch object.GetObjectKind().GroupVersionKind().Group {
+				case "notification.toolkit.fluxcd.io", "networking.istio.io":
+					// This API server has serin's CRDs only: Flux's
+					// Providers are applied to the testbed's in
+					// e2e.TestConvert_Repositories; Istio runs nowhere here.
+					continue
+				}
 				if err := kube.Create(ctx, object, client.DryRunAll); err != nil {
 					t.Errorf("%s: %s %s: %v", example, object.GetKind(), object.GetName(), err)
 				}
