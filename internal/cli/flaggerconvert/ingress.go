@@ -36,13 +36,11 @@ const nginxAnnotationPrefix = "nginx.ingress.kubernetes.io/"
 // ingress is the Ingress the Canary's ingressRef names, when the input
 // holds it.
 func (c canaryConverter) ingress() *networkingv1.Ingress {
-	var ref struct {
-		Name string `json:"name"`
-	}
-	if err := json.Unmarshal(c.in.Spec.IngressRef, &ref); err != nil || ref.Name == "" {
+	name := refName(c.in.Spec.IngressRef)
+	if name == "" {
 		return nil
 	}
-	return c.ingresses[c.in.Metadata.Namespace+"/"+ref.Name]
+	return c.ingresses[c.in.Metadata.Namespace+"/"+name]
 }
 
 // ingressPath is one path of an Ingress, as an HTTPRoute matches it.
@@ -235,13 +233,11 @@ func (r apisixHTTPRule) leadsTo(service string) bool {
 // apisixRouteOf is the ApisixRoute the Canary's routeRef names, when the
 // input holds it.
 func (c canaryConverter) apisixRouteOf() *apisixRoute {
-	var ref struct {
-		Name string `json:"name"`
-	}
-	if err := json.Unmarshal(c.in.Spec.RouteRef, &ref); err != nil || ref.Name == "" {
+	name := refName(c.in.Spec.RouteRef)
+	if name == "" {
 		return nil
 	}
-	return c.apisixRoutes[c.in.Metadata.Namespace+"/"+ref.Name]
+	return c.apisixRoutes[c.in.Metadata.Namespace+"/"+name]
 }
 
 // apisixRouting gives the HTTPRoute the hosts, paths and methods by which
