@@ -299,6 +299,16 @@ func main() {
 		setupLog.Error(err, "unable to create controller", "controller", v1alpha1.CanaryKind)
 		os.Exit(1)
 	}
+	// After the Canary controller, which indexes CanaryGroups by member.
+	if err := (&controllers.CanaryGroupReconciler{
+		Client:         mgr.GetClient(),
+		EventRecorder:  eventRecorder,
+		ControllerName: controllers.ControllerName,
+		Notifier:       notifications,
+	}).SetupWithManager(ctx, mgr); err != nil {
+		setupLog.Error(err, "unable to create controller", "controller", v1alpha1.CanaryGroupKind)
+		os.Exit(1)
+	}
 
 	setupLog.Info("starting manager")
 	if err := mgr.Start(ctx); err != nil {
@@ -316,6 +326,8 @@ func main() {
 func cacheByObject(cfg *rest.Config, canaries labels.Selector, watchLabel string) map[ctrlclient.Object]ctrlcache.ByObject {
 	byObject := map[ctrlclient.Object]ctrlcache.ByObject{
 		&v1alpha1.Canary{}: {Label: canaries},
+		// A group is sharded with its members: give it their label.
+		&v1alpha1.CanaryGroup{}: {Label: canaries},
 	}
 	mapper, err := restMapper(cfg)
 	if err != nil {

@@ -105,6 +105,7 @@ func newActionReconciler(t *testing.T, objs ...client.Object) *actionFixture {
 	store := fake.NewClientBuilder().WithScheme(s).WithObjects(objs...).
 		WithStatusSubresource(&v1alpha1.Canary{}, &appsv1.Deployment{}, &gatewayv1.HTTPRoute{}).
 		WithIndex(&v1alpha1.Canary{}, claimsIndexKey, claimKeys).
+		WithIndex(&v1alpha1.CanaryGroup{}, groupMembersIndexKey, groupMembers).
 		Build()
 	f := &actionFixture{
 		t:        t,

@@ -50,6 +50,9 @@ func (r *CanaryReconciler) openRevert(ctx context.Context, obj *v1alpha1.Canary,
 		GoodRevision: st.LastPromotedRevision,
 		Reason:       conditions.GetMessage(obj, meta.StalledCondition),
 	}
+	if err := r.releaseMembers(ctx, obj, obs, &req); err != nil {
+		return ctrl.Result{}, err
+	}
 	res, err, done := r.reverts.result(ctx, client.ObjectKeyFromObject(obj), req.BadRevision,
 		func(ctx context.Context) (gitops.RevertResult, error) { return r.Reverter.Revert(ctx, req) })
 	if !done {

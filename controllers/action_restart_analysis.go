@@ -39,6 +39,9 @@ func (r *CanaryReconciler) restartAnalysis(ctx context.Context, obj *v1alpha1.Ca
 	st.LastAppliedSpec = obs.Target.SpecHash
 	st.LastAttemptedRevision = obs.Target.Revision
 	st.CanaryWeight, st.FailedChecks, st.Iterations = 0, 0, 0
+	if pending := joinRelease(obj, obs); len(pending) > 0 {
+		return r.waitForDependencies(ctx, obj, obs, pending, false)
+	}
 	transition(obj, v1alpha1.PhaseProgressing, obs.Now, v1alpha1.ProgressingReason, "analysis restarted for revision %s", obs.Target.SpecHash)
 	return ctrl.Result{RequeueAfter: requeueAtNextStep(obj, obs.Now)}, nil
 }

@@ -36,6 +36,7 @@ func (r *CanaryReconciler) rollback(ctx context.Context, obj *v1alpha1.Canary, o
 	if v := obs.Requests.Abort; v != "" {
 		obj.Status.HandledRequests.Abort = v
 	}
+	groupFailed(obj, a)
 	if err := r.setRoutes(ctx, obj, routing.AllPrimary); err != nil {
 		return ctrl.Result{}, err
 	}

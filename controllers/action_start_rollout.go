@@ -32,6 +32,17 @@ import (
 // confirm-rollout gate (Waiting while closed), then scales the canary up
 // with no traffic yet.
 func (r *CanaryReconciler) startRollout(ctx context.Context, obj *v1alpha1.Canary, obs rollout.Observation, a rollout.StartRollout) (ctrl.Result, error) {
+	if pending := joinRelease(obj, obs); len(pending) > 0 {
+		// A member of a group whose dependencies are not promoted yet:
+		// nothing runs, no gate is asked, until they are.
+		st := &obj.Status
+		announce := st.LastAppliedSpec != obs.Target.SpecHash || a.Retry
+		if a.Retry {
+			st.HandledRequests.Retry = obs.Requests.Retry
+		}
+		st.LastAppliedSpec, st.LastAttemptedRevision = obs.Target.SpecHash, obs.Target.Revision
+		return r.waitForDependencies(ctx, obj, obs, pending, announce)
+	}
 	closed, asked := r.confirmRollout(obj, obs)
 	if !asked {
 		// Nothing recorded until the gate answered: the next reconcile starts over.

@@ -64,6 +64,11 @@ func (r *CanaryReconciler) step(ctx context.Context, obj *v1alpha1.Canary, obs r
 	default:
 		r.recordStep(obj, obs.CanaryWeight, out, v1alpha1.VerdictPassed, "")
 	}
+	if holdForGroup(obj, obs, action, out.At) {
+		// Passed, and held until the other members of the release passed
+		// as many steps: their status changes reconcile this one.
+		return ctrl.Result{RequeueAfter: obj.GetAnalysisInterval()}, nil
+	}
 	switch a := action.(type) {
 	case rollout.Rollback:
 		return r.rollback(ctx, obj, obs, a)

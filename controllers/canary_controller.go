@@ -283,6 +283,10 @@ func (r *CanaryReconciler) act(ctx context.Context, obj *v1alpha1.Canary, obs ro
 		return r.primaryUnavailable(a)
 	case rollout.RecordWeights:
 		return r.recordWeights(obj, obs)
+	case rollout.WaitForGroup:
+		return r.waitForGroup(obj, obs, a)
+	case rollout.GroupAdvance:
+		return r.groupAdvance(ctx, obj, obs)
 	case rollout.Idle:
 		return ctrl.Result{}, nil
 	}

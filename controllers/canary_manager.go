@@ -95,6 +95,9 @@ func (r *CanaryReconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manage
 			return fmt.Errorf("failed to index canaries by %s: %w", key, err)
 		}
 	}
+	if err := mgr.GetFieldIndexer().IndexField(ctx, &v1alpha1.CanaryGroup{}, groupMembersIndexKey, groupMembers); err != nil {
+		return fmt.Errorf("failed to index canary groups by member: %w", err)
+	}
 	b := ctrl.NewControllerManagedBy(mgr).
 		For(&v1alpha1.Canary{}, builder.WithPredicates(
 			predicate.Or(predicate.GenerationChangedPredicate{}, predicate.AnnotationChangedPredicate{}, predicates.ReconcileRequestedPredicate{}),
@@ -110,6 +113,12 @@ func (r *CanaryReconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manage
 				UpdateFunc:  func(event.UpdateEvent) bool { return false },
 				GenericFunc: func(event.GenericEvent) bool { return false },
 			})).
+		// A member's step, failure or halt moves the other members of its
+		// group; a group's change moves its members.
+		Watches(&v1alpha1.Canary{}, handler.EnqueueRequestsFromMapFunc(r.canariesForPeers),
+			builder.WithPredicates(predicate.Funcs{UpdateFunc: peerMoved})).
+		Watches(&v1alpha1.CanaryGroup{}, handler.EnqueueRequestsFromMapFunc(r.canariesForGroup),
+			builder.WithPredicates(predicate.GenerationChangedPredicate{})).
 		Watches(&autoscalingv2.HorizontalPodAutoscaler{}, handler.EnqueueRequestsFromMapFunc(r.canariesForAutoscaler)).
 		Watches(&appsv1.Deployment{}, handler.EnqueueRequestsFromMapFunc(r.canariesForTarget(v1alpha1.DeploymentKind))).
 		Watches(&appsv1.DaemonSet{}, handler.EnqueueRequestsFromMapFunc(r.canariesForTarget(v1alpha1.DaemonSetKind))).
@@ -123,7 +132,7 @@ func (r *CanaryReconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manage
 			MaxConcurrentReconciles: opts.MaxConcurrentReconciles,
 			RateLimiter:             helper.GetRateLimiter(opts.RateLimiter),
 		})
-	watched := []client.Object{&v1alpha1.Canary{}, &appsv1.Deployment{}, &appsv1.DaemonSet{}, &corev1.Service{},
+	watched := []client.Object{&v1alpha1.Canary{}, &v1alpha1.CanaryGroup{}, &appsv1.Deployment{}, &appsv1.DaemonSet{}, &corev1.Service{},
 		&autoscalingv2.HorizontalPodAutoscaler{}, &discoveryv1.EndpointSlice{}, metadataOf("ConfigMap"), metadataOf("Secret")}
 	// Watch HTTPRoutes only where the Gateway API is installed. Without a
 	// predicate: a change of status alone (a gateway accepting or rejecting

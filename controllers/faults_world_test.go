@@ -77,6 +77,7 @@ func newFaultWorld(t *testing.T, failAt int, objs ...client.Object) *faultWorld 
 		WithObjects(objs...).
 		WithStatusSubresource(&v1alpha1.Canary{}, &appsv1.Deployment{}, &gatewayv1.HTTPRoute{}).
 		WithIndex(&v1alpha1.Canary{}, claimsIndexKey, claimKeys).
+		WithIndex(&v1alpha1.CanaryGroup{}, groupMembersIndexKey, groupMembers).
 		Build()
 	w.c = interceptor.NewClient(uncached, interceptor.Funcs{
 		Get: func(ctx context.Context, c client.WithWatch, key client.ObjectKey, o client.Object, opts ...client.GetOption) error {

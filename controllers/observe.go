@@ -50,6 +50,9 @@ func (r *CanaryReconciler) observe(ctx context.Context, obj *v1alpha1.Canary) (r
 		obs.Conflict = rollout.Conflict(conflict)
 		return obs, err
 	}
+	if err := r.observeGroup(ctx, obj, &obs); err != nil || obs.Conflict.Reason != "" {
+		return obs, err
+	}
 	obs.RoutingUnsupported = dataplane.Unsupported(obj, r.dataPlane(obj))
 	return obs, r.targetKindOf(obj).observe(ctx, obj, &obs)
 }

@@ -30,6 +30,8 @@ package controllers
 // +kubebuilder:rbac:groups=serin.dev,resources=canaries/finalizers,verbs=update
 // MetricTemplates are cached.
 // +kubebuilder:rbac:groups=serin.dev,resources=metrictemplates,verbs=get;list;watch
+// +kubebuilder:rbac:groups=serin.dev,resources=canarygroups,verbs=get;list;watch
+// +kubebuilder:rbac:groups=serin.dev,resources=canarygroups/status,verbs=patch
 
 // Targets, the primary Deployment or DaemonSet and the generated Services
 // are cached, created, updated (create-or-update) and patched (replicas, a

@@ -200,6 +200,47 @@ func RevertBranch(c *v1alpha1.Canary, badCommit string) string {
 	return fmt.Sprintf("serin/revert/%s/%s/%s", c.Namespace, c.Name, shortSHA(badCommit))
 }
 
+// GroupRevertBranch is the branch of the revert of a group's release: the
+// same whichever member asks for it.
+func GroupRevertBranch(namespace, group, badCommit string) string {
+	return fmt.Sprintf("serin/revert/%s/groups/%s/%s", namespace, group, shortSHA(badCommit))
+}
+
+// branch is the job's revert branch.
+func (j *revertJob) branch() string {
+	if j.req.Group != "" {
+		return GroupRevertBranch(j.req.Canary.Namespace, j.req.Group, j.bad)
+	}
+	return RevertBranch(j.req.Canary, j.bad)
+}
+
+// marker is the trailers that mark the job's revert commit.
+func (j *revertJob) marker() string {
+	if j.req.Group != "" {
+		return groupTrailers(j.req.Canary.Namespace, j.req.Group, j.bad)
+	}
+	return trailers(j.req.Canary.Namespace, j.req.Canary.Name, j.bad)
+}
+
+// memberSources finds the source of each other member of a group's
+// release: it must be the Canary's repository and branch (one commit
+// reverts them all); its path may differ.
+func (g *GitReverter) memberSources(ctx context.Context, req RevertRequest, src *Source) ([]*Source, error) {
+	out := make([]*Source, len(req.Members))
+	for i, m := range req.Members {
+		ms, err := DiscoverSource(ctx, g.client, m, g.crossNamespace)
+		if err != nil {
+			return nil, fmt.Errorf("member %s of group %s: %w", m.Name, req.Group, err)
+		}
+		if ms.URL != src.URL || ms.Branch != src.Branch {
+			return nil, fmt.Errorf("%w: member %s of group %s is applied from %s (branch %s), not %s (branch %s): one commit cannot revert the release",
+				ErrUnverifiable, m.Name, req.Group, ms.URL, ms.Branch, src.URL, src.Branch)
+		}
+		out[i] = ms
+	}
+	return out, nil
+}
+
 // Revert implements Reverter. It is idempotent: with mode PullRequest the
 // branch name is derived from the bad commit and an existing branch or
 // pull request is returned as is; with mode Push a commit carrying the
@@ -215,6 +256,10 @@ func (g *GitReverter) Revert(ctx context.Context, req RevertRequest) (RevertResu
 		return RevertResult{}, fmt.Errorf("cannot revert: %w", err)
 	}
 	src, err := DiscoverSource(ctx, g.client, req.Canary, g.crossNamespace)
+	if err != nil {
+		return RevertResult{}, err
+	}
+	members, err := g.memberSources(ctx, req, src)
 	if err != nil {
 		return RevertResult{}, err
 	}
@@ -244,7 +289,7 @@ func (g *GitReverter) Revert(ctx context.Context, req RevertRequest) (RevertResu
 			ctrl.LoggerFrom(ctx).Error(err, "clone not removed")
 		}
 	}()
-	job := &revertJob{GitReverter: g, req: req, src: src, repo: repo, bad: bad}
+	job := &revertJob{GitReverter: g, req: req, src: src, members: members, repo: repo, bad: bad}
 	ctx = ctrl.LoggerInto(ctx, ctrl.LoggerFrom(ctx).WithValues("repository", src.URL, "branch", src.Branch, "badCommit", shortSHA(bad)))
 	if m := req.Canary.Spec.GitOps; m != nil && m.Revert != nil && m.Revert.Mode == v1alpha1.PushRevert {
 		return job.push(ctx)
@@ -255,10 +300,12 @@ func (g *GitReverter) Revert(ctx context.Context, req RevertRequest) (RevertResu
 // revertJob is one revert.
 type revertJob struct {
 	*GitReverter
-	req  RevertRequest
-	src  *Source
-	repo *Repository
-	bad  string
+	req RevertRequest
+	src *Source
+	// members are the sources of req.Members, in order.
+	members []*Source
+	repo    *Repository
+	bad     string
 }
 
 // pullRequest pushes the revert to its own branch and opens a pull request,
@@ -270,7 +317,7 @@ func (j *revertJob) pullRequest(ctx context.Context) (RevertResult, error) {
 	if err != nil {
 		return RevertResult{}, err
 	}
-	branch := RevertBranch(j.req.Canary, j.bad)
+	branch := j.branch()
 	res := RevertResult{Branch: branch}
 	existing, err := j.repo.RemoteBranch(ctx, branch)
 	if err != nil {
@@ -386,7 +433,7 @@ func (j *revertJob) push(ctx context.Context) (RevertResult, error) {
 	if err := j.repo.Clone(ctx); err != nil {
 		return res, err
 	}
-	marker := trailers(j.req.Canary.Namespace, j.req.Canary.Name, j.bad)
+	marker := j.marker()
 	for attempt := 1; ; attempt++ {
 		var head, done *object.Commit
 		var plan *Plan
@@ -439,48 +486,27 @@ func (j *revertJob) push(ctx context.Context) (RevertResult, error) {
 }
 
 // plan computes and verifies the revert on head, and its commit message.
+// A group's release is reverted member by member, each planned on top of
+// the ones before (so that each verifies that it changes nothing but its
+// target), into one set of files.
 func (j *revertJob) plan(ctx context.Context, head *object.Commit) (*Plan, string, error) {
 	bad, err := j.repo.Commit(j.bad)
 	if err != nil {
 		return nil, "", fmt.Errorf("the bad revision is not in the history of %s (was the branch rewritten?): %w", j.src.Branch, err)
 	}
-	target := targetOf(j.req.Canary)
-	var good *object.Commit
-	var notes []string
-	goodRevision := j.req.GoodRevision
-	if goodRevision != "" {
-		hash, err := CommitOf(goodRevision)
-		if err != nil {
-			return nil, "", fmt.Errorf("cannot revert: last promoted %w", err)
-		}
-		if good, err = j.repo.Commit(hash); err != nil {
-			return nil, "", err
-		}
-	} else {
-		if good, err = PreviousDefinition(ctx, bad, j.src.Path, target, j.maxFile); err != nil {
-			return nil, "", err
-		}
-		goodRevision = fmt.Sprintf("%s@sha1:%s", j.src.Branch, good.Hash)
-		notes = append(notes, fmt.Sprintf("No promoted revision is recorded: %s, the last commit before %s that rendered the target differently, is taken as good.",
-			shortSHA(good.Hash.String()), shortSHA(j.bad)))
-	}
-	plan, err := PlanRevert(ctx, PlanInput{Path: j.src.Path, Target: target, Good: good, Bad: bad, Head: head, MaxFileSize: j.maxFile})
-	if errors.Is(err, ErrSameRendering) {
-		// The revision may have been read before kustomize-controller
-		// recorded the one it applied: take the one it applied since.
-		applied, appliedErr := j.appliedAfter(ctx, bad)
-		if appliedErr != nil {
-			return nil, "", appliedErr
-		}
-		if applied != nil {
-			notes = append(notes, fmt.Sprintf("Commit %s, recorded as bad, renders the target as the good one; %s, which the Kustomization applied after it, is reverted.",
-				shortSHA(j.bad), shortSHA(applied.Hash.String())))
-			bad = applied
-			plan, err = PlanRevert(ctx, PlanInput{Path: j.src.Path, Target: target, Good: good, Bad: bad, Head: head, MaxFileSize: j.maxFile})
-		}
-	}
+	plan, good, goodRevision, notes, err := j.planTarget(ctx, j.req.Canary, j.req.GoodRevision, j.src.Path, bad, head)
 	if err != nil {
 		return nil, "", err
+	}
+	targets := []string{}
+	if !plan.UpToDate {
+		t := targetOf(j.req.Canary)
+		targets = append(targets, t.Kind+"/"+t.Name)
+	}
+	if len(j.req.Members) > 0 {
+		if plan, targets, notes, err = j.planMembers(ctx, plan, targets, notes, bad, head); err != nil {
+			return nil, "", err
+		}
 	}
 	if plan.UpToDate {
 		return plan, "", nil
@@ -504,8 +530,9 @@ func (j *revertJob) plan(ctx context.Context, head *object.Commit) (*Plan, strin
 	msg, err := renderMessage(j.message, MessageData{
 		Canary:          j.req.Canary.Name,
 		Namespace:       j.req.Canary.Namespace,
+		Group:           j.req.Group,
 		Phase:           phase,
-		Target:          target.Kind + "/" + target.Name,
+		Target:          strings.Join(targets, ", "),
 		BadRevision:     j.req.BadRevision,
 		GoodRevision:    goodRevision,
 		BadCommit:       bad.Hash.String(),
@@ -519,6 +546,114 @@ func (j *revertJob) plan(ctx context.Context, head *object.Commit) (*Plan, strin
 		Notes:           append(notes, plan.Notes...),
 	}, j.bad)
 	return plan, msg, err
+}
+
+// planTarget plans the revert of one Canary's target on head: back to its
+// good revision (its last promoted one, else the last commit before bad
+// that rendered it differently).
+func (j *revertJob) planTarget(ctx context.Context, c *v1alpha1.Canary, goodRevision, path string, bad, head *object.Commit) (*Plan, *object.Commit, string, []string, error) {
+	target := targetOf(c)
+	var good *object.Commit
+	var notes []string
+	var err error
+	if goodRevision != "" {
+		hash, err := CommitOf(goodRevision)
+		if err != nil {
+			return nil, nil, "", nil, fmt.Errorf("cannot revert: last promoted %w", err)
+		}
+		if good, err = j.repo.Commit(hash); err != nil {
+			return nil, nil, "", nil, err
+		}
+	} else {
+		if good, err = PreviousDefinition(ctx, bad, path, target, j.maxFile); err != nil {
+			return nil, nil, "", nil, err
+		}
+		goodRevision = fmt.Sprintf("%s@sha1:%s", j.src.Branch, good.Hash)
+		notes = append(notes, fmt.Sprintf("No promoted revision is recorded: %s, the last commit before %s that rendered the target differently, is taken as good.",
+			shortSHA(good.Hash.String()), shortSHA(j.bad)))
+	}
+	plan, err := PlanRevert(ctx, PlanInput{Path: path, Target: target, Good: good, Bad: bad, Head: head, MaxFileSize: j.maxFile})
+	if errors.Is(err, ErrSameRendering) {
+		// The revision may have been read before kustomize-controller
+		// recorded the one it applied: take the one it applied since.
+		applied, appliedErr := j.appliedAfter(ctx, bad)
+		if appliedErr != nil {
+			return nil, nil, "", nil, appliedErr
+		}
+		if applied != nil {
+			notes = append(notes, fmt.Sprintf("Commit %s, recorded as bad, renders the target as the good one; %s, which the Kustomization applied after it, is reverted.",
+				shortSHA(j.bad), shortSHA(applied.Hash.String())))
+			plan, err = PlanRevert(ctx, PlanInput{Path: path, Target: target, Good: good, Bad: applied, Head: head, MaxFileSize: j.maxFile})
+		}
+	}
+	return plan, good, goodRevision, notes, err
+}
+
+// planMembers adds the revert of each other member of a group's release
+// to plan, each planned on the files the ones before changed. A member
+// the bad revision did not change is left as it is.
+func (j *revertJob) planMembers(ctx context.Context, plan *Plan, targets, notes []string, bad, head *object.Commit) (*Plan, []string, []string, error) {
+	files := map[string][]byte{}
+	cur := head
+	apply := func(p *Plan) error {
+		for _, f := range p.Files {
+			files[f.Path] = f.Content
+		}
+		next, err := j.repo.CommitFiles(cur, p.Files, j.author, j.now(), "serin: group revert in progress")
+		if err != nil {
+			return err
+		}
+		cur = next
+		return nil
+	}
+	combined := &Plan{UpToDate: plan.UpToDate, Strategy: plan.Strategy, RevertedCommits: plan.RevertedCommits, Notes: plan.Notes}
+	if !plan.UpToDate {
+		if err := apply(plan); err != nil {
+			return nil, nil, nil, err
+		}
+	}
+	for i, m := range j.req.Members {
+		good := m.Status.LastPromotedRevision
+		if good == j.req.BadRevision {
+			// Promoted with the release before another member halted:
+			// back to the last commit before it that rendered it otherwise.
+			good = ""
+		}
+		promotedWithRelease := good == ""
+		mp, _, good, mnotes, err := j.planTarget(ctx, m, good, j.members[i].Path, bad, cur)
+		if promotedWithRelease && m.Status.LastPromotedRevision == j.req.BadRevision {
+			mnotes = []string{fmt.Sprintf("Canary %s was promoted with the release: it goes back to %s, the last commit before %s that rendered it otherwise.", m.Name, good, shortSHA(j.bad))}
+		}
+		switch {
+		case errors.Is(err, ErrSameRendering):
+			notes = append(notes, fmt.Sprintf("Canary %s of the group: revision %s does not change its target; left as it is.", m.Name, shortSHA(j.bad)))
+			continue
+		case err != nil:
+			return nil, nil, nil, fmt.Errorf("member %s of group %s: %w", m.Name, j.req.Group, err)
+		case mp.UpToDate:
+			continue
+		}
+		if err := apply(mp); err != nil {
+			return nil, nil, nil, err
+		}
+		t := targetOf(m)
+		targets = append(targets, t.Kind+"/"+t.Name)
+		notes = append(notes, mnotes...)
+		notes = append(notes, fmt.Sprintf("Canary %s of the group: %s/%s back to %s (%s of %s).", m.Name, t.Kind, t.Name, good, strings.ToLower(string(mp.Strategy)), strings.Join(mp.Paths(), ", ")))
+		combined.UpToDate = false
+		if mp.Strategy != combined.Strategy || combined.Strategy == "" {
+			combined.Strategy = StrategyEdit
+		}
+		combined.RevertedCommits = nil
+	}
+	combined.Files = fileChanges(files)
+	if combined.UpToDate {
+		return combined, targets, notes, nil
+	}
+	if len(targets) > 0 && !plan.UpToDate {
+		notes = append([]string{fmt.Sprintf("This reverts release %s of CanaryGroup %s: %s.", j.req.BadRevision, j.req.Group, strings.Join(targets, ", "))}, notes...)
+	}
+	return combined, targets, notes, nil
 }
 
 // appliedAfter returns the Kustomization's last applied commit when it is a

@@ -26,7 +26,7 @@ import (
 // is also the pull request's title, the rest its description.
 const DefaultMessageTemplate = `Revert {{ .Target }} in {{ .Namespace }} to {{ short .GoodCommit }}
 
-Canary {{ .Namespace }}/{{ .Canary }} {{ lower .Phase }} the promotion of revision
+{{ if .Group }}CanaryGroup {{ .Namespace }}/{{ .Group }}: canary {{ .Canary }}{{ else }}Canary {{ .Namespace }}/{{ .Canary }}{{ end }} {{ lower .Phase }} the promotion of revision
 {{ .BadRevision }}{{ with .Reason }}:
 {{ . }}{{ end }}
 {{- if .Analysis }}
@@ -78,6 +78,9 @@ type MessageData struct {
 	Files []string
 	// Notes explain the change.
 	Notes []string
+	// Group names the CanaryGroup whose release is reverted, "" for a
+	// Canary alone; Target then lists every member's target.
+	Group string
 }
 
 var messageFuncs = template.FuncMap{
@@ -105,8 +108,13 @@ func trailers(namespace, canary, badCommit string) string {
 	return fmt.Sprintf("Serin-Canary: %s/%s\nSerin-Reverts: %s\n", namespace, canary, badCommit)
 }
 
+// groupTrailers identify the revert commit of a group's release.
+func groupTrailers(namespace, group, badCommit string) string {
+	return fmt.Sprintf("Serin-Group: %s/%s\nSerin-Reverts: %s\n", namespace, group, badCommit)
+}
+
 // renderMessage runs the template and appends serin's trailers, which name
-// the bad commit the revert was asked for.
+// the bad commit the revert was asked for (and the group, for a release).
 func renderMessage(t *template.Template, d MessageData, revertOf string) (string, error) {
 	var sb strings.Builder
 	if err := t.Execute(&sb, d); err != nil {
@@ -115,6 +123,9 @@ func renderMessage(t *template.Template, d MessageData, revertOf string) (string
 	msg := strings.TrimRight(sb.String(), "\n") + "\n"
 	if strings.TrimSpace(msg) == "" {
 		return "", fmt.Errorf("commit message template rendered an empty message")
+	}
+	if d.Group != "" {
+		return msg + "\n" + groupTrailers(d.Namespace, d.Group, revertOf), nil
 	}
 	return msg + "\n" + trailers(d.Namespace, d.Canary, revertOf), nil
 }

@@ -50,6 +50,15 @@ type RevertRequest struct {
 	GoodRevision string
 	// Reason is why the revision is bad, for the commit message and PR.
 	Reason string
+	// Group names the Canary's CanaryGroup when the revert is its
+	// release's: one branch, commit and pull request for the group and
+	// the revision, which restores Members' targets too.
+	Group string
+	// Members are the other members of the release whose targets the
+	// revision changed; each is restored to its own last promoted
+	// revision. Their Kustomizations must apply from the same repository
+	// and branch as the Canary's.
+	Members []*v1alpha1.Canary
 }
 
 // RevertResult is what the revert produced.

@@ -1094,6 +1094,11 @@ type CanaryStatus struct {
 	// +optional
 	Revert *RevertStatus `json:"revert,omitempty"`
 
+	// Group is the Canary's place in its CanaryGroup's release, when a
+	// CanaryGroup lists it.
+	// +optional
+	Group *GroupStatus `json:"group,omitempty"`
+
 	// Analyses records the analysis of the last rollouts, newest first:
 	// each step's weight, check values against their ranges and webhook
 	// answers, and how the rollout ended. Bounded: MaxAnalysisRecords

@@ -59,6 +59,17 @@ const (
 	// failing), so Ready is False until it has; serin restores what it
 	// generated meanwhile.
 	PrimaryUnavailableReason string = "PrimaryUnavailable"
+	// WaitingForGroupReason: a step passed, or the rollout is ready to
+	// start, and the member waits for the other members of its group's
+	// release (lockstep, dependsOn, or the release's window).
+	WaitingForGroupReason string = "WaitingForGroup"
+	// GroupFailedReason: another member of the group's release failed, so
+	// this member was rolled back (or never started) with it.
+	GroupFailedReason string = "GroupFailed"
+	// InvalidGroupReason: the Canary's CanaryGroup cannot be followed (the
+	// Canary is listed by two groups, or dependsOn forms a cycle); the
+	// message says what to fix.
+	InvalidGroupReason string = "InvalidGroup"
 	// RevertedReason: the target returned to the last promoted spec.
 	RevertedReason string = "Reverted"
 	// TargetNotFoundReason: the target named by spec.targetRef does not exist.

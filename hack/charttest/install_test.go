@@ -230,14 +230,14 @@ func TestInstall_ClusterWide(t *testing.T) {
 	ctx := context.Background()
 	const namespace, release = "serin-system", "serin"
 
-	for _, crd := range []string{"canaries.serin.dev", "metrictemplates.serin.dev"} {
+	for _, crd := range []string{"canaries.serin.dev", "canarygroups.serin.dev", "metrictemplates.serin.dev"} {
 		err := cluster.Get(ctx, client.ObjectKey{Name: crd}, &apiextensionsv1.CustomResourceDefinition{})
 		g.Expect(apierrors.IsNotFound(err)).To(BeTrue(), "%s exists before the install: %v", crd, err)
 	}
 	// No notification-controller on this testbed.
 	cfg := installChart(t, g, tb, cluster, release, namespace, `eventsAddr: ""`)
 
-	for _, crd := range []string{"canaries.serin.dev", "metrictemplates.serin.dev"} {
+	for _, crd := range []string{"canaries.serin.dev", "canarygroups.serin.dev", "metrictemplates.serin.dev"} {
 		got := &apiextensionsv1.CustomResourceDefinition{}
 		g.Expect(cluster.Get(ctx, client.ObjectKey{Name: crd}, got)).To(Succeed())
 		g.Expect(got.Labels).NotTo(HaveKey("app.kubernetes.io/managed-by"), "a CRD of crds/ is not part of the release")
@@ -276,7 +276,7 @@ func TestInstall_ClusterWide(t *testing.T) {
 			return apierrors.IsNotFound(cluster.Get(ctx, client.ObjectKeyFromObject(obj), obj))
 		}, 30*time.Second, 100*time.Millisecond).Should(BeTrue(), "%T %s left by helm uninstall", obj, obj.GetName())
 	}
-	for _, crd := range []string{"canaries.serin.dev", "metrictemplates.serin.dev"} {
+	for _, crd := range []string{"canaries.serin.dev", "canarygroups.serin.dev", "metrictemplates.serin.dev"} {
 		g.Expect(cluster.Get(ctx, client.ObjectKey{Name: crd}, &apiextensionsv1.CustomResourceDefinition{})).To(Succeed(),
 			"helm uninstall deleted %s", crd)
 	}

@@ -108,7 +108,12 @@ type Finalise struct{}
 type CompletePromotion struct{}
 
 // Rollback routes everything to the primary and scales the canary down.
-type Rollback struct{ Reason string }
+type Rollback struct {
+	Reason string
+	// FailedBy names the member of the Canary's group whose failure fails
+	// this member too; "" when the Canary's own analysis decided.
+	FailedBy string
+}
 
 // Halt freezes a promotion whose primary failed: routing stays as it is and
 // the canary keeps serving.
@@ -191,6 +196,22 @@ type WaitForGate struct {
 	Message   string
 }
 
+// WaitForGroup keeps a member of a group where it is until the other
+// members of its release catch up, the members it depends on are
+// promoted, or the release's window is over (then RequeueAfter > 0).
+// Their status changes reconcile it.
+type WaitForGroup struct {
+	Message      string
+	RequeueAfter time.Duration
+}
+
+// GroupAdvance carries out the step a member of a group passed and held
+// (status.group.holding) now that the other members caught up: the next
+// weight, iteration or the promotion, without checking again.
+type GroupAdvance struct{}
+
+func (WaitForGroup) isAction()           {}
+func (GroupAdvance) isAction()           {}
 func (Stall) isAction()                  {}
 func (Initialize) isAction()             {}
 func (WaitForPrimary) isAction()         {}
@@ -264,6 +285,8 @@ func (Idle) String() string                 { return "idle" }
 func (a FailCheck) String() string          { return "fail-check(" + a.Message + ")" }
 func (a AdvanceWeight) String() string      { return fmt.Sprintf("advance-weight(%d)", a.Weight) }
 func (CountIteration) String() string       { return "count-iteration" }
+func (a WaitForGroup) String() string { return "wait-for-group(" + a.Message + ")" }
+func (GroupAdvance) String() string   { return "group-advance" }
 func (a WaitForGate) String() string {
 	if a.Promotion {
 		return "wait-for-promotion-gate(" + a.Message + ")"

@@ -80,6 +80,9 @@ func Decide(c *v1alpha1.Canary, o Observation) Action {
 	case v1alpha1.PhaseInitialized, v1alpha1.PhaseSucceeded, v1alpha1.PhaseFailed:
 		return decideIdle(c, o)
 	case v1alpha1.PhaseWaiting:
+		if a, ok := decideGroupWaiting(c, o); ok {
+			return a
+		}
 		return decideWaiting(c, o)
 	case v1alpha1.PhaseProgressing, v1alpha1.PhaseWaitingPromotion:
 		return decideAnalysis(c, o)
@@ -199,10 +202,17 @@ func decideAnalysis(c *v1alpha1.Canary, o Observation) Action {
 		return Shield{Side: CanarySide, Reason: "the canary has no pod ready to serve: " + o.Target.Health.Message}
 	case !o.Target.Health.Ready && o.Now.Sub(transitionTime(c)) > c.GetProgressDeadline():
 		return Rollback{Reason: fmt.Sprintf("canary not ready within the progress deadline (%s): %s", c.GetProgressDeadline(), o.Target.Health.Message)}
-	case !o.Target.Health.Ready:
-		return WaitForCanary{Message: o.Target.Health.Message}
 	case st.FailedChecks >= c.GetThreshold():
 		return Rollback{Reason: fmt.Sprintf("%d failed checks reached the threshold of %d", st.FailedChecks, c.GetThreshold())}
+	}
+	if o.Requests.Promote == "" {
+		// A member of a group fails with its release, and steps with it.
+		if a, ok := decideInGroup(c, o); ok {
+			return a
+		}
+	}
+	if !o.Target.Health.Ready {
+		return WaitForCanary{Message: o.Target.Health.Message}
 	}
 	wait := untilDue(c, o)
 	switch {
@@ -368,6 +378,11 @@ func wantsRevert(c *v1alpha1.Canary, o Observation) bool {
 		return true
 	}
 	st := c.Status
+	if g := st.Group; g != nil && g.FailedBy != "" && (st.Revert == nil || st.Revert.Revision != st.LastAttemptedRevision) {
+		// Rolled back with its group's release: the member that failed
+		// reverts the whole release.
+		return false
+	}
 	if r := st.Revert; r != nil && r.Revision == st.LastAttemptedRevision && r.State == revertPending {
 		// The revert runs off the reconcile: its result is to be recorded.
 		return true

@@ -63,6 +63,9 @@ type Observation struct {
 	// target or a generated name (TargetClaimed).
 	Conflict Conflict
 
+	// Group is what the Canary's CanaryGroup says, when one lists it.
+	Group Group
+
 	// RefusedRefs, when not empty, says which of the Canary's references
 	// the agent refuses (--no-cross-namespace-refs): no rollout starts
 	// until they are fixed.

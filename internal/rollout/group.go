@@ -1,0 +1,321 @@
+/*
+Copyright 2026 The serin authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package rollout
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/serin-dev/serin/api/v1alpha1"
+)
+
+// Group is what the Canary's CanaryGroup says about its rollout: the
+// group's rules and the other members as the cache holds them.
+type Group struct {
+	// Name of the CanaryGroup that lists the Canary; "" when none does.
+	Name string
+	// DependsOn are the members whose new revision must be promoted before
+	// this member's analysis starts.
+	DependsOn []string
+	// Window is how long a release waits for the members that change with it.
+	Window time.Duration
+	// Members are the group's other members.
+	Members []GroupPeer
+}
+
+// GroupPeer is another member of the group.
+type GroupPeer struct {
+	Name string
+	// Found is false when the group lists a Canary that does not exist.
+	Found bool
+	Phase v1alpha1.CanaryPhase
+	// Status is the member's status.group, nil before its first release.
+	Status *v1alpha1.GroupStatus
+	// Message is the member's Ready message.
+	Message string
+}
+
+// InGroup reports whether the Canary follows a group.
+func (g Group) InGroup() bool { return g.Name != "" }
+
+// release returns the peers that belong to the Canary's current release.
+func (g Group) release(c *v1alpha1.Canary) []GroupPeer {
+	st := c.Status.Group
+	if st == nil || st.Release == "" || st.Name != g.Name {
+		return nil
+	}
+	var out []GroupPeer
+	for _, p := range g.Members {
+		if p.Found && p.Status != nil && p.Status.Name == g.Name && p.Status.Release == st.Release {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// ReleaseKey identifies the release a rollout that starts now joins: the
+// Flux revision of the target when there is one, which every member
+// applied by that revision shares; else the release of a member that
+// started one within the window, or a new one that begins now. It returns
+// the key and when the release began.
+func ReleaseKey(c *v1alpha1.Canary, o Observation) (string, time.Time) {
+	if st := c.Status.Group; st != nil && st.Release != "" && st.Name == o.Group.Name &&
+		c.Status.LastAppliedSpec == o.Target.SpecHash && c.Status.Phase == v1alpha1.PhaseWaiting {
+		// Started already, waiting for the members it depends on.
+		return st.Release, releaseStart(c, o)
+	}
+	if rev := o.Target.Revision; rev != "" {
+		start := o.Now
+		for _, p := range o.Group.Members {
+			if p.Status != nil && p.Status.Name == o.Group.Name && p.Status.Release == rev && p.Status.StartedAt != nil && p.Status.StartedAt.Time.Before(start) {
+				start = p.Status.StartedAt.Time
+			}
+		}
+		return rev, start
+	}
+	for _, p := range o.Group.Members {
+		if p.Status == nil || p.Status.Name != o.Group.Name || p.Status.StartedAt == nil || !strings.HasPrefix(p.Status.Release, windowKeyPrefix) {
+			continue
+		}
+		begun, err := time.Parse(time.RFC3339Nano, strings.TrimPrefix(p.Status.Release, windowKeyPrefix))
+		if err == nil && o.Now.Sub(begun) <= o.Group.Window {
+			return p.Status.Release, begun
+		}
+	}
+	return windowKeyPrefix + o.Now.UTC().Format(time.RFC3339Nano), o.Now
+}
+
+// windowKeyPrefix starts the key of a release without a Flux revision:
+// the time it began.
+const windowKeyPrefix = "window@"
+
+// releaseStart is when the Canary's release began: the earliest start of
+// its members.
+func releaseStart(c *v1alpha1.Canary, o Observation) time.Time {
+	st := c.Status.Group
+	var start time.Time
+	if st != nil && st.StartedAt != nil {
+		start = st.StartedAt.Time
+	}
+	for _, p := range o.Group.release(c) {
+		if p.Status.StartedAt != nil && (start.IsZero() || p.Status.StartedAt.Time.Before(start)) {
+			start = p.Status.StartedAt.Time
+		}
+	}
+	return start
+}
+
+// windowLeft is how long the release still waits for members that change
+// with it, or 0 once every member joined or the window is over.
+func windowLeft(c *v1alpha1.Canary, o Observation) time.Duration {
+	joined, members := len(o.Group.release(c)), 0
+	for _, p := range o.Group.Members {
+		if p.Found {
+			members++
+		}
+	}
+	if joined >= members {
+		return 0
+	}
+	return max(releaseStart(c, o).Add(o.Group.Window).Sub(o.Now), 0)
+}
+
+// ReleaseFailure names the member of the Canary's release whose failure
+// fails the whole release, and says why; "" when none failed.
+func ReleaseFailure(c *v1alpha1.Canary, o Observation) (member, message string) {
+	for _, p := range o.Group.release(c) {
+		if p.Phase != v1alpha1.PhaseFailed {
+			continue
+		}
+		// The member whose own failure decided, rather than one rolled
+		// back with it.
+		if p.Status.FailedBy == "" {
+			return p.Name, p.Message
+		}
+		if member == "" {
+			member, message = p.Status.FailedBy, p.Message
+		}
+	}
+	return member, message
+}
+
+// releaseHalted names a member of the release whose promotion halted.
+func releaseHalted(c *v1alpha1.Canary, o Observation) string {
+	for _, p := range o.Group.release(c) {
+		if p.Phase == v1alpha1.PhaseHalted {
+			return p.Name
+		}
+	}
+	return ""
+}
+
+// PendingDependencies returns the members the Canary depends on whose new
+// revision is not promoted yet. A member that did not join the release
+// within its window sits the release out and counts as done, as does one
+// the group lists but that does not exist.
+func PendingDependencies(c *v1alpha1.Canary, o Observation) []string {
+	var pending []string
+	inRelease := o.Group.release(c)
+	for _, d := range o.Group.DependsOn {
+		i := slices.IndexFunc(inRelease, func(p GroupPeer) bool { return p.Name == d })
+		switch {
+		case i >= 0 && inRelease[i].Phase == v1alpha1.PhaseSucceeded:
+		case i >= 0:
+			pending = append(pending, d)
+		case windowLeft(c, o) > 0 && slices.ContainsFunc(o.Group.Members, func(p GroupPeer) bool { return p.Name == d && p.Found }):
+			// It may still change with this release.
+			pending = append(pending, d)
+		}
+	}
+	return pending
+}
+
+// finished reports whether a member passed every step of the release:
+// it holds for the promotion, or is promoting or promoted.
+func finished(p GroupPeer) bool {
+	switch p.Phase {
+	case v1alpha1.PhasePromoting, v1alpha1.PhaseFinalising, v1alpha1.PhaseSucceeded:
+		return true
+	}
+	return p.Status.Holding == v1alpha1.HoldingPromotion
+}
+
+// analysing reports whether a member of the release takes part in its
+// lockstep: it analyses, or waits for its confirm-rollout gate; a member
+// that waits for the members it depends on does not yet.
+func analysing(p GroupPeer) bool {
+	switch p.Phase {
+	case v1alpha1.PhaseProgressing, v1alpha1.PhaseWaitingPromotion:
+		return true
+	case v1alpha1.PhaseWaiting:
+		return len(p.Status.WaitingFor) == 0
+	}
+	return false
+}
+
+// GroupGate says whether the Canary may act on the step it passed (its
+// passed-th step of the release; promotion when it was the last): not
+// until every other member of the release passed as many steps (or all
+// of theirs), nor, for the promotion, until every one passed all of its
+// steps, so that no member is ever more than one step ahead of another
+// and the release is promoted as one. It returns "" when open, else what
+// the Canary waits for.
+func GroupGate(c *v1alpha1.Canary, o Observation, passed int, promotion bool) string {
+	if !o.Group.InGroup() {
+		return ""
+	}
+	if m := releaseHalted(c, o); m != "" {
+		return fmt.Sprintf("the promotion of %s halted: the release stops here", m)
+	}
+	if left := windowLeft(c, o); left > 0 {
+		return fmt.Sprintf("waiting up to %s for the members that change with release %s", left.Round(time.Second), releaseName(c))
+	}
+	var behind []string
+	for _, p := range o.Group.release(c) {
+		switch {
+		case finished(p), !analysing(p):
+		case promotion:
+			behind = append(behind, fmt.Sprintf("%s (%d steps passed)", p.Name, p.Status.StepsPassed))
+		case p.Status.StepsPassed < passed:
+			behind = append(behind, fmt.Sprintf("%s (%d of %d steps passed)", p.Name, p.Status.StepsPassed, passed))
+		}
+	}
+	if len(behind) == 0 {
+		return ""
+	}
+	what := fmt.Sprintf("step %d passed", passed)
+	if promotion {
+		what = "analysis passed"
+	}
+	return fmt.Sprintf("%s; waiting for %s", what, strings.Join(behind, ", "))
+}
+
+// releaseName is the release's key as messages show it.
+func releaseName(c *v1alpha1.Canary) string {
+	if st := c.Status.Group; st != nil {
+		return st.Release
+	}
+	return ""
+}
+
+// decideInGroup decides, for a Canary of a group in the middle of an
+// analysis, what the group imposes: a rollback when another member of
+// the release failed, the held step once the others caught up, or a wait.
+func decideInGroup(c *v1alpha1.Canary, o Observation) (Action, bool) {
+	st := c.Status.Group
+	if st == nil {
+		return nil, false
+	}
+	if !o.Group.InGroup() || st.Name != o.Group.Name {
+		if st.Holding != "" {
+			// No longer in that group: the held step goes on alone.
+			return GroupAdvance{}, true
+		}
+		return nil, false
+	}
+	if m, msg := ReleaseFailure(c, o); m != "" {
+		return Rollback{Reason: fmt.Sprintf("release %s failed: %s failed: %s", st.Release, m, msg), FailedBy: m}, true
+	}
+	if !o.Target.Health.Ready {
+		return nil, false
+	}
+	switch {
+	case st.Holding != "":
+		if why := GroupGate(c, o, st.StepsPassed, st.Holding == v1alpha1.HoldingPromotion); why != "" {
+			return WaitForGroup{Message: why, RequeueAfter: windowLeft(c, o)}, true
+		}
+		return whenRoutesProgrammed(c, o, 0, GroupAdvance{}), true
+	case st.StepsPassed == 0 && o.CanaryWeight == 0 && c.Status.Iterations == 0 && windowLeft(c, o) > 0:
+		// No member takes its first step before the members that change
+		// with the release joined it, or its window is over.
+		return WaitForGroup{Message: GroupGate(c, o, 0, false), RequeueAfter: windowLeft(c, o)}, true
+	}
+	return nil, false
+}
+
+// decideGroupWaiting decides for a member that waits for the members it
+// depends on: it never starts when the release failed, and starts once
+// they are promoted.
+func decideGroupWaiting(c *v1alpha1.Canary, o Observation) (Action, bool) {
+	st := c.Status.Group
+	if st == nil || len(st.WaitingFor) == 0 {
+		return nil, false
+	}
+	switch {
+	case o.Requests.Abort != "":
+		return Rollback{Reason: "rollout aborted on request"}, true
+	case o.Target.SpecHash == c.Status.LastPromotedSpec:
+		// Git went back to the promoted spec (the release's revert).
+		return AcceptRevision{}, true
+	case o.Target.SpecHash != c.Status.LastAppliedSpec:
+		return StartRollout{}, true
+	}
+	if m, msg := ReleaseFailure(c, o); m != "" && o.Group.InGroup() {
+		return Rollback{Reason: fmt.Sprintf("release %s failed before this member started: %s failed: %s", st.Release, m, msg), FailedBy: m}, true
+	}
+	if o.Group.InGroup() && st.Name == o.Group.Name && len(PendingDependencies(c, o)) > 0 {
+		return WaitForGroup{Message: WaitingForMessage(PendingDependencies(c, o)), RequeueAfter: windowLeft(c, o)}, true
+	}
+	return StartRollout{}, true
+}
+
+// WaitingForMessage says which members a dependent member waits for.
+func WaitingForMessage(pending []string) string {
+	return fmt.Sprintf("waiting for %s to be promoted (dependsOn)", strings.Join(pending, ", "))
+}

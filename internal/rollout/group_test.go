@@ -1,0 +1,257 @@
+/*
+Copyright 2026 The serin authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package rollout
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/serin-dev/serin/api/v1alpha1"
+)
+
+const release = "main@sha1:abc"
+
+// member returns a member of group shop in release rel.
+func member(rel string, passed int, holding string) *v1alpha1.GroupStatus {
+	at := metav1.NewTime(t0)
+	return &v1alpha1.GroupStatus{Name: "shop", Release: rel, StartedAt: &at, StepsPassed: passed, Holding: holding}
+}
+
+// inRelease makes the Canary a member of group shop in release, having
+// passed steps.
+func inRelease(passed int, holding string) func(*v1alpha1.Canary) {
+	return func(c *v1alpha1.Canary) {
+		c.Status.LastAttemptedRevision = release
+		c.Status.Group = member(release, passed, holding)
+	}
+}
+
+// grouped is an observation of a Canary of group shop (window 10s) at
+// now with the other members peers.
+func grouped(now time.Time, peers ...GroupPeer) Observation {
+	o := observed(now, "v2", ready, "v1", ready)
+	o.Target.Revision = release
+	o.Group = Group{Name: "shop", Window: 10 * time.Second, Members: peers}
+	return o
+}
+
+func peer(name string, phase v1alpha1.CanaryPhase, st *v1alpha1.GroupStatus) GroupPeer {
+	return GroupPeer{Name: name, Found: true, Phase: phase, Status: st, Message: name + " says why"}
+}
+
+func TestGroupGate(t *testing.T) {
+	later := t0.Add(time.Minute)
+	for _, tc := range []struct {
+		name      string
+		passed    int
+		promotion bool
+		peers     []GroupPeer
+		want      string // a part of the message; "" when open
+	}{
+		{name: "the other member passed as many steps", passed: 2,
+			peers: []GroupPeer{peer("web", v1alpha1.PhaseProgressing, member(release, 2, ""))}},
+		{name: "the other member is one step behind", passed: 2,
+			peers: []GroupPeer{peer("web", v1alpha1.PhaseProgressing, member(release, 1, ""))},
+			want:  "step 2 passed; waiting for web (1 of 2 steps passed)"},
+		{name: "a member of another release does not count", passed: 2,
+			peers: []GroupPeer{peer("web", v1alpha1.PhaseProgressing, member("main@sha1:old", 0, ""))}},
+		{name: "a member that passed all its steps does not hold the others", passed: 4,
+			peers: []GroupPeer{peer("web", v1alpha1.PhaseWaitingPromotion, member(release, 2, v1alpha1.HoldingPromotion))}},
+		{name: "the promotion waits for every member to pass all its steps", passed: 3, promotion: true,
+			peers: []GroupPeer{peer("web", v1alpha1.PhaseProgressing, member(release, 3, ""))},
+			want:  "analysis passed; waiting for web (3 steps passed)"},
+		{name: "the promotion goes once every member holds for it", passed: 3, promotion: true,
+			peers: []GroupPeer{peer("web", v1alpha1.PhaseProgressing, member(release, 5, v1alpha1.HoldingPromotion))}},
+		{name: "a member waiting for its dependencies is not in the lockstep", passed: 1,
+			peers: []GroupPeer{peer("web", v1alpha1.PhaseWaiting, &v1alpha1.GroupStatus{Name: "shop", Release: release, WaitingFor: []string{"podinfo"}})}},
+		{name: "a halted member stops the release", passed: 1,
+			peers: []GroupPeer{peer("web", v1alpha1.PhaseHalted, member(release, 3, ""))},
+			want:  "the promotion of web halted"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := canary(v1alpha1.PhaseProgressing, inRelease(tc.passed, ""))
+			got := GroupGate(c, grouped(later, tc.peers...), tc.passed, tc.promotion)
+			if (tc.want == "") != (got == "") || !strings.Contains(got, tc.want) {
+				t.Errorf("GroupGate = %q, want %q", got, tc.want)
+			}
+		})
+	}
+}
+
+func TestDecide_Group(t *testing.T) {
+	later := t0.Add(time.Minute)
+	for _, tc := range []struct {
+		name  string
+		c     *v1alpha1.Canary
+		o     Observation
+		want  Action
+		check func(Action) string
+	}{
+		{
+			name: "a member fails with its release",
+			c:    canary(v1alpha1.PhaseProgressing, inRelease(1, "")),
+			o:    grouped(later, peer("api", v1alpha1.PhaseFailed, member(release, 1, ""))),
+			want: Rollback{Reason: "release main@sha1:abc failed: api failed: api says why", FailedBy: "api"},
+		},
+		{
+			name: "the one whose failure decided is named, not one rolled back with it",
+			c:    canary(v1alpha1.PhaseProgressing, inRelease(1, "")),
+			o: grouped(later,
+				peer("web", v1alpha1.PhaseFailed, &v1alpha1.GroupStatus{Name: "shop", Release: release, FailedBy: "api"}),
+				peer("api", v1alpha1.PhaseFailed, member(release, 1, ""))),
+			want: Rollback{Reason: "release main@sha1:abc failed: api failed: api says why", FailedBy: "api"},
+		},
+		{
+			name: "a failed member of another release changes nothing",
+			c:    canary(v1alpha1.PhaseProgressing, inRelease(1, "")),
+			o:    grouped(later, peer("api", v1alpha1.PhaseFailed, member("main@sha1:old", 1, ""))),
+			want: Step{},
+		},
+		{
+			name: "a held step goes on once the others caught up",
+			c:    canary(v1alpha1.PhaseProgressing, inRelease(2, v1alpha1.HoldingStep)),
+			o:    grouped(t0.Add(time.Second), peer("api", v1alpha1.PhaseProgressing, member(release, 2, ""))),
+			want: GroupAdvance{},
+		},
+		{
+			name: "a held step waits for a member behind, however late",
+			c:    canary(v1alpha1.PhaseProgressing, inRelease(2, v1alpha1.HoldingStep)),
+			o:    grouped(later, peer("api", v1alpha1.PhaseProgressing, member(release, 1, ""))),
+			want: WaitForGroup{Message: "step 2 passed; waiting for api (1 of 2 steps passed)"},
+		},
+		{
+			name: "no first step within the window while a member may still join",
+			c:    canary(v1alpha1.PhaseProgressing, inRelease(0, "")),
+			o:    grouped(t0.Add(4*time.Second), peer("api", v1alpha1.PhaseSucceeded, nil)),
+			want: WaitForGroup{Message: "waiting up to 6s for the members that change with release main@sha1:abc", RequeueAfter: 6 * time.Second},
+		},
+		{
+			name: "after the window a member that did not change sits the release out",
+			c:    canary(v1alpha1.PhaseProgressing, inRelease(0, "")),
+			o:    grouped(later, peer("api", v1alpha1.PhaseSucceeded, nil)),
+			want: Step{},
+		},
+		{
+			name: "a promotion asked for by a person is not held",
+			c:    canary(v1alpha1.PhaseProgressing, inRelease(1, v1alpha1.HoldingStep)),
+			o: func() Observation {
+				o := grouped(later, peer("api", v1alpha1.PhaseProgressing, member(release, 0, "")))
+				o.Requests.Promote = "now"
+				return o
+			}(),
+			want: Promote{Reason: "promotion requested"},
+		},
+		{
+			name: "a dependent member never starts when the release failed",
+			c: canary(v1alpha1.PhaseWaiting, inRelease(0, ""), func(c *v1alpha1.Canary) {
+				c.Status.Group.WaitingFor = []string{"api"}
+			}),
+			o:    grouped(later, peer("api", v1alpha1.PhaseFailed, member(release, 1, ""))),
+			want: Rollback{Reason: "release main@sha1:abc failed before this member started: api failed: api says why", FailedBy: "api"},
+		},
+		{
+			name: "a dependent member waits while its dependency analyses",
+			c: canary(v1alpha1.PhaseWaiting, inRelease(0, ""), func(c *v1alpha1.Canary) {
+				c.Status.Group.WaitingFor = []string{"api"}
+			}),
+			o: func() Observation {
+				o := grouped(later, peer("api", v1alpha1.PhaseProgressing, member(release, 1, "")))
+				o.Group.DependsOn = []string{"api"}
+				return o
+			}(),
+			want: WaitForGroup{Message: "waiting for api to be promoted (dependsOn)"},
+		},
+		{
+			name: "a dependent member starts once its dependency is promoted",
+			c: canary(v1alpha1.PhaseWaiting, inRelease(0, ""), func(c *v1alpha1.Canary) {
+				c.Status.Group.WaitingFor = []string{"api"}
+			}),
+			o: func() Observation {
+				o := grouped(later, peer("api", v1alpha1.PhaseSucceeded, member(release, 3, "")))
+				o.Group.DependsOn = []string{"api"}
+				return o
+			}(),
+			want: StartRollout{},
+		},
+		{
+			name: "a dependent member waiting when Git reverts the release accepts the promoted spec",
+			c: canary(v1alpha1.PhaseWaiting, inRelease(0, ""), func(c *v1alpha1.Canary) {
+				c.Status.Group.WaitingFor = []string{"api"}
+			}),
+			o: func() Observation {
+				o := grouped(later, peer("api", v1alpha1.PhaseHalted, member(release, 3, "")))
+				o.Target.SpecHash = "v1"
+				return o
+			}(),
+			want: AcceptRevision{},
+		},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := Decide(tc.c, tc.o); got != tc.want {
+				t.Errorf("Decide = %s, want %s", got, tc.want)
+			}
+		})
+	}
+}
+
+func TestPendingDependencies(t *testing.T) {
+	c := canary(v1alpha1.PhaseWaiting, inRelease(0, ""))
+	within, after := t0.Add(3*time.Second), t0.Add(time.Minute)
+	for _, tc := range []struct {
+		name string
+		now  time.Time
+		api  GroupPeer
+		want int
+	}{
+		{"analysing in the release", after, peer("api", v1alpha1.PhaseProgressing, member(release, 1, "")), 1},
+		{"promoted in the release", after, peer("api", v1alpha1.PhaseSucceeded, member(release, 3, "")), 0},
+		{"not changed, window open", within, peer("api", v1alpha1.PhaseSucceeded, member("main@sha1:old", 3, "")), 1},
+		{"not changed, window over", after, peer("api", v1alpha1.PhaseSucceeded, member("main@sha1:old", 3, "")), 0},
+		{"listed but no such Canary", within, GroupPeer{Name: "api"}, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			o := grouped(tc.now, tc.api)
+			o.Group.DependsOn = []string{"api"}
+			if got := PendingDependencies(c, o); len(got) != tc.want {
+				t.Errorf("PendingDependencies = %v, want %d", got, tc.want)
+			}
+		})
+	}
+}
+
+func TestReleaseKey(t *testing.T) {
+	c := canary(v1alpha1.PhaseSucceeded)
+	o := grouped(t0.Add(time.Second), peer("api", v1alpha1.PhaseProgressing, member(release, 0, "")))
+	if key, start := ReleaseKey(c, o); key != release || !start.Equal(t0) {
+		t.Errorf("with a Flux revision: %s %s, want %s from the first member's start %s", key, start, release, t0)
+	}
+	// Without a Flux revision, a change within the window joins the
+	// release a member began; a later one begins its own.
+	o.Target.Revision = ""
+	began := windowKeyPrefix + t0.Format(time.RFC3339Nano)
+	o.Group.Members = []GroupPeer{peer("api", v1alpha1.PhaseProgressing, member(began, 0, ""))}
+	if key, _ := ReleaseKey(c, o); key != began {
+		t.Errorf("within the window: %s, want %s", key, began)
+	}
+	o.Now = t0.Add(time.Minute)
+	if key, _ := ReleaseKey(c, o); key == began || !strings.HasPrefix(key, windowKeyPrefix) {
+		t.Errorf("after the window: %s, want a new release", key)
+	}
+}
