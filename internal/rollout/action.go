@@ -285,8 +285,8 @@ func (Idle) String() string                 { return "idle" }
 func (a FailCheck) String() string          { return "fail-check(" + a.Message + ")" }
 func (a AdvanceWeight) String() string      { return fmt.Sprintf("advance-weight(%d)", a.Weight) }
 func (CountIteration) String() string       { return "count-iteration" }
-func (a WaitForGroup) String() string { return "wait-for-group(" + a.Message + ")" }
-func (GroupAdvance) String() string   { return "group-advance" }
+func (a WaitForGroup) String() string       { return "wait-for-group(" + a.Message + ")" }
+func (GroupAdvance) String() string         { return "group-advance" }
 func (a WaitForGate) String() string {
 	if a.Promotion {
 		return "wait-for-promotion-gate(" + a.Message + ")"
