@@ -32,13 +32,16 @@ import (
 	"github.com/go-git/go-git/v5/storage/memory"
 	. "github.com/onsi/gomega"
 	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/serin-dev/serin/api/v1alpha1"
 	"github.com/serin-dev/serin/internal/testing/testbed"
+	"github.com/serin-dev/serin/internal/testing/testobj"
 )
 
 // The group tests release two apps of a shop, api (the backend) and web
@@ -381,6 +384,22 @@ func TestGroup_BackendFailureRollsBackTheRelease(t *testing.T) {
 	g.Expect(cg.Status.Release.DecidedBy).To(Equal("api"))
 	g.Expect(cg.Status.Release.Message).To(ContainSubstring("request-success-rate"), "the values that decided")
 	g.Expect(conditions.IsStalled(cg)).To(BeTrue())
+	g.Expect(kstatusOfGroup(g, cg)).To(Equal(kstatus.FailedStatus), "a Flux health check on the group fails")
+	// One verdict for the release, naming the member and the values.
+	var events corev1.EventList
+	g.Eventually(func(g Gomega) {
+		g.Expect(k8s.List(context.Background(), &events, client.InNamespace(ns), client.MatchingFields{"involvedObject.kind": v1alpha1.CanaryGroupKind})).To(Succeed())
+		var failed []string
+		for _, e := range events.Items {
+			if e.Reason == "ReleaseFailed" {
+				failed = append(failed, e.Message)
+			}
+		}
+		g.Expect(failed).To(HaveLen(1))
+		g.Expect(failed[0]).To(ContainSubstring("api failed"))
+		g.Expect(failed[0]).To(MatchRegexp(`request-success-rate \d+(\.\d+)? \(min 99\): Failed`))
+		t.Logf("the release's verdict: %s", failed[0])
+	}, 10*time.Second, 200*time.Millisecond).Should(Succeed())
 
 	verdict := api.Status.LastTransitionTime.Time
 	after := verdict.Add(groupInterval)
@@ -534,4 +553,68 @@ func kstatusOfGroup(g Gomega, cg *v1alpha1.CanaryGroup) kstatus.Status {
 	res, err := kstatus.Compute(u)
 	g.Expect(err).NotTo(HaveOccurred())
 	return res.Status
+}
+
+// What a tired operator does to a group: a member name with a typo, a
+// Canary listed by a second group, a dependsOn cycle. Each stalls with a
+// message that says what to fix; a Canary two groups list acts on nothing.
+func TestGroup_InvalidMembershipStalls(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	ns := newNamespace(t)
+	for _, app := range []string{"api", "web"} {
+		g.Expect(k8s.Create(ctx, testobj.MakeDeployment(app, ns).Replicas(1).Image(app+":v1").Obj())).To(Succeed())
+		c := testobj.MakeCanary(app, ns).Target("apps/v1", "Deployment", app).Analysis(v1alpha1.CanaryAnalysis{Iterations: 2}).Obj()
+		g.Expect(k8s.Create(ctx, c)).To(Succeed())
+		waitForPhase(g, c, v1alpha1.PhaseInitialized, 30*time.Second)
+	}
+	group := func(name string, members ...v1alpha1.GroupMember) *v1alpha1.CanaryGroup {
+		cg := &v1alpha1.CanaryGroup{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns}, Spec: v1alpha1.CanaryGroupSpec{Members: members}}
+		g.Expect(k8s.Create(ctx, cg)).To(Succeed())
+		return cg
+	}
+	stalled := func(name, message string) {
+		g.Eventually(func(g Gomega) {
+			cg := &v1alpha1.CanaryGroup{}
+			g.Expect(k8s.Get(ctx, types.NamespacedName{Namespace: ns, Name: name}, cg)).To(Succeed())
+			g.Expect(conditions.IsStalled(cg)).To(BeTrue())
+			g.Expect(conditions.IsReady(cg)).To(BeFalse())
+			g.Expect(conditions.GetMessage(cg, meta.StalledCondition)).To(ContainSubstring(message))
+		}, 20*time.Second, 100*time.Millisecond).Should(Succeed())
+	}
+
+	group("shop", v1alpha1.GroupMember{Name: "api"}, v1alpha1.GroupMember{Name: "wbe"})
+	stalled("shop", "member wbe: no Canary "+ns+"/wbe: create it or remove it from spec.members")
+
+	group("other", v1alpha1.GroupMember{Name: "api"})
+	stalled("other", "member api is listed by CanaryGroups other and shop: a Canary belongs to one group at most")
+	stalled("shop", "member api is listed by CanaryGroups other and shop")
+	g.Eventually(func(g Gomega) {
+		api := &v1alpha1.Canary{}
+		g.Expect(k8s.Get(ctx, types.NamespacedName{Namespace: ns, Name: "api"}, api)).To(Succeed())
+		g.Expect(conditions.IsStalled(api)).To(BeTrue())
+		g.Expect(conditions.GetReason(api, meta.StalledCondition)).To(Equal(v1alpha1.InvalidGroupReason))
+		g.Expect(conditions.GetMessage(api, meta.StalledCondition)).To(ContainSubstring("remove it from all but one"))
+	}, 20*time.Second, 100*time.Millisecond).Should(Succeed())
+
+	group("loop", v1alpha1.GroupMember{Name: "web", DependsOn: []string{"x"}}, v1alpha1.GroupMember{Name: "x", DependsOn: []string{"web"}})
+	stalled("loop", "spec.members[].dependsOn forms a cycle")
+	g.Eventually(func(g Gomega) {
+		web := &v1alpha1.Canary{}
+		g.Expect(k8s.Get(ctx, types.NamespacedName{Namespace: ns, Name: "web"}, web)).To(Succeed())
+		g.Expect(conditions.GetMessage(web, meta.StalledCondition)).To(ContainSubstring("forms a cycle (web → x → web)"))
+	}, 20*time.Second, 100*time.Millisecond).Should(Succeed())
+
+	// Fixed: the Canaries act again.
+	for _, name := range []string{"other", "loop"} {
+		g.Expect(k8s.Delete(ctx, &v1alpha1.CanaryGroup{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns}})).To(Succeed())
+	}
+	for _, app := range []string{"api", "web"} {
+		g.Eventually(func(g Gomega) {
+			c := &v1alpha1.Canary{}
+			g.Expect(k8s.Get(ctx, types.NamespacedName{Namespace: ns, Name: app}, c)).To(Succeed())
+			g.Expect(conditions.IsStalled(c)).To(BeFalse())
+			g.Expect(conditions.IsReady(c)).To(BeTrue())
+		}, 20*time.Second, 100*time.Millisecond).Should(Succeed(), app)
+	}
 }

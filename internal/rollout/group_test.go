@@ -149,6 +149,16 @@ func TestDecide_Group(t *testing.T) {
 			want: Step{},
 		},
 		{
+			name: "a member whose group was deleted goes on alone with the step it held",
+			c:    canary(v1alpha1.PhaseProgressing, inRelease(2, v1alpha1.HoldingStep)),
+			o: func() Observation {
+				o := grouped(later)
+				o.Group = Group{}
+				return o
+			}(),
+			want: GroupAdvance{},
+		},
+		{
 			name: "a promotion asked for by a person is not held",
 			c:    canary(v1alpha1.PhaseProgressing, inRelease(1, v1alpha1.HoldingStep)),
 			o: func() Observation {
