@@ -287,6 +287,8 @@ func (r *CanaryReconciler) act(ctx context.Context, obj *v1alpha1.Canary, obs ro
 		return r.waitForGroup(obj, obs, a)
 	case rollout.GroupAdvance:
 		return r.groupAdvance(ctx, obj, obs)
+	case rollout.JoinRelease:
+		return joinEarlierRelease(obj, a)
 	case rollout.Idle:
 		return ctrl.Result{}, nil
 	}

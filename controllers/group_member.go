@@ -172,6 +172,13 @@ func joinRelease(obj *v1alpha1.Canary, obs rollout.Observation) []string {
 	return pending
 }
 
+// joinEarlierRelease records the release the member merges its own into.
+func joinEarlierRelease(obj *v1alpha1.Canary, a rollout.JoinRelease) (ctrl.Result, error) {
+	at := metav1.NewTime(a.StartedAt)
+	obj.Status.Group.Release, obj.Status.Group.StartedAt = a.Release, &at
+	return ctrl.Result{RequeueAfter: time.Millisecond}, nil
+}
+
 // waitForDependencies parks a rollout whose member depends on members not
 // promoted yet: no canary pod, no traffic, no webhook until they are.
 func (r *CanaryReconciler) waitForDependencies(ctx context.Context, obj *v1alpha1.Canary, obs rollout.Observation, pending []string, announce bool) (ctrl.Result, error) {
@@ -205,6 +212,10 @@ func holdForGroup(obj *v1alpha1.Canary, obs rollout.Observation, action rollout.
 	st.Holding = v1alpha1.HoldingStep
 	if promotion {
 		st.Holding = v1alpha1.HoldingPromotion
+		if obj.IsBlueGreen() || obj.IsABTest() {
+			// Every iteration passed, as the promotion records it.
+			obj.Status.Iterations = obj.GetIterations()
+		}
 	}
 	transition(obj, obj.Status.Phase, at, v1alpha1.WaitingForGroupReason, "%s", why)
 	return true

@@ -210,6 +210,15 @@ type WaitForGroup struct {
 // weight, iteration or the promotion, without checking again.
 type GroupAdvance struct{}
 
+// JoinRelease merges the member's release into an earlier one of its
+// group that began within the window (members without a Flux revision
+// that started at once).
+type JoinRelease struct {
+	Release   string
+	StartedAt time.Time
+}
+
+func (JoinRelease) isAction()            {}
 func (WaitForGroup) isAction()           {}
 func (GroupAdvance) isAction()           {}
 func (Stall) isAction()                  {}
@@ -287,6 +296,7 @@ func (a AdvanceWeight) String() string      { return fmt.Sprintf("advance-weight
 func (CountIteration) String() string       { return "count-iteration" }
 func (a WaitForGroup) String() string       { return "wait-for-group(" + a.Message + ")" }
 func (GroupAdvance) String() string         { return "group-advance" }
+func (a JoinRelease) String() string        { return "join-release(" + a.Release + ")" }
 func (a WaitForGate) String() string {
 	if a.Promotion {
 		return "wait-for-promotion-gate(" + a.Message + ")"

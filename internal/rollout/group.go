@@ -90,11 +90,10 @@ func ReleaseKey(c *v1alpha1.Canary, o Observation) (string, time.Time) {
 		return rev, start
 	}
 	for _, p := range o.Group.Members {
-		if p.Status == nil || p.Status.Name != o.Group.Name || p.Status.StartedAt == nil || !strings.HasPrefix(p.Status.Release, windowKeyPrefix) {
+		if p.Status == nil || p.Status.Name != o.Group.Name {
 			continue
 		}
-		begun, err := time.Parse(time.RFC3339Nano, strings.TrimPrefix(p.Status.Release, windowKeyPrefix))
-		if err == nil && o.Now.Sub(begun) <= o.Group.Window {
+		if begun, ok := windowStart(p.Status.Release); ok && o.Now.Sub(begun) <= o.Group.Window {
 			return p.Status.Release, begun
 		}
 	}
@@ -104,6 +103,46 @@ func ReleaseKey(c *v1alpha1.Canary, o Observation) (string, time.Time) {
 // windowKeyPrefix starts the key of a release without a Flux revision:
 // the time it began.
 const windowKeyPrefix = "window@"
+
+// windowStart is when a release without a Flux revision began.
+func windowStart(key string) (time.Time, bool) {
+	rest, ok := strings.CutPrefix(key, windowKeyPrefix)
+	if !ok {
+		return time.Time{}, false
+	}
+	t, err := time.Parse(time.RFC3339Nano, rest)
+	return t, err == nil
+}
+
+// earlierRelease returns the release a member must merge its own into:
+// members without a Flux revision that start at the same moment each
+// begin a release before they see the others' (the cache lags); the
+// earliest one begun within the window of the member's own is theirs.
+// The first step waits for the window, so they merge before any acts.
+func earlierRelease(c *v1alpha1.Canary, o Observation) (JoinRelease, bool) {
+	st := c.Status.Group
+	if st == nil || st.Name != o.Group.Name {
+		return JoinRelease{}, false
+	}
+	mine, ok := windowStart(st.Release)
+	if !ok {
+		return JoinRelease{}, false
+	}
+	best := JoinRelease{}
+	for _, p := range o.Group.Members {
+		if !p.Found || p.Status == nil || p.Status.Name != o.Group.Name || !(analysing(p) || p.Phase == v1alpha1.PhaseWaiting) {
+			continue
+		}
+		theirs, ok := windowStart(p.Status.Release)
+		if !ok || !theirs.Before(mine) || mine.Sub(theirs) > o.Group.Window {
+			continue
+		}
+		if best.Release == "" || theirs.Before(best.StartedAt) {
+			best = JoinRelease{Release: p.Status.Release, StartedAt: theirs}
+		}
+	}
+	return best, best.Release != ""
+}
 
 // releaseStart is when the Canary's release began: the earliest start of
 // its members.
@@ -269,6 +308,9 @@ func decideInGroup(c *v1alpha1.Canary, o Observation) (Action, bool) {
 		}
 		return nil, false
 	}
+	if join, ok := earlierRelease(c, o); ok {
+		return join, true
+	}
 	if m, msg := ReleaseFailure(c, o); m != "" {
 		return Rollback{Reason: fmt.Sprintf("release %s failed: %s failed: %s", st.Release, m, msg), FailedBy: m}, true
 	}
@@ -305,6 +347,9 @@ func decideGroupWaiting(c *v1alpha1.Canary, o Observation) (Action, bool) {
 		return AcceptRevision{}, true
 	case o.Target.SpecHash != c.Status.LastAppliedSpec:
 		return StartRollout{}, true
+	}
+	if join, ok := earlierRelease(c, o); ok {
+		return join, true
 	}
 	if m, msg := ReleaseFailure(c, o); m != "" && o.Group.InGroup() {
 		return Rollback{Reason: fmt.Sprintf("release %s failed before this member started: %s failed: %s", st.Release, m, msg), FailedBy: m}, true

@@ -265,3 +265,28 @@ func TestReleaseKey(t *testing.T) {
 		t.Errorf("after the window: %s, want a new release", key)
 	}
 }
+
+// Members without a Flux revision that start at the same moment each
+// begin a release before they see the others'; they merge into the
+// earliest begun within the window before any takes a step.
+func TestDecide_GroupMergesReleasesBegunAtOnce(t *testing.T) {
+	early := windowKeyPrefix + t0.Format(time.RFC3339Nano)
+	late := windowKeyPrefix + t0.Add(20*time.Millisecond).Format(time.RFC3339Nano)
+	c := canary(v1alpha1.PhaseProgressing, func(c *v1alpha1.Canary) { c.Status.Group = member(late, 0, "") })
+	o := grouped(t0.Add(time.Second), peer("api", v1alpha1.PhaseProgressing, member(early, 0, "")))
+	o.Target.Revision = ""
+	if got, want := Decide(c, o), (JoinRelease{Release: early, StartedAt: t0}); got != want {
+		t.Errorf("Decide = %s, want %s", got, want)
+	}
+	// The one begun first keeps its own.
+	c.Status.Group, o.Group.Members[0].Status = member(early, 0, ""), member(late, 0, "")
+	if got, ok := earlierRelease(c, o); ok {
+		t.Errorf("earlierRelease = %s, want none", got)
+	}
+	// One begun longer than a window before is another release.
+	c.Status.Group = member(windowKeyPrefix+t0.Add(time.Minute).Format(time.RFC3339Nano), 0, "")
+	o.Group.Members[0].Status = member(early, 0, "")
+	if got, ok := earlierRelease(c, o); ok {
+		t.Errorf("earlierRelease = %s, want none", got)
+	}
+}
