@@ -18,7 +18,7 @@ limitations under the License.
 // real components: it builds the testbed binaries (cached), starts a local
 // control plane with kwok, Prometheus, Gitea and Flux (source-controller,
 // kustomize-controller, notification-controller), builds and starts the
-// serin agent from this tree, then plays four acts, each a Git commit
+// serin agent from this tree, then plays five acts, each a Git commit
 // (scenario.Play): a healthy release promoted, an erroring one rolled back,
 // one whose promotion fails (halted, revert pull request), and the revert
 // merged. It prints a summary, tears everything down, and exits non-zero
@@ -89,6 +89,6 @@ func run(ctx context.Context, screen *scenario.Screen) error {
 		}
 		return errors.New("an act did not end as expected")
 	}
-	screen.Done("all four acts ended as expected")
+	screen.Done("all five acts ended as expected")
 	return nil
 }

@@ -26,6 +26,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/serin-dev/serin/api/v1alpha1"
 	"github.com/serin-dev/serin/internal/testing/testbed"
@@ -62,6 +64,7 @@ var acts = []act{
 	{"v3, erroring: its checks fail, it is rolled back", v1alpha1.PhaseFailed, (*play).releaseErroring},
 	{"v4, healthy, but its primary cannot start: halted, revert PR", v1alpha1.PhaseHalted, (*play).releaseUnpromotable},
 	{"the revert PR is merged: Flux applies it, primary restored", v1alpha1.PhaseSucceeded, (*play).mergeRevert},
+	{"v5 and frontend v2, one group: frontend errs, both rolled back", v1alpha1.PhaseFailed, (*play).releaseGroup},
 }
 
 // seed creates the namespace, the repository with podinfo v1, the Flux
@@ -234,6 +237,81 @@ func (p *play) mergeRevert(ctx context.Context) error {
 	}
 	p.screen.Line("kube", "%s", p.workloads(ctx))
 	return p.waitForMessage(ctx, string(v1alpha1.PhaseSucceeded))
+}
+
+// releaseGroup: podinfo gets a frontend, and the two are released as one
+// CanaryGroup. One commit releases podinfo v5 (healthy) and frontend v2,
+// which answers 10% of its requests with 500: the frontend fails its
+// checks, and podinfo v5, which passed its own, is rolled back with it.
+// No user is left on a mix the commit never described.
+func (p *play) releaseGroup(ctx context.Context) error {
+	if err := p.kube.Delete(ctx, &corev1.ResourceQuota{ObjectMeta: metav1.ObjectMeta{Name: "pods", Namespace: p.namespace}}); client.IgnoreNotFound(err) != nil {
+		return err
+	}
+	p.screen.Note("the ResourceQuota of act 3 is lifted. podinfo gets a frontend, and a CanaryGroup makes the two")
+	p.screen.Note("one release: both step together, and either's failure rolls both back")
+	commit, err := p.fleet.commit(ctx, groupFiles(p.settings, p.tag, "v1", 0), "Add the frontend v1 and the CanaryGroup shop")
+	if err != nil {
+		return err
+	}
+	p.screen.Line("git", "pushed %s \"Add the frontend v1 and the CanaryGroup shop\": %s/{frontend.yaml, group.yaml, kustomization.yaml}", short(commit), appPath)
+	if err := p.syncAndShow(ctx, commit); err != nil {
+		return err
+	}
+	if err := p.waitForCanaryPhase(ctx, frontend, v1alpha1.PhaseInitialized, ""); err != nil {
+		return err
+	}
+	frontendUsers := testbed.StartLoad(ctx, testbed.LoadOptions{URL: p.env.GatewayURL + "/", Host: p.frontendHost(), Rate: usersRate, Duration: 10 * time.Minute})
+	defer frontendUsers.Stop()
+	p.screen.Line("users", "%d requests/s to http://%s/ through Traefik as well", usersRate, p.frontendHost())
+
+	p.screen.Note("one commit: podinfo v5 (healthy) and frontend v2, which answers 10%% of its requests with 500")
+	commit, err = p.fleet.commit(ctx, groupFiles(p.settings, "v5", "v2", 10), "Release podinfo v5 and frontend v2")
+	if err != nil {
+		return err
+	}
+	p.screen.Line("git", "pushed %s \"Release podinfo v5 and frontend v2\": newTag podinfo v5, frontend v2 in %s/kustomization.yaml, a bug in frontend.yaml", short(commit), appPath)
+	p.tag = "v5"
+	if err := p.syncAndShow(ctx, commit); err != nil {
+		return err
+	}
+	if err := p.waitForCanaryPhase(ctx, frontend, v1alpha1.PhaseFailed, commit); err != nil {
+		return err
+	}
+	c, err := p.waitForPhase(ctx, v1alpha1.PhaseFailed, commit)
+	if err != nil {
+		return err
+	}
+	p.screen.Line("serin", "podinfo: %s", conditions.GetMessage(c, meta.ReadyCondition))
+	if c.Status.Group == nil || c.Status.Group.FailedBy != frontend {
+		return fmt.Errorf("podinfo was not rolled back with its group: %+v", c.Status.Group)
+	}
+	group := &v1alpha1.CanaryGroup{}
+	if err := poll(ctx, p.screen, 30*time.Second, func() (bool, error) {
+		err := p.kube.Get(ctx, types.NamespacedName{Namespace: p.namespace, Name: groupName}, group)
+		return err == nil && group.Status.Phase == v1alpha1.PhaseFailed, nil
+	}, func() string { return "the CanaryGroup is " + string(group.Status.Phase) + ", not Failed" }); err != nil {
+		return err
+	}
+	p.screen.Line("serin", "CanaryGroup %s: %s", groupName, group.Status.Release.Message)
+	if err := p.expectPrimary(ctx, "v2"); err != nil {
+		return err
+	}
+	verdict := c.Status.LastTransitionTime.Time.Add(p.interval)
+	time.Sleep(time.Until(verdict.Add(time.Second)))
+	late := 0
+	for _, s := range frontendUsers.Samples(verdict, time.Time{}) {
+		if s.Version == "v2" {
+			late++
+		}
+	}
+	fc := frontendUsers.Counts(time.Time{}, time.Time{})
+	p.screen.Line("users", "frontend: %d requests, by version %v; answered by v2 one interval after the verdict: %d", fc.Total, fc.ByVersion, late)
+	if late > 0 {
+		return fmt.Errorf("%d requests answered by frontend v2 one interval after the release failed", late)
+	}
+	p.screen.Line("kube", "%s", p.workloads(ctx))
+	return p.waitForMessage(ctx, "ReleaseFailed")
 }
 
 // release commits a new image tag (and the Deployment, whose code has a

@@ -18,6 +18,7 @@ package scenario
 
 import (
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/serin-dev/serin/internal/testing/testbed"
@@ -152,3 +153,48 @@ spec:
 // analysis interval, so that the first check of a release sees only
 // requests made after it was applied (Prometheus scrapes every 500ms).
 const metricWindow = 2 * time.Second
+
+// frontend is the second service of act 5: a Deployment and its Canary,
+// released with podinfo as one CanaryGroup.
+const frontend = "frontend"
+
+// groupName is the CanaryGroup of podinfo and its frontend.
+const groupName = "shop"
+
+// groupFiles are the app's files with the frontend and the group: podinfo
+// at podinfoTag, the frontend at frontendTag answering frontendErrors % of
+// its requests with 500.
+func groupFiles(s *settings, podinfoTag, frontendTag string, frontendErrors int) map[string]string {
+	files := appFiles(s, podinfoTag, 0)
+	files[appPath+"/kustomization.yaml"] = fmt.Sprintf(`apiVersion: kustomize.config.k8s.io/v1beta1
+kind: Kustomization
+namespace: %s
+resources:
+  - deployment.yaml
+  - canary.yaml
+  - frontend.yaml
+  - group.yaml
+images:
+  - name: podinfo
+    newTag: %s # the released version
+  - name: frontend
+    newTag: %s
+`, s.namespace, podinfoTag, frontendTag)
+	deployment := strings.ReplaceAll(deploymentYAML(frontendErrors), appName, frontend)
+	canary := strings.ReplaceAll(canaryYAML(s.interval, s.frontendHost()), appName, frontend)
+	files[appPath+"/frontend.yaml"] = deployment + "---\n" + canary
+	files[appPath+"/group.yaml"] = fmt.Sprintf(`apiVersion: serin.dev/v1alpha1
+kind: CanaryGroup
+metadata:
+  name: %s
+spec:
+  # released as one: they step together, and either's failure rolls both back
+  members:
+    - name: %s
+    - name: %s
+`, groupName, appName, frontend)
+	return files
+}
+
+// frontendHost is the frontend's hostname on the Gateway.
+func (s *settings) frontendHost() string { return frontend + "." + s.namespace + ".serin.test" }

@@ -95,6 +95,18 @@ func (p *play) waitForPhase(ctx context.Context, phase v1alpha1.CanaryPhase, com
 	return c, err
 }
 
+// waitForCanaryPhase waits until the Canary name is in phase for the
+// revision of commit (any revision when commit is empty).
+func (p *play) waitForCanaryPhase(ctx context.Context, name string, phase v1alpha1.CanaryPhase, commit string) error {
+	c := &v1alpha1.Canary{}
+	return poll(ctx, p.screen, actTimeout, func() (bool, error) {
+		if err := p.kube.Get(ctx, types.NamespacedName{Namespace: p.namespace, Name: name}, c); err != nil {
+			return false, nil
+		}
+		return (commit == "" || c.Status.LastAttemptedRevision == revision(commit)) && c.Status.Phase == phase, nil
+	}, func() string { return fmt.Sprintf("%s is %s, not %s", name, c.Status.Phase, phase) })
+}
+
 // phase is the Canary's phase now, also after an interruption.
 func (p *play) phase(ctx context.Context) v1alpha1.CanaryPhase {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)

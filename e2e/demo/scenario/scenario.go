@@ -111,7 +111,7 @@ func newSettings(env Env) (*settings, error) {
 	return s, nil
 }
 
-// Play seeds the repository and Flux, then plays the four acts in order,
+// Play seeds the repository and Flux, then plays the five acts in order,
 // each until it ends as expected or fails; an act that fails ends the play.
 // The error is for a failure outside the acts (the seeding, the watch);
 // Report.OK tells whether every act ended as expected.
