@@ -81,6 +81,12 @@ func ReleaseKey(c *v1alpha1.Canary, o Observation) (string, time.Time) {
 		return st.Release, releaseStart(c, o)
 	}
 	if rev := o.Target.Revision; rev != "" {
+		if o.Requests.Retry != "" {
+			// A retry is a release of its own: the failed one's verdict
+			// stays with it. A group's retry (serin retry group/NAME)
+			// asks every member with the same value.
+			rev += "#retry=" + o.Requests.Retry
+		}
 		start := o.Now
 		for _, p := range o.Group.Members {
 			if p.Status != nil && p.Status.Name == o.Group.Name && p.Status.Release == rev && p.Status.StartedAt != nil && p.Status.StartedAt.Time.Before(start) {

@@ -252,6 +252,13 @@ func TestReleaseKey(t *testing.T) {
 	if key, start := ReleaseKey(c, o); key != release || !start.Equal(t0) {
 		t.Errorf("with a Flux revision: %s %s, want %s from the first member's start %s", key, start, release, t0)
 	}
+	// A retry is a release of its own, which the members retried with the
+	// same request share.
+	o.Requests.Retry = "2026-11-26T12:00:00Z"
+	if key, _ := ReleaseKey(c, o); key != release+"#retry=2026-11-26T12:00:00Z" {
+		t.Errorf("a retry: %s", key)
+	}
+	o.Requests.Retry = ""
 	// Without a Flux revision, a change within the window joins the
 	// release a member began; a later one begins its own.
 	o.Target.Revision = ""
