@@ -27,6 +27,10 @@ import (
 // lost status write did not, and restarts the step clock from now.
 func (r *CanaryReconciler) recordWeights(obj *v1alpha1.Canary, obs rollout.Observation) (ctrl.Result, error) {
 	obj.Status.CanaryWeight = obs.CanaryWeight
+	if g := obj.Status.Group; g != nil {
+		// A held step whose weights were written: it is taken.
+		g.Holding = ""
+	}
 	transition(obj, obj.Status.Phase, obs.Now, v1alpha1.ProgressingReason, "%s", analysingMessage(obj))
 	return ctrl.Result{RequeueAfter: requeueAtNextStep(obj, obs.Now)}, nil
 }

@@ -32,6 +32,9 @@ import (
 // confirm-rollout gate (Waiting while closed), then scales the canary up
 // with no traffic yet.
 func (r *CanaryReconciler) startRollout(ctx context.Context, obj *v1alpha1.Canary, obs rollout.Observation, a rollout.StartRollout) (ctrl.Result, error) {
+	// The release is recorded with the phase it starts, never before: the
+	// other members read a member's release and phase together.
+	left := obj.Status.Group.DeepCopy()
 	if pending := joinRelease(obj, obs); len(pending) > 0 {
 		// A member of a group whose dependencies are not promoted yet:
 		// nothing runs, no gate is asked, until they are.
@@ -46,6 +49,7 @@ func (r *CanaryReconciler) startRollout(ctx context.Context, obj *v1alpha1.Canar
 	closed, asked := r.confirmRollout(obj, obs)
 	if !asked {
 		// Nothing recorded until the gate answered: the next reconcile starts over.
+		obj.Status.Group = left
 		return r.analysisPending(ctx, "confirm-rollout")
 	}
 	st := &obj.Status

@@ -22,6 +22,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/fluxcd/pkg/apis/meta"
@@ -60,6 +61,9 @@ type CanaryGroupReconciler struct {
 	Notifier notifier.Notifier
 	// Clock returns the current time; nil means time.Now.
 	Clock func() time.Time
+
+	// announced is the release and phase last announced, by group UID.
+	announced sync.Map
 }
 
 // SetupWithManager registers the controller: a group is reconciled when
@@ -132,7 +136,9 @@ func (r *CanaryGroupReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 
 	release := currentRelease(g, members)
 	if release != nil {
-		if cur := g.Status.Release; cur != nil && cur.Revision != release.Revision {
+		if cur := g.Status.Release; cur != nil && cur.Revision != release.Revision && (terminal(cur.Phase) || heldByAMember(cur.Revision, members)) {
+			// A release merged into another (members that began theirs at
+			// the same moment) is no release of its own: not kept.
 			g.Status.History = append([]v1alpha1.GroupRelease{*cur}, g.Status.History...)
 			if len(g.Status.History) > maxGroupHistory {
 				g.Status.History = g.Status.History[:maxGroupHistory]
@@ -150,16 +156,48 @@ func (r *CanaryGroupReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 	} else if g.Status.Phase == "" {
 		g.Status.Phase = v1alpha1.PhaseInitialized
 	}
-	setGroupConditions(g, problems)
+	setGroupConditions(g, problems, strandedMembers(g, members))
 
-	if before.Phase != g.Status.Phase || (before.Release == nil) != (g.Status.Release == nil) ||
-		(before.Release != nil && g.Status.Release != nil && before.Release.Revision != g.Status.Release.Revision) {
-		r.announce(ctx, g, members)
-	}
+	changed := before.Phase != g.Status.Phase || (before.Release == nil) != (g.Status.Release == nil) ||
+		(before.Release != nil && g.Status.Release != nil && before.Release.Revision != g.Status.Release.Revision)
 	err := patcher.Patch(ctx, g,
 		patch.WithOwnedConditions{Conditions: []string{meta.ReadyCondition, meta.ReconcilingCondition, meta.StalledCondition}},
 		patch.WithStatusObservedGeneration{}, patch.WithFieldOwner(r.ControllerName))
+	if err == nil && changed {
+		// Once written: a failed write announces nothing, its retry does.
+		r.announce(ctx, g, members)
+	}
 	return ctrl.Result{}, client.IgnoreNotFound(err)
+}
+
+// heldByAMember reports whether a member's status names the release.
+func heldByAMember(release string, members map[string]*v1alpha1.Canary) bool {
+	for _, c := range members {
+		if st := c.Status.Group; st != nil && st.Release == release {
+			return true
+		}
+	}
+	return false
+}
+
+// strandedMembers names the members rolled back with an earlier release
+// whose target Git still has at the revision that was rolled back: they
+// serve their last promoted revision until a new revision or a retry, and
+// the group is not Ready meanwhile.
+func strandedMembers(g *v1alpha1.CanaryGroup, members map[string]*v1alpha1.Canary) []string {
+	var out []string
+	for _, m := range g.Spec.Members {
+		c, ok := members[m.Name]
+		if !ok || c.Status.Phase != v1alpha1.PhaseFailed || c.Status.Group == nil || c.Status.Group.FailedBy == "" {
+			continue
+		}
+		if rel := g.Status.Release; rel != nil && rel.Revision == c.Status.Group.Release {
+			continue // the current release's verdict says it
+		}
+		out = append(out, fmt.Sprintf("member %s was rolled back with release %s (%s failed) and serves its last promoted revision: commit a new revision or run serin retry --group %s",
+			c.Name, c.Status.Group.Release, c.Status.Group.FailedBy, g.Name))
+	}
+	return out
 }
 
 // maxGroupHistory bounds status.history.
@@ -283,11 +321,18 @@ func memberSteps(ms []v1alpha1.GroupReleaseMember) string {
 // them: Stalled for a group that cannot be followed and for a Failed or
 // Halted release (a person or a new revision must act), Reconciling while a
 // release is in progress, Ready when the last release was promoted.
-func setGroupConditions(g *v1alpha1.CanaryGroup, problems []string) {
+func setGroupConditions(g *v1alpha1.CanaryGroup, problems, stranded []string) {
 	if len(problems) > 0 {
 		msg := strings.Join(problems, "; ")
 		conditions.MarkStalled(g, v1alpha1.InvalidGroupReason, "%s", msg)
 		conditions.MarkFalse(g, meta.ReadyCondition, v1alpha1.InvalidGroupReason, "%s", msg)
+		conditions.Delete(g, meta.ReconcilingCondition)
+		return
+	}
+	if len(stranded) > 0 && g.Status.Phase != v1alpha1.PhaseProgressing {
+		msg := strings.Join(stranded, "; ")
+		conditions.MarkStalled(g, v1alpha1.MembersNotReleasedReason, "%s", msg)
+		conditions.MarkFalse(g, meta.ReadyCondition, v1alpha1.MembersNotReleasedReason, "%s", msg)
 		conditions.Delete(g, meta.ReconcilingCondition)
 		return
 	}
@@ -319,6 +364,12 @@ func (r *CanaryGroupReconciler) announce(ctx context.Context, g *v1alpha1.Canary
 	if rel == nil {
 		return
 	}
+	said := rel.Revision + "/" + string(rel.Phase)
+	if last, ok := r.announced.Load(g.UID); ok && last == said {
+		// The cache showed the status before this write: said already.
+		return
+	}
+	r.announced.Store(g.UID, said)
 	severity, eventType := notifier.SeverityInfo, corev1.EventTypeNormal
 	if rel.Phase == v1alpha1.PhaseFailed || rel.Phase == v1alpha1.PhaseHalted {
 		severity, eventType = notifier.SeverityError, corev1.EventTypeWarning

@@ -25,6 +25,7 @@ import (
 
 	"github.com/fluxcd/pkg/apis/meta"
 	"github.com/fluxcd/pkg/runtime/conditions"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -75,19 +76,19 @@ func (r *CanaryReconciler) observeGroup(ctx context.Context, obj *v1alpha1.Canar
 	if err != nil || len(groups) == 0 {
 		return err
 	}
+	// A group that cannot be followed starts no rollout of its members;
+	// one under way goes on alone (its safety does not wait for a fix).
 	if len(groups) > 1 {
 		names := make([]string, len(groups))
 		for i := range groups {
 			names[i] = groups[i].Name
 		}
-		obs.Conflict = rollout.Conflict{Reason: v1alpha1.InvalidGroupReason,
-			Message: fmt.Sprintf("Canary %s is a member of CanaryGroups %s: a Canary belongs to one group at most, remove it from all but one", obj.Name, strings.Join(names, " and "))}
+		obs.Group.Invalid = fmt.Sprintf("Canary %s is a member of CanaryGroups %s: a Canary belongs to one group at most, remove it from all but one", obj.Name, strings.Join(names, " and "))
 		return nil
 	}
 	g := &groups[0]
 	if cycle := dependencyCycle(g); cycle != "" {
-		obs.Conflict = rollout.Conflict{Reason: v1alpha1.InvalidGroupReason,
-			Message: fmt.Sprintf("CanaryGroup %s: spec.members[].dependsOn forms a cycle (%s): no member of it could ever start", g.Name, cycle)}
+		obs.Group.Invalid = fmt.Sprintf("CanaryGroup %s: spec.members[].dependsOn forms a cycle (%s): no member of it could ever start", g.Name, cycle)
 		return nil
 	}
 	self, _ := g.Member(obj.Name)
@@ -105,6 +106,9 @@ func (r *CanaryReconciler) observeGroup(ctx context.Context, obj *v1alpha1.Canar
 		case err == nil:
 			peer.Found, peer.Phase, peer.Status = true, c.Status.Phase, c.Status.Group
 			peer.Message = conditions.GetMessage(&c, meta.ReadyCondition)
+			if t := c.Status.LastTransitionTime; t != nil {
+				peer.Since = t.Time
+			}
 		}
 		obs.Group.Members = append(obs.Group.Members, peer)
 	}
@@ -335,7 +339,10 @@ func (r *CanaryReconciler) releaseMembers(ctx context.Context, obj *v1alpha1.Can
 		}
 		c := &v1alpha1.Canary{}
 		if err := r.Get(ctx, client.ObjectKey{Namespace: obj.Namespace, Name: p.Name}, c); err != nil {
-			return client.IgnoreNotFound(err)
+			if apierrors.IsNotFound(err) {
+				continue // deleted since: nothing of it to revert
+			}
+			return err
 		}
 		if c.Status.LastAttemptedRevision == obj.Status.LastAttemptedRevision {
 			req.Members = append(req.Members, c)

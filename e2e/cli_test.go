@@ -76,7 +76,7 @@ func TestCLI_GetCanariesWatchDuringRollout(t *testing.T) {
 	res := <-done
 	g.Expect(res.err).To(HaveOccurred(), "--watch ends at --timeout with an error")
 	lines := strings.Split(strings.TrimSpace(res.out), "\n")
-	g.Expect(lines[0]).To(MatchRegexp(`^NAME\s+REVISION\s+PHASE\s+WEIGHT\s+SUSPENDED\s+READY\s+MESSAGE`))
+	g.Expect(lines[0]).To(MatchRegexp(`^NAME\s+GROUP\s+REVISION\s+PHASE\s+WEIGHT\s+SUSPENDED\s+READY\s+MESSAGE`))
 	g.Expect(res.out).To(MatchRegexp(`podinfo\s+.*Progressing\s+20\s+False\s+False`))
 	g.Expect(res.out).To(MatchRegexp(`podinfo\s+.*Progressing\s+60\s+False\s+False`))
 	g.Expect(res.out).To(MatchRegexp(`podinfo\s+.*Succeeded\s+0\s+False\s+True`))

@@ -374,10 +374,10 @@ func TestGroup_BackendFailureRollsBackTheRelease(t *testing.T) {
 	commit := s.release(g, shopRelease{api: shopApp{tag: "v2", errorPercent: 20}, web: shopApp{tag: "v2"}}, shopOptions{}, "Release the shop v2")
 	cg := s.waitForGroup(g, commit, v1alpha1.PhaseFailed, 3*time.Minute)
 
-	api, web := s.canary(g, "api"), s.canary(g, "web")
+	api := s.canary(g, "api")
 	g.Expect(api.Status.Phase).To(Equal(v1alpha1.PhaseFailed))
 	g.Eventually(func() v1alpha1.CanaryPhase { return s.canary(g, "web").Status.Phase }, 30*time.Second).Should(Equal(v1alpha1.PhaseFailed))
-	web = s.canary(g, "web")
+	web := s.canary(g, "web")
 	g.Expect(web.Status.Group.FailedBy).To(Equal("api"))
 	g.Expect(conditions.GetMessage(web, meta.ReadyCondition)).To(ContainSubstring("api failed"))
 	g.Expect(web.Status.LastPromotedSpec).NotTo(Equal(web.Status.LastAppliedSpec), "web was never promoted")

@@ -70,6 +70,10 @@ const (
 	// Canary is listed by two groups, or dependsOn forms a cycle); the
 	// message says what to fix.
 	InvalidGroupReason string = "InvalidGroup"
+	// MembersNotReleasedReason (a CanaryGroup): a member was rolled back
+	// with an earlier release and serves its last promoted revision while
+	// Git has another; a new revision or serin retry --group releases it.
+	MembersNotReleasedReason string = "MembersNotReleased"
 	// RevertedReason: the target returned to the last promoted spec.
 	RevertedReason string = "Reverted"
 	// TargetNotFoundReason: the target named by spec.targetRef does not exist.

@@ -14,9 +14,10 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-// Package canarywatch follows the Canaries of a cluster as a client does:
-// a list, then a watch from the list's resourceVersion. The CLI's
-// `get canaries --watch` and the dashboard follow Canaries with it.
+// Package canarywatch follows the Canaries (and CanaryGroups) of a
+// cluster as a client does: a list, then a watch from the list's
+// resourceVersion. The CLI's `get canaries --watch`, `get groups --watch`
+// and the dashboard follow them with it.
 package canarywatch
 
 import (
@@ -37,11 +38,11 @@ import (
 const RestartDelay = time.Second
 
 // Funcs receive what a watch sees; an error they return ends Follow.
-type Funcs struct {
-	// Listed receives the Canaries of the list, once the watch is open.
-	Listed func(canaries []v1alpha1.Canary) error
-	// Changed receives each Canary the watch sees change, or be deleted.
-	Changed func(canary *v1alpha1.Canary, deleted bool) error
+type Funcs[T any] struct {
+	// Listed receives the objects of the list, once the watch is open.
+	Listed func(items []T) error
+	// Changed receives each object the watch sees change, or be deleted.
+	Changed func(item *T, deleted bool) error
 }
 
 // Follow lists the Canaries, watches them from the list on, and calls
@@ -49,18 +50,31 @@ type Funcs struct {
 // error (an Error event as an API error). A watch that ends must be
 // followed again from a new list: Restartable tells the ends that are
 // routine.
-func Follow(ctx context.Context, kube client.WithWatch, opts []client.ListOption, funcs Funcs) error {
-	list := &v1alpha1.CanaryList{}
+func Follow(ctx context.Context, kube client.WithWatch, opts []client.ListOption, funcs Funcs[v1alpha1.Canary]) error {
+	return follow(ctx, kube, opts, func() client.ObjectList { return &v1alpha1.CanaryList{} },
+		func(l client.ObjectList) []v1alpha1.Canary { return l.(*v1alpha1.CanaryList).Items }, funcs)
+}
+
+// FollowGroups is Follow for the CanaryGroups.
+func FollowGroups(ctx context.Context, kube client.WithWatch, opts []client.ListOption, funcs Funcs[v1alpha1.CanaryGroup]) error {
+	return follow(ctx, kube, opts, func() client.ObjectList { return &v1alpha1.CanaryGroupList{} },
+		func(l client.ObjectList) []v1alpha1.CanaryGroup { return l.(*v1alpha1.CanaryGroupList).Items }, funcs)
+}
+
+// follow lists with newList, watches from the list on and calls funcs.
+func follow[T any](ctx context.Context, kube client.WithWatch, opts []client.ListOption, newList func() client.ObjectList,
+	items func(client.ObjectList) []T, funcs Funcs[T]) error {
+	list := newList()
 	if err := kube.List(ctx, list, opts...); err != nil {
 		return err
 	}
-	fromList := &client.ListOptions{Raw: &metav1.ListOptions{ResourceVersion: list.ResourceVersion}}
-	watcher, err := kube.Watch(ctx, &v1alpha1.CanaryList{}, append(append([]client.ListOption(nil), opts...), fromList)...)
+	fromList := &client.ListOptions{Raw: &metav1.ListOptions{ResourceVersion: list.GetResourceVersion()}}
+	watcher, err := kube.Watch(ctx, newList(), append(append([]client.ListOption(nil), opts...), fromList)...)
 	if err != nil {
 		return err
 	}
 	defer watcher.Stop()
-	if err := funcs.Listed(list.Items); err != nil {
+	if err := funcs.Listed(items(list)); err != nil {
 		return err
 	}
 	for {
@@ -74,11 +88,11 @@ func Follow(ctx context.Context, kube client.WithWatch, opts []client.ListOption
 			if event.Type == watch.Error {
 				return apierrors.FromObject(event.Object)
 			}
-			canary, isCanary := event.Object.(*v1alpha1.Canary)
-			if !isCanary {
+			item, isItem := event.Object.(interface{}).(*T)
+			if !isItem {
 				continue
 			}
-			if err := funcs.Changed(canary, event.Type == watch.Deleted); err != nil {
+			if err := funcs.Changed(item, event.Type == watch.Deleted); err != nil {
 				return err
 			}
 		}

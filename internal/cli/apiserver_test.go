@@ -117,6 +117,45 @@ func TestAgainstAPIServer(t *testing.T) {
 			t.Errorf("got %v and:\n%s", got.err, got.stdout)
 		}
 	})
+	t.Run("groups: listed, described, and promoted member by member", func(t *testing.T) {
+		group := makeGroup("apps", "storefront", "podinfo", "backend").dependsOn("backend", "podinfo").obj()
+		mustCreate(t, kube, group)
+		group.Status.Phase = v1alpha1.PhaseProgressing
+		group.Status.Release = &v1alpha1.GroupRelease{Revision: longRevision, Phase: v1alpha1.PhaseProgressing,
+			Members: []v1alpha1.GroupReleaseMember{releaseMember("podinfo", v1alpha1.PhaseProgressing, 10, 1, "")}}
+		if err := kube.Status().Update(ctx, group); err != nil {
+			t.Fatal(err)
+		}
+		updateCanaryStatus(t, kube, client.ObjectKeyFromObject(podinfo), func(c *v1alpha1.Canary) {
+			c.Status.Phase, c.Status.CanaryWeight = v1alpha1.PhaseProgressing, 10
+			c.Status.Group = &v1alpha1.GroupStatus{Name: "storefront", Release: longRevision, StepsPassed: 1}
+		})
+		// backend did not change with the revision: the release is not its.
+		updateCanaryStatus(t, kube, client.ObjectKey{Namespace: "apps", Name: "backend"}, func(c *v1alpha1.Canary) {
+			c.Status.Phase, c.Status.CanaryWeight = v1alpha1.PhaseSucceeded, 0
+		})
+
+		if got := run("get", "groups", "storefront", "--no-header"); got.err != nil || !strings.HasPrefix(got.stdout, "storefront") ||
+			!strings.Contains(got.stdout, "podinfo:Progressing(1)") {
+			t.Errorf("get groups: %v\n%s", got.err, got.stdout)
+		}
+		if got := run("get", "canaries", "podinfo", "--no-header"); got.err != nil || !strings.HasPrefix(got.stdout, "podinfo\tstorefront") {
+			t.Errorf("get canaries shows no group: %v\n%q", got.err, got.stdout)
+		}
+		if got := run("get", "group", "storefront"); got.err != nil || !strings.Contains(got.stdout, "backend (after podinfo)") ||
+			!strings.Contains(got.stdout, "Sat out:   backend") {
+			t.Errorf("get group: %v\n%s", got.err, got.stdout)
+		}
+
+		agentCtx, stopAgent := context.WithCancel(ctx)
+		defer stopAgent()
+		go fakeAgent(agentCtx, kube, client.ObjectKeyFromObject(podinfo), handleRequests)
+		got := run("promote", "--group", "storefront", "--timeout", "10s")
+		if got.err != nil || !strings.Contains(got.stderr, "ℹ Canary backend skipped") ||
+			!strings.Contains(got.stderr, "✔ podinfo: promote request handled") {
+			t.Errorf("promote --group: %v\n%s", got.err, got.stderr)
+		}
+	})
 	t.Run("converted examples pass the CRD validation", func(t *testing.T) {
 		for _, example := range []string{"bluegreen-kubernetes", "canary-gatewayapi", "builtin-metrics-webhooks", "past-serin-bounds"} {
 			for _, object := range readManifests(t, filepath.Join("testdata", "convert", example+".out.yaml")) {

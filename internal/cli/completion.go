@@ -32,11 +32,31 @@ const completionTimeout = 5 * time.Second
 
 // canaryNameCompletion completes the NAME argument with the Canaries of the
 // namespace. Cobra's own `completion` command turns it into shell scripts.
-func canaryNameCompletion(env *environment) func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
+func canaryNameCompletion(env *environment) cobra.CompletionFunc {
+	return argumentCompletion(namesCompletion(env, canaryNames))
+}
+
+// groupNameCompletion completes the NAME argument with the CanaryGroups of
+// the namespace.
+func groupNameCompletion(env *environment) cobra.CompletionFunc {
+	return argumentCompletion(namesCompletion(env, groupNames))
+}
+
+// argumentCompletion completes the first argument only.
+func argumentCompletion(names cobra.CompletionFunc) cobra.CompletionFunc {
 	return func(cmd *cobra.Command, args []string, toComplete string) ([]string, cobra.ShellCompDirective) {
 		if len(args) > 0 {
 			return nil, cobra.ShellCompDirectiveNoFileComp
 		}
+		return names(cmd, args, toComplete)
+	}
+}
+
+// namesCompletion completes with the names list finds in the namespace
+// that start with what was typed; it completes a flag's value as well as
+// an argument.
+func namesCompletion(env *environment, list func(context.Context, client.Client, string) ([]string, error)) cobra.CompletionFunc {
+	return func(_ *cobra.Command, _ []string, toComplete string) ([]string, cobra.ShellCompDirective) {
 		namespace, err := env.namespace()
 		if err != nil {
 			return nil, cobra.ShellCompDirectiveError
@@ -47,16 +67,40 @@ func canaryNameCompletion(env *environment) func(*cobra.Command, []string, strin
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), completionTimeout)
 		defer cancel()
-		list := &v1alpha1.CanaryList{}
-		if err := kube.List(ctx, list, client.InNamespace(namespace)); err != nil {
+		all, err := list(ctx, kube, namespace)
+		if err != nil {
 			return nil, cobra.ShellCompDirectiveError
 		}
 		var names []string
-		for _, canary := range list.Items {
-			if strings.HasPrefix(canary.Name, toComplete) {
-				names = append(names, canary.Name)
+		for _, name := range all {
+			if strings.HasPrefix(name, toComplete) {
+				names = append(names, name)
 			}
 		}
 		return names, cobra.ShellCompDirectiveNoFileComp
 	}
+}
+
+func canaryNames(ctx context.Context, kube client.Client, namespace string) ([]string, error) {
+	list := &v1alpha1.CanaryList{}
+	err := kube.List(ctx, list, client.InNamespace(namespace))
+	return namesOf(list.Items), err
+}
+
+func groupNames(ctx context.Context, kube client.Client, namespace string) ([]string, error) {
+	list := &v1alpha1.CanaryGroupList{}
+	err := kube.List(ctx, list, client.InNamespace(namespace))
+	return namesOf(list.Items), err
+}
+
+// namesOf returns the names of a list's items.
+func namesOf[T any, P interface {
+	*T
+	client.Object
+}](items []T) []string {
+	names := make([]string, len(items))
+	for i := range items {
+		names[i] = P(&items[i]).GetName()
+	}
+	return names
 }

@@ -48,7 +48,8 @@ func newDashboardCommand(env *environment) *cobra.Command {
 revision and readiness, updated live; for each Canary, charts of the weight
 and of every check's values against its range at each analysis step, the
 webhooks' verdicts, the previous rollouts, the conditions, and buttons that
-promote, abort, retry and revert as the commands of those names do.
+promote, abort, retry and revert as the commands of those names do; and the
+CanaryGroups, each release's members side by side on one time line.
 
 The dashboard reads and acts through your kubeconfig, with its permissions and
 no others; it listens on 127.0.0.1 unless --address says otherwise. It runs

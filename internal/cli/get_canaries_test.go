@@ -35,11 +35,11 @@ const (
 )
 
 // listedCanaries are the Canaries of the get canaries tests: two in apps,
-// one in shop.
+// podinfo a member of the group storefront, and two in shop.
 func listedCanaries() []client.Object {
 	return []client.Object{
 		makeCanary("apps", "podinfo").revisions(longRevision, promotedRevision).
-			phase(v1alpha1.PhaseProgressing, 20).label("team", "web").
+			phase(v1alpha1.PhaseProgressing, 20).label("team", "web").inGroup("storefront", longRevision, 1).
 			ready(metav1.ConditionFalse, "Progressing", "advancing canary weight to 20 for "+longRevision).obj(),
 		makeCanary("apps", "backend").revisions("", "v1.4.0@sha256:"+strings.Repeat("9f86d081", 8)).
 			phase(v1alpha1.PhaseSucceeded, 0).
@@ -114,7 +114,7 @@ func TestCanaryRowColours(t *testing.T) {
 	canary := makeCanary("apps", "podinfo").phase(v1alpha1.PhaseFailed, 0).
 		ready(metav1.ConditionFalse, "Failed", "rolled back").obj()
 	got := canaryRow(canary, false, palette{enabled: true})
-	want := []string{"podinfo", "", "\033[31mFailed\033[0m", "0", "False", "\033[31mFalse\033[0m", "rolled back"}
+	want := []string{"podinfo", "-", "", "\033[31mFailed\033[0m", "0", "False", "\033[31mFalse\033[0m", "rolled back"}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("row differs (-want +got):\n%s", diff)
 	}

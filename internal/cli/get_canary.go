@@ -35,7 +35,7 @@ import (
 	"github.com/serin-dev/serin/api/v1alpha1"
 )
 
-// maxDescribedEvents is how many of a Canary's latest Events are shown.
+// maxDescribedEvents is how many of an object's latest Events are shown.
 const maxDescribedEvents = 10
 
 func newGetCanaryCommand(env *environment) *cobra.Command {
@@ -65,11 +65,11 @@ func runGetCanary(cmd *cobra.Command, env *environment, name string) error {
 	canary := &v1alpha1.Canary{}
 	if err := kube.Get(ctx, client.ObjectKey{Namespace: namespace, Name: name}, canary); err != nil {
 		if apierrors.IsNotFound(err) {
-			return canaryScope{namespace: namespace, name: name}.notFoundError()
+			return objectScope{kind: v1alpha1.CanaryKind, namespace: namespace, name: name}.notFoundError()
 		}
 		return err
 	}
-	events, eventsErr := recentCanaryEvents(ctx, kube, canary)
+	events, eventsErr := recentEvents(ctx, kube, v1alpha1.CanaryKind, canary)
 	description := canaryDescription{
 		canary:    canary,
 		events:    events,
@@ -80,21 +80,21 @@ func runGetCanary(cmd *cobra.Command, env *environment, name string) error {
 	return description.write(cmd.OutOrStdout())
 }
 
-// recentCanaryEvents returns the latest Events involving the Canary, oldest
-// first.
-func recentCanaryEvents(ctx context.Context, kube client.Client, canary *v1alpha1.Canary) ([]corev1.Event, error) {
+// recentEvents returns the latest Events involving the object of kind,
+// oldest first.
+func recentEvents(ctx context.Context, kube client.Client, kind string, object client.Object) ([]corev1.Event, error) {
 	list := &corev1.EventList{}
-	err := kube.List(ctx, list, client.InNamespace(canary.Namespace), client.MatchingFields{
-		"involvedObject.kind": v1alpha1.CanaryKind,
-		"involvedObject.name": canary.Name,
+	err := kube.List(ctx, list, client.InNamespace(object.GetNamespace()), client.MatchingFields{
+		"involvedObject.kind": kind,
+		"involvedObject.name": object.GetName(),
 	})
 	if err != nil {
 		return nil, err
 	}
 	var events []corev1.Event
 	for _, event := range list.Items {
-		// Events of an earlier Canary of the same name are not this one's.
-		if event.InvolvedObject.UID == "" || canary.UID == "" || event.InvolvedObject.UID == canary.UID {
+		// Events of an earlier object of the same name are not this one's.
+		if event.InvolvedObject.UID == "" || object.GetUID() == "" || event.InvolvedObject.UID == object.GetUID() {
 			events = append(events, event)
 		}
 	}
@@ -253,11 +253,14 @@ func describeWeight(c *v1alpha1.Canary) string {
 	return fmt.Sprintf("%d%% (steps %s)", weight, plan)
 }
 
-func (d canaryDescription) age(t time.Time) string {
+func (d canaryDescription) age(t time.Time) string { return ageAt(d.now, t) }
+
+// ageAt is how long before now t was, as kubectl prints ages.
+func ageAt(now, t time.Time) string {
 	if t.IsZero() {
 		return "<unknown>"
 	}
-	return duration.HumanDuration(d.now.Sub(t))
+	return duration.HumanDuration(now.Sub(t))
 }
 
 func orNone(s string) string {

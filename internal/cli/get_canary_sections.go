@@ -20,6 +20,10 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/serin-dev/serin/api/v1alpha1"
 	"github.com/serin-dev/serin/internal/outbound"
@@ -121,7 +125,15 @@ func (d canaryDescription) revertConfiguration() string {
 }
 
 func (d canaryDescription) writeConditions(w io.Writer) {
-	conditions := d.canary.Status.Conditions
+	writeConditions(w, d.canary.Status.Conditions, d.now)
+}
+
+func (d canaryDescription) writeEvents(w io.Writer) {
+	writeEvents(w, d.events, d.eventsErr, d.now)
+}
+
+// writeConditions lists an object's conditions with their age at now.
+func writeConditions(w io.Writer, conditions []metav1.Condition, now time.Time) {
 	if len(conditions) == 0 {
 		fmt.Fprintf(w, "\nConditions:\t<none>\n")
 		return
@@ -129,24 +141,26 @@ func (d canaryDescription) writeConditions(w io.Writer) {
 	fmt.Fprintf(w, "\nConditions:\n")
 	fmt.Fprintf(w, "  TYPE\tSTATUS\tREASON\tAGE\tMESSAGE\n")
 	for _, c := range conditions {
-		fmt.Fprintf(w, "  %s\t%s\t%s\t%s\t%s\n", c.Type, c.Status, c.Reason, d.age(c.LastTransitionTime.Time), c.Message)
+		fmt.Fprintf(w, "  %s\t%s\t%s\t%s\t%s\n", c.Type, c.Status, c.Reason, ageAt(now, c.LastTransitionTime.Time), c.Message)
 	}
 }
 
-func (d canaryDescription) writeEvents(w io.Writer) {
+// writeEvents lists an object's latest Events, or why they could not be
+// listed.
+func writeEvents(w io.Writer, events []corev1.Event, eventsErr error, now time.Time) {
 	switch {
-	case d.eventsErr != nil:
-		fmt.Fprintf(w, "\nEvents:\t<unavailable: %v>\n", d.eventsErr)
+	case eventsErr != nil:
+		fmt.Fprintf(w, "\nEvents:\t<unavailable: %v>\n", eventsErr)
 		return
-	case len(d.events) == 0:
+	case len(events) == 0:
 		fmt.Fprintf(w, "\nEvents:\t<none>\n")
 		return
 	}
 	fmt.Fprintf(w, "\nEvents:\n")
 	fmt.Fprintf(w, "  LAST SEEN\tTYPE\tREASON\tMESSAGE\n")
-	for i := range d.events {
-		event := &d.events[i]
+	for i := range events {
+		event := &events[i]
 		message := strings.TrimSpace(strings.ReplaceAll(event.Message, "\n", " "))
-		fmt.Fprintf(w, "  %s\t%s\t%s\t%s\n", d.age(eventLastSeen(event)), event.Type, event.Reason, message)
+		fmt.Fprintf(w, "  %s\t%s\t%s\t%s\n", ageAt(now, eventLastSeen(event)), event.Type, event.Reason, message)
 	}
 }

@@ -58,8 +58,11 @@ func newFakeClient(objects ...client.Object) client.WithWatch {
 	return fake.NewClientBuilder().
 		WithScheme(newScheme()).
 		WithObjects(objects...).
-		WithStatusSubresource(&v1alpha1.Canary{}).
+		WithStatusSubresource(&v1alpha1.Canary{}, &v1alpha1.CanaryGroup{}).
 		WithIndex(&v1alpha1.Canary{}, "metadata.name", func(o client.Object) []string {
+			return []string{o.GetName()}
+		}).
+		WithIndex(&v1alpha1.CanaryGroup{}, "metadata.name", func(o client.Object) []string {
 			return []string{o.GetName()}
 		}).
 		WithIndex(&corev1.Event{}, "involvedObject.kind", func(o client.Object) []string {
@@ -209,4 +212,91 @@ func (b *canaryBuilder) generation(generation, observed int64) *canaryBuilder {
 	return b
 }
 
+// inGroup makes the Canary a member of group's release, with steps passed.
+func (b *canaryBuilder) inGroup(group, release string, steps int) *canaryBuilder {
+	b.canary.Status.Group = &v1alpha1.GroupStatus{Name: group, Release: release, StepsPassed: steps}
+	return b
+}
+
 func (b *canaryBuilder) obj() *v1alpha1.Canary { return b.canary.DeepCopy() }
+
+// groupBuilder builds CanaryGroups for tests.
+type groupBuilder struct{ group v1alpha1.CanaryGroup }
+
+// makeGroup returns a CanaryGroup of members that the agent has not
+// reconciled yet.
+func makeGroup(namespace, name string, members ...string) *groupBuilder {
+	b := &groupBuilder{v1alpha1.CanaryGroup{
+		TypeMeta: metav1.TypeMeta{APIVersion: v1alpha1.GroupVersion.String(), Kind: v1alpha1.CanaryGroupKind},
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: namespace, Generation: 1,
+			UID: types.UID("uid-group-" + namespace + "-" + name)},
+	}}
+	for _, m := range members {
+		b.group.Spec.Members = append(b.group.Spec.Members, v1alpha1.GroupMember{Name: m})
+	}
+	return b
+}
+
+// dependsOn makes member wait for others.
+func (b *groupBuilder) dependsOn(member string, others ...string) *groupBuilder {
+	for i := range b.group.Spec.Members {
+		if b.group.Spec.Members[i].Name == member {
+			b.group.Spec.Members[i].DependsOn = others
+		}
+	}
+	return b
+}
+
+// release sets the current release, started ago, and the group's phase.
+func (b *groupBuilder) release(revision string, phase v1alpha1.CanaryPhase, ago time.Duration, members ...v1alpha1.GroupReleaseMember) *groupBuilder {
+	b.group.Status.Phase = phase
+	b.group.Status.Release = &v1alpha1.GroupRelease{Revision: revision, Phase: phase,
+		StartedAt: ptrTime(testNow.Add(-ago)), Members: members}
+	return b
+}
+
+// verdict finishes the current release, ago.
+func (b *groupBuilder) verdict(ago time.Duration, decidedBy, message, revertURL string) *groupBuilder {
+	r := b.group.Status.Release
+	r.FinishedAt, r.DecidedBy, r.Message, r.RevertURL = ptrTime(testNow.Add(-ago)), decidedBy, message, revertURL
+	return b
+}
+
+// history adds an earlier release.
+func (b *groupBuilder) history(r v1alpha1.GroupRelease) *groupBuilder {
+	b.group.Status.History = append(b.group.Status.History, r)
+	return b
+}
+
+func (b *groupBuilder) phase(phase v1alpha1.CanaryPhase) *groupBuilder {
+	b.group.Status.Phase = phase
+	return b
+}
+
+func (b *groupBuilder) ready(status metav1.ConditionStatus, reason, message string) *groupBuilder {
+	b.group.Status.Conditions = append(b.group.Status.Conditions, metav1.Condition{
+		Type: "Ready", Status: status, Reason: reason, Message: message,
+		LastTransitionTime: metav1.NewTime(testNow.Add(-90 * time.Second)),
+	})
+	return b
+}
+
+func (b *groupBuilder) label(key, value string) *groupBuilder {
+	if b.group.Labels == nil {
+		b.group.Labels = map[string]string{}
+	}
+	b.group.Labels[key] = value
+	return b
+}
+
+func (b *groupBuilder) obj() *v1alpha1.CanaryGroup { return b.group.DeepCopy() }
+
+// releaseMember is a member's line in a release.
+func releaseMember(name string, phase v1alpha1.CanaryPhase, weight, steps int, message string) v1alpha1.GroupReleaseMember {
+	return v1alpha1.GroupReleaseMember{Name: name, Phase: phase, Weight: weight, StepsPassed: steps, Message: message}
+}
+
+func ptrTime(t time.Time) *metav1.Time {
+	mt := metav1.NewTime(t)
+	return &mt
+}

@@ -31,6 +31,8 @@ const fieldOwner = agentrequest.FieldOwner
 
 func newAgentRequestCommand(env *environment, request agentrequest.Request) *cobra.Command {
 	var noWait bool
+	var group string
+	groupRequest, groupable := groupRequests[request.Verb]
 	cmd := &cobra.Command{
 		Use:   request.Verb + " NAME",
 		Short: request.Short,
@@ -42,11 +44,25 @@ records that value in status.handledRequests.`,
 		Example: fmt.Sprintf("  serin %s podinfo -n apps", request.Verb),
 		Args:    cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if group != "" {
+				return runGroupRequest(cmd, env, request, group, noWait)
+			}
 			return runAgentRequest(cmd, env, request, args[0], noWait)
 		},
 		ValidArgsFunction: canaryNameCompletion(env),
 	}
 	cmd.Flags().BoolVar(&noWait, "no-wait", false, "do not wait for the agent to act on the request")
+	if groupable {
+		cmd.Use = request.Verb + " (NAME | --group GROUP)"
+		cmd.Long += `
+
+With --group GROUP instead of NAME, it annotates the members of the
+CanaryGroup the request is for, with a line per member: those in phase
+` + joinPhases(groupRequest.phases) + ` (the agent acts on it in no other phase).`
+		cmd.Example += fmt.Sprintf("\n  serin %s --group storefront -n apps", request.Verb)
+		cmd.Args = nameOrGroup(&group)
+		addGroupFlag(cmd, env, &group, "send the request to the members of this CanaryGroup "+groupRequest.members)
+	}
 	return cmd
 }
 

@@ -69,10 +69,11 @@ func newRootCommand(env *environment) *cobra.Command {
 	root := &cobra.Command{
 		Use:   "serin",
 		Short: "Command line for serin, progressive delivery for Flux users",
-		Long: `serin shows and drives the Canaries of the serin agent: it lists their
-status the way flux get does, asks the agent to promote, abort, retry or
-revert a revision, suspends and resumes Canaries, serves a web dashboard of
-them, and converts Flagger Canaries to serin ones.`,
+		Long: `serin shows and drives the Canaries of the serin agent: it lists them and
+their CanaryGroups the way flux get does, asks the agent to promote, abort,
+retry or revert a revision (of a Canary, or of a group's members), suspends
+and resumes Canaries, serves a web dashboard of them, and converts Flagger
+Canaries to serin ones.`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}

@@ -52,8 +52,9 @@ var (
 
 func newSuspensionCommand(env *environment, s suspension) *cobra.Command {
 	var noWait bool
+	var group string
 	cmd := &cobra.Command{
-		Use:   s.verb + " NAME",
+		Use:   s.verb + " (NAME | --group GROUP)",
 		Short: s.short,
 		Long: s.long + `
 
@@ -61,16 +62,23 @@ Unless --no-wait is given, the command also requests a reconciliation (the
 reconcile.fluxcd.io/requestedAt annotation, as flux reconcile does) and waits
 until the agent has handled it (status.lastHandledReconcileAt).
 
+With --group, the command does so for each member of the CanaryGroup, with a
+line per member.
+
 A Canary applied by Flux gets spec.suspend back from Git at the next
 reconciliation if its manifest sets it.`,
-		Example:           fmt.Sprintf("  serin %s podinfo -n apps", s.verb),
-		Args:              cobra.ExactArgs(1),
+		Example:           fmt.Sprintf("  serin %s podinfo -n apps\n  serin %s --group storefront -n apps", s.verb, s.verb),
+		Args:              nameOrGroup(&group),
 		ValidArgsFunction: canaryNameCompletion(env),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if group != "" {
+				return s.runGroup(cmd, env, group, noWait)
+			}
 			return s.run(cmd, env, args[0], noWait)
 		},
 	}
 	cmd.Flags().BoolVar(&noWait, "no-wait", false, "do not wait for the agent to observe the change")
+	addGroupFlag(cmd, env, &group, s.verb+" every member of this CanaryGroup")
 	return cmd
 }
 

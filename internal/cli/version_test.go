@@ -176,13 +176,21 @@ func TestCompletion(t *testing.T) {
 			args: []string{"__complete", "promote", "p"},
 			want: "podinfo\n:4\nCompletion ended with directive: ShellCompDirectiveNoFileComp\n",
 		},
+		"group names": {
+			args: []string{"__complete", "get", "group", "s"},
+			want: "storefront\n:4\nCompletion ended with directive: ShellCompDirectiveNoFileComp\n",
+		},
+		"groups of --group": {
+			args: []string{"__complete", "abort", "--group", ""},
+			want: "billing\nstorefront\n:4\nCompletion ended with directive: ShellCompDirectiveNoFileComp\n",
+		},
 		"bash script": {args: []string{"completion", "bash"}},
 		"zsh script":  {args: []string{"completion", "zsh"}},
 		"fish script": {args: []string{"completion", "fish"}},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
-			env := newTestEnvironment(t, newFakeClient(listedCanaries()...))
+			env := newTestEnvironment(t, newFakeClient(append(listedCanaries(), listedGroups()...)...))
 			run := runCommand(context.Background(), env, tc.args...)
 			if run.err != nil {
 				t.Fatal(run.err)

@@ -34,7 +34,7 @@ func getCanary(ctx context.Context, kube client.Client, key types.NamespacedName
 	canary := &v1alpha1.Canary{}
 	if err := kube.Get(ctx, key, canary); err != nil {
 		if apierrors.IsNotFound(err) {
-			return nil, canaryScope{namespace: key.Namespace, name: key.Name}.notFoundError()
+			return nil, objectScope{kind: v1alpha1.CanaryKind, namespace: key.Namespace, name: key.Name}.notFoundError()
 		}
 		return nil, err
 	}

@@ -43,6 +43,27 @@ func (s *Server) listCanaries(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, map[string]any{"canaries": summaries})
 }
 
+// listGroups answers {"groups": [group, …]}: each CanaryGroup with its
+// release and its members' steps, read from the API server.
+func (s *Server) listGroups(w http.ResponseWriter, r *http.Request) {
+	groups := &v1alpha1.CanaryGroupList{}
+	if err := s.kube.List(r.Context(), groups, s.hub.listOptions()...); err != nil {
+		writeProblem(w, problemOf(err, s.opts.Namespace == ""))
+		return
+	}
+	canaries := &v1alpha1.CanaryList{}
+	if err := s.kube.List(r.Context(), canaries, s.hub.listOptions()...); err != nil {
+		writeProblem(w, problemOf(err, s.opts.Namespace == ""))
+		return
+	}
+	byKey := keyed(canaries.Items)
+	views := make([]groupView, 0, len(groups.Items))
+	for i := range groups.Items {
+		views = append(views, groupViewOf(&groups.Items[i], byKey))
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"groups": views})
+}
+
 // getCanary answers the detail of one Canary.
 func (s *Server) getCanary(w http.ResponseWriter, r *http.Request) {
 	canary, ok := s.readCanary(w, r)

@@ -45,11 +45,20 @@ const (
 	// eventProblem is why the dashboard cannot see the Canaries:
 	// {"error": message}, with an empty message once it can again.
 	eventProblem = "problem"
+	// eventGroup is a CanaryGroup whose view changed (the group, or the
+	// steps of a member), in the list's stream.
+	eventGroup = "group"
+	// eventGroupDeleted is a CanaryGroup that is gone: {"namespace", "name"}.
+	eventGroupDeleted = "group-deleted"
+	// eventGroupProblem is why the dashboard cannot see the CanaryGroups,
+	// as eventProblem is for the Canaries.
+	eventGroupProblem = "group-problem"
 )
 
 // streamEvents sends a page the Canaries as Server-Sent Events. Without a
 // query it streams the list: a snapshot once the hub has listed, then each
-// Canary that changes or is deleted. With ?namespace=NS&name=NAME it
+// Canary that changes or is deleted, and each CanaryGroup whose view
+// changes or that is deleted. With ?namespace=NS&name=NAME it
 // streams that Canary's detail at each change. Both follow the hub, which
 // watches the API server once for all the pages.
 func (s *Server) streamEvents(w http.ResponseWriter, r *http.Request) {
@@ -58,7 +67,8 @@ func (s *Server) streamEvents(w http.ResponseWriter, r *http.Request) {
 		writeProblem(w, problem{Status: http.StatusInternalServerError, Message: "the connection cannot stream events"})
 		return
 	}
-	stream := &eventStream{w: w, sent: map[types.NamespacedName]string{}, allNamespaces: s.opts.Namespace == ""}
+	stream := &eventStream{w: w, sent: map[types.NamespacedName]string{}, sentGroups: map[types.NamespacedName]string{},
+		allNamespaces: s.opts.Namespace == ""}
 	if name := r.URL.Query().Get("name"); name != "" {
 		stream.only = &types.NamespacedName{Namespace: r.URL.Query().Get("namespace"), Name: name}
 		stream.allNamespaces = false
@@ -102,6 +112,10 @@ type eventStream struct {
 	sent         map[types.NamespacedName]string // the resourceVersion sent of each Canary
 	snapshotSent bool
 	problem      string
+	// sentGroups is the JSON sent of each group: a group's view changes
+	// with its members' too.
+	sentGroups   map[types.NamespacedName]string
+	groupProblem string
 }
 
 // sendChanges sends what changed in the hub since the last call.
@@ -116,11 +130,24 @@ func (e *eventStream) sendChanges(snap snapshot) error {
 			return err
 		}
 	}
+	if e.only != nil {
+		if !snap.synced {
+			return nil
+		}
+		return e.sendDetail(snap)
+	}
+	groupProblem := ""
+	if snap.groupsProblem != nil {
+		groupProblem = problemOf(snap.groupsProblem, e.allNamespaces).Message
+	}
+	if groupProblem != e.groupProblem {
+		e.groupProblem = groupProblem
+		if err := e.send(eventGroupProblem, map[string]string{"error": groupProblem}); err != nil {
+			return err
+		}
+	}
 	if !snap.synced {
 		return nil
-	}
-	if e.only != nil {
-		return e.sendDetail(snap)
 	}
 	return e.sendList(snap)
 }
@@ -136,13 +163,21 @@ func (e *eventStream) sendList(snap snapshot) error {
 			e.sent[key] = canary.ResourceVersion
 		}
 	}
+	groups := groupViews(snap)
 	if !e.snapshotSent {
 		e.snapshotSent = true
 		summaries := make([]summary, 0, len(snap.canaries))
 		for _, canary := range snap.canaries {
 			summaries = append(summaries, summaryOf(canary))
 		}
-		return e.send(eventSnapshot, map[string]any{"canaries": summaries})
+		for _, g := range groups {
+			body, err := json.Marshal(g)
+			if err != nil {
+				return err
+			}
+			e.sentGroups[types.NamespacedName{Namespace: g.Namespace, Name: g.Name}] = string(body)
+		}
+		return e.send(eventSnapshot, map[string]any{"canaries": summaries, "groups": groups})
 	}
 	for _, canary := range changed {
 		if err := e.send(eventCanary, summaryOf(canary)); err != nil {
@@ -157,7 +192,50 @@ func (e *eventStream) sendList(snap snapshot) error {
 			}
 		}
 	}
+	return e.sendGroups(groups)
+}
+
+// sendGroups sends the groups whose view changed since the last call,
+// and those that are gone.
+func (e *eventStream) sendGroups(groups []groupView) error {
+	seen := map[types.NamespacedName]bool{}
+	for _, g := range groups {
+		key := types.NamespacedName{Namespace: g.Namespace, Name: g.Name}
+		seen[key] = true
+		body, err := json.Marshal(g)
+		if err != nil {
+			return err
+		}
+		if e.sentGroups[key] == string(body) {
+			continue
+		}
+		e.sentGroups[key] = string(body)
+		if err := e.sendRaw(eventGroup, body); err != nil {
+			return err
+		}
+	}
+	for key := range e.sentGroups {
+		if !seen[key] {
+			delete(e.sentGroups, key)
+			if err := e.send(eventGroupDeleted, map[string]string{"namespace": key.Namespace, "name": key.Name}); err != nil {
+				return err
+			}
+		}
+	}
 	return nil
+}
+
+// groupViews lays out the snapshot's groups with their members.
+func groupViews(snap snapshot) []groupView {
+	canaries := make(map[types.NamespacedName]*v1alpha1.Canary, len(snap.canaries))
+	for _, c := range snap.canaries {
+		canaries[client.ObjectKeyFromObject(c)] = c
+	}
+	views := make([]groupView, 0, len(snap.groups))
+	for _, g := range snap.groups {
+		views = append(views, groupViewOf(g, canaries))
+	}
+	return views
 }
 
 // goneVersion marks, in eventStream.sent, a Canary reported deleted.
@@ -193,6 +271,11 @@ func (e *eventStream) send(event string, data any) error {
 	if err != nil {
 		return err
 	}
-	_, err = fmt.Fprintf(e.w, "event: %s\ndata: %s\n\n", event, body)
+	return e.sendRaw(event, body)
+}
+
+// sendRaw writes one event of data already in JSON.
+func (e *eventStream) sendRaw(event string, body []byte) error {
+	_, err := fmt.Fprintf(e.w, "event: %s\ndata: %s\n\n", event, body)
 	return err
 }

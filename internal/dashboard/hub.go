@@ -29,10 +29,10 @@ import (
 	"github.com/serin-dev/serin/internal/canarywatch"
 )
 
-// hub keeps the Canaries the dashboard shows, from one list and watch of
-// the API server shared by every open page: a page that connects reads the
-// hub and is told of each change, so browsers never make the dashboard
-// poll the API server.
+// hub keeps the Canaries and CanaryGroups the dashboard shows, from one
+// list and watch of each kind shared by every open page: a page that
+// connects reads the hub and is told of each change, so browsers never
+// make the dashboard poll the API server.
 type hub struct {
 	kube      client.WithWatch
 	namespace string // empty for all namespaces
@@ -44,15 +44,21 @@ type hub struct {
 	canaries map[types.NamespacedName]*v1alpha1.Canary
 	synced   bool  // a list succeeded
 	problem  error // why the last list or watch failed; nil once one works
-	subs     map[chan struct{}]struct{}
+	// groups are followed apart: a user the CanaryGroups are refused to
+	// still sees the Canaries, and groupsProblem says why no group shows.
+	groups        map[types.NamespacedName]*v1alpha1.CanaryGroup
+	groupsProblem error
+	subs          map[chan struct{}]struct{}
 }
 
 // snapshot is the hub's state at one moment. Its Canaries are never
 // changed afterwards: the hub replaces an object, it does not modify it.
 type snapshot struct {
-	canaries []*v1alpha1.Canary // by namespace, then name
-	synced   bool
-	problem  error
+	canaries      []*v1alpha1.Canary // by namespace, then name
+	synced        bool
+	problem       error
+	groups        []*v1alpha1.CanaryGroup // by namespace, then name
+	groupsProblem error
 }
 
 func newHub(kube client.WithWatch, namespace string, retryDelay time.Duration) *hub {
@@ -61,23 +67,33 @@ func newHub(kube client.WithWatch, namespace string, retryDelay time.Duration) *
 		namespace:  namespace,
 		retryDelay: retryDelay,
 		canaries:   map[types.NamespacedName]*v1alpha1.Canary{},
+		groups:     map[types.NamespacedName]*v1alpha1.CanaryGroup{},
 		subs:       map[chan struct{}]struct{}{},
 	}
 }
 
-// run lists and watches the Canaries until ctx ends. A watch the server
+// run lists and watches the Canaries and the CanaryGroups until ctx ends.
+func (h *hub) run(ctx context.Context) {
+	go h.follow(ctx, func(ctx context.Context) error {
+		return canarywatch.FollowGroups(ctx, h.kube, h.listOptions(), canarywatch.Funcs[v1alpha1.CanaryGroup]{Listed: h.replaceGroups, Changed: h.updateGroup})
+	}, h.setGroupsProblem)
+	h.follow(ctx, func(ctx context.Context) error {
+		return canarywatch.Follow(ctx, h.kube, h.listOptions(), canarywatch.Funcs[v1alpha1.Canary]{Listed: h.replace, Changed: h.update})
+	}, h.setProblem)
+}
+
+// follow runs one kind's list and watch until ctx ends. A watch the server
 // closes or expires is started again from a new list; a refused or failed
 // one after retryDelay, the problem shown to the pages meanwhile.
-func (h *hub) run(ctx context.Context) {
-	funcs := canarywatch.Funcs{Listed: h.replace, Changed: h.update}
+func (h *hub) follow(ctx context.Context, follow func(context.Context) error, setProblem func(error)) {
 	for {
-		err := canarywatch.Follow(ctx, h.kube, h.listOptions(), funcs)
+		err := follow(ctx)
 		if ctx.Err() != nil {
 			return
 		}
 		delay := canarywatch.RestartDelay
 		if !canarywatch.Restartable(err) {
-			h.setProblem(err)
+			setProblem(err)
 			delay = h.retryDelay
 		}
 		select {
@@ -99,10 +115,7 @@ func (h *hub) listOptions() []client.ListOption {
 func (h *hub) replace(items []v1alpha1.Canary) error {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	h.canaries = make(map[types.NamespacedName]*v1alpha1.Canary, len(items))
-	for i := range items {
-		h.canaries[client.ObjectKeyFromObject(&items[i])] = &items[i]
-	}
+	h.canaries = keyed(items)
 	h.synced, h.problem = true, nil
 	h.notifyLocked()
 	return nil
@@ -110,19 +123,64 @@ func (h *hub) replace(items []v1alpha1.Canary) error {
 
 // update records a Canary the watch saw.
 func (h *hub) update(canary *v1alpha1.Canary, deleted bool) error {
-	if h.namespace != "" && canary.Namespace != h.namespace {
-		return nil // a fake client's watch ignores the namespace
+	return h.record(canary, func() { change(h.canaries, canary, deleted) })
+}
+
+// replaceGroups sets the CanaryGroups of a new list.
+func (h *hub) replaceGroups(items []v1alpha1.CanaryGroup) error {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.groups = keyed(items)
+	h.groupsProblem = nil
+	h.notifyLocked()
+	return nil
+}
+
+// updateGroup records a CanaryGroup the watch saw.
+func (h *hub) updateGroup(group *v1alpha1.CanaryGroup, deleted bool) error {
+	return h.record(group, func() { change(h.groups, group, deleted) })
+}
+
+// record applies a change a watch saw of object, unless it is another
+// namespace's (a fake client's watch ignores the namespace).
+func (h *hub) record(object client.Object, apply func()) error {
+	if h.namespace != "" && object.GetNamespace() != h.namespace {
+		return nil
 	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	key := client.ObjectKeyFromObject(canary)
-	if deleted {
-		delete(h.canaries, key)
-	} else {
-		h.canaries[key] = canary
-	}
+	apply()
 	h.notifyLocked()
 	return nil
+}
+
+// keyed indexes a list's items by namespace and name.
+func keyed[T any, P interface {
+	*T
+	client.Object
+}](items []T) map[types.NamespacedName]P {
+	objects := make(map[types.NamespacedName]P, len(items))
+	for i := range items {
+		objects[client.ObjectKeyFromObject(P(&items[i]))] = &items[i]
+	}
+	return objects
+}
+
+// change records an object a watch saw changed, or deleted.
+func change[P client.Object](objects map[types.NamespacedName]P, object P, deleted bool) {
+	key := client.ObjectKeyFromObject(object)
+	if deleted {
+		delete(objects, key)
+	} else {
+		objects[key] = object
+	}
+}
+
+func (h *hub) setGroupsProblem(err error) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.groupsProblem = err
+	h.notifyLocked()
 }
 
 func (h *hub) setProblem(err error) {
@@ -161,16 +219,25 @@ func (h *hub) subscribe() (<-chan struct{}, func()) {
 func (h *hub) snapshot() snapshot {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	s := snapshot{synced: h.synced, problem: h.problem}
+	s := snapshot{synced: h.synced, problem: h.problem, groupsProblem: h.groupsProblem}
 	for _, canary := range h.canaries {
 		s.canaries = append(s.canaries, canary)
 	}
-	sort.Slice(s.canaries, func(i, j int) bool {
-		a, b := s.canaries[i], s.canaries[j]
-		if a.Namespace != b.Namespace {
-			return a.Namespace < b.Namespace
-		}
-		return a.Name < b.Name
-	})
+	for _, group := range h.groups {
+		s.groups = append(s.groups, group)
+	}
+	sortByKey(s.canaries)
+	sortByKey(s.groups)
 	return s
+}
+
+// sortByKey orders objects by namespace, then name.
+func sortByKey[O client.Object](objects []O) {
+	sort.Slice(objects, func(i, j int) bool {
+		a, b := objects[i], objects[j]
+		if a.GetNamespace() != b.GetNamespace() {
+			return a.GetNamespace() < b.GetNamespace()
+		}
+		return a.GetName() < b.GetName()
+	})
 }

@@ -17,14 +17,15 @@ limitations under the License.
 // Package dashboard is serin's local web dashboard (`serin dashboard`):
 // the Canaries and their rollouts, updated live, with charts of each
 // analysis step's weight and check values and the buttons of the CLI's
-// promote, abort, retry and revert. It runs on the user's machine and
+// promote, abort, retry and revert; and the CanaryGroups, each release's
+// members side by side on one time line. It runs on the user's machine and
 // reads and acts through the user's kubeconfig, with its permissions and
 // no others.
 //
 // The server is an http.Handler over a controller-runtime client: one list
-// and watch of the Canaries (the hub) feeds every open page through
-// Server-Sent Events; the pages are plain HTML, CSS and JavaScript embedded
-// in the binary.
+// and watch of the Canaries and one of the CanaryGroups (the hub) feed
+// every open page through Server-Sent Events; the pages are plain HTML,
+// CSS and JavaScript embedded in the binary.
 package dashboard
 
 import (
@@ -81,8 +82,8 @@ type Server struct {
 	page    *template.Template
 }
 
-// New returns the dashboard of the Canaries kube can see. Its pages stay
-// empty until Run watches the Canaries.
+// New returns the dashboard of the Canaries and CanaryGroups kube can see.
+// Its pages stay empty until Run watches them.
 func New(kube client.WithWatch, opts Options) (*Server, error) {
 	if opts.Now == nil {
 		opts.Now = time.Now
@@ -120,6 +121,7 @@ func New(kube client.WithWatch, opts Options) (*Server, error) {
 	mux.Handle("GET /assets/", http.StripPrefix("/assets/", http.FileServerFS(assets)))
 	mux.HandleFunc("GET /api/canaries", s.listCanaries)
 	mux.HandleFunc("GET /api/canaries/{namespace}/{name}", s.getCanary)
+	mux.HandleFunc("GET /api/groups", s.listGroups)
 	mux.HandleFunc("POST /api/canaries/{namespace}/{name}/{verb}", s.requestAction)
 	mux.HandleFunc("GET /api/events", s.streamEvents)
 	s.handler = s.guard(mux)
@@ -131,7 +133,8 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	s.handler.ServeHTTP(w, r)
 }
 
-// Run lists and watches the Canaries for the pages until ctx ends.
+// Run lists and watches the Canaries and CanaryGroups for the pages until
+// ctx ends.
 func (s *Server) Run(ctx context.Context) {
 	s.hub.run(ctx)
 }

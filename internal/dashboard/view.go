@@ -43,6 +43,8 @@ type summary struct {
 	Message   string      `json:"message"`
 	Suspended bool        `json:"suspended"`
 	Revert    *revertView `json:"revert,omitempty"`
+	// Group is the name of the Canary's CanaryGroup (status.group.name).
+	Group string `json:"group,omitempty"`
 }
 
 type revertView struct {
@@ -62,6 +64,8 @@ type detail struct {
 	Interval         string          `json:"interval"`
 	Conditions       []conditionView `json:"conditions"`
 	Requests         []requestView   `json:"requests"`
+	// GroupStatus is the Canary's place in its group's release.
+	GroupStatus *v1alpha1.GroupStatus `json:"groupStatus,omitempty"`
 	// Rollouts are the analysis records, newest first.
 	Rollouts []rolloutView `json:"rollouts"`
 }
@@ -153,6 +157,9 @@ func summaryOf(c *v1alpha1.Canary) summary {
 	if r := c.Status.Revert; r != nil {
 		s.Revert = &revertView{State: r.State, PullRequestURL: r.PullRequestURL, Message: r.Message}
 	}
+	if g := c.Status.Group; g != nil {
+		s.Group = g.Name
+	}
 	return s
 }
 
@@ -168,6 +175,7 @@ func detailOf(c *v1alpha1.Canary) detail {
 		Conditions:       []conditionView{},
 		Requests:         []requestView{},
 		Rollouts:         []rolloutView{},
+		GroupStatus:      c.Status.Group,
 	}
 	for _, cond := range c.Status.Conditions {
 		d.Conditions = append(d.Conditions, conditionView{

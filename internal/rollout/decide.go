@@ -144,6 +144,10 @@ func decideIdle(c *v1alpha1.Canary, o Observation) Action {
 		// A rollout under way is judged with the references it has (a
 		// refused MetricTemplate fails its check); none starts.
 		return Stall{Reason: v1alpha1.AccessDeniedReason, Message: o.RefusedRefs}
+	case o.Group.Invalid != "":
+		// Its group cannot be followed: no rollout starts until it is
+		// fixed (one under way went on alone).
+		return Stall{Reason: v1alpha1.InvalidGroupReason, Message: o.Group.Invalid}
 	case o.Target.SpecHash != st.LastAppliedSpec && o.Target.SpecHash == st.LastPromotedSpec:
 		return AcceptRevision{}
 	case o.Target.SpecHash != st.LastAppliedSpec:
@@ -200,7 +204,7 @@ func decideAnalysis(c *v1alpha1.Canary, o Observation) Action {
 		// The canary lost every ready pod mid-analysis: its share of the
 		// requests would fail. It gets traffic again from the first step.
 		return Shield{Side: CanarySide, Reason: "the canary has no pod ready to serve: " + o.Target.Health.Message}
-	case !o.Target.Health.Ready && o.Now.Sub(transitionTime(c)) > c.GetProgressDeadline():
+	case !o.Target.Health.Ready && o.Now.Sub(transitionTime(c)) > c.GetProgressDeadline() && !holding(c):
 		return Rollback{Reason: fmt.Sprintf("canary not ready within the progress deadline (%s): %s", c.GetProgressDeadline(), o.Target.Health.Message)}
 	case st.FailedChecks >= c.GetThreshold():
 		return Rollback{Reason: fmt.Sprintf("%d failed checks reached the threshold of %d", st.FailedChecks, c.GetThreshold())}
@@ -436,6 +440,14 @@ func whenRoutesProgrammed(c *v1alpha1.Canary, o Observation, wait time.Duration,
 func waitedForRoutes(c *v1alpha1.Canary) bool {
 	ready := apimeta.FindStatusCondition(c.Status.Conditions, meta.ReadyCondition)
 	return ready != nil && ready.Reason == v1alpha1.RouteNotProgrammedReason
+}
+
+// holding reports whether a member of a group holds a passed step for the
+// others: its clock stopped at the pass, so the progress deadline of a
+// canary that is not ready is not counted from it (a canary that fails
+// rolls back all the same).
+func holding(c *v1alpha1.Canary) bool {
+	return c.Status.Group != nil && c.Status.Group.Holding != ""
 }
 
 // transitionTime is when the phase or weight last changed.

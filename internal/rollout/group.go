@@ -37,6 +37,10 @@ type Group struct {
 	Window time.Duration
 	// Members are the group's other members.
 	Members []GroupPeer
+	// Invalid, when not empty, says why the group cannot be followed (the
+	// Canary listed by two groups, a dependsOn cycle): no rollout starts,
+	// one under way goes on alone.
+	Invalid string
 }
 
 // GroupPeer is another member of the group.
@@ -49,6 +53,16 @@ type GroupPeer struct {
 	Status *v1alpha1.GroupStatus
 	// Message is the member's Ready message.
 	Message string
+	// Since is when the member entered its phase (status.lastTransitionTime).
+	Since time.Time
+}
+
+// inItsRelease reports whether the peer entered its phase in the release
+// its status.group names, rather than in an earlier one (its release key
+// is written with its next phase, but the cache may show one before the
+// other).
+func (p GroupPeer) inItsRelease() bool {
+	return p.Status != nil && (p.Status.StartedAt == nil || !p.Since.Before(p.Status.StartedAt.Time))
 }
 
 // InGroup reports whether the Canary follows a group.
@@ -81,43 +95,86 @@ func ReleaseKey(c *v1alpha1.Canary, o Observation) (string, time.Time) {
 		return st.Release, releaseStart(c, o)
 	}
 	if rev := o.Target.Revision; rev != "" {
-		if o.Requests.Retry != "" {
+		if o.Requests.Retry != "" && c.Status.Phase == v1alpha1.PhaseFailed && o.Target.SpecHash == c.Status.LastAppliedSpec {
 			// A retry is a release of its own: the failed one's verdict
-			// stays with it. A group's retry (serin retry group/NAME)
+			// stays with it. A group's retry (serin retry --group NAME)
 			// asks every member with the same value.
 			rev += "#retry=" + o.Requests.Retry
 		}
-		start := o.Now
+		start, open, taken := o.Now, false, false
 		for _, p := range o.Group.Members {
-			if p.Status != nil && p.Status.Name == o.Group.Name && p.Status.Release == rev && p.Status.StartedAt != nil && p.Status.StartedAt.Time.Before(start) {
+			if p.Status == nil || p.Status.Name != o.Group.Name || p.Status.Release != rev {
+				continue
+			}
+			taken = true
+			if p.Status.StartedAt != nil && p.Status.StartedAt.Time.Before(start) {
 				start = p.Status.StartedAt.Time
 			}
+			if releaseOpen(p) || (p.Status.StartedAt != nil && o.Now.Sub(p.Status.StartedAt.Time) <= o.Group.Window) {
+				open = true
+			}
+		}
+		if taken && !open {
+			// The revision's release is over: a change that is no new
+			// revision (kubectl, a config, drift) is a release of its own,
+			// joined by the changes within the window.
+			return atKey(rev, o)
 		}
 		return rev, start
 	}
+	return atKey("", o)
+}
+
+// atKey is the key of a release that begins now: base (a revision, or
+// none) and the time, or the release of a member that began one on the
+// same base within the window.
+func atKey(base string, o Observation) (string, time.Time) {
 	for _, p := range o.Group.Members {
 		if p.Status == nil || p.Status.Name != o.Group.Name {
 			continue
 		}
-		if begun, ok := windowStart(p.Status.Release); ok && o.Now.Sub(begun) <= o.Group.Window {
+		if b, begun, ok := timedKey(p.Status.Release); ok && b == base && o.Now.Sub(begun) <= o.Group.Window {
 			return p.Status.Release, begun
 		}
 	}
-	return windowKeyPrefix + o.Now.UTC().Format(time.RFC3339Nano), o.Now
+	at := o.Now.UTC().Format(time.RFC3339Nano)
+	if base == "" {
+		return windowKeyPrefix + at, o.Now
+	}
+	return base + atSeparator + at, o.Now
+}
+
+// atSeparator separates a revision from the time in the key of a release
+// that is not the revision's first.
+const atSeparator = "#at="
+
+// releaseOpen reports whether a member's release is under way for it.
+func releaseOpen(p GroupPeer) bool {
+	switch p.Phase {
+	case v1alpha1.PhaseProgressing, v1alpha1.PhaseWaitingPromotion, v1alpha1.PhaseWaiting, v1alpha1.PhasePromoting, v1alpha1.PhaseFinalising:
+		return true
+	}
+	return false
 }
 
 // windowKeyPrefix starts the key of a release without a Flux revision:
 // the time it began.
 const windowKeyPrefix = "window@"
 
-// windowStart is when a release without a Flux revision began.
-func windowStart(key string) (time.Time, bool) {
-	rest, ok := strings.CutPrefix(key, windowKeyPrefix)
-	if !ok {
-		return time.Time{}, false
+// timedKey splits the key of a release keyed by the time it began (no
+// Flux revision, or not the revision's first) into its base and time.
+func timedKey(key string) (string, time.Time, bool) {
+	base, at, ok := "", key, false
+	if rest, isWindow := strings.CutPrefix(key, windowKeyPrefix); isWindow {
+		at, ok = rest, true
+	} else if i := strings.LastIndex(key, atSeparator); i >= 0 {
+		base, at, ok = key[:i], key[i+len(atSeparator):], true
 	}
-	t, err := time.Parse(time.RFC3339Nano, rest)
-	return t, err == nil
+	if !ok {
+		return "", time.Time{}, false
+	}
+	t, err := time.Parse(time.RFC3339Nano, at)
+	return base, t, err == nil
 }
 
 // earlierRelease returns the release a member must merge its own into:
@@ -130,17 +187,17 @@ func earlierRelease(c *v1alpha1.Canary, o Observation) (JoinRelease, bool) {
 	if st == nil || st.Name != o.Group.Name {
 		return JoinRelease{}, false
 	}
-	mine, ok := windowStart(st.Release)
+	base, mine, ok := timedKey(st.Release)
 	if !ok {
 		return JoinRelease{}, false
 	}
 	best := JoinRelease{}
 	for _, p := range o.Group.Members {
-		if !p.Found || p.Status == nil || p.Status.Name != o.Group.Name || !(analysing(p) || p.Phase == v1alpha1.PhaseWaiting) {
+		if !p.Found || p.Status == nil || p.Status.Name != o.Group.Name || (!analysing(p) && p.Phase != v1alpha1.PhaseWaiting) {
 			continue
 		}
-		theirs, ok := windowStart(p.Status.Release)
-		if !ok || !theirs.Before(mine) || mine.Sub(theirs) > o.Group.Window {
+		theirBase, theirs, ok := timedKey(p.Status.Release)
+		if !ok || theirBase != base || !theirs.Before(mine) || mine.Sub(theirs) > o.Group.Window {
 			continue
 		}
 		if best.Release == "" || theirs.Before(best.StartedAt) {
@@ -185,7 +242,7 @@ func windowLeft(c *v1alpha1.Canary, o Observation) time.Duration {
 // fails the whole release, and says why; "" when none failed.
 func ReleaseFailure(c *v1alpha1.Canary, o Observation) (member, message string) {
 	for _, p := range o.Group.release(c) {
-		if p.Phase != v1alpha1.PhaseFailed {
+		if p.Phase != v1alpha1.PhaseFailed || !p.inItsRelease() || p.Status.FailedBy == c.Name {
 			continue
 		}
 		// The member whose own failure decided, rather than one rolled
@@ -203,28 +260,37 @@ func ReleaseFailure(c *v1alpha1.Canary, o Observation) (member, message string) 
 // releaseHalted names a member of the release whose promotion halted.
 func releaseHalted(c *v1alpha1.Canary, o Observation) string {
 	for _, p := range o.Group.release(c) {
-		if p.Phase == v1alpha1.PhaseHalted {
+		if p.Phase == v1alpha1.PhaseHalted && p.inItsRelease() {
 			return p.Name
 		}
 	}
 	return ""
 }
 
-// PendingDependencies returns the members the Canary depends on whose new
-// revision is not promoted yet. A member that did not join the release
-// within its window sits the release out and counts as done, as does one
-// the group lists but that does not exist.
+// PendingDependencies returns the members the Canary depends on that are
+// not ready for it, as Flux's dependsOn waits for Ready: a dependency that
+// changed with the release until it is promoted in it; one that did not
+// (it has not joined within the window) until it serves a promoted
+// revision (Succeeded or Initialized, not analysing another release, not
+// Failed or Halted). One the group lists but that does not exist counts
+// as done.
 func PendingDependencies(c *v1alpha1.Canary, o Observation) []string {
 	var pending []string
 	inRelease := o.Group.release(c)
 	for _, d := range o.Group.DependsOn {
-		i := slices.IndexFunc(inRelease, func(p GroupPeer) bool { return p.Name == d })
+		if i := slices.IndexFunc(inRelease, func(p GroupPeer) bool { return p.Name == d }); i >= 0 {
+			if inRelease[i].Phase != v1alpha1.PhaseSucceeded {
+				pending = append(pending, d)
+			}
+			continue
+		}
+		i := slices.IndexFunc(o.Group.Members, func(p GroupPeer) bool { return p.Name == d && p.Found })
 		switch {
-		case i >= 0 && inRelease[i].Phase == v1alpha1.PhaseSucceeded:
-		case i >= 0:
-			pending = append(pending, d)
-		case windowLeft(c, o) > 0 && slices.ContainsFunc(o.Group.Members, func(p GroupPeer) bool { return p.Name == d && p.Found }):
+		case i < 0:
+		case windowLeft(c, o) > 0:
 			// It may still change with this release.
+			pending = append(pending, d)
+		case o.Group.Members[i].Phase != v1alpha1.PhaseSucceeded && o.Group.Members[i].Phase != v1alpha1.PhaseInitialized:
 			pending = append(pending, d)
 		}
 	}
@@ -307,10 +373,15 @@ func decideInGroup(c *v1alpha1.Canary, o Observation) (Action, bool) {
 	if st == nil {
 		return nil, false
 	}
+	if st.Holding != "" && o.Routes.Programmed && o.CanaryWeight != c.Status.CanaryWeight {
+		// The held step's weights were written, its status was not (a
+		// killed agent): record them rather than advance again.
+		return RecordWeights{}, true
+	}
 	if !o.Group.InGroup() || st.Name != o.Group.Name {
-		if st.Holding != "" {
+		if st.Holding != "" && o.Target.Health.Ready {
 			// No longer in that group: the held step goes on alone.
-			return GroupAdvance{}, true
+			return whenRoutesProgrammed(c, o, 0, GroupAdvance{}), true
 		}
 		return nil, false
 	}

@@ -53,7 +53,7 @@ func grouped(now time.Time, peers ...GroupPeer) Observation {
 }
 
 func peer(name string, phase v1alpha1.CanaryPhase, st *v1alpha1.GroupStatus) GroupPeer {
-	return GroupPeer{Name: name, Found: true, Phase: phase, Status: st, Message: name + " says why"}
+	return GroupPeer{Name: name, Found: true, Phase: phase, Status: st, Message: name + " says why", Since: t0.Add(time.Second)}
 }
 
 func TestGroupGate(t *testing.T) {
@@ -255,7 +255,11 @@ func TestReleaseKey(t *testing.T) {
 	// A retry is a release of its own, which the members retried with the
 	// same request share.
 	o.Requests.Retry = "2026-11-26T12:00:00Z"
-	if key, _ := ReleaseKey(c, o); key != release+"#retry=2026-11-26T12:00:00Z" {
+	if key, _ := ReleaseKey(c, o); key != release {
+		t.Errorf("a retry request left on a Canary that did not fail: %s", key)
+	}
+	failed := canary(v1alpha1.PhaseFailed)
+	if key, _ := ReleaseKey(failed, o); key != release+"#retry=2026-11-26T12:00:00Z" {
 		t.Errorf("a retry: %s", key)
 	}
 	o.Requests.Retry = ""
@@ -295,5 +299,64 @@ func TestDecide_GroupMergesReleasesBegunAtOnce(t *testing.T) {
 	o.Group.Members[0].Status = member(early, 0, "")
 	if got, ok := earlierRelease(c, o); ok {
 		t.Errorf("earlierRelease = %s, want none", got)
+	}
+}
+
+// A member whose release key the cache shows before its new phase (its
+// Failed phase from the last release) fails no one; nor does a change
+// that is no new revision join a release that is over.
+func TestDecide_GroupStalePeers(t *testing.T) {
+	later := t0.Add(time.Minute)
+	stale := peer("api", v1alpha1.PhaseFailed, member(release, 0, ""))
+	stale.Since = t0.Add(-time.Hour)
+	c := canary(v1alpha1.PhaseProgressing, inRelease(1, ""))
+	if got := Decide(c, grouped(later, stale)); got != (Step{}) {
+		t.Errorf("Decide = %s, want step", got)
+	}
+	self := peer("api", v1alpha1.PhaseFailed, &v1alpha1.GroupStatus{Name: "shop", Release: release, FailedBy: "podinfo"})
+	if got := Decide(c, grouped(later, self)); got != (Step{}) {
+		t.Errorf("a peer rolled back by this member: Decide = %s, want step", got)
+	}
+
+	idle := canary(v1alpha1.PhaseSucceeded)
+	over := peer("api", v1alpha1.PhaseFailed, member(release, 2, ""))
+	key, _ := ReleaseKey(idle, grouped(later, over))
+	if base, _, ok := timedKey(key); !ok || base != release {
+		t.Errorf("a change after its revision's release ended: key %s, want a release of its own on %s", key, release)
+	}
+}
+
+// dependsOn waits as Flux's does: for a dependency outside the release to
+// be ready, not merely absent from it.
+func TestPendingDependencies_OutsideTheRelease(t *testing.T) {
+	c := canary(v1alpha1.PhaseWaiting, inRelease(0, ""))
+	for _, tc := range []struct {
+		name string
+		api  GroupPeer
+		want int
+	}{
+		{"analysing a newer release", peer("api", v1alpha1.PhaseProgressing, member("main@sha1:new", 1, "")), 1},
+		{"halted", peer("api", v1alpha1.PhaseHalted, member("main@sha1:old", 3, "")), 1},
+		{"serving its promoted revision", peer("api", v1alpha1.PhaseSucceeded, member("main@sha1:old", 3, "")), 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			o := grouped(t0.Add(time.Minute), tc.api)
+			o.Group.DependsOn = []string{"api"}
+			if got := PendingDependencies(c, o); len(got) != tc.want {
+				t.Errorf("PendingDependencies = %v, want %d", got, tc.want)
+			}
+		})
+	}
+}
+
+// A held step whose weights were written but not its status (a killed
+// agent) is recorded, not advanced again.
+func TestDecide_GroupHeldStepWrittenNotRecorded(t *testing.T) {
+	c := canary(v1alpha1.PhaseProgressing, inRelease(2, v1alpha1.HoldingStep))
+	c.Status.CanaryWeight = 10
+	o := grouped(t0.Add(time.Second), peer("api", v1alpha1.PhaseProgressing, member(release, 2, "")))
+	o.CanaryWeight = 20
+	if got := Decide(c, o); got != (RecordWeights{}) {
+		t.Errorf("Decide = %s, want record-weights", got)
 	}
 }

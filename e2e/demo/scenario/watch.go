@@ -49,9 +49,9 @@ func watchCanaries(ctx context.Context, s *settings) <-chan error {
 }
 
 // columnWidths are the widths the watch's columns are padded to: NAME,
-// REVISION (main@sha1: and 8 hex digits), PHASE (WaitingPromotion),
+// GROUP, REVISION (main@sha1: and 8 hex digits), PHASE (WaitingPromotion),
 // WEIGHT, SUSPENDED, READY; MESSAGE is last.
-var columnWidths = []int{7, 18, 16, 6, 9, 7}
+var columnWidths = []int{8, 5, 18, 16, 6, 9, 7}
 
 // columns lays out the rows of `serin get canaries --watch` at fixed
 // widths. The command lays out each new row on its own, as `flux get

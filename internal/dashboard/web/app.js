@@ -1,8 +1,8 @@
 // Copyright 2026 The serin authors. Licensed under the Apache License, Version 2.0.
 //
-// The dashboard's two pages: all Canaries, and one Canary. Both follow the
-// server's event stream (Server-Sent Events); the server derives every
-// value, this script lays them out.
+// The dashboard's two pages: all Canaries with the CanaryGroups, and one
+// Canary. Both follow the server's event stream (Server-Sent Events); the
+// server derives every value, this script lays them out.
 "use strict";
 
 (function () {
@@ -98,6 +98,21 @@
     return "/canaries/" + encodeURIComponent(c.namespace) + "/" + encodeURIComponent(c.name);
   }
 
+  function groupAnchor(namespace, name) {
+    return "group-" + namespace + "/" + name;
+  }
+
+  // groupState says what a member holds, waits for, or was rolled back by.
+  function groupState(st) {
+    if (!st) return "";
+    var parts = [];
+    if (st.holding === "Step") parts.push("holds its step for the others");
+    if (st.holding === "Promotion") parts.push("holds its promotion for the others");
+    if (st.waitingFor && st.waitingFor.length) parts.push("waits for " + st.waitingFor.join(", "));
+    if (st.failedBy) parts.push("rolled back: " + st.failedBy + " failed");
+    return parts.join("; ");
+  }
+
   function revertCell(revert) {
     if (!revert) return "—";
     if (revert.pullRequestURL) {
@@ -184,6 +199,10 @@
     var filter = document.getElementById("filter");
     var canaries = new Map();
     var loaded = false;
+    var groups = new Map();
+    var drawnGroups = new Map(); // the JSON each group's card was drawn from
+    var groupProblem = "";
+    var scrolledToGroup = false;
 
     filter.addEventListener("input", applyFilter);
 
@@ -193,6 +212,9 @@
         data.canaries.forEach(function (c) { canaries.set(key(c), c); });
         loaded = true;
         render(null);
+        groups.clear();
+        (data.groups || []).forEach(function (g) { groups.set(key(g), g); });
+        renderGroups();
       },
       canary: function (c) {
         var before = canaries.get(key(c));
@@ -207,6 +229,23 @@
         canaries.delete(key(c));
         render(null);
         announce(c.name + " in " + c.namespace + " was deleted");
+      },
+      group: function (g) {
+        var before = groups.get(key(g));
+        groups.set(key(g), g);
+        renderGroups();
+        if (before && before.phase !== g.phase) {
+          announce("group " + g.name + " in " + g.namespace + ": " + (g.phase || "no phase"));
+        }
+      },
+      "group-deleted": function (g) {
+        groups.delete(key(g));
+        renderGroups();
+        announce("group " + g.name + " in " + g.namespace + " was deleted");
+      },
+      "group-problem": function (p) {
+        groupProblem = p.error;
+        renderGroups();
       },
     });
 
@@ -247,6 +286,152 @@
         h("td", { className: "message", text: shortHashes(c.message) }),
         h("td", {}, [revertCell(c.revert)]),
       ]);
+    }
+
+    // renderGroups draws a card for each group, again only for the groups
+    // whose data changed, so that focus and open details survive.
+    function renderGroups() {
+      var problem = document.getElementById("groups-problem");
+      problem.textContent = "";
+      problem.hidden = !groupProblem;
+      if (groupProblem) problem.appendChild(h("p", {}, [h("strong", { text: "The dashboard cannot show the CanaryGroups. " }), groupProblem]));
+      document.getElementById("groups").hidden = !groupProblem && groups.size === 0;
+      var list = document.getElementById("group-list");
+      Array.prototype.slice.call(list.children).forEach(function (card) {
+        if (!groups.has(card.dataset.key)) {
+          list.removeChild(card);
+          drawnGroups.delete(card.dataset.key);
+        }
+      });
+      Array.from(groups.keys()).sort().forEach(function (k, i) {
+        var g = groups.get(k), json = JSON.stringify(g);
+        var card = list.querySelector('article[data-key="' + CSS.escape(k) + '"]');
+        if (!card || drawnGroups.get(k) !== json) {
+          var fresh = groupCard(g);
+          if (card) {
+            card.querySelectorAll("details[open]").forEach(function (d) {
+              var same = fresh.querySelector('details[data-id="' + CSS.escape(d.dataset.id) + '"]');
+              if (same) same.open = true;
+            });
+            card.replaceWith(fresh);
+          }
+          card = fresh;
+          drawnGroups.set(k, json);
+        }
+        if (list.children[i] !== card) list.insertBefore(card, list.children[i] || null);
+      });
+      // A link to a group (from a Canary's page) finds its card once drawn.
+      if (!scrolledToGroup && location.hash.indexOf("#group-") === 0) {
+        var target = document.getElementById(decodeURIComponent(location.hash.slice(1)));
+        if (target) {
+          scrolledToGroup = true;
+          target.scrollIntoView();
+        }
+      }
+    }
+
+    function groupCard(g) {
+      var titleId = groupAnchor(g.namespace, g.name) + "-title";
+      var card = h("article", { className: "card group", id: groupAnchor(g.namespace, g.name), "data-key": key(g),
+        "data-phase": g.phase, "aria-labelledby": titleId }, [
+        h("div", { className: "record-head" }, [
+          h("h3", { id: titleId, text: g.name }),
+          phaseBadge(g.phase),
+          h("span", { className: "when", text: "namespace " + g.namespace + " · members " + g.members.join(", ") }),
+        ]),
+      ]);
+      var r = g.release;
+      if (!r) {
+        card.appendChild(h("p", { className: "hint", text: "No release yet: no member has changed since the group was created." }));
+        return card;
+      }
+      var facts = h("dl", { className: "facts" });
+      var add = function (label, value) { facts.appendChild(h("div", {}, [h("dt", { text: label }), h("dd", {}, [value])])); };
+      add("Release", h("code", { text: shortHashes(r.revision), title: r.revision }));
+      add("Release phase", phaseBadge(r.phase));
+      add("Started", time(r.startedAt));
+      add("Finished", r.finishedAt ? time(r.finishedAt) : "under way");
+      add("Ready", h("span", { title: g.message }, [statusText(g.ready), g.message ? ": " + shortHashes(g.message) : ""]));
+      card.appendChild(facts);
+      if (r.decidedBy || r.message || r.revertURL) {
+        card.appendChild(h("p", { className: "verdict" }, [
+          r.decidedBy ? h("span", {}, ["Decided by ", h("strong", { text: r.decidedBy }), r.message ? ": " : ""]) : null,
+          r.message ? shortHashes(r.message) : null,
+          r.revertURL ? h("span", {}, [" · revert: ", h("a", { href: r.revertURL, rel: "noopener noreferrer", target: "_blank", text: r.revertURL })]) : null,
+        ]));
+      }
+      card.appendChild(groupTimeline(g, r));
+      card.appendChild(membersTable(g, r));
+      if (r.satOut.length) {
+        card.appendChild(h("p", { className: "hint", text: "Sat this release out (not changed by its revision): " + r.satOut.join(", ") }));
+      }
+      if (g.history.length) {
+        card.appendChild(h("details", { className: "data", "data-id": "history" }, [
+          h("summary", { text: "Earlier releases (" + g.history.length + ")" }),
+          historyTable(g),
+        ]));
+      }
+      return card;
+    }
+
+    function groupTimeline(g, r) {
+      var rows = r.members.map(function (m) {
+        return { label: m.name, points: m.steps.map(function (s) {
+          return { t: Date.parse(s.at), weight: s.weight, verdict: s.verdict,
+            label: m.name + ", " + new Date(s.at).toLocaleTimeString() + ": weight " + s.weight + "%, " + s.verdict + (s.message ? ": " + s.message : "") };
+        }) };
+      });
+      var svg = serinChart.timeline({
+        title: "The members of " + g.name + " on the time line of release " + shortHashes(r.revision),
+        description: r.members.map(function (m) {
+          return m.name + ": " + (m.steps.length ? m.steps.map(function (s) { return s.weight + "% " + s.verdict; }).join(", ") : "no step yet");
+        }).join("; "),
+        rows: rows, width: 1100,
+        start: r.startedAt ? Date.parse(r.startedAt) : null,
+        end: r.finishedAt ? Date.parse(r.finishedAt) : Date.now(),
+      });
+      return h("figure", { className: "chart wide" }, [
+        h("figcaption", {}, ["Members on one time line ", h("small", { text: "the weight at each analysis step; the dashed line is the release's start" })]), svg,
+      ]);
+    }
+
+    function membersTable(g, r) {
+      return h("div", { className: "table-wrap" }, [h("table", { className: "steps group-members" }, [
+        h("caption", { className: "visually-hidden", text: "The members of the release of " + g.name }),
+        h("thead", {}, [h("tr", {}, ["Member", "Phase", "Weight", "Steps passed", "In the group", "Message"].map(function (t) {
+          return h("th", { scope: "col", text: t });
+        }))]),
+        h("tbody", {}, r.members.map(function (m) {
+          return h("tr", { "data-member": m.name }, [
+            h("td", {}, [h("a", { href: canaryURL({ namespace: g.namespace, name: m.name }), text: m.name })]),
+            h("td", {}, [phaseBadge(m.phase)]),
+            h("td", { text: m.weight + "%" }),
+            h("td", { text: String(m.stepsPassed) }),
+            h("td", { text: groupState(m) || "—" }),
+            h("td", { className: "message", text: shortHashes(m.message || "") }),
+          ]);
+        })),
+      ])]);
+    }
+
+    function historyTable(g) {
+      return h("div", { className: "table-wrap" }, [h("table", { className: "steps" }, [
+        h("caption", { className: "visually-hidden", text: "The earlier releases of " + g.name }),
+        h("thead", {}, [h("tr", {}, ["Revision", "Phase", "Members", "Finished", "Decided by", "Message", "Revert"].map(function (t) {
+          return h("th", { scope: "col", text: t });
+        }))]),
+        h("tbody", {}, g.history.map(function (r) {
+          return h("tr", {}, [
+            h("td", {}, [h("code", { text: shortHashes(r.revision), title: r.revision })]),
+            h("td", {}, [phaseBadge(r.phase)]),
+            h("td", { text: r.members.map(function (m) { return m.name + " " + m.phase; }).join(", ") }),
+            h("td", {}, [time(r.finishedAt)]),
+            h("td", { text: r.decidedBy || "—" }),
+            h("td", { text: shortHashes(r.message || "") }),
+            h("td", {}, [r.revertURL ? h("a", { href: r.revertURL, rel: "noopener noreferrer", target: "_blank", text: "revert" }) : "—"]),
+          ]);
+        })),
+      ])]);
     }
 
     function applyFilter() {
@@ -341,6 +526,10 @@
       add("Failed checks", d.failedChecks + " of " + d.threshold + " allowed");
       add("Interval", d.interval);
       add("Suspended", d.suspended ? "yes: requests wait until it is resumed" : "no");
+      if (d.group) {
+        var state = groupState(d.groupStatus);
+        add("Group", h("span", { id: "canary-group" }, [h("a", { href: "/#" + groupAnchor(d.namespace, d.group), text: d.group }), state ? ": " + state : ""]));
+      }
       var revert = d.revert ? h("span", {}, [revertCell(d.revert), d.revert.message ? " " + d.revert.message : ""]) : "none";
       add("GitOps revert", revert);
     }

@@ -1,7 +1,8 @@
 // Copyright 2026 The serin authors. Licensed under the Apache License, Version 2.0.
 //
 // Small line charts drawn as inline SVG, for the dashboard's weight
-// timeline and check values. No library: a chart is a few dozen elements.
+// timeline and check values, and the time line of a group's members. No
+// library: a chart is a few dozen elements.
 "use strict";
 
 var serinChart = (function () {
@@ -122,5 +123,71 @@ var serinChart = (function () {
     return svg;
   }
 
-  return { line: line, formatNumber: formatNumber, formatTime: formatTime };
+  // timeline draws the members of a group's release on one time axis: a
+  // row each, its weight as a step line (0 at the row's foot) with a dot
+  // for each analysis step, coloured by verdict.
+  //   opts.title, opts.description: its accessible name and summary
+  //   opts.rows: [{label, points: [{t: ms, weight, verdict, label}]}]
+  //   opts.start, opts.end: the release's start and end (or now), in ms
+  //   opts.width: the size of the drawing (its viewBox)
+  function timeline(opts) {
+    var ROW = 46, NAMES = 120;
+    var W = opts.width || 1100, H = TOP + opts.rows.length * ROW + BOTTOM;
+    var id = "chart-" + (++counter);
+    var svg = el("svg", {
+      "class": "chart timeline", viewBox: "0 0 " + W + " " + H, role: "img",
+      "aria-labelledby": id + "-title " + id + "-desc", "data-rows": opts.rows.length,
+    });
+    svg.appendChild(el("title", { id: id + "-title" }, opts.title));
+    svg.appendChild(el("desc", { id: id + "-desc" }, opts.description));
+
+    var ts = [], top = 10;
+    if (opts.start) ts.push(opts.start);
+    if (opts.end) ts.push(opts.end);
+    opts.rows.forEach(function (r) {
+      r.points.forEach(function (p) { ts.push(p.t); top = Math.max(top, p.weight); });
+    });
+    var t0 = Math.min.apply(null, ts), t1 = Math.max.apply(null, ts);
+    if (!isFinite(t0)) { t0 = Date.now(); t1 = t0; }
+    if (t1 - t0 < 1000) { t0 -= 30000; t1 += 30000; }
+    var x = function (t) { return NAMES + (t - t0) / (t1 - t0) * (W - NAMES - RIGHT); };
+
+    var grid = el("g", { "aria-hidden": "true" });
+    [t0, (t0 + t1) / 2, t1].forEach(function (t, i) {
+      grid.appendChild(el("line", { "class": "grid", x1: x(t), x2: x(t), y1: TOP, y2: H - BOTTOM }));
+      grid.appendChild(el("text", { "class": "axis-label", x: x(t), y: H - 8, "text-anchor": ["start", "middle", "end"][i] }, formatTime(t)));
+    });
+    if (opts.start) {
+      grid.appendChild(el("line", { "class": "range", x1: x(opts.start), x2: x(opts.start), y1: TOP, y2: H - BOTTOM }));
+    }
+    svg.appendChild(grid);
+
+    opts.rows.forEach(function (r, i) {
+      var foot = TOP + (i + 1) * ROW - 8;
+      var y = function (w) { return foot - w / top * (ROW - 20); };
+      var row = el("g", { "class": "timeline-row", "data-member": r.label });
+      row.appendChild(el("text", { "class": "row-label", x: NAMES - 10, y: foot - 8, "text-anchor": "end" }, r.label));
+      row.appendChild(el("line", { "class": "grid", x1: NAMES, x2: W - RIGHT, y1: foot, y2: foot }));
+      var d = "";
+      r.points.forEach(function (p, j) {
+        d += j === 0 ? "M" + x(p.t) + "," + y(p.weight) : "H" + x(p.t) + "V" + y(p.weight);
+      });
+      if (d && opts.end) d += "H" + x(Math.max(r.points[r.points.length - 1].t, opts.end));
+      if (d) row.appendChild(el("path", { "class": "series", d: d, "aria-hidden": "true" }));
+      var lastLabel = -Infinity;
+      r.points.forEach(function (p) {
+        var dot = el("circle", { "class": "dot dot-" + (p.verdict || "Passed"), cx: x(p.t), cy: y(p.weight), r: 4.5 });
+        dot.appendChild(el("title", {}, p.label));
+        row.appendChild(dot);
+        if (x(p.t) - lastLabel >= 30) {
+          row.appendChild(el("text", { "class": "point-label", x: x(p.t), y: y(p.weight) - 8, "text-anchor": "middle", "aria-hidden": "true" }, p.weight + "%"));
+          lastLabel = x(p.t);
+        }
+      });
+      svg.appendChild(row);
+    });
+    return svg;
+  }
+
+  return { line: line, timeline: timeline, formatNumber: formatNumber, formatTime: formatTime };
 })();

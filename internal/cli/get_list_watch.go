@@ -27,16 +27,16 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/serin-dev/serin/api/v1alpha1"
 	"github.com/serin-dev/serin/internal/canarywatch"
 )
 
-// canaryRowPrinter prints the rows of `serin get canaries`. When watching it
-// prints the header once, with the first rows, and afterwards one row for
-// every change of a Canary's row.
-type canaryRowPrinter struct {
+// rowPrinter prints the rows of `serin get canaries` or `serin get
+// groups`. When watching it prints the header once, with the first rows,
+// and afterwards one row for every change of an object's row.
+type rowPrinter[T any, P listedObject[T]] struct {
 	out           io.Writer
-	scope         canaryScope
+	scope         objectScope
+	kind          listedKind[T, P]
 	withNamespace bool
 	noHeader      bool
 	colors        palette
@@ -45,10 +45,11 @@ type canaryRowPrinter struct {
 	lastRows      map[types.NamespacedName]string
 }
 
-func newCanaryRowPrinter(out io.Writer, opts getCanariesOptions, scope canaryScope) *canaryRowPrinter {
-	return &canaryRowPrinter{
+func newRowPrinter[T any, P listedObject[T]](out io.Writer, opts getListOptions, scope objectScope, kind listedKind[T, P]) *rowPrinter[T, P] {
+	return &rowPrinter[T, P]{
 		out:           out,
 		scope:         scope,
+		kind:          kind,
 		withNamespace: opts.allNamespaces,
 		noHeader:      opts.noHeader,
 		colors:        paletteFor(out),
@@ -56,34 +57,35 @@ func newCanaryRowPrinter(out io.Writer, opts getCanariesOptions, scope canarySco
 	}
 }
 
-// printTable prints the Canaries that pass the status selector as one table.
-func (p *canaryRowPrinter) printTable(canaries []v1alpha1.Canary) error {
-	sortCanaries(canaries)
+// printTable prints the objects that pass the status selector as one table.
+func (p *rowPrinter[T, P]) printTable(items []T) error {
+	sortObjects[T, P](items)
 	var rows [][]string
-	for i := range canaries {
-		if p.scope.conditions.matches(canaries[i].Status.Conditions) {
-			rows = append(rows, canaryRow(&canaries[i], p.withNamespace, p.colors))
+	for i := range items {
+		object := P(&items[i])
+		if p.scope.conditions.matches(object.GetConditions()) {
+			rows = append(rows, p.kind.row(object, p.withNamespace, p.colors))
 		}
 	}
 	var header []string
 	if !p.noHeader {
-		header = canaryHeader(p.withNamespace)
+		header = p.kind.header(p.withNamespace)
 	}
 	return writeTable(p.out, header, rows)
 }
 
 // printChanged prints the rows that differ from the last ones printed for
-// the same Canaries; the first call prints the header.
-func (p *canaryRowPrinter) printChanged(canaries []v1alpha1.Canary) error {
-	sortCanaries(canaries)
+// the same objects; the first call prints the header.
+func (p *rowPrinter[T, P]) printChanged(items []T) error {
+	sortObjects[T, P](items)
 	var rows [][]string
-	for i := range canaries {
-		canary := &canaries[i]
-		if !p.scope.matches(canary) || !p.scope.conditions.matches(canary.Status.Conditions) {
+	for i := range items {
+		object := P(&items[i])
+		if !p.scope.matches(object) || !p.scope.conditions.matches(object.GetConditions()) {
 			continue
 		}
-		row := canaryRow(canary, p.withNamespace, p.colors)
-		key := client.ObjectKeyFromObject(canary)
+		row := p.kind.row(object, p.withNamespace, p.colors)
+		key := client.ObjectKeyFromObject(object)
 		if joined := strings.Join(row, "\t"); p.lastRows[key] != joined {
 			p.lastRows[key] = joined
 			rows = append(rows, row)
@@ -94,27 +96,24 @@ func (p *canaryRowPrinter) printChanged(canaries []v1alpha1.Canary) error {
 	}
 	var header []string
 	if !p.noHeader && !p.headerPrinted {
-		header = canaryHeader(p.withNamespace)
+		header = p.kind.header(p.withNamespace)
 		p.headerPrinted = true
 	}
 	return writeTable(p.out, header, rows)
 }
 
-// watch lists the Canaries, prints them, then prints every change until ctx
+// watch lists the objects, prints them, then prints every change until ctx
 // ends, which is an error: the watch ran into --timeout. A watch the server
 // closes or expires is started again from a new list.
-func (p *canaryRowPrinter) watch(ctx context.Context, kube client.WithWatch, timeout time.Duration) error {
-	printRows := canarywatch.Funcs{
-		Listed: p.printChanged,
-		Changed: func(canary *v1alpha1.Canary, deleted bool) error {
-			if deleted {
-				return nil
-			}
-			return p.printChanged([]v1alpha1.Canary{*canary})
-		},
+func (p *rowPrinter[T, P]) watch(ctx context.Context, kube client.WithWatch, timeout time.Duration) error {
+	changed := func(object P, deleted bool) error {
+		if deleted {
+			return nil
+		}
+		return p.printChanged([]T{*object})
 	}
 	for {
-		err := canarywatch.Follow(ctx, kube, p.scope.listOptions(), printRows)
+		err := p.kind.follow(ctx, kube, p.scope.listOptions(), p.printChanged, changed)
 		switch {
 		case ctx.Err() != nil:
 			return watchError(ctx, ctx.Err(), timeout)

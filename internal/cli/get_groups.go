@@ -1,0 +1,136 @@
+/*
+Copyright 2026 The serin authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package cli
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/spf13/cobra"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/serin-dev/serin/api/v1alpha1"
+	"github.com/serin-dev/serin/internal/canarywatch"
+)
+
+func newGetGroupsCommand(env *environment) *cobra.Command {
+	var opts getListOptions
+	cmd := &cobra.Command{
+		Use:     "groups [NAME]",
+		Aliases: []string{"canarygroups", "cg"},
+		Short:   "List CanaryGroups and their releases",
+		Long: `List CanaryGroups with the revision of their current (or last) release, its
+phase, where each member of the release stands, and readiness, laid out like
+serin get canaries.`,
+		Example: `  # The CanaryGroups of the current namespace
+  serin get groups
+
+  # Every group whose release is not ready, in all namespaces
+  serin get groups -A --status-selector ready=false
+
+  # Follow one group's release
+  serin get groups storefront -n apps --watch`,
+		Args:              cobra.MaximumNArgs(1),
+		ValidArgsFunction: groupNameCompletion(env),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runGetList(cmd, env, opts, args, groupKind)
+		},
+	}
+	opts.addFlags(cmd, "CanaryGroups")
+	return cmd
+}
+
+// groupKind is how `serin get groups` lists and prints CanaryGroups.
+var groupKind = listedKind[v1alpha1.CanaryGroup, *v1alpha1.CanaryGroup]{
+	kind:   v1alpha1.CanaryGroupKind,
+	header: groupHeader,
+	row:    groupRow,
+	list: func(ctx context.Context, kube client.Client, opts []client.ListOption) ([]v1alpha1.CanaryGroup, error) {
+		list := &v1alpha1.CanaryGroupList{}
+		err := kube.List(ctx, list, opts...)
+		return list.Items, err
+	},
+	follow: func(ctx context.Context, kube client.WithWatch, opts []client.ListOption,
+		listed func([]v1alpha1.CanaryGroup) error, changed func(*v1alpha1.CanaryGroup, bool) error) error {
+		return canarywatch.FollowGroups(ctx, kube, opts, canarywatch.Funcs[v1alpha1.CanaryGroup]{Listed: listed, Changed: changed})
+	},
+}
+
+// groupHeader is the header of `serin get groups`.
+func groupHeader(includeNamespace bool) []string {
+	header := []string{"NAME", "REVISION", "PHASE", "MEMBERS", "READY", "MESSAGE"}
+	if includeNamespace {
+		header = append([]string{"NAMESPACE"}, header...)
+	}
+	return header
+}
+
+// groupRow summarises a CanaryGroup in the columns of groupHeader.
+func groupRow(group *v1alpha1.CanaryGroup, includeNamespace bool, colors palette) []string {
+	revision := ""
+	if group.Status.Release != nil {
+		revision = group.Status.Release.Revision
+	}
+	ready, message := readyStatusAndMessage(group.Status.Conditions)
+	row := []string{
+		group.Name,
+		shortenHashes(revision),
+		colors.phase(group.Status.Phase),
+		membersCell(group, colors),
+		colors.conditionStatus(ready),
+		shortenHashes(message),
+	}
+	if includeNamespace {
+		row = append([]string{group.Namespace}, row...)
+	}
+	return row
+}
+
+// membersCell says where each member of the release stands, name:phase,
+// with the steps a member passed while its part of a release under way
+// goes on: "api:Succeeded web:Progressing(2)". Before the first release
+// it lists the members' names.
+func membersCell(group *v1alpha1.CanaryGroup, colors palette) string {
+	release := group.Status.Release
+	if release == nil {
+		names := make([]string, len(group.Spec.Members))
+		for i, m := range group.Spec.Members {
+			names[i] = m.Name
+		}
+		return strings.Join(names, " ")
+	}
+	cells := make([]string, len(release.Members))
+	for i, m := range release.Members {
+		cell := m.Name + ":" + colors.phase(m.Phase)
+		if release.Phase == v1alpha1.PhaseProgressing && !settledPhase(m.Phase) {
+			cell += fmt.Sprintf("(%d)", m.StepsPassed)
+		}
+		cells[i] = cell
+	}
+	return strings.Join(cells, " ")
+}
+
+// settledPhase tells whether a Canary's phase is a rollout's outcome
+// (or that none ran), not a step of one.
+func settledPhase(phase v1alpha1.CanaryPhase) bool {
+	switch phase {
+	case "", v1alpha1.PhaseInitialized, v1alpha1.PhaseSucceeded, v1alpha1.PhaseFailed, v1alpha1.PhaseHalted:
+		return true
+	}
+	return false
+}
