@@ -41,6 +41,7 @@ import (
 
 	"github.com/serin-dev/serin/api/v1alpha1"
 	"github.com/serin-dev/serin/internal/cli"
+	"github.com/serin-dev/serin/internal/testing/testobj"
 	"github.com/serin-dev/serin/internal/testing/testutil"
 )
 
@@ -120,6 +121,36 @@ func TestDashboard_FailedRolloutShowsWhy(t *testing.T) {
 	t.Logf("the page says it failed by:\n%s", decisive())
 	g.Expect(b.text(`String(document.querySelectorAll(".check-chart").length)`)()).To(Equal("2"), "a chart of each built-in check")
 	g.Expect(b.text(`document.querySelector("#analysis").textContent`)()).To(ContainSubstring("min 99"))
+}
+
+// A CanaryGroup's release in the browser: its card with the verdict, the
+// members side by side on one time line (a row and a dot per analysis step
+// each), and the members table, live as the release goes on.
+func TestDashboard_GroupMembersOnOneTimeline(t *testing.T) {
+	g, ns, b := openDashboard(t, "")
+	ctx := context.Background()
+	for _, app := range []string{"api", "web"} {
+		g.Expect(k8s.Create(ctx, testobj.MakeDeployment(app, ns).Replicas(1).Image(app+":v1").Obj())).To(Succeed())
+		c := testobj.MakeCanary(app, ns).Target("apps/v1", "Deployment", app).
+			Analysis(v1alpha1.CanaryAnalysis{Interval: &metav1.Duration{Duration: time.Second}, Iterations: 3}).Obj()
+		g.Expect(k8s.Create(ctx, c)).To(Succeed())
+		waitForPhase(g, c, v1alpha1.PhaseInitialized, 30*time.Second)
+	}
+	g.Expect(k8s.Create(ctx, &v1alpha1.CanaryGroup{ObjectMeta: metav1.ObjectMeta{Name: "shop", Namespace: ns},
+		Spec: v1alpha1.CanaryGroupSpec{Window: &metav1.Duration{Duration: time.Second},
+			Members: []v1alpha1.GroupMember{{Name: "api"}, {Name: "web"}}}})).To(Succeed())
+	for _, app := range []string{"api", "web"} {
+		setImage(g, ns, app, app+":v2")
+	}
+	card := fmt.Sprintf(`document.querySelector('article.group[data-key="%s/shop"]')`, ns)
+	g.Eventually(b.text(card+`?.dataset.phase || ""`), 60*time.Second).Should(Equal(string(v1alpha1.PhaseSucceeded)))
+	g.Expect(b.text(card + `.querySelector("h3").textContent`)()).To(Equal("shop"))
+	g.Eventually(b.number(card+`.querySelectorAll("figure.chart svg").length`), 10*time.Second).Should(Equal(1), "one time line for the release")
+	members := b.text(`Array.from(` + card + `.querySelectorAll("table.group-members tbody tr")).map(tr => tr.textContent).join("\n")`)
+	g.Eventually(members, 10*time.Second).Should(And(ContainSubstring("api"), ContainSubstring("web")))
+	t.Logf("the group's members as the page shows them:\n%s", members())
+	timeline := b.text(card + `.querySelector("figure.chart svg").textContent`)
+	g.Expect(timeline()).To(And(ContainSubstring("api"), ContainSubstring("web")), "a row of the time line per member")
 }
 
 // The page is usable with the keyboard: the first Tab reaches the skip
