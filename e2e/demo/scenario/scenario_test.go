@@ -158,18 +158,18 @@ func TestWatchColumns(t *testing.T) {
 	var out bytes.Buffer
 	c := &columns{out: &out}
 	long := strings.Repeat("é", maxMessage+10)
-	rows := "NAME\tREVISION\tPHASE\tWEIGHT\tSUSPENDED\tREADY\tMESSAGE\n" +
-		"podinfo\tmain@sha1:0123abcd\tProgressing\t20\tFalse\tFalse\tanalysing revision 5f3c\n" +
-		"podinfo\tmain@sha1:0123abcd\tFailed\t0\tFalse\tFalse\t" + long + "\n" +
+	rows := "NAME\tGROUP\tREVISION\tPHASE\tWEIGHT\tSUSPENDED\tREADY\tMESSAGE\n" +
+		"podinfo\t-\tmain@sha1:0123abcd\tProgressing\t20\tFalse\tFalse\tanalysing revision 5f3c\n" +
+		"podinfo\tshop\tmain@sha1:0123abcd\tFailed\t0\tFalse\tFalse\t" + long + "\n" +
 		"watching…\n"
 	for _, chunk := range []string{rows[:10], rows[10:70], rows[70:]} {
 		if _, err := c.Write([]byte(chunk)); err != nil {
 			t.Fatal(err)
 		}
 	}
-	want := "NAME     REVISION            PHASE             WEIGHT  SUSPENDED  READY    MESSAGE\n" +
-		"podinfo  main@sha1:0123abcd  Progressing       20      False      False    analysing revision 5f3c\n" +
-		"podinfo  main@sha1:0123abcd  Failed            0       False      False    " + strings.Repeat("é", maxMessage-1) + "…\n" +
+	want := "NAME      GROUP  REVISION            PHASE             WEIGHT  SUSPENDED  READY    MESSAGE\n" +
+		"podinfo   -      main@sha1:0123abcd  Progressing       20      False      False    analysing revision 5f3c\n" +
+		"podinfo   shop   main@sha1:0123abcd  Failed            0       False      False    " + strings.Repeat("é", maxMessage-1) + "…\n" +
 		"watching…\n"
 	if diff := cmp.Diff(want, out.String()); diff != "" {
 		t.Errorf("watch (-want +got):\n%s", diff)
