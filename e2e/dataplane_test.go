@@ -148,7 +148,7 @@ func TestDataPlane_ApplicationMetricsJudgeBlueGreen(t *testing.T) {
 	g.Expect(c.Status.Analyses).NotTo(BeEmpty())
 	passed := checksOf(c.Status.Analyses[0], v1alpha1.VerdictPassed)
 	t.Logf("promoted v2: %v", passed)
-	g.Expect(passed).To(HaveKeyWithValue(v1alpha1.RequestSuccessRateCheck, 100.0), "the canary's pods answered every request")
+	g.Expect(passed).To(HaveKeyWithValue(v1alpha1.RequestSuccessRateCheck, BeNumerically("~", 100, 1e-9)), "the canary's pods answered every request")
 	g.Expect(passed).To(HaveKey(v1alpha1.RequestDurationCheck))
 	g.Eventually(func() string { return lastVersion(usersIn(ns)) }, 5*time.Second).Should(Equal("v2"))
 
