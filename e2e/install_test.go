@@ -53,7 +53,7 @@ func TestTestbed_InstallManifestsApply(t *testing.T) {
 		g.Expect(err).NotTo(HaveOccurred(), "%s %s", obj.GetKind(), obj.GetName())
 	}
 	g.Expect(kinds).To(Equal(map[string]int{
-		"Namespace": 1, "CustomResourceDefinition": 2, "ServiceAccount": 1, "ClusterRole": 1,
+		"Namespace": 1, "CustomResourceDefinition": 3, "ServiceAccount": 1, "ClusterRole": 1,
 		"ClusterRoleBinding": 1, "Role": 1, "RoleBinding": 1, "Deployment": 1, "Service": 1,
 	}))
 
