@@ -19,6 +19,7 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"net/http"
 	"strings"
 	"testing"
 	"time"
@@ -75,6 +76,9 @@ type shopOptions struct {
 	webDependsOnAPI bool
 	// labels go on the Canaries and the group (an agent's shard).
 	labels map[string]string
+	// apiSmoke is the URL of a rollout webhook (a smoke test) of api's
+	// Canary; none when empty.
+	apiSmoke string
 }
 
 // shopFiles is the shop's directory in Git for a release.
@@ -118,7 +122,11 @@ spec:
 		if app == "web" {
 			v = r.web
 		}
-		files["apps/shop/"+app+".yaml"] = shopDeployment(app, v) + "---\n" + shopCanary(ns, app, plans[app], labels)
+		plan := plans[app]
+		if app == "api" && o.apiSmoke != "" {
+			plan += fmt.Sprintf("\n    webhooks:\n      - name: smoke\n        type: rollout\n        url: %s", o.apiSmoke)
+		}
+		files["apps/shop/"+app+".yaml"] = shopDeployment(app, v) + "---\n" + shopCanary(ns, app, plan, labels)
 	}
 	return files
 }
@@ -616,5 +624,60 @@ func TestGroup_InvalidMembershipStalls(t *testing.T) {
 			g.Expect(conditions.IsStalled(c)).To(BeFalse())
 			g.Expect(conditions.IsReady(c)).To(BeTrue())
 		}, 20*time.Second, 100*time.Millisecond).Should(Succeed(), app)
+	}
+}
+
+// The operator's commands on a group, through the CLI: a release that
+// failed because api's smoke test found a dependency down is retried as a
+// whole once it is back (serin retry --group), and both members are
+// promoted; the next release is aborted as a whole mid-analysis (serin
+// abort --group), and both are rolled back.
+func TestGroup_RetryAndAbortTheReleaseWithTheCLI(t *testing.T) {
+	g := NewWithT(t)
+	ns := newNamespace(t)
+	smoke := newWebhook(t, http.StatusServiceUnavailable)
+	o := shopOptions{apiSmoke: smoke.URL}
+	s := newShop(t, g, ns, o)
+
+	commit := s.release(g, shopRelease{api: shopApp{tag: "v2"}, web: shopApp{tag: "v2"}}, o, "Release the shop v2")
+	s.waitForGroup(g, commit, v1alpha1.PhaseFailed, 3*time.Minute)
+	g.Eventually(func() v1alpha1.CanaryPhase { return s.canary(g, "web").Status.Phase }, 30*time.Second).Should(Equal(v1alpha1.PhaseFailed))
+
+	smoke.status.Store(http.StatusOK)
+	out, stderr, err := runCLI("retry", "--group", "shop", "-n", ns, "--timeout", "60s")
+	g.Expect(err).NotTo(HaveOccurred(), stderr)
+	t.Logf("serin retry --group shop:\n%s%s", out, stderr)
+	var cg *v1alpha1.CanaryGroup
+	g.Eventually(func(g Gomega) {
+		cg = s.group(g)
+		g.Expect(cg.Status.Release).NotTo(BeNil())
+		g.Expect(cg.Status.Release.Revision).To(HavePrefix("main@sha1:" + commit + "#retry="))
+		g.Expect(cg.Status.Phase).To(Equal(v1alpha1.PhaseSucceeded), "release: %+v", cg.Status.Release)
+	}, 3*time.Minute, 200*time.Millisecond).Should(Succeed())
+	g.Expect(cg.Status.Release.Members).To(HaveLen(2), "the retry released both members")
+	g.Expect(cg.Status.History).NotTo(BeEmpty())
+	g.Expect(cg.Status.History[0].Phase).To(Equal(v1alpha1.PhaseFailed), "the failed release is in the history")
+	for _, app := range shopApps {
+		g.Eventually(func() string { return lastVersion(s.users[app]) }, 15*time.Second).Should(Equal("v2"), app)
+	}
+
+	commit = s.release(g, shopRelease{api: shopApp{tag: "v3"}, web: shopApp{tag: "v3"}}, o, "Release the shop v3")
+	g.Eventually(func(g Gomega) {
+		for _, app := range shopApps {
+			g.Expect(s.canary(g, app).Status.CanaryWeight).To(BeNumerically(">", 0), app)
+		}
+	}, time.Minute, 50*time.Millisecond).Should(Succeed())
+	out, stderr, err = runCLI("abort", "--group", "shop", "-n", ns, "--timeout", "60s")
+	g.Expect(err).NotTo(HaveOccurred(), stderr)
+	t.Logf("serin abort --group shop:\n%s%s", out, stderr)
+	s.waitForGroup(g, commit, v1alpha1.PhaseFailed, time.Minute)
+	for _, app := range shopApps {
+		g.Eventually(func(g Gomega) {
+			c := s.canary(g, app)
+			g.Expect(c.Status.Phase).To(Equal(v1alpha1.PhaseFailed))
+			g.Expect(c.Status.LastPromotedSpec).NotTo(Equal(c.Status.LastAppliedSpec))
+		}, 30*time.Second, 200*time.Millisecond).Should(Succeed(), app)
+		g.Eventually(func() string { return routeWeights(ns, app)() }, 10*time.Second).Should(Equal("100/0"))
+		g.Eventually(func() string { return lastVersion(s.users[app]) }, 15*time.Second).Should(Equal("v2"), app)
 	}
 }
