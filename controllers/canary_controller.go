@@ -284,7 +284,7 @@ func (r *CanaryReconciler) act(ctx context.Context, obj *v1alpha1.Canary, obs ro
 	case rollout.RecordWeights:
 		return r.recordWeights(obj, obs)
 	case rollout.WaitForGroup:
-		return r.waitForGroup(obj, obs, a)
+		return r.waitForGroup(obj, a)
 	case rollout.GroupAdvance:
 		return r.groupAdvance(ctx, obj, obs)
 	case rollout.JoinRelease:

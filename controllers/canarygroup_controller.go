@@ -17,8 +17,8 @@ limitations under the License.
 package controllers
 
 import (
+	"cmp"
 	"context"
-	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -266,7 +266,7 @@ func currentRelease(g *v1alpha1.CanaryGroup, members map[string]*v1alpha1.Canary
 			rel.Message += "; analysis " + s
 		}
 		if rv := c.Status.Revert; rv != nil && rv.Revision == c.Status.LastAttemptedRevision {
-			rel.RevertURL = cmpOr(rv.PullRequestURL, rv.Branch)
+			rel.RevertURL = cmp.Or(rv.PullRequestURL, rv.Branch)
 		}
 	}
 	switch {
@@ -275,7 +275,7 @@ func currentRelease(g *v1alpha1.CanaryGroup, members map[string]*v1alpha1.Canary
 		decider(halted)
 	case firstFailed != "" || failed != "":
 		rel.Phase = v1alpha1.PhaseFailed
-		decider(cmpOr(firstFailed, failed))
+		decider(cmp.Or(firstFailed, failed))
 	case rel.Phase == v1alpha1.PhaseSucceeded:
 		rel.Message = fmt.Sprintf("release %s promoted: %s", key, memberNames(rel.Members))
 	default:
@@ -290,13 +290,6 @@ func currentRelease(g *v1alpha1.CanaryGroup, members map[string]*v1alpha1.Canary
 		}
 	}
 	return rel
-}
-
-func cmpOr(a, b string) string {
-	if a != "" {
-		return a
-	}
-	return b
 }
 
 // memberNames lists the members of a release.
@@ -385,9 +378,9 @@ func (r *CanaryGroupReconciler) announce(ctx context.Context, g *v1alpha1.Canary
 	if r.Notifier == nil || !terminal(rel.Phase) {
 		return
 	}
-	via := members[cmpOr(rel.DecidedBy, firstMember(rel))]
+	via := members[cmp.Or(rel.DecidedBy, firstMember(rel))]
 	if via == nil {
-		ctrl.LoggerFrom(ctx).Info("release verdict not sent: no member to send it through", "group", g.Name, "error", errors.New("no member"))
+		ctrl.LoggerFrom(ctx).Info("release verdict not sent: no member to send it through", "group", g.Name)
 		return
 	}
 	r.Notifier.Notify(ctx, via, notifier.Event{Severity: severity, Reason: reason, Message: msg, Phase: rel.Phase,

@@ -169,11 +169,10 @@ func joinRelease(obj *v1alpha1.Canary, obs rollout.Observation) []string {
 		at := metav1.NewTime(start)
 		st = &v1alpha1.GroupStatus{Name: obs.Group.Name, Release: key, StartedAt: &at}
 	}
-	st.StepsPassed, st.Holding, st.FailedBy, st.WaitingFor = 0, "", "", nil
+	st.StepsPassed, st.Holding, st.FailedBy = 0, "", ""
 	obj.Status.Group = st
-	pending := rollout.PendingDependencies(obj, obs)
-	st.WaitingFor = pending
-	return pending
+	st.WaitingFor = rollout.PendingDependencies(obj, obs)
+	return st.WaitingFor
 }
 
 // joinEarlierRelease records the release the member merges its own into.
@@ -252,7 +251,7 @@ func (r *CanaryReconciler) groupAdvance(ctx context.Context, obj *v1alpha1.Canar
 
 // waitForGroup keeps the member where it is, saying what it waits for;
 // the other members' status changes reconcile it (canariesForPeers).
-func (r *CanaryReconciler) waitForGroup(obj *v1alpha1.Canary, obs rollout.Observation, a rollout.WaitForGroup) (ctrl.Result, error) {
+func (r *CanaryReconciler) waitForGroup(obj *v1alpha1.Canary, a rollout.WaitForGroup) (ctrl.Result, error) {
 	ready := apimeta.FindStatusCondition(obj.Status.Conditions, meta.ReadyCondition)
 	if ready == nil || ready.Message != a.Message {
 		// The wait is said once; the clock of the step is the last

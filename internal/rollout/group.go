@@ -431,8 +431,10 @@ func decideGroupWaiting(c *v1alpha1.Canary, o Observation) (Action, bool) {
 	if m, msg := ReleaseFailure(c, o); m != "" && o.Group.InGroup() {
 		return Rollback{Reason: fmt.Sprintf("release %s failed before this member started: %s failed: %s", st.Release, m, msg), FailedBy: m}, true
 	}
-	if o.Group.InGroup() && st.Name == o.Group.Name && len(PendingDependencies(c, o)) > 0 {
-		return WaitForGroup{Message: WaitingForMessage(PendingDependencies(c, o)), RequeueAfter: windowLeft(c, o)}, true
+	if o.Group.InGroup() && st.Name == o.Group.Name {
+		if pending := PendingDependencies(c, o); len(pending) > 0 {
+			return WaitForGroup{Message: WaitingForMessage(pending), RequeueAfter: windowLeft(c, o)}, true
+		}
 	}
 	return StartRollout{}, true
 }
