@@ -48,6 +48,7 @@ type GitReverter struct {
 	provider  string
 	tokenFile string
 	hosts     HostFactory
+	statuses  StatusReaderFactory
 	now       func() time.Time
 	limiter   *revertLimiter
 	clone     cloneOptions
@@ -179,7 +180,7 @@ func WithMaxCloneSize(bytes int64) ReverterOption {
 // (an uncached reader: reverts are rare).
 func NewGitReverter(c client.Reader, opts ...ReverterOption) (*GitReverter, error) {
 	g := &GitReverter{
-		client: c, author: Signature{Name: "serin", Email: "serin@users.noreply.serin.dev"}, hosts: NewGitProviderHost, now: time.Now,
+		client: c, author: Signature{Name: "serin", Email: "serin@users.noreply.serin.dev"}, hosts: NewGitProviderHost, statuses: NewHTTPStatusReader, now: time.Now,
 		limiter: newRevertLimiter(DefaultMaxConcurrentReverts),
 		clone:   cloneOptions{maxSize: DefaultMaxCloneSize}, crossNamespace: true,
 	}
@@ -721,13 +722,22 @@ func (j *revertJob) host(ctx context.Context) (PullRequestHost, error) {
 	if err != nil {
 		return nil, err
 	}
-	token := j.src.HostToken
-	if j.tokenFile != "" {
-		b, err := os.ReadFile(j.tokenFile)
-		if err != nil {
-			return nil, fmt.Errorf("failed to read the Git provider token: %w", err)
-		}
-		token = strings.TrimSpace(string(b))
+	token, err := j.hostToken()
+	if err != nil {
+		return nil, err
 	}
 	return j.hosts(ctx, u, provider, token)
+}
+
+// hostToken is the Git host API token: the agent's token file, read at
+// each call, else the GitRepository secret's.
+func (j *revertJob) hostToken() (string, error) {
+	if j.tokenFile == "" {
+		return j.src.HostToken, nil
+	}
+	b, err := os.ReadFile(j.tokenFile)
+	if err != nil {
+		return "", fmt.Errorf("failed to read the Git provider token: %w", err)
+	}
+	return strings.TrimSpace(string(b)), nil
 }

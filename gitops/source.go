@@ -123,6 +123,19 @@ func DiscoverSource(ctx context.Context, c client.Reader, canary *v1alpha1.Canar
 		return nil, fmt.Errorf("%w: Kustomization %s/%s builds GitRepository %s in another namespace, and cross-namespace references are disabled (--no-cross-namespace-refs)",
 			ErrUnsupportedSource, ks.Namespace, ks.Name, repoKey)
 	}
+	out, err := repositorySource(ctx, c, repoKey)
+	if err != nil {
+		return nil, err
+	}
+	out.Kustomization = types.NamespacedName{Namespace: ks.Namespace, Name: ks.Name}
+	out.Path = ks.Spec.Path
+	out.LastAppliedRevision = ks.Status.LastAppliedRevision
+	return out, nil
+}
+
+// repositorySource reads a GitRepository: its URL, the branch it tracks
+// and the credentials of its secret.
+func repositorySource(ctx context.Context, c client.Reader, repoKey types.NamespacedName) (*Source, error) {
 	repo := &sourcev1.GitRepository{}
 	gvk := sourcev1.GroupVersion.WithKind(sourcev1.GitRepositoryKind)
 	if err := getTyped(ctx, c, gvk, repoKey, repo); err != nil {
@@ -137,14 +150,7 @@ func DiscoverSource(ctx context.Context, c client.Reader, canary *v1alpha1.Canar
 			ErrUnsupportedSource, repoKey, p)
 	}
 
-	out := &Source{
-		Kustomization:       types.NamespacedName{Namespace: ks.Namespace, Name: ks.Name},
-		GitRepository:       repoKey,
-		URL:                 repo.Spec.URL,
-		Branch:              branch,
-		Path:                ks.Spec.Path,
-		LastAppliedRevision: ks.Status.LastAppliedRevision,
-	}
+	out := &Source{GitRepository: repoKey, URL: repo.Spec.URL, Branch: branch}
 	var data map[string][]byte
 	if sr := repo.Spec.SecretRef; sr != nil {
 		secret := &corev1.Secret{}

@@ -32,6 +32,10 @@ const (
 	// RevertRequestAnnotation opens the GitOps revert of the current
 	// revision now.
 	RevertRequestAnnotation = "serin.dev/revert-requested-at"
+	// PromoteToRequestAnnotation, set to STAGE@TOKEN, writes the last
+	// promoted revision to the named stage of spec.gitops.promote now:
+	// without the soak, and again after a Stopped or Error stage.
+	PromoteToRequestAnnotation = "serin.dev/promote-to"
 )
 
 // HandledRequests records the value of the last request annotation of each
@@ -49,6 +53,9 @@ type HandledRequests struct {
 	// Revert is the last handled serin.dev/revert-requested-at value.
 	// +optional
 	Revert string `json:"revert,omitempty"`
+	// PromoteTo is the last handled serin.dev/promote-to value.
+	// +optional
+	PromoteTo string `json:"promoteTo,omitempty"`
 }
 
 // NotificationModeAnnotation on a Canary overrides the agent's

@@ -981,6 +981,159 @@ type GitOpsSpec struct {
 	// Revert configures the revert of a bad revision.
 	// +optional
 	Revert *RevertSpec `json:"revert,omitempty"`
+
+	// Promote lists the next stages of the wave: where a revision this
+	// Canary promoted goes next, through Git. Each stage gets one pull
+	// request (or push) per revision, with the promoted images written in
+	// its kustomization's images:, and reports the verdict of its own
+	// Canary back through the Git host's commit statuses.
+	// +listType=map
+	// +listMapKey=stage
+	// +kubebuilder:validation:MaxItems=5
+	// +optional
+	Promote []PromotionTarget `json:"promote,omitempty"`
+}
+
+// PromotionTarget is the next stage of a wave.
+// +kubebuilder:validation:XValidation:rule="!self.path.split('/').exists(s, s == '..')",message="promote[].path must stay inside the repository: no '..' segment"
+// +kubebuilder:validation:XValidation:rule="!has(self.soak) || duration(self.soak) <= duration('24h')",message="promote[].soak must be at most 24h"
+type PromotionTarget struct {
+	// Stage names the next stage, e.g. production: the branch, the
+	// commit's trailers and `serin promote --to` use it.
+	// +kubebuilder:validation:MaxLength=63
+	// +kubebuilder:validation:Pattern="^[a-z0-9]([-a-z0-9]*[a-z0-9])?$"
+	// +required
+	Stage string `json:"stage"`
+
+	// Path is the next stage's Kustomization spec.path in the repository:
+	// the directory whose kustomization.yaml gets the promoted images.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=1024
+	// +required
+	Path string `json:"path"`
+
+	// SourceRef names a GitRepository, in the Canary's namespace, whose
+	// URL, branch and credentials the promotion uses; defaults to the
+	// GitRepository behind this stage's Kustomization.
+	// +optional
+	SourceRef *meta.LocalObjectReference `json:"sourceRef,omitempty"`
+
+	// Branch of the next stage; defaults to the source's branch.
+	// +kubebuilder:validation:MaxLength=250
+	// +optional
+	Branch string `json:"branch,omitempty"`
+
+	// TargetName is the name of the next stage's workload (of this
+	// Canary's target kind); defaults to this Canary's target's name.
+	// +kubebuilder:validation:MaxLength=253
+	// +optional
+	TargetName string `json:"targetName,omitempty"`
+
+	// Canary names the next stage's Canary, whose commit status
+	// (context serin/NAMESPACE/NAME, posted by its spec.alerts' commit
+	// status Provider) is read back as the stage's verdict; defaults to a
+	// Canary of this Canary's name and namespace.
+	// +optional
+	Canary *PromotionCanaryReference `json:"canary,omitempty"`
+
+	// Mode is PullRequest (default) or Push, as for reverts.
+	// +kubebuilder:default=PullRequest
+	// +optional
+	Mode RevertMode `json:"mode,omitempty"`
+
+	// Soak is how long the promoted primary keeps serving, with this
+	// Canary's metric checks passing on it at every analysis interval,
+	// before the promotion is written. A failed check stops the wave
+	// (Stopped) and alerts.
+	// +kubebuilder:validation:Type=string
+	// +kubebuilder:validation:Pattern="^([0-9]+(\\.[0-9]+)?(ms|s|m|h))+$"
+	// +optional
+	Soak *metav1.Duration `json:"soak,omitempty"`
+}
+
+// PromotionCanaryReference names the next stage's Canary.
+type PromotionCanaryReference struct {
+	// Name of the Canary.
+	// +kubebuilder:validation:MaxLength=63
+	// +required
+	Name string `json:"name"`
+	// Namespace of the Canary; defaults to this Canary's.
+	// +kubebuilder:validation:MaxLength=63
+	// +optional
+	Namespace string `json:"namespace,omitempty"`
+}
+
+// Phases of a stage of a wave (status.promotions[].phase).
+const (
+	// WaveSoaking: the promoted primary serves with its checks passing
+	// until soakUntil.
+	WaveSoaking = "Soaking"
+	// WavePromoting: the promotion is being written to Git (retried with
+	// backoff while the Git host fails).
+	WavePromoting = "Promoting"
+	// WaveOpened: the pull request is open, waiting for a merge.
+	WaveOpened = "Opened"
+	// WaveMerged: the promotion is in the stage's branch; its Canary has
+	// not reported yet.
+	WaveMerged = "Merged"
+	// WaveProgressing: the stage's Canary reports a rollout in progress.
+	WaveProgressing = "Progressing"
+	// WaveSucceeded: the stage's Canary promoted the revision.
+	WaveSucceeded = "Succeeded"
+	// WaveFailed: the stage's Canary failed the revision.
+	WaveFailed = "Failed"
+	// WaveStopped: a check failed on the primary during the soak; nothing
+	// was written.
+	WaveStopped = "Stopped"
+	// WaveError: the promotion cannot be written (the message says why);
+	// a person must act.
+	WaveError = "Error"
+)
+
+// PromotionStatus is where one revision stands in one stage of the wave.
+type PromotionStatus struct {
+	// Stage is the stage's name (spec.gitops.promote[].stage).
+	Stage string `json:"stage"`
+	// Revision is this Canary's promoted Flux revision being promoted.
+	Revision string `json:"revision"`
+	// Images are the promoted images written to the stage.
+	// +optional
+	Images []string `json:"images,omitempty"`
+	// Phase is Soaking, Promoting, Opened, Merged, Progressing,
+	// Succeeded, Failed, Stopped or Error.
+	Phase string `json:"phase"`
+	// Message explains the phase.
+	// +optional
+	Message string `json:"message,omitempty"`
+	// SoakUntil is when the soak ends.
+	// +optional
+	SoakUntil *metav1.Time `json:"soakUntil,omitempty"`
+	// Branch the promotion commit was pushed to.
+	// +optional
+	Branch string `json:"branch,omitempty"`
+	// Commit is the promotion commit.
+	// +optional
+	Commit string `json:"commit,omitempty"`
+	// PullRequestURL is the promotion's pull request.
+	// +optional
+	PullRequestURL string `json:"pullRequestURL,omitempty"`
+	// StageCommit is the commit of the stage's branch whose commit status
+	// gave the verdict.
+	// +optional
+	StageCommit string `json:"stageCommit,omitempty"`
+	// URL is the link the stage's Canary gave with its status.
+	// +optional
+	URL string `json:"url,omitempty"`
+	// Attempts is how many times writing the promotion failed in a way a
+	// retry may fix.
+	// +optional
+	Attempts int32 `json:"attempts,omitempty"`
+	// NextAttemptTime is when the Git host is asked again.
+	// +optional
+	NextAttemptTime *metav1.Time `json:"nextAttemptTime,omitempty"`
+	// LastTransitionTime is when the phase last changed.
+	// +optional
+	LastTransitionTime *metav1.Time `json:"lastTransitionTime,omitempty"`
 }
 
 // RevertSpec configures the revert of a bad revision in Git.
@@ -1098,6 +1251,14 @@ type CanaryStatus struct {
 	// CanaryGroup lists it.
 	// +optional
 	Group *GroupStatus `json:"group,omitempty"`
+
+	// Promotions is where the last promoted revision stands in each stage
+	// of the wave (spec.gitops.promote).
+	// +listType=map
+	// +listMapKey=stage
+	// +kubebuilder:validation:MaxItems=5
+	// +optional
+	Promotions []PromotionStatus `json:"promotions,omitempty"`
 
 	// Analyses records the analysis of the last rollouts, newest first:
 	// each step's weight, check values against their ranges and webhook

@@ -1,0 +1,186 @@
+/*
+Copyright 2026 The serin authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package gitops
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/fluxcd/go-git-providers/gitprovider"
+)
+
+// Commit status states, as GitHub and Gitea spell them (GitLab's are
+// mapped onto them).
+const (
+	CommitPending = "pending"
+	CommitSuccess = "success"
+	CommitFailure = "failure"
+	CommitError   = "error"
+)
+
+// CommitStatus is one status a Git host holds for a commit.
+type CommitStatus struct {
+	Context     string
+	State       string
+	Description string
+	TargetURL   string
+	// Updated is when the host recorded it.
+	Updated time.Time
+}
+
+// StatusReader lists the commit statuses of one repository.
+type StatusReader interface {
+	// Statuses returns the statuses of commit sha, newest first.
+	Statuses(ctx context.Context, sha string) ([]CommitStatus, error)
+}
+
+// StatusReaderFactory returns the StatusReader of a repository,
+// authenticated with token.
+type StatusReaderFactory func(ctx context.Context, repo RepositoryURL, provider, token string) (StatusReader, error)
+
+// maxStatusBody bounds a statuses answer a Git host sends (a hostile or
+// broken host must not fill the agent's memory).
+const maxStatusBody = 4 << 20
+
+// NewHTTPStatusReader is the StatusReaderFactory of GitHub, GitLab and
+// Gitea, through their REST APIs: go-git-providers has no commit status
+// API. Its calls are bound to ctx.
+func NewHTTPStatusReader(_ context.Context, repo RepositoryURL, provider, token string) (StatusReader, error) {
+	if token == "" {
+		return nil, fmt.Errorf("no %s API token to read commit statuses with: set password or bearerToken in the GitRepository's secret, or start the agent with --git-provider-token-file", provider)
+	}
+	r := &httpStatusReader{provider: provider, token: token, client: &http.Client{Timeout: 30 * time.Second}}
+	switch provider {
+	case ProviderGitHub:
+		api := "https://api.github.com"
+		if !strings.EqualFold(repo.Host, "github.com") {
+			api = repo.BaseURL() + "/api/v3"
+		}
+		r.url = fmt.Sprintf("%s/repos/%s/%s/commits/{sha}/statuses?per_page=100", api, repo.Owner, repo.Name)
+	case ProviderGitea:
+		r.url = fmt.Sprintf("%s/api/v1/repos/%s/%s/commits/{sha}/statuses?limit=50", repo.BaseURL(), url.PathEscape(repo.Owner), url.PathEscape(repo.Name))
+	case ProviderGitLab:
+		r.url = fmt.Sprintf("%s/api/v4/projects/%s/repository/commits/{sha}/statuses?per_page=100", repo.BaseURL(), url.PathEscape(repo.Owner+"/"+repo.Name))
+	default:
+		return nil, fmt.Errorf("unknown Git provider %q", provider)
+	}
+	return r, nil
+}
+
+type httpStatusReader struct {
+	provider string
+	// url has {sha} where the commit goes.
+	url    string
+	token  string
+	client *http.Client
+}
+
+// hostStatus is a status as the three hosts write it: GitHub's state,
+// Gitea's status (and state), GitLab's status and name.
+type hostStatus struct {
+	State       string    `json:"state"`
+	Status      string    `json:"status"`
+	Context     string    `json:"context"`
+	Name        string    `json:"name"`
+	Description string    `json:"description"`
+	TargetURL   string    `json:"target_url"`
+	Created     time.Time `json:"created_at"`
+	Updated     time.Time `json:"updated_at"`
+}
+
+// Statuses implements StatusReader.
+func (r *httpStatusReader) Statuses(ctx context.Context, sha string) ([]CommitStatus, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, strings.Replace(r.url, "{sha}", url.PathEscape(sha), 1), nil)
+	if err != nil {
+		return nil, err
+	}
+	req.Header.Set("Accept", "application/json")
+	switch r.provider {
+	case ProviderGitHub:
+		req.Header.Set("Authorization", "Bearer "+r.token)
+		req.Header.Set("Accept", "application/vnd.github+json")
+	case ProviderGitea:
+		req.Header.Set("Authorization", "token "+r.token)
+	case ProviderGitLab:
+		req.Header.Set("PRIVATE-TOKEN", r.token)
+	}
+	resp, err := r.client.Do(req)
+	if err != nil {
+		return nil, fmt.Errorf("failed to read the commit statuses of %s: %w", shortSHA(sha), err)
+	}
+	defer func() { _ = resp.Body.Close() }()
+	body, err := io.ReadAll(io.LimitReader(resp.Body, maxStatusBody))
+	if err != nil {
+		return nil, fmt.Errorf("failed to read the commit statuses of %s: %w", shortSHA(sha), err)
+	}
+	if resp.StatusCode == http.StatusNotFound {
+		return nil, nil // a commit the host does not know yet has no status
+	}
+	if resp.StatusCode/100 != 2 {
+		// gitprovider.HTTPError is what IsTransient reads a host's answer from.
+		return nil, fmt.Errorf("failed to read the commit statuses of %s: %w", shortSHA(sha),
+			&gitprovider.HTTPError{Response: resp, ErrorMessage: resp.Status})
+	}
+	var raw []hostStatus
+	if err := json.Unmarshal(body, &raw); err != nil {
+		return nil, fmt.Errorf("the %s commit statuses of %s are not a JSON list: %w", r.provider, shortSHA(sha), err)
+	}
+	out := make([]CommitStatus, 0, len(raw))
+	for _, s := range raw {
+		st := CommitStatus{Context: s.Context, State: strings.ToLower(s.State), Description: s.Description, TargetURL: s.TargetURL, Updated: s.Updated}
+		if st.State == "" {
+			st.State = strings.ToLower(s.Status)
+		}
+		if st.Context == "" {
+			st.Context = s.Name
+		}
+		if st.Updated.IsZero() {
+			st.Updated = s.Created
+		}
+		switch st.State { // GitLab's states
+		case "failed", "canceled":
+			st.State = CommitFailure
+		case "running", "created", "waiting_for_resource", "preparing", "scheduled":
+			st.State = CommitPending
+		case "warning":
+			st.State = CommitFailure
+		}
+		out = append(out, st)
+	}
+	return out, nil
+}
+
+// latestStatus returns the newest status of context among statuses.
+func latestStatus(statuses []CommitStatus, context string) (CommitStatus, bool) {
+	var best CommitStatus
+	found := false
+	for _, s := range statuses {
+		if s.Context != context {
+			continue
+		}
+		if !found || s.Updated.After(best.Updated) {
+			best, found = s, true
+		}
+	}
+	return best, found
+}

@@ -1,0 +1,290 @@
+/*
+Copyright 2026 The serin authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package gitops
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	gogit "github.com/go-git/go-git/v5"
+	"github.com/go-git/go-git/v5/config"
+	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/object"
+	"github.com/go-git/go-git/v5/storage/memory"
+
+	"github.com/serin-dev/serin/api/v1alpha1"
+)
+
+// fakeStatuses is an in-memory commit status API.
+type fakeStatuses struct {
+	mu    sync.Mutex
+	bySHA map[string][]CommitStatus
+	reads []string
+}
+
+func (s *fakeStatuses) factory(context.Context, RepositoryURL, string, string) (StatusReader, error) {
+	return s, nil
+}
+
+func (s *fakeStatuses) Statuses(_ context.Context, sha string) ([]CommitStatus, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.reads = append(s.reads, sha)
+	return s.bySHA[sha], nil
+}
+
+func (f *gitFixture) promotion(mode v1alpha1.RevertMode) PromotionRequest {
+	c := f.canary(mode)
+	c.Status.Phase = v1alpha1.PhaseSucceeded
+	rev := "main@sha1:" + f.good.Hash.String()
+	c.Status.Analyses = []v1alpha1.AnalysisRecord{{Revision: rev, Spec: "good", Result: v1alpha1.PhaseSucceeded, Steps: []v1alpha1.AnalysisStep{
+		{Weight: 50, Verdict: v1alpha1.VerdictPassed, Checks: []v1alpha1.CheckResult{{Name: "request-success-rate", Value: "99.9", Min: "99", Verdict: v1alpha1.VerdictPassed}}},
+	}}}
+	return PromotionRequest{
+		Canary:   c,
+		Stage:    v1alpha1.PromotionTarget{Stage: "production", Path: "./apps/podinfo", Mode: mode},
+		Revision: rev,
+		Images:   []string{"ghcr.io/stefanprodan/podinfo:6.9.0"},
+	}
+}
+
+// A promotion opens one pull request from a branch named after the stage
+// and the promoted commit, with the images in the stage's
+// kustomization, the analysis and the trailers in its message; asked
+// again it opens nothing more. Merged with a merge commit, the stage's
+// verdict is read from the commit status its Canary posts on that merge
+// (or, while it has none, on a later commit).
+func TestGitReverter_PromotionPullRequestAndVerdict(t *testing.T) {
+	f := newGitFixture(t)
+	statuses := &fakeStatuses{bySHA: map[string][]CommitStatus{}}
+	g := f.reverter(WithStatusReaderFactory(statuses.factory))
+	ctx := context.Background()
+	req := f.promotion(v1alpha1.PullRequestRevert)
+
+	res, err := g.Promote(ctx, req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantBranch := "serin/promote/production/apps/podinfo/" + f.good.Hash.String()[:8]
+	if res.State != StateOpened || res.Branch != wantBranch || len(f.host.prs) != 1 {
+		t.Fatalf("promotion = %+v, pull requests %d", res, len(f.host.prs))
+	}
+	got, commit := f.file(wantBranch, "apps/podinfo/kustomization.yaml")
+	if !strings.Contains(got, "newTag: 6.9.0 # try the release candidate") {
+		t.Errorf("kustomization.yaml on the promotion branch:\n%s", got)
+	}
+	for _, want := range []string{
+		"serin: promote Deployment/podinfo to production",
+		"- ghcr.io/stefanprodan/podinfo:6.9.0",
+		"request-success-rate",
+		"Serin-Canary: apps/podinfo\nSerin-Stage: production\nSerin-Promotes: " + f.good.Hash.String(),
+	} {
+		if !strings.Contains(commit.Message, want) {
+			t.Errorf("promotion commit message lacks %q:\n%s", want, commit.Message)
+		}
+	}
+	if pr := f.host.prs[0]; pr.base != "main" || !strings.Contains(pr.body, "Serin-Promotes: ") {
+		t.Errorf("pull request into %s with body %q", pr.base, pr.body)
+	}
+	again, err := g.Promote(ctx, req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if again.State != StateOpened || again.Commit != res.Commit || len(f.host.prs) != 1 {
+		t.Errorf("second promotion = %+v with %d pull requests", again, len(f.host.prs))
+	}
+
+	// Not merged: no verdict, no status read.
+	v, err := g.Verdict(ctx, req, res.Commit)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v.Merged || len(statuses.reads) != 0 {
+		t.Fatalf("verdict before the merge = %+v, %d status reads", v, len(statuses.reads))
+	}
+
+	// A person merges it with a merge commit, and commits once more.
+	merge := f.mergeIntoMain(res.Commit)
+	later := f.pushToMain("README.md", "later", "docs")
+	v, err = g.Verdict(ctx, req, res.Commit)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !v.Merged || v.State != "" || v.StageCommit != merge.String() {
+		t.Errorf("verdict without statuses = %+v, want merged at %s", v, merge)
+	}
+
+	// The stage's Canary reports on the later commit (Flux applied both
+	// at once): pending there, then success.
+	ctxName := "serin/apps/podinfo"
+	statuses.bySHA[later.Hash.String()] = []CommitStatus{{Context: "kustomization/apps/abc", State: CommitSuccess, Updated: testEpoch}, {Context: ctxName, State: CommitPending, Updated: testEpoch}}
+	if v, _ = g.Verdict(ctx, req, res.Commit); v.State != CommitPending || v.StageCommit != later.Hash.String() {
+		t.Errorf("verdict = %+v, want pending on %s", v, later.Hash)
+	}
+	statuses.bySHA[later.Hash.String()] = append(statuses.bySHA[later.Hash.String()],
+		CommitStatus{Context: ctxName, State: CommitSuccess, Description: "promoted", TargetURL: "https://dash/podinfo", Updated: testEpoch.Add(time.Minute)})
+	if v, _ = g.Verdict(ctx, req, res.Commit); v.State != CommitSuccess || v.URL != "https://dash/podinfo" {
+		t.Errorf("verdict = %+v, want success", v)
+	}
+	// A failure on the merge itself, the first commit that brought it in,
+	// decides over the later success.
+	statuses.bySHA[merge.String()] = []CommitStatus{{Context: ctxName, State: CommitFailure, Description: "rolled back", Updated: testEpoch}}
+	if v, _ = g.Verdict(ctx, req, res.Commit); v.State != CommitFailure || v.StageCommit != merge.String() {
+		t.Errorf("verdict = %+v, want the merge's failure", v)
+	}
+}
+
+// Mode Push commits the promotion on the stage's branch; a second call
+// finds it by its trailers and pushes nothing.
+func TestGitReverter_PromotionPushIsIdempotent(t *testing.T) {
+	f := newGitFixture(t)
+	g := f.reverter(WithStatusReaderFactory((&fakeStatuses{}).factory))
+	ctx := context.Background()
+	req := f.promotion(v1alpha1.PushRevert)
+	res, err := g.Promote(ctx, req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.State != StatePushed || f.branches()["main"].String() != res.Commit {
+		t.Fatalf("push promotion = %+v, main at %s", res, f.branches()["main"])
+	}
+	f.pushToMain("README.md", "meanwhile", "docs")
+	again, err := g.Promote(ctx, req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if again.State != StatePushed || again.Commit != res.Commit {
+		t.Errorf("second push promotion = %+v, want the first commit %s", again, res.Commit)
+	}
+	v, err := g.Verdict(ctx, req, res.Commit)
+	if err != nil || !v.Merged || v.StageCommit != res.Commit {
+		t.Errorf("verdict of a pushed promotion = %+v, %v", v, err)
+	}
+	// The stage already runs the images: nothing to write.
+	req.Stage.Mode = v1alpha1.PullRequestRevert
+	req.Stage.Stage = "qa"
+	there, err := g.Promote(ctx, req)
+	if err != nil || there.State != StateMerged {
+		t.Errorf("promotion of images the stage runs = %+v, %v", there, err)
+	}
+}
+
+// mergeIntoMain merges commit into main on the server with a merge
+// commit, as a Git host's merge button does.
+func (f *gitFixture) mergeIntoMain(commit string) plumbing.Hash {
+	f.t.Helper()
+	repo, err := gogit.Clone(memory.NewStorage(), nil, &gogit.CloneOptions{URL: f.url, Auth: f.auth(), ReferenceName: "refs/heads/main", NoCheckout: true})
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	if err := repo.Fetch(&gogit.FetchOptions{Auth: f.auth(), RefSpecs: []config.RefSpec{"+refs/heads/*:refs/remotes/origin/*"}}); err != nil && err != gogit.NoErrAlreadyUpToDate {
+		f.t.Fatal(err)
+	}
+	head, _ := repo.Head()
+	main, _ := repo.CommitObject(head.Hash())
+	pr, err := repo.CommitObject(plumbing.NewHash(commit))
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	sig := object.Signature{Name: "Reviewer", Email: "reviewer@example.com", When: testEpoch.Add(3 * time.Hour)}
+	m := &object.Commit{Author: sig, Committer: sig, Message: "Merge pull request 'serin: promote'", TreeHash: pr.TreeHash, ParentHashes: []plumbing.Hash{main.Hash, pr.Hash}}
+	obj := repo.Storer.NewEncodedObject()
+	if err := m.Encode(obj); err != nil {
+		f.t.Fatal(err)
+	}
+	h, err := repo.Storer.SetEncodedObject(obj)
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	if err := repo.Storer.SetReference(plumbing.NewHashReference("refs/heads/main", h)); err != nil {
+		f.t.Fatal(err)
+	}
+	if err := repo.Push(&gogit.PushOptions{Auth: f.auth(), RefSpecs: []config.RefSpec{"refs/heads/main:refs/heads/main"}}); err != nil {
+		f.t.Fatal(err)
+	}
+	return h
+}
+
+// The commit statuses of GitHub, GitLab and Gitea are read from their
+// REST APIs. GitHub and GitLab cannot run here: an HTTP server checks the
+// requests' paths and authentication, and answers as they document
+// (Gitea's answer is the real one in the end-to-end tests).
+func TestHTTPStatusReader_WireFormat(t *testing.T) {
+	sha := strings.Repeat("ab", 20)
+	cases := []struct {
+		provider, host, path, header, value, body string
+		want                                      CommitStatus
+	}{
+		{ProviderGitHub, "", "/api/v3/repos/fleet/podinfo/commits/" + sha + "/statuses", "Authorization", "Bearer tok",
+			`[{"state":"success","context":"serin/apps/podinfo","description":"promoted","target_url":"https://x","updated_at":"2026-11-27T01:00:00Z"}]`,
+			CommitStatus{Context: "serin/apps/podinfo", State: CommitSuccess, Description: "promoted", TargetURL: "https://x"}},
+		{ProviderGitea, "", "/api/v1/repos/fleet/podinfo/commits/" + sha + "/statuses", "Authorization", "token tok",
+			`[{"status":"pending","context":"serin/apps/podinfo","description":"rolling out","created_at":"2026-11-27T01:00:00Z"}]`,
+			CommitStatus{Context: "serin/apps/podinfo", State: CommitPending, Description: "rolling out"}},
+		{ProviderGitLab, "", "/api/v4/projects/fleet%2Fpodinfo/repository/commits/" + sha + "/statuses", "PRIVATE-TOKEN", "tok",
+			`[{"status":"failed","name":"serin/apps/podinfo","description":"rolled back","created_at":"2026-11-27T01:00:00Z"}]`,
+			CommitStatus{Context: "serin/apps/podinfo", State: CommitFailure, Description: "rolled back"}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.provider, func(t *testing.T) {
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				if r.Method != http.MethodGet || r.URL.EscapedPath() != tc.path || r.Header.Get(tc.header) != tc.value {
+					t.Errorf("%s %s with %s=%q", r.Method, r.URL.EscapedPath(), tc.header, r.Header.Get(tc.header))
+					http.Error(w, "no", http.StatusBadRequest)
+					return
+				}
+				_, _ = w.Write([]byte(tc.body))
+			}))
+			defer srv.Close()
+			u, _ := ParseRepositoryURL(srv.URL + "/fleet/podinfo.git")
+			r, err := NewHTTPStatusReader(context.Background(), u, tc.provider, "tok")
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := r.Statuses(context.Background(), sha)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(got) != 1 {
+				t.Fatalf("statuses = %+v", got)
+			}
+			got[0].Updated = time.Time{}
+			if b1, _ := json.Marshal(got[0]); string(b1) != mustJSON(tc.want) {
+				t.Errorf("status = %s, want %s", b1, mustJSON(tc.want))
+			}
+		})
+	}
+	// A 5xx is a transient error, to be retried.
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { http.Error(w, "down", http.StatusBadGateway) }))
+	defer srv.Close()
+	u, _ := ParseRepositoryURL(srv.URL + "/fleet/podinfo.git")
+	r, _ := NewHTTPStatusReader(context.Background(), u, ProviderGitea, "tok")
+	if _, err := r.Statuses(context.Background(), sha); err == nil || !IsTransient(err) {
+		t.Errorf("a 502 gives %v, want a transient error", err)
+	}
+}
+
+func mustJSON(v any) string {
+	b, _ := json.Marshal(v)
+	return string(b)
+}
