@@ -18,6 +18,7 @@ package notifier
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -83,8 +84,9 @@ func (b *Bridge) sendToDestination(ctx context.Context, j job, key types.Namespa
 	return true
 }
 
-// sendToProvider posts one event to one Provider, unless it is suspended,
-// within the Provider's timeout, at most Options.MaxProviderTimeout.
+// sendToProvider posts one event to one Provider, unless it is suspended
+// or its type has nothing to send for the event (errSkip), within the
+// Provider's timeout, at most Options.MaxProviderTimeout.
 func (b *Bridge) sendToProvider(ctx context.Context, canary *v1alpha1.Canary, key types.NamespacedName, ev eventv1.Event) error {
 	reader := b.opts.APIReader
 	if b.opts.Tenancy != nil {
@@ -117,6 +119,10 @@ func (b *Bridge) sendToProvider(ctx context.Context, canary *v1alpha1.Canary, ke
 		return err
 	}
 	req, err := format(cfg, ev)
+	if errors.Is(err, errSkip) {
+		logr.FromContextOrDiscard(ctx).V(1).Info("nothing to send for this event", "provider", key.String(), "type", p.Spec.Type)
+		return nil
+	}
 	if err != nil {
 		return redact(err, cfg.address, cfg.token)
 	}

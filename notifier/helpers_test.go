@@ -134,6 +134,9 @@ func deliverNow(b *Bridge, c *v1alpha1.Canary, e Event) bool {
 
 // received is one request a sink got.
 type received struct {
+	// uri is the request target as sent, escapes kept (a GitLab project
+	// path is escaped).
+	uri                string
 	method, path, host string
 	header             http.Header
 	body               []byte
@@ -153,7 +156,7 @@ func newSink(t *testing.T, status func(n int) int) *sink {
 	s.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		body, _ := io.ReadAll(r.Body)
 		s.mu.Lock()
-		s.requests = append(s.requests, received{method: r.Method, path: r.URL.Path, host: r.Host, header: r.Header.Clone(), body: body})
+		s.requests = append(s.requests, received{uri: r.RequestURI, method: r.Method, path: r.URL.Path, host: r.Host, header: r.Header.Clone(), body: body})
 		n := len(s.requests)
 		s.mu.Unlock()
 		code := http.StatusOK

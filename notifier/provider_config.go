@@ -18,6 +18,7 @@ package notifier
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"slices"
@@ -39,9 +40,16 @@ type providerConfig struct {
 	endpoint endpoint
 }
 
-// formatter turns an event into the request a Provider type expects, the
-// same request notification-controller v1.9 sends.
+// formatter turns an event into the request a Provider type expects, or
+// returns errSkip for an event the type does not take. Chat and generic
+// types send the request notification-controller v1.9 sends; commit-status
+// types (github, gitlab, gitea) set serin's own status (commitStatusOf).
 type formatter func(cfg providerConfig, e eventv1.Event) (request, error)
+
+// errSkip is what a formatter returns when its Provider type has nothing
+// to send for an event (a commit-status Provider and a progress event):
+// nothing is posted, and the delivery is not a failure.
+var errSkip = errors.New("nothing to send for this event")
 
 // formatters are the Provider types serin posts to directly.
 var formatters = map[string]formatter{
@@ -52,6 +60,9 @@ var formatters = map[string]formatter{
 	notificationv1.RocketProvider:      rocketRequest,
 	notificationv1.GenericProvider:     genericRequest,
 	notificationv1.GenericHMACProvider: genericHMACRequest,
+	notificationv1.GitHubProvider:      githubRequest,
+	notificationv1.GitLabProvider:      gitlabRequest,
+	notificationv1.GiteaProvider:       giteaRequest,
 }
 
 // SupportedProviderTypes lists the Provider types of direct mode.
