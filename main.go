@@ -291,6 +291,7 @@ func main() {
 			os.Exit(1)
 		}
 		reconciler.Reverter = reverter
+		reconciler.Promoter = reverter
 	}
 	if err := reconciler.SetupWithManager(ctx, mgr, controllers.CanaryReconcilerOptions{
 		MaxConcurrentReconciles: concurrent,

@@ -43,21 +43,32 @@ func podNamePattern(target v1alpha1.TargetReference) (string, error) {
 // or request-duration) for a Canary on a data plane, its names escaped for
 // PromQL string literals as a MetricTemplate's are (EscapePromQL).
 func BuiltinQuery(canary *v1alpha1.Canary, metric v1alpha1.CanaryMetric, name v1alpha1.DataPlane) (string, error) {
+	return builtinQuery(canary, metric, name, false)
+}
+
+// builtinQuery is BuiltinQuery of the canary side, or of the primary
+// (its Service, its pods, its Deployment) when primary is true: a soak
+// judges the promoted primary.
+func builtinQuery(canary *v1alpha1.Canary, metric v1alpha1.CanaryMetric, name v1alpha1.DataPlane, primary bool) (string, error) {
 	d, ok := dataplane.Lookup(name)
 	if !ok {
 		return "", fmt.Errorf("data plane %q has no built-in checks", name)
 	}
+	target, service := canary.Spec.TargetRef, canary.GetCanaryServiceName()
+	if primary {
+		target.Name, service = canary.GetPrimaryName(), canary.GetPrimaryServiceName()
+	}
 	vars := dataplane.Vars{
 		Namespace: EscapePromQL(canary.Namespace),
-		Service:   EscapePromQL(canary.GetCanaryServiceName()),
+		Service:   EscapePromQL(service),
 		Port:      canary.Spec.Service.Port,
 		Interval:  promDuration(metricInterval(canary, metric)),
 	}
-	if pattern, err := podNamePattern(canary.Spec.TargetRef); err == nil {
+	if pattern, err := podNamePattern(target); err == nil {
 		vars.Pods = EscapePromQL(pattern)
 	}
-	if canary.Spec.TargetRef.Kind == v1alpha1.DeploymentKind {
-		vars.Workload = EscapePromQL(canary.Spec.TargetRef.Name)
+	if target.Kind == v1alpha1.DeploymentKind {
+		vars.Workload = EscapePromQL(target.Name)
 	}
 	return d.Query(metric.Name, vars)
 }

@@ -72,8 +72,15 @@ type Metrics struct {
 	DataPlane v1alpha1.DataPlane
 }
 
-// Check runs one metric check of a Canary.
+// Check runs one metric check of a Canary's canary side.
 func (m *Metrics) Check(ctx context.Context, canary *v1alpha1.Canary, metric v1alpha1.CanaryMetric) MetricResult {
+	return m.check(ctx, canary, metric, false)
+}
+
+// check runs one metric check of the canary side, or of the primary when
+// primary is true (a soak): the built-in checks query the primary's
+// Service and pods, and a MetricTemplate's {{ target }} is the primary.
+func (m *Metrics) check(ctx context.Context, canary *v1alpha1.Canary, metric v1alpha1.CanaryMetric, primary bool) MetricResult {
 	res := MetricResult{Name: metric.Name}
 	if r := metric.ThresholdRange; r != nil {
 		res.Min, res.Max = r.Min, r.Max
@@ -82,7 +89,7 @@ func (m *Metrics) Check(ctx context.Context, canary *v1alpha1.Canary, metric v1a
 		res.Message = fmt.Sprintf("metric %s: ", metric.Name) + fmt.Sprintf(format, args...)
 		return res
 	}
-	query, provider, timeout, err := m.source(ctx, canary, metric)
+	query, provider, timeout, err := m.source(ctx, canary, metric, primary)
 	if err != nil {
 		return fail("%v", err)
 	}
@@ -128,22 +135,22 @@ func (m *Metrics) query(ctx context.Context, provider providers.Provider, timeou
 // source returns the query of a check, the provider to send it to and the
 // query's timeout: a built-in check's preset and the agent's metrics
 // server, or a MetricTemplate's query and provider.
-func (m *Metrics) source(ctx context.Context, canary *v1alpha1.Canary, metric v1alpha1.CanaryMetric) (string, providers.Provider, time.Duration, error) {
+func (m *Metrics) source(ctx context.Context, canary *v1alpha1.Canary, metric v1alpha1.CanaryMetric, primary bool) (string, providers.Provider, time.Duration, error) {
 	switch {
 	case metric.IsBuiltin():
-		query, provider, err := m.builtinSource(canary, metric)
+		query, provider, err := m.builtinSource(canary, metric, primary)
 		return query, provider, v1alpha1.DefaultMetricTimeout, err
 	case metric.TemplateRef == nil:
 		return "", nil, 0, fmt.Errorf("templateRef is required unless the name is a built-in check: %s or %s",
 			v1alpha1.RequestSuccessRateCheck, v1alpha1.RequestDurationCheck)
 	}
-	return m.templateSource(ctx, canary, metric)
+	return m.templateSource(ctx, canary, metric, primary)
 }
 
 // builtinSource is a built-in check's query for the Canary's data plane,
 // sent to the agent's metrics server.
-func (m *Metrics) builtinSource(canary *v1alpha1.Canary, metric v1alpha1.CanaryMetric) (string, providers.Provider, error) {
-	query, err := BuiltinQuery(canary, metric, dataplane.Of(canary, m.DataPlane))
+func (m *Metrics) builtinSource(canary *v1alpha1.Canary, metric v1alpha1.CanaryMetric, primary bool) (string, providers.Provider, error) {
+	query, err := builtinQuery(canary, metric, dataplane.Of(canary, m.DataPlane), primary)
 	if err != nil {
 		return "", nil, err
 	}
@@ -155,7 +162,7 @@ func (m *Metrics) builtinSource(canary *v1alpha1.Canary, metric v1alpha1.CanaryM
 
 // templateSource is a MetricTemplate's rendered query, its provider and
 // the provider's timeout.
-func (m *Metrics) templateSource(ctx context.Context, canary *v1alpha1.Canary, metric v1alpha1.CanaryMetric) (string, providers.Provider, time.Duration, error) {
+func (m *Metrics) templateSource(ctx context.Context, canary *v1alpha1.Canary, metric v1alpha1.CanaryMetric, primary bool) (string, providers.Provider, time.Duration, error) {
 	tpl := &v1alpha1.MetricTemplate{}
 	key := types.NamespacedName{Namespace: metric.TemplateRef.Namespace, Name: metric.TemplateRef.Name}
 	if key.Namespace == "" {
@@ -167,7 +174,7 @@ func (m *Metrics) templateSource(ctx context.Context, canary *v1alpha1.Canary, m
 	if err := m.Reader.Get(ctx, key, tpl); err != nil {
 		return "", nil, 0, fmt.Errorf("failed to get MetricTemplate %s: %w", key, err)
 	}
-	query, err := RenderQuery(tpl.Spec.Query, tpl.Spec.Provider.Type, canary, metric)
+	query, err := renderQuery(tpl.Spec.Query, tpl.Spec.Provider.Type, canary, metric, primary)
 	if err != nil {
 		return "", nil, 0, err
 	}
@@ -239,6 +246,16 @@ func (m *Metrics) provider(ctx context.Context, canary *v1alpha1.Canary, tpl *v1
 // _ . : / * -), else the check fails naming the variable: no value can
 // change the query's shape (querylang.go).
 func RenderQuery(query string, provider v1alpha1.MetricProviderType, canary *v1alpha1.Canary, metric v1alpha1.CanaryMetric) (string, error) {
+	return renderQuery(query, provider, canary, metric, false)
+}
+
+// renderQuery is RenderQuery with {{ target }} the primary when primary
+// is true (a soak judges the promoted primary).
+func renderQuery(query string, provider v1alpha1.MetricProviderType, canary *v1alpha1.Canary, metric v1alpha1.CanaryMetric, primary bool) (string, error) {
+	target := canary.Spec.TargetRef.Name
+	if primary {
+		target = canary.GetPrimaryName()
+	}
 	interval := metricInterval(canary, metric)
 	// Each value is rendered as a marker first, found with the language's
 	// string rules, then written for where it stands.
@@ -258,7 +275,7 @@ func RenderQuery(query string, provider v1alpha1.MetricProviderType, canary *v1a
 	funcs := template.FuncMap{
 		"name":      func() string { return marker("name", canary.Name) },
 		"namespace": func() string { return marker("namespace", canary.Namespace) },
-		"target":    func() string { return marker("target", canary.Spec.TargetRef.Name) },
+		"target":    func() string { return marker("target", target) },
 		"service":   func() string { return marker("service", canary.GetServiceName()) },
 		"interval":  func() string { return promDuration(interval) },
 		"variables": func() map[string]string { return vars },

@@ -85,6 +85,9 @@ type Work struct {
 	Metrics []v1alpha1.CanaryMetric
 	// Gate are the webhooks of a confirm-* gate: a failure holds.
 	Gate []v1alpha1.CanaryWebhook
+	// Primary makes the metric checks judge the primary instead of the
+	// canary: a soak after the promotion.
+	Primary bool
 }
 
 // Empty reports whether the work calls nothing: its outcome is known at once.
@@ -487,7 +490,7 @@ func (r *Runner) runStep(ctx context.Context, w Work) Outcome {
 	r.callEach(ctx, &wg, w.Canary, w.Rollback, rollback)
 	r.callEach(ctx, &wg, w.Canary, w.Hooks, hooks)
 	for i, m := range w.Metrics {
-		wg.Go(func() { metrics[i] = r.metrics.Check(ctx, w.Canary, m) })
+		wg.Go(func() { metrics[i] = r.metrics.check(ctx, w.Canary, m, w.Primary) })
 	}
 	wg.Wait()
 

@@ -53,7 +53,7 @@ func (r *CanaryReconciler) openRevert(ctx context.Context, obj *v1alpha1.Canary,
 	if err := r.releaseMembers(ctx, obj, obs, &req); err != nil {
 		return ctrl.Result{}, err
 	}
-	res, err, done := r.reverts.result(ctx, client.ObjectKeyFromObject(obj), req.BadRevision,
+	res, err, done := r.reverts.result(ctx, client.ObjectKeyFromObject(obj), "revert", req.BadRevision,
 		func(ctx context.Context) (gitops.RevertResult, error) { return r.Reverter.Revert(ctx, req) })
 	if !done {
 		return r.revertPending(obj), nil

@@ -75,6 +75,9 @@ type CanaryReconciler struct {
 	Notifier notifier.Notifier
 	// Reverter reverts bad revisions in Git; nil disables GitOps revert.
 	Reverter gitops.Reverter
+	// Promoter writes promoted revisions to the next stages of their
+	// waves and reads those stages' verdicts; nil disables waves.
+	Promoter gitops.Promoter
 	// Tenancy refuses cross-namespace references and gives the clients
 	// that act as a Canary's service account; nil allows every reference
 	// and acts as the agent.
@@ -91,6 +94,7 @@ type CanaryReconciler struct {
 
 	metrics      *canaryMetrics
 	reverts      *revertJobs
+	promotions   *gitJobs[promotionOutcome]
 	expectations *writeExpectations
 	routeClocks  *routeClocks
 	configs      *configHashes
@@ -117,6 +121,7 @@ func (r *CanaryReconciler) Reconcile(ctx context.Context, req ctrl.Request) (res
 			r.routeClocks.forget(req.NamespacedName)
 			r.Analysis.Forget(req.NamespacedName)
 			r.reverts.forget(req.NamespacedName)
+			r.promotions.forget(req.NamespacedName)
 		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
@@ -191,6 +196,11 @@ func (r *CanaryReconciler) Reconcile(ctx context.Context, req ctrl.Request) (res
 	if err != nil {
 		keepProgressOf(obj, before)
 		return result, err
+	}
+	if _, idle := action.(rollout.Idle); idle {
+		if d := r.advanceWave(ctx, obj); d > 0 && (result.RequeueAfter == 0 || d < result.RequeueAfter) {
+			result.RequeueAfter = d
+		}
 	}
 	return result, readyOnlyIfServed(obj, obs)
 }

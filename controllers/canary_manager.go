@@ -162,7 +162,11 @@ func (r *CanaryReconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manage
 	if err := mgr.Add(r.reverts); err != nil {
 		return fmt.Errorf("failed to add the revert jobs: %w", err)
 	}
-	return b.WatchesRawSource(r.analysisResults()).WatchesRawSource(r.reverts.results()).Complete(r)
+	// A promotion's end, or its verdict read, reconciles its Canary.
+	if err := mgr.Add(r.promotions); err != nil {
+		return fmt.Errorf("failed to add the promotion jobs: %w", err)
+	}
+	return b.WatchesRawSource(r.analysisResults()).WatchesRawSource(r.reverts.results()).WatchesRawSource(r.promotions.results()).Complete(r)
 }
 
 // setDefaults gives the reconciler its in-memory state and the
@@ -170,7 +174,8 @@ func (r *CanaryReconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manage
 // uncached one for what the cache does not hold.
 func (r *CanaryReconciler) setDefaults(cached, uncached client.Reader) {
 	r.metrics = newCanaryMetrics()
-	r.reverts = newRevertJobs()
+	r.reverts = newGitJobs[gitops.RevertResult]()
+	r.promotions = newGitJobs[promotionOutcome]()
 	r.expectations = newWriteExpectations()
 	r.routeClocks = newRouteClocks()
 	r.configs = &configHashes{byName: map[string]configHash{}}
@@ -191,6 +196,9 @@ func (r *CanaryReconciler) setDefaults(cached, uncached client.Reader) {
 	}
 	if r.Reverter == nil {
 		r.Reverter = gitops.Disabled{}
+	}
+	if r.Promoter == nil {
+		r.Promoter = gitops.Disabled{}
 	}
 }
 

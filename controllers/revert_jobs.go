@@ -28,65 +28,77 @@ import (
 	"github.com/serin-dev/serin/gitops"
 )
 
-// revertJobs runs the Canaries' Git reverts off the reconcile workers, as
-// the analysis runner runs their steps: a reconcile that wants a revert
-// asks for its result by revision; the first ask starts the job and
-// returns; the job's end enqueues the Canary, whose next reconcile reads
-// the result and records it. A clone, a render and a push (up to the
-// revert's 2-minute bound) hold no reconcile worker; the Reverter bounds
-// how many run at once (--gitops-max-concurrent-reverts). Results live in
-// memory: after a restart the revert runs again, which the Reverter's
-// idempotency makes safe.
-type revertJobs struct {
+// gitJobs runs the Canaries' Git work (reverts, promotions and the
+// reading of their verdicts) off the reconcile workers, as the analysis
+// runner runs their steps: a reconcile that wants the work done asks for
+// its result by a revision; the first ask starts the job and returns; the
+// job's end enqueues the Canary, whose next reconcile reads the result and
+// records it. A clone, a render and a push (up to the revert's 2-minute
+// bound) hold no reconcile worker; the Reverter bounds how many run at
+// once (--gitops-max-concurrent-reverts). Results live in memory: after a
+// restart the work runs again, which the Reverter's idempotency makes
+// safe. A Canary has a job per slot (the revert, each stage of its wave).
+type gitJobs[R any] struct {
 	mu     sync.Mutex
-	jobs   map[types.NamespacedName]*revertJob
+	jobs   map[jobKey]*gitJob[R]
 	notify func(types.NamespacedName)
 	// base ends every job when the manager stops (Start).
 	base context.Context
 }
 
-// revertJob is the revert of one revision of one Canary.
-type revertJob struct {
+// revertJobs are the Canaries' reverts.
+type revertJobs = gitJobs[gitops.RevertResult]
+
+// jobKey names a Canary's job of one slot.
+type jobKey struct {
+	canary types.NamespacedName
+	slot   string
+}
+
+// gitJob is the work of one revision of one Canary's slot.
+type gitJob[R any] struct {
 	revision string
 	done     bool
-	res      gitops.RevertResult
+	res      R
 	err      error
 	cancel   context.CancelFunc
 }
 
-func newRevertJobs() *revertJobs {
-	return &revertJobs{jobs: map[types.NamespacedName]*revertJob{}, base: context.Background()}
+func newGitJobs[R any]() *gitJobs[R] {
+	return &gitJobs[R]{jobs: map[jobKey]*gitJob[R]{}, base: context.Background()}
 }
 
-// result returns the result of the Canary's revert of revision, and true
-// once it is there (the job is then forgotten: the next ask starts
-// another). The first ask starts revert in a goroutine with ctx's values
-// (the Canary's identity, its logger) but not its deadline, and cancels
-// the Canary's job of another revision.
-func (j *revertJobs) result(ctx context.Context, canary types.NamespacedName, revision string,
-	revert func(context.Context) (gitops.RevertResult, error)) (gitops.RevertResult, error, bool) {
+// result returns the result of the Canary's job of slot for revision,
+// and true once it is there (the job is then forgotten: the next ask
+// starts another). The first ask starts work in a goroutine with ctx's
+// values (the Canary's identity, its logger) but not its deadline, and
+// cancels the slot's job of another revision.
+func (j *gitJobs[R]) result(ctx context.Context, canary types.NamespacedName, slot, revision string,
+	work func(context.Context) (R, error)) (R, error, bool) {
+	var zero R
+	key := jobKey{canary: canary, slot: slot}
 	j.mu.Lock()
 	defer j.mu.Unlock()
-	if cur := j.jobs[canary]; cur != nil {
+	if cur := j.jobs[key]; cur != nil {
 		if cur.revision == revision {
 			if !cur.done {
-				return gitops.RevertResult{}, nil, false
+				return zero, nil, false
 			}
-			delete(j.jobs, canary)
+			delete(j.jobs, key)
 			return cur.res, cur.err, true
 		}
 		cur.cancel()
 	}
 	jctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	stop := context.AfterFunc(j.base, cancel)
-	job := &revertJob{revision: revision, cancel: cancel}
-	j.jobs[canary] = job
+	job := &gitJob[R]{revision: revision, cancel: cancel}
+	j.jobs[key] = job
 	go func() {
 		defer stop()
 		defer cancel()
-		res, err := revert(jctx)
+		res, err := work(jctx)
 		j.mu.Lock()
-		current := j.jobs[canary] == job
+		current := j.jobs[key] == job
 		job.res, job.err, job.done = res, err, true
 		notify := j.notify
 		j.mu.Unlock()
@@ -94,31 +106,38 @@ func (j *revertJobs) result(ctx context.Context, canary types.NamespacedName, re
 			notify(canary)
 		}
 	}()
-	return gitops.RevertResult{}, nil, false
+	return zero, nil, false
 }
 
 // running reports whether the Canary has a job whose result was not read.
-func (j *revertJobs) running(canary types.NamespacedName) bool {
+func (j *gitJobs[R]) running(canary types.NamespacedName) bool {
 	j.mu.Lock()
 	defer j.mu.Unlock()
-	return j.jobs[canary] != nil
+	for k := range j.jobs {
+		if k.canary == canary {
+			return true
+		}
+	}
+	return false
 }
 
-// forget cancels and drops a deleted Canary's job.
-func (j *revertJobs) forget(canary types.NamespacedName) {
+// forget cancels and drops a deleted Canary's jobs.
+func (j *gitJobs[R]) forget(canary types.NamespacedName) {
 	j.mu.Lock()
 	defer j.mu.Unlock()
-	if cur := j.jobs[canary]; cur != nil {
-		cur.cancel()
-		delete(j.jobs, canary)
+	for k, cur := range j.jobs {
+		if k.canary == canary {
+			cur.cancel()
+			delete(j.jobs, k)
+		}
 	}
 }
 
 // Start makes the manager's context end every job when it stops.
-func (j *revertJobs) Start(ctx context.Context) error {
+func (j *gitJobs[R]) Start(ctx context.Context) error {
 	j.mu.Lock()
 	j.base = ctx
-	running := make([]*revertJob, 0, len(j.jobs))
+	running := make([]*gitJob[R], 0, len(j.jobs))
 	for _, job := range j.jobs {
 		running = append(running, job)
 	}
@@ -131,10 +150,10 @@ func (j *revertJobs) Start(ctx context.Context) error {
 }
 
 // NeedLeaderElection is false: only the leader's reconciles start jobs.
-func (j *revertJobs) NeedLeaderElection() bool { return false }
+func (j *gitJobs[R]) NeedLeaderElection() bool { return false }
 
-// results is the source that enqueues a Canary whose revert ended.
-func (j *revertJobs) results() source.Source {
+// results is the source that enqueues a Canary whose job ended.
+func (j *gitJobs[R]) results() source.Source {
 	return source.Func(func(_ context.Context, q workqueue.TypedRateLimitingInterface[reconcile.Request]) error {
 		j.mu.Lock()
 		defer j.mu.Unlock()

@@ -46,6 +46,9 @@ type CommitStatus struct {
 	TargetURL   string
 	// Updated is when the host recorded it.
 	Updated time.Time
+	// ID is the host's id of the status: larger is newer where Updated
+	// ties (hosts record seconds).
+	ID int64
 }
 
 // StatusReader lists the commit statuses of one repository.
@@ -98,6 +101,7 @@ type httpStatusReader struct {
 // hostStatus is a status as the three hosts write it: GitHub's state,
 // Gitea's status (and state), GitLab's status and name.
 type hostStatus struct {
+	ID          int64     `json:"id"`
 	State       string    `json:"state"`
 	Status      string    `json:"status"`
 	Context     string    `json:"context"`
@@ -147,7 +151,7 @@ func (r *httpStatusReader) Statuses(ctx context.Context, sha string) ([]CommitSt
 	}
 	out := make([]CommitStatus, 0, len(raw))
 	for _, s := range raw {
-		st := CommitStatus{Context: s.Context, State: strings.ToLower(s.State), Description: s.Description, TargetURL: s.TargetURL, Updated: s.Updated}
+		st := CommitStatus{ID: s.ID, Context: s.Context, State: strings.ToLower(s.State), Description: s.Description, TargetURL: s.TargetURL, Updated: s.Updated}
 		if st.State == "" {
 			st.State = strings.ToLower(s.Status)
 		}
@@ -170,7 +174,9 @@ func (r *httpStatusReader) Statuses(ctx context.Context, sha string) ([]CommitSt
 	return out, nil
 }
 
-// latestStatus returns the newest status of context among statuses.
+// latestStatus returns the newest status of context among statuses: the
+// latest recorded, the larger id where two were recorded in the same
+// second.
 func latestStatus(statuses []CommitStatus, context string) (CommitStatus, bool) {
 	var best CommitStatus
 	found := false
@@ -178,7 +184,7 @@ func latestStatus(statuses []CommitStatus, context string) (CommitStatus, bool) 
 		if s.Context != context {
 			continue
 		}
-		if !found || s.Updated.After(best.Updated) {
+		if !found || s.Updated.After(best.Updated) || (s.Updated.Equal(best.Updated) && s.ID > best.ID) {
 			best, found = s, true
 		}
 	}

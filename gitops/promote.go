@@ -338,7 +338,7 @@ func (j *promotionJob) pushPromotion(ctx context.Context) (RevertResult, error) 
 // alreadyThere is the result when the stage already runs the images.
 func (j *promotionJob) alreadyThere(head *object.Commit) RevertResult {
 	return RevertResult{
-		Branch: j.src.Branch, Commit: head.Hash.String(), State: StateMerged,
+		Branch: j.src.Branch, Commit: head.Hash.String(), State: StateUpToDate,
 		Message: fmt.Sprintf("%s at %s already runs %s in %s", j.src.Branch, shortSHA(head.Hash.String()),
 			strings.Join(j.promote.Images, ", "), displayPath(strings.Trim(j.src.Path, "./"))),
 	}

@@ -137,12 +137,14 @@ func TestGitReverter_PromotionPullRequestAndVerdict(t *testing.T) {
 	// The stage's Canary reports on the later commit (Flux applied both
 	// at once): pending there, then success.
 	ctxName := "serin/apps/podinfo"
-	statuses.bySHA[later.Hash.String()] = []CommitStatus{{Context: "kustomization/apps/abc", State: CommitSuccess, Updated: testEpoch}, {Context: ctxName, State: CommitPending, Updated: testEpoch}}
+	statuses.bySHA[later.Hash.String()] = []CommitStatus{{Context: "kustomization/apps/abc", State: CommitSuccess, Updated: testEpoch}, {ID: 8, Context: ctxName, State: CommitPending, Updated: testEpoch}}
 	if v, _ = g.Verdict(ctx, req, res.Commit); v.State != CommitPending || v.StageCommit != later.Hash.String() {
 		t.Errorf("verdict = %+v, want pending on %s", v, later.Hash)
 	}
-	statuses.bySHA[later.Hash.String()] = append(statuses.bySHA[later.Hash.String()],
-		CommitStatus{Context: ctxName, State: CommitSuccess, Description: "promoted", TargetURL: "https://dash/podinfo", Updated: testEpoch.Add(time.Minute)})
+	// Recorded in the same second as the pending one (hosts keep
+	// seconds): the larger id is the newer.
+	statuses.bySHA[later.Hash.String()] = append([]CommitStatus{{ID: 9, Context: ctxName, State: CommitSuccess, Description: "promoted", TargetURL: "https://dash/podinfo", Updated: testEpoch}},
+		statuses.bySHA[later.Hash.String()]...)
 	if v, _ = g.Verdict(ctx, req, res.Commit); v.State != CommitSuccess || v.URL != "https://dash/podinfo" {
 		t.Errorf("verdict = %+v, want success", v)
 	}
@@ -184,7 +186,7 @@ func TestGitReverter_PromotionPushIsIdempotent(t *testing.T) {
 	req.Stage.Mode = v1alpha1.PullRequestRevert
 	req.Stage.Stage = "qa"
 	there, err := g.Promote(ctx, req)
-	if err != nil || there.State != StateMerged {
+	if err != nil || there.State != StateUpToDate {
 		t.Errorf("promotion of images the stage runs = %+v, %v", there, err)
 	}
 }
@@ -236,8 +238,8 @@ func TestHTTPStatusReader_WireFormat(t *testing.T) {
 		want                                      CommitStatus
 	}{
 		{ProviderGitHub, "", "/api/v3/repos/fleet/podinfo/commits/" + sha + "/statuses", "Authorization", "Bearer tok",
-			`[{"state":"success","context":"serin/apps/podinfo","description":"promoted","target_url":"https://x","updated_at":"2026-11-27T01:00:00Z"}]`,
-			CommitStatus{Context: "serin/apps/podinfo", State: CommitSuccess, Description: "promoted", TargetURL: "https://x"}},
+			`[{"id":7,"state":"success","context":"serin/apps/podinfo","description":"promoted","target_url":"https://x","updated_at":"2026-11-27T01:00:00Z"}]`,
+			CommitStatus{ID: 7, Context: "serin/apps/podinfo", State: CommitSuccess, Description: "promoted", TargetURL: "https://x"}},
 		{ProviderGitea, "", "/api/v1/repos/fleet/podinfo/commits/" + sha + "/statuses", "Authorization", "token tok",
 			`[{"status":"pending","context":"serin/apps/podinfo","description":"rolling out","created_at":"2026-11-27T01:00:00Z"}]`,
 			CommitStatus{Context: "serin/apps/podinfo", State: CommitPending, Description: "rolling out"}},

@@ -38,6 +38,9 @@ const (
 	// StateRetrying: the Git host failed in a way a retry may fix
 	// (IsTransient); the revert is tried again with backoff.
 	StateRetrying = "Retrying"
+	// StateUpToDate: a promotion found the stage already running the
+	// promoted images; nothing was written.
+	StateUpToDate = "UpToDate"
 )
 
 // RevertRequest asks for the revert of a Canary's bad revision.

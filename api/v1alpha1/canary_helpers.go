@@ -203,3 +203,11 @@ func (in *Canary) GetRevertTriggers() []RevertTrigger {
 func (in *CanaryMetric) IsBuiltin() bool {
 	return in.TemplateRef == nil && (in.Name == RequestSuccessRateCheck || in.Name == RequestDurationCheck)
 }
+
+// GetPromote returns the stages of the wave, or none without spec.gitops.
+func (in *GitOpsSpec) GetPromote() []PromotionTarget {
+	if in == nil {
+		return nil
+	}
+	return in.Promote
+}

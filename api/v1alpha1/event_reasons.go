@@ -78,6 +78,28 @@ const (
 	// RevertFailedReason: serin could not revert the bad revision in Git;
 	// the message says why.
 	RevertFailedReason string = "RevertFailed"
+	// StageSoakingReason: a promoted revision soaks before it goes to
+	// the next stage of its wave.
+	StageSoakingReason string = "StageSoaking"
+	// StageOpenedReason: the promotion of a revision to the next stage
+	// was proposed (a pull request) or pushed.
+	StageOpenedReason string = "StageOpened"
+	// StageRetryingReason: writing a promotion failed in a way a retry
+	// may fix; it is retried with backoff.
+	StageRetryingReason string = "StageRetrying"
+	// StageSucceededReason: the next stage's Canary promoted the
+	// revision (or already ran it).
+	StageSucceededReason string = "StageSucceeded"
+	// StageFailedReason: the next stage's Canary failed the revision.
+	StageFailedReason string = "StageFailed"
+	// StageStoppedReason: a check failed on the primary during the
+	// soak; the wave stops there.
+	StageStoppedReason string = "StageStopped"
+	// StageErrorReason: the promotion cannot be written without a
+	// person (the message says why).
+	StageErrorReason string = "StageError"
+	// StagePromoteRequestedReason: serin.dev/promote-to was acted on.
+	StagePromoteRequestedReason string = "StagePromoteRequested"
 	// RevertOnDeletionSkippedReason: a Canary with revertOnDeletion was
 	// deleted while its target ran a revision that was never promoted, so
 	// the primary keeps serving instead.

@@ -60,6 +60,11 @@ const (
 	// ErrorPercentAnnotation makes the pod answer this percentage of its
 	// requests (0–100, spread evenly) with 500.
 	ErrorPercentAnnotation = "testbed.serin.dev/error-percent"
+	// ErrorPercentOfAnnotation makes pods of some versions only answer a
+	// percentage of their requests with 500: "v3=20,v4=100". An
+	// environment whose configuration breaks a release that works
+	// elsewhere (the production of a wave) carries it in its manifests.
+	ErrorPercentOfAnnotation = "testbed.serin.dev/error-percent-of"
 	// LatencyAnnotation delays every answer of the pod by this Go duration
 	// (e.g. 250ms).
 	LatencyAnnotation = "testbed.serin.dev/latency"
@@ -504,6 +509,18 @@ func newBackend(pod *corev1.Pod) (*backend, error) {
 			return nil, fmt.Errorf("testbed: pod %s: %s=%q is not a percentage", be.pod, ErrorPercentAnnotation, v)
 		}
 		be.errorPercent = n
+	}
+	if v := pod.Annotations[ErrorPercentOfAnnotation]; v != "" {
+		for _, entry := range strings.Split(v, ",") {
+			version, percent, ok := strings.Cut(strings.TrimSpace(entry), "=")
+			n, err := strconv.Atoi(percent)
+			if !ok || err != nil || n < 0 || n > 100 {
+				return nil, fmt.Errorf("testbed: pod %s: %s=%q: want version=percent[,version=percent]", be.pod, ErrorPercentOfAnnotation, v)
+			}
+			if version == be.version {
+				be.errorPercent = n
+			}
+		}
 	}
 	if v := pod.Annotations[LatencyAnnotation]; v != "" {
 		d, err := time.ParseDuration(v)

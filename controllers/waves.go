@@ -1,0 +1,386 @@
+/*
+Copyright 2026 The serin authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package controllers
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/serin-dev/serin/analysis"
+	"github.com/serin-dev/serin/api/v1alpha1"
+	"github.com/serin-dev/serin/gitops"
+	"github.com/serin-dev/serin/notifier"
+)
+
+// A wave carries the revision a Canary promoted to the next stages of
+// spec.gitops.promote, through Git: after the soak (the checks keep
+// passing on the promoted primary), a pull request or a push writes the
+// promoted images to each stage's kustomization; the stage's own Canary
+// rolls it out and posts its verdict as a commit status, which is read
+// back into status.promotions. Git work runs off the reconcile workers
+// (gitJobs), retried with the reverts' backoff while the Git host fails.
+// A stage's failure and a soak's stop are warnings, not errors: an error
+// event would mark this stage's commit failed through a commit-status
+// Provider, and the failure is the next stage's, marked on its commit.
+// The wave moves only while the Canary is Succeeded and has nothing else
+// to do: a new revision freezes it, and the next promotion starts the
+// next wave.
+
+// promotionOutcome is the result of a stage's Git job: the promotion
+// written, or the verdict read.
+type promotionOutcome struct {
+	res     gitops.RevertResult
+	verdict gitops.Verdict
+}
+
+// advanceWave moves each stage of the wave of the Canary's promoted
+// revision one step, and returns when to look again (0: nothing waits).
+func (r *CanaryReconciler) advanceWave(ctx context.Context, obj *v1alpha1.Canary) time.Duration {
+	st := &obj.Status
+	stages := obj.Spec.GitOps.GetPromote()
+	if len(stages) == 0 {
+		if len(st.Promotions) > 0 {
+			st.Promotions = nil
+		}
+		return 0
+	}
+	rev := st.LastPromotedRevision
+	if st.Phase != v1alpha1.PhaseSucceeded || rev == "" {
+		return 0
+	}
+	now := r.now()
+	manual, manualToken := promoteToRequest(obj)
+	var next time.Duration
+	wake := func(d time.Duration) {
+		if d > 0 && (next == 0 || d < next) {
+			next = d
+		}
+	}
+	kept := make([]v1alpha1.PromotionStatus, 0, len(stages))
+	for _, stage := range stages {
+		p := promotionOf(st.Promotions, stage.Stage)
+		if p == nil || p.Revision != rev {
+			p = r.startStage(ctx, obj, stage, rev, now)
+		}
+		if manual == stage.Stage {
+			st.HandledRequests.PromoteTo = manualToken
+			if p.Phase == v1alpha1.WaveSoaking || p.Phase == v1alpha1.WaveStopped || p.Phase == v1alpha1.WaveError {
+				r.emit(ctx, obj, notifier.SeverityInfo, v1alpha1.StagePromoteRequestedReason, "%s: promotion of %s requested by hand (was %s)", stage.Stage, rev, p.Phase)
+				setWavePhase(p, v1alpha1.WavePromoting, "promoted by hand: writing it to Git", now)
+				p.SoakUntil, p.Attempts, p.NextAttemptTime = nil, 0, nil
+			}
+		}
+		wake(r.advanceStage(ctx, obj, stage, p, now))
+		kept = append(kept, *p)
+	}
+	st.Promotions = kept
+	if manual != "" && st.HandledRequests.PromoteTo != manualToken {
+		st.HandledRequests.PromoteTo = manualToken
+		r.emit(ctx, obj, notifier.SeverityWarn, v1alpha1.StagePromoteRequestedReason, "serin.dev/promote-to names stage %q, which spec.gitops.promote does not list", manual)
+	}
+	wake(r.soak(ctx, obj, now))
+	return next
+}
+
+// startStage is a stage's entry for a newly promoted revision: Soaking
+// when the stage soaks, else Promoting.
+func (r *CanaryReconciler) startStage(ctx context.Context, obj *v1alpha1.Canary, stage v1alpha1.PromotionTarget, rev string, now time.Time) *v1alpha1.PromotionStatus {
+	p := &v1alpha1.PromotionStatus{Stage: stage.Stage, Revision: rev}
+	if stage.Soak != nil && stage.Soak.Duration > 0 {
+		until := metav1.NewTime(now.Add(stage.Soak.Duration))
+		p.SoakUntil = &until
+		setWavePhase(p, v1alpha1.WaveSoaking, fmt.Sprintf("soaking until %s: the checks must keep passing on the primary", until.UTC().Format(time.RFC3339)), now)
+		r.emit(ctx, obj, notifier.SeverityInfo, v1alpha1.StageSoakingReason, "%s: revision %s soaks for %s before it is promoted", stage.Stage, rev, stage.Soak.Duration)
+		return p
+	}
+	setWavePhase(p, v1alpha1.WavePromoting, "writing the promotion to Git", now)
+	return p
+}
+
+// advanceStage moves one stage on; it returns when to look again.
+func (r *CanaryReconciler) advanceStage(ctx context.Context, obj *v1alpha1.Canary, stage v1alpha1.PromotionTarget, p *v1alpha1.PromotionStatus, now time.Time) time.Duration {
+	switch p.Phase {
+	case v1alpha1.WaveSoaking:
+		if p.SoakUntil != nil && now.Before(p.SoakUntil.Time) {
+			return p.SoakUntil.Sub(now)
+		}
+		setWavePhase(p, v1alpha1.WavePromoting, "soaked: writing the promotion to Git", now)
+		p.SoakUntil = nil
+		fallthrough
+	case v1alpha1.WavePromoting:
+		if p.NextAttemptTime != nil && now.Before(p.NextAttemptTime.Time) {
+			return p.NextAttemptTime.Sub(now)
+		}
+		return r.writePromotion(ctx, obj, stage, p, now)
+	case v1alpha1.WaveOpened, v1alpha1.WaveMerged, v1alpha1.WaveProgressing:
+		if p.NextAttemptTime != nil && now.Before(p.NextAttemptTime.Time) {
+			return p.NextAttemptTime.Sub(now)
+		}
+		return r.readVerdict(ctx, obj, stage, p, now)
+	}
+	return 0 // Succeeded, Failed, Stopped, Error: final for this revision
+}
+
+// promotionRequest is the Promoter's request for a stage.
+func (r *CanaryReconciler) promotionRequest(ctx context.Context, obj *v1alpha1.Canary, stage v1alpha1.PromotionTarget, p *v1alpha1.PromotionStatus) (gitops.PromotionRequest, error) {
+	req := gitops.PromotionRequest{Canary: obj.DeepCopy(), Stage: stage, Revision: p.Revision, Images: p.Images}
+	if len(req.Images) > 0 {
+		return req, nil
+	}
+	images, err := r.primaryImages(ctx, obj)
+	req.Images = images
+	return req, err
+}
+
+// writePromotion asks for the stage's promotion and records its result.
+func (r *CanaryReconciler) writePromotion(ctx context.Context, obj *v1alpha1.Canary, stage v1alpha1.PromotionTarget, p *v1alpha1.PromotionStatus, now time.Time) time.Duration {
+	req, err := r.promotionRequest(ctx, obj, stage, p)
+	if err != nil {
+		r.stageError(ctx, obj, p, err, now)
+		return 0
+	}
+	p.Images = req.Images
+	out, err, done := r.promotions.result(ctx, client.ObjectKeyFromObject(obj), "promote/"+stage.Stage,
+		fmt.Sprintf("%s#%d", p.Revision, p.Attempts),
+		func(ctx context.Context) (promotionOutcome, error) {
+			res, err := r.Promoter.Promote(ctx, req)
+			return promotionOutcome{res: res}, err
+		})
+	switch {
+	case !done:
+		return time.Minute // the job's end reconciles
+	case errors.Is(err, gitops.ErrBusy):
+		return 5 * time.Second
+	case err != nil && gitops.IsTransient(err):
+		p.Attempts++
+		wait := revertRetryDelay(p.Attempts)
+		at := metav1.NewTime(now.Add(wait))
+		p.NextAttemptTime = &at
+		p.Message = fmt.Sprintf("attempt %d failed, next in %s: %s", p.Attempts, wait, err.Error())
+		if p.Attempts == 1 {
+			r.emit(ctx, obj, notifier.SeverityWarn, v1alpha1.StageRetryingReason, "%s: promotion of %s failed, retrying with backoff: %s", stage.Stage, p.Revision, err.Error())
+		}
+		return wait
+	case err != nil:
+		r.stageError(ctx, obj, p, err, now)
+		return 0
+	}
+	res := out.res
+	p.Attempts, p.NextAttemptTime = 0, nil
+	p.Branch, p.Commit, p.PullRequestURL = res.Branch, res.Commit, res.PullRequestURL
+	switch res.State {
+	case gitops.StateUpToDate:
+		setWavePhase(p, v1alpha1.WaveSucceeded, res.Message, now)
+		r.emit(ctx, obj, notifier.SeverityInfo, v1alpha1.StageSucceededReason, "%s: %s", stage.Stage, res.Message)
+		return 0
+	case gitops.StateOpened:
+		setWavePhase(p, v1alpha1.WaveOpened, res.Message, now)
+		r.emit(ctx, obj, notifier.SeverityInfo, v1alpha1.StageOpenedReason, "%s: promotion of %s proposed: %s", stage.Stage, p.Revision, res.PullRequestURL)
+	default: // Pushed, or a branch merged before a restart
+		setWavePhase(p, v1alpha1.WaveMerged, res.Message, now)
+		r.emit(ctx, obj, notifier.SeverityInfo, v1alpha1.StageOpenedReason, "%s: promotion of %s pushed to %s as %s", stage.Stage, p.Revision, res.Branch, res.Commit)
+	}
+	return r.nextVerdictRead(obj, p, now)
+}
+
+// readVerdict asks for the stage's verdict and records it.
+func (r *CanaryReconciler) readVerdict(ctx context.Context, obj *v1alpha1.Canary, stage v1alpha1.PromotionTarget, p *v1alpha1.PromotionStatus, now time.Time) time.Duration {
+	req, err := r.promotionRequest(ctx, obj, stage, p)
+	if err != nil {
+		r.stageError(ctx, obj, p, err, now)
+		return 0
+	}
+	asked := p.NextAttemptTime
+	key := p.Revision
+	if asked != nil {
+		key += "@" + asked.UTC().Format(time.RFC3339)
+	}
+	out, err, done := r.promotions.result(ctx, client.ObjectKeyFromObject(obj), "verdict/"+stage.Stage, key,
+		func(ctx context.Context) (promotionOutcome, error) {
+			v, err := r.Promoter.Verdict(ctx, req, p.Commit)
+			return promotionOutcome{verdict: v}, err
+		})
+	switch {
+	case !done:
+		return time.Minute
+	case errors.Is(err, gitops.ErrBusy):
+		return 5 * time.Second
+	case err != nil:
+		// The verdict is read again later whatever failed: a stage that
+		// cannot be read now may be readable after a fix, and the
+		// promotion itself is done.
+		p.Attempts++
+		wait := revertRetryDelay(p.Attempts)
+		at := metav1.NewTime(now.Add(wait))
+		p.NextAttemptTime = &at
+		p.Message = fmt.Sprintf("cannot read the verdict of %s (attempt %d, next in %s): %s", stage.Stage, p.Attempts, wait, err.Error())
+		return wait
+	}
+	v := out.verdict
+	p.Attempts = 0
+	name := gitops.StageCanary(obj, stage)
+	switch {
+	case !v.Merged:
+		p.Message = "waiting for the pull request to be merged"
+		if p.PullRequestURL == "" {
+			p.Message = "waiting for the promotion commit to reach " + cmp.Or(stage.Branch, "the stage's branch")
+		}
+	case v.State == "":
+		p.StageCommit = v.StageCommit
+		setWavePhase(p, v1alpha1.WaveMerged, fmt.Sprintf("merged as %s; waiting for Canary %s to report", shortCommit(v.StageCommit), name), now)
+	case v.State == gitops.CommitPending:
+		p.StageCommit, p.URL = v.StageCommit, v.URL
+		setWavePhase(p, v1alpha1.WaveProgressing, fmt.Sprintf("Canary %s: %s", name, cmp.Or(v.Description, "rolling out")), now)
+	case v.State == gitops.CommitSuccess:
+		p.StageCommit, p.URL = v.StageCommit, v.URL
+		setWavePhase(p, v1alpha1.WaveSucceeded, fmt.Sprintf("Canary %s: %s", name, cmp.Or(v.Description, "succeeded")), now)
+		p.NextAttemptTime = nil
+		r.emit(ctx, obj, notifier.SeverityInfo, v1alpha1.StageSucceededReason, "%s: revision %s succeeded at %s: %s", stage.Stage, p.Revision, shortCommit(v.StageCommit), p.Message)
+		return 0
+	default:
+		p.StageCommit, p.URL = v.StageCommit, v.URL
+		setWavePhase(p, v1alpha1.WaveFailed, fmt.Sprintf("Canary %s: %s", name, cmp.Or(v.Description, v.State)), now)
+		p.NextAttemptTime = nil
+		r.emit(ctx, obj, notifier.SeverityWarn, v1alpha1.StageFailedReason, "%s: revision %s failed at %s: %s", stage.Stage, p.Revision, shortCommit(v.StageCommit), p.Message)
+		return 0
+	}
+	return r.nextVerdictRead(obj, p, now)
+}
+
+// nextVerdictRead schedules the next read of a stage's verdict.
+func (r *CanaryReconciler) nextVerdictRead(obj *v1alpha1.Canary, p *v1alpha1.PromotionStatus, now time.Time) time.Duration {
+	wait := gitops.VerdictPoll(obj)
+	at := metav1.NewTime(now.Add(wait))
+	p.NextAttemptTime = &at
+	return wait
+}
+
+// stageError records a promotion that cannot be written or followed
+// without a person: Error, alerted once.
+func (r *CanaryReconciler) stageError(ctx context.Context, obj *v1alpha1.Canary, p *v1alpha1.PromotionStatus, err error, now time.Time) {
+	msg := err.Error()
+	if errors.Is(err, gitops.ErrNotConfigured) {
+		msg = "spec.gitops.promote is set but this agent runs without GitOps (--gitops-revert): " + msg
+	}
+	p.NextAttemptTime = nil
+	setWavePhase(p, v1alpha1.WaveError, msg, now)
+	r.emit(ctx, obj, notifier.SeverityError, v1alpha1.StageErrorReason, "%s: promotion of %s cannot be written: %s (serin promote --to %s tries again)", p.Stage, p.Revision, msg, p.Stage)
+}
+
+// soak runs the Canary's metric checks on the primary once per analysis
+// interval while a stage soaks; a failed check stops every soaking stage.
+func (r *CanaryReconciler) soak(ctx context.Context, obj *v1alpha1.Canary, now time.Time) time.Duration {
+	var soaking []*v1alpha1.PromotionStatus
+	var start time.Time
+	for i := range obj.Status.Promotions {
+		p := &obj.Status.Promotions[i]
+		if p.Phase == v1alpha1.WaveSoaking {
+			soaking = append(soaking, p)
+			if p.LastTransitionTime != nil && (start.IsZero() || p.LastTransitionTime.Time.Before(start)) {
+				start = p.LastTransitionTime.Time
+			}
+		}
+	}
+	if len(soaking) == 0 || obj.Spec.Analysis == nil || len(obj.Spec.Analysis.Metrics) == 0 {
+		return 0
+	}
+	interval := obj.GetAnalysisInterval()
+	n := int(now.Sub(start) / interval)
+	if n < 1 {
+		return start.Add(interval).Sub(now) // the first check judges one interval of traffic
+	}
+	key := fmt.Sprintf("soak revision=%s n=%d", obj.Status.LastPromotedRevision, n)
+	work := analysis.Work{Canary: obj.DeepCopy(), At: now, Metrics: obj.Spec.Analysis.Metrics, Primary: true}
+	out, state := r.Analysis.Result(client.ObjectKeyFromObject(obj), key, work)
+	nextCheck := start.Add(time.Duration(n+1) * interval).Sub(now)
+	if state != analysis.Done {
+		return nextCheck
+	}
+	if out.MetricFailure == "" {
+		return nextCheck
+	}
+	for _, p := range soaking {
+		setWavePhase(p, v1alpha1.WaveStopped, "a check failed on the primary during the soak: "+out.MetricFailure, now)
+		p.SoakUntil = nil
+		r.emit(ctx, obj, notifier.SeverityWarn, v1alpha1.StageStoppedReason,
+			"%s: wave of revision %s stopped: %s (serin promote --to %s promotes it anyway)", p.Stage, p.Revision, p.Message, p.Stage)
+	}
+	return 0
+}
+
+// primaryImages are the images the promoted primary runs (init
+// containers first), which a promotion writes to the next stage.
+func (r *CanaryReconciler) primaryImages(ctx context.Context, obj *v1alpha1.Canary) ([]string, error) {
+	pk, ok := r.targetKindOf(obj).(podKind)
+	if !ok {
+		return nil, fmt.Errorf("a %s target runs no image to promote: spec.gitops.promote needs a Deployment or a DaemonSet", obj.Spec.TargetRef.Kind)
+	}
+	primary := pk.primaryObject()
+	if err := r.Get(ctx, types.NamespacedName{Namespace: obj.Namespace, Name: obj.GetPrimaryName()}, primary); err != nil {
+		return nil, fmt.Errorf("failed to read the primary's images: %w", err)
+	}
+	tpl := pk.podTemplate(primary)
+	var images []string
+	for _, c := range append(tpl.Spec.InitContainers, tpl.Spec.Containers...) {
+		images = append(images, c.Image)
+	}
+	return images, nil
+}
+
+// promoteToRequest is the stage and token of an unhandled
+// serin.dev/promote-to request (STAGE@TOKEN), or "".
+func promoteToRequest(obj *v1alpha1.Canary) (stage, token string) {
+	v := obj.GetAnnotations()[v1alpha1.PromoteToRequestAnnotation]
+	if v == "" || v == obj.Status.HandledRequests.PromoteTo {
+		return "", ""
+	}
+	stage, _, _ = strings.Cut(v, "@")
+	return stage, v
+}
+
+// promotionOf is the entry of a stage in status.promotions, or nil.
+func promotionOf(ps []v1alpha1.PromotionStatus, stage string) *v1alpha1.PromotionStatus {
+	for i := range ps {
+		if ps[i].Stage == stage {
+			p := ps[i]
+			return &p
+		}
+	}
+	return nil
+}
+
+// setWavePhase sets a stage's phase and message, and the time of a change.
+func setWavePhase(p *v1alpha1.PromotionStatus, phase, message string, now time.Time) {
+	if p.Phase != phase || p.LastTransitionTime == nil {
+		t := metav1.NewTime(now)
+		p.LastTransitionTime = &t
+	}
+	p.Phase, p.Message = phase, message
+}
+
+// shortCommit is a commit's first 8 characters.
+func shortCommit(c string) string {
+	return c[:min(8, len(c))]
+}
