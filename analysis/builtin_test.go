@@ -23,6 +23,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"strings"
 	"regexp"
 	"testing"
 	"time"
@@ -301,5 +302,36 @@ func TestMetrics_BuiltinCheckDataPlane(t *testing.T) {
 	res := m.Check(context.Background(), c, duration)
 	if res.Passed || !contains(res.Message, "request-duration is not available with data plane nginx-gateway-fabric") || gotQuery != "" {
 		t.Errorf("nginx-gateway-fabric: %+v, query %q", res, gotQuery)
+	}
+}
+
+// A soak judges the primary: every data plane's built-in checks render
+// with the primary's Service, pods and Deployment where the canary's
+// were, and a MetricTemplate's {{ target }} is the primary.
+func TestBuiltinQuery_Primary(t *testing.T) {
+	c := builtinCanary(v1alpha1.GatewayAPIRouting)
+	for _, name := range dataplane.Names() {
+		d, _ := dataplane.Lookup(name)
+		for check := range d.Checks {
+			canarySide, err := builtinQuery(c, builtinMetric(check), name, false)
+			if err != nil {
+				continue // not available on this data plane
+			}
+			primarySide, err := builtinQuery(c, builtinMetric(check), name, true)
+			if err != nil {
+				t.Fatalf("%s/%s: %v", name, check, err)
+			}
+			// Every name of the canary's side becomes the primary's.
+			want := strings.NewReplacer(c.GetCanaryServiceName(), c.GetPrimaryServiceName(),
+				c.Spec.TargetRef.Name+"-[", c.GetPrimaryName()+"-[",
+				`"`+c.Spec.TargetRef.Name+`"`, `"`+c.GetPrimaryName()+`"`).Replace(canarySide)
+			if primarySide != want || primarySide == canarySide {
+				t.Errorf("%s/%s primary query:\n%s\nwant:\n%s", name, check, primarySide, want)
+			}
+		}
+	}
+	q, err := renderQuery(`up{pod=~"{{ target }}-.*"}`, v1alpha1.PrometheusProvider, c, builtinMetric("custom"), true)
+	if err != nil || q != `up{pod=~"podinfo-primary-.*"}` {
+		t.Errorf("template on the primary = %q, %v", q, err)
 	}
 }

@@ -29,10 +29,12 @@ import (
 	"github.com/go-git/go-git/v5/config"
 	"github.com/go-git/go-git/v5/storage/memory"
 	. "github.com/onsi/gomega"
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/serin-dev/serin/api/v1alpha1"
 	"github.com/serin-dev/serin/internal/testing/testbed"
@@ -442,4 +444,52 @@ func TestWaves_GitHostOutageAndPromoteByHand(t *testing.T) {
 	_, stderr, err = runCLI("promote", "podinfo", "-n", stg, "--to", "prod")
 	g.Expect(err).To(HaveOccurred())
 	g.Expect(stderr+err.Error()).To(ContainSubstring("production"), "the error names the stages there are")
+}
+
+// A check that fails on the primary during the soak stops the wave:
+// nothing goes to production, a StageStopped warning says why. Here an
+// operator's hotfix breaks the promoted primary (an edit of its pod
+// template, which serin does not undo); on real traffic its success rate
+// drops below the check's 99%. `serin promote --to production` then
+// overrides the stop, as a person who fixed it would.
+func TestWaves_SoakStopsOnAFailingPrimary(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	w := newWave(t, g, nil)
+	stg := w.staging.ns
+
+	v2 := w.release(g, waveRelease{staging: "v2", production: "v1", soak: time.Hour}, "Release podinfo v2 to staging")
+	waitForPhase(g, w.canary(g, stg), v1alpha1.PhaseSucceeded, 90*time.Second)
+	w.stage(g, v2, v1alpha1.WaveSoaking, 10*time.Second)
+
+	primary := &appsv1.Deployment{}
+	g.Expect(k8s.Get(ctx, types.NamespacedName{Namespace: stg, Name: "podinfo-primary"}, primary)).To(Succeed())
+	patch := client.MergeFrom(primary.DeepCopy())
+	if primary.Spec.Template.Annotations == nil {
+		primary.Spec.Template.Annotations = map[string]string{}
+	}
+	primary.Spec.Template.Annotations[testbed.ErrorPercentAnnotation] = "50"
+	g.Expect(k8s.Patch(ctx, primary, patch)).To(Succeed())
+	broken := time.Now()
+
+	stopped := w.stage(g, v2, v1alpha1.WaveStopped, 60*time.Second)
+	stoppedAfter := time.Since(broken)
+	g.Expect(stopped.Message).To(ContainSubstring("request-success-rate"))
+	g.Expect(stopped.PullRequestURL).To(BeEmpty())
+	for _, pr := range w.staging.pullRequests(g) {
+		g.Expect(pr.Head.Ref).NotTo(HavePrefix("serin/promote/"), "a stopped wave writes nothing")
+	}
+	events := &corev1.EventList{}
+	g.Expect(k8s.List(ctx, events, client.InNamespace(stg))).To(Succeed())
+	var reasons []string
+	for _, e := range events.Items {
+		reasons = append(reasons, e.Reason)
+	}
+	g.Expect(reasons).To(ContainElement(v1alpha1.StageStoppedReason))
+
+	_, stderr, err := runCLI("promote", "podinfo", "-n", stg, "--to", "production")
+	g.Expect(err).NotTo(HaveOccurred(), stderr)
+	w.stage(g, v2, v1alpha1.WaveOpened, 60*time.Second)
+	w.promotionPR(g, v2)
+	t.Logf("wave=soak-stopped primary_broken_to_stopped=%s", stoppedAfter.Round(100*time.Millisecond))
 }

@@ -1,0 +1,293 @@
+/*
+Copyright 2026 The serin authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package controllers
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/serin-dev/serin/api/v1alpha1"
+	"github.com/serin-dev/serin/gitops"
+)
+
+// fakePromoter answers promotions and verdicts from queues; the last
+// answer of a queue repeats.
+type fakePromoter struct {
+	mu       sync.Mutex
+	promote  []promoteAnswer
+	verdicts []verdictAnswer
+	requests []gitops.PromotionRequest
+}
+
+type promoteAnswer struct {
+	res gitops.RevertResult
+	err error
+}
+
+type verdictAnswer struct {
+	v   gitops.Verdict
+	err error
+}
+
+func (p *fakePromoter) Promote(_ context.Context, req gitops.PromotionRequest) (gitops.RevertResult, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.requests = append(p.requests, req)
+	a := p.promote[0]
+	if len(p.promote) > 1 {
+		p.promote = p.promote[1:]
+	}
+	return a.res, a.err
+}
+
+func (p *fakePromoter) Verdict(context.Context, gitops.PromotionRequest, string) (gitops.Verdict, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	a := p.verdicts[0]
+	if len(p.verdicts) > 1 {
+		p.verdicts = p.verdicts[1:]
+	}
+	return a.v, a.err
+}
+
+// waveWorld is a Succeeded podinfo Canary with a production stage, its
+// primary (running podinfo:v2) and a reconciler whose clock a test moves.
+type waveWorld struct {
+	*actionFixture
+	obj      *v1alpha1.Canary
+	promoter *fakePromoter
+	now      time.Time
+}
+
+func newWaveWorld(t *testing.T, stage v1alpha1.PromotionTarget, p *fakePromoter) *waveWorld {
+	c := weightedPodinfo().Phase(v1alpha1.PhaseSucceeded).Applied("v2", "main@sha1:v2").Promoted("v2", "main@sha1:v2").Obj()
+	c.Spec.GitOps = &v1alpha1.GitOpsSpec{Promote: []v1alpha1.PromotionTarget{stage}}
+	target := podinfoTarget(2)
+	target.Spec.Template.Spec.Containers[0].Image = "podinfo:v2"
+	primary := primaryOf(c, target, "v2")
+	f := newActionReconciler(t, c, target, primary)
+	w := &waveWorld{actionFixture: f, obj: c, promoter: p, now: actionNow}
+	f.r.Promoter = p
+	f.r.Clock = func() time.Time { return w.now }
+	return w
+}
+
+// advance moves the wave until its Git jobs are read, and returns when
+// the wave asks to look again.
+func (w *waveWorld) advance() time.Duration {
+	w.t.Helper()
+	for range 500 {
+		d := w.r.advanceWave(context.Background(), w.obj)
+		if !w.r.promotions.running(client.ObjectKeyFromObject(w.obj)) {
+			return d
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	w.t.Fatal("the wave's Git job never ended")
+	return 0
+}
+
+func (w *waveWorld) stage() v1alpha1.PromotionStatus {
+	w.t.Helper()
+	if len(w.obj.Status.Promotions) != 1 {
+		w.t.Fatalf("promotions = %+v", w.obj.Status.Promotions)
+	}
+	return w.obj.Status.Promotions[0]
+}
+
+func (w *waveWorld) reasons() []string {
+	var out []string
+	for _, e := range w.events() {
+		out = append(out, e.Type+" "+e.Reason)
+	}
+	return out
+}
+
+var production = v1alpha1.PromotionTarget{Stage: "production", Path: "./production"}
+
+// A promoted revision soaks, then its promotion is written with the
+// primary's images; the stage's verdict is read every poll interval
+// through Opened, Merged and Progressing to Succeeded, with one event at
+// each milestone.
+func TestWave_SoakOpenMergeSucceed(t *testing.T) {
+	stage := production
+	stage.Soak = &metav1.Duration{Duration: time.Minute}
+	p := &fakePromoter{
+		promote: []promoteAnswer{{res: gitops.RevertResult{Branch: "serin/promote/production/apps/podinfo/v2", Commit: "c0ffee", PullRequestURL: "https://git.example/pulls/3", State: gitops.StateOpened}}},
+		verdicts: []verdictAnswer{
+			{v: gitops.Verdict{}},
+			{v: gitops.Verdict{Merged: true, StageCommit: "beef01"}},
+			{v: gitops.Verdict{Merged: true, StageCommit: "beef01", State: gitops.CommitPending, Description: "analysing"}},
+			{v: gitops.Verdict{Merged: true, StageCommit: "beef01", State: gitops.CommitSuccess, Description: "promoted", URL: "https://dash"}},
+		},
+	}
+	w := newWaveWorld(t, stage, p)
+
+	if d := w.advance(); d != time.Minute || w.stage().Phase != v1alpha1.WaveSoaking {
+		t.Fatalf("first look: %s, %+v", d, w.stage())
+	}
+	if got := w.reasons(); len(got) != 1 || got[0] != "Normal "+v1alpha1.StageSoakingReason {
+		t.Errorf("events = %v", got)
+	}
+	w.now = w.now.Add(30 * time.Second)
+	if w.advance(); w.stage().Phase != v1alpha1.WaveSoaking || len(p.requests) != 0 {
+		t.Fatalf("mid-soak: %+v, %d promotions", w.stage(), len(p.requests))
+	}
+	w.now = w.now.Add(31 * time.Second)
+	w.advance()
+	if s := w.stage(); s.Phase != v1alpha1.WaveOpened || s.PullRequestURL != "https://git.example/pulls/3" || s.SoakUntil != nil {
+		t.Fatalf("after the soak: %+v", s)
+	}
+	if len(p.requests) != 1 || fmt.Sprint(p.requests[0].Images) != "[podinfo:v2]" || p.requests[0].Revision != "main@sha1:v2" {
+		t.Fatalf("promotion requests = %+v", p.requests)
+	}
+	for _, want := range []string{v1alpha1.WaveOpened, v1alpha1.WaveOpened, v1alpha1.WaveMerged, v1alpha1.WaveProgressing} {
+		if got := w.stage().Phase; got != want {
+			t.Fatalf("phase = %s, want %s: %+v", got, want, w.stage())
+		}
+		w.now = w.now.Add(gitops.VerdictPoll(w.obj))
+		w.advance()
+	}
+	if got := w.stage().Phase; got != v1alpha1.WaveSucceeded {
+		t.Fatalf("phase = %s, want Succeeded: %+v", got, w.stage())
+	}
+	if s := w.stage(); s.StageCommit != "beef01" || s.URL != "https://dash" || s.NextAttemptTime != nil || !strings.Contains(s.Message, "promoted") {
+		t.Errorf("succeeded stage = %+v", s)
+	}
+	if got := strings.Join(w.reasons(), ","); got != "Normal "+v1alpha1.StageOpenedReason+",Normal "+v1alpha1.StageSucceededReason {
+		t.Errorf("events = %s", got)
+	}
+	if d := w.advance(); d != 0 {
+		t.Errorf("a succeeded stage asks to look again in %s", d)
+	}
+}
+
+// A Git host that fails is retried with backoff, one warning per outage;
+// a promotion that cannot be written is Error, alerted, and written again
+// on serin promote --to.
+func TestWave_RetryErrorAndPromoteByHand(t *testing.T) {
+	refused := fmt.Errorf("dial: %w", syscall.ECONNREFUSED)
+	opened := gitops.RevertResult{PullRequestURL: "https://git.example/pulls/1", State: gitops.StateOpened}
+	p := &fakePromoter{
+		promote:  []promoteAnswer{{err: refused}, {err: refused}, {err: errors.New("403 Forbidden")}, {res: opened}},
+		verdicts: []verdictAnswer{{}},
+	}
+	w := newWaveWorld(t, production, p)
+
+	if d := w.advance(); d != 5*time.Second || w.stage().Attempts != 1 || w.stage().Phase != v1alpha1.WavePromoting {
+		t.Fatalf("first failure: %s, %+v", d, w.stage())
+	}
+	w.now = w.now.Add(2 * time.Second)
+	if w.advance(); len(p.requests) != 1 {
+		t.Fatalf("retried before its time: %d requests", len(p.requests))
+	}
+	w.now = w.now.Add(3 * time.Second)
+	if d := w.advance(); d != 10*time.Second || w.stage().Attempts != 2 || !strings.Contains(w.stage().Message, "connection refused") {
+		t.Fatalf("second failure: %s, %+v", d, w.stage())
+	}
+	w.now = w.now.Add(10 * time.Second)
+	w.advance()
+	if s := w.stage(); s.Phase != v1alpha1.WaveError || !strings.Contains(s.Message, "403") {
+		t.Fatalf("a refused promotion: %+v", s)
+	}
+	if got := strings.Join(w.reasons(), ","); got != "Warning "+v1alpha1.StageRetryingReason+",Warning "+v1alpha1.StageErrorReason {
+		t.Errorf("events = %s", got)
+	}
+	w.now = w.now.Add(time.Hour)
+	if w.advance(); len(p.requests) != 3 {
+		t.Fatalf("an Error stage was tried again by itself: %d requests", len(p.requests))
+	}
+
+	w.obj.Annotations = map[string]string{v1alpha1.PromoteToRequestAnnotation: "production@now"}
+	w.advance()
+	if s := w.stage(); s.Phase != v1alpha1.WaveOpened || w.obj.Status.HandledRequests.PromoteTo != "production@now" {
+		t.Fatalf("promoted by hand: %+v, handled %q", s, w.obj.Status.HandledRequests.PromoteTo)
+	}
+	// A request naming a stage the Canary does not have is handled with a
+	// warning.
+	w.obj.Annotations[v1alpha1.PromoteToRequestAnnotation] = "prod@later"
+	w.events()
+	w.advance()
+	if w.obj.Status.HandledRequests.PromoteTo != "prod@later" || !strings.Contains(strings.Join(w.reasons(), ","), v1alpha1.StagePromoteRequestedReason) {
+		t.Errorf("unknown stage: handled %q", w.obj.Status.HandledRequests.PromoteTo)
+	}
+}
+
+// Only a Succeeded Canary moves its wave; a stage already running the
+// images succeeds at once; a failed stage is a warning; a stage removed
+// from the spec leaves the status; a Service target has no image to
+// promote.
+func TestWave_Edges(t *testing.T) {
+	t.Run("not while progressing", func(t *testing.T) {
+		w := newWaveWorld(t, production, &fakePromoter{promote: []promoteAnswer{{}}})
+		w.obj.Status.Phase = v1alpha1.PhaseProgressing
+		if d := w.advance(); d != 0 || len(w.obj.Status.Promotions) != 0 {
+			t.Errorf("a progressing Canary moved its wave: %+v", w.obj.Status.Promotions)
+		}
+	})
+	t.Run("up to date", func(t *testing.T) {
+		w := newWaveWorld(t, production, &fakePromoter{promote: []promoteAnswer{{res: gitops.RevertResult{State: gitops.StateUpToDate, Message: "main already runs podinfo:v2"}}}})
+		w.advance()
+		if s := w.stage(); s.Phase != v1alpha1.WaveSucceeded || s.Message != "main already runs podinfo:v2" {
+			t.Errorf("stage = %+v", s)
+		}
+	})
+	t.Run("failed downstream", func(t *testing.T) {
+		w := newWaveWorld(t, production, &fakePromoter{
+			promote:  []promoteAnswer{{res: gitops.RevertResult{Commit: "c0ffee", State: gitops.StatePushed}}},
+			verdicts: []verdictAnswer{{v: gitops.Verdict{Merged: true, StageCommit: "c0ffee", State: gitops.CommitFailure, Description: "rolled back"}}},
+		})
+		w.advance()
+		if w.stage().Phase != v1alpha1.WaveMerged {
+			t.Fatalf("pushed: %+v", w.stage())
+		}
+		w.now = w.now.Add(time.Minute)
+		w.advance()
+		if s := w.stage(); s.Phase != v1alpha1.WaveFailed || !strings.Contains(s.Message, "rolled back") {
+			t.Errorf("stage = %+v", s)
+		}
+		if got := strings.Join(w.reasons(), ","); !strings.Contains(got, "Warning "+v1alpha1.StageFailedReason) {
+			t.Errorf("events = %s", got)
+		}
+	})
+	t.Run("stage removed", func(t *testing.T) {
+		w := newWaveWorld(t, production, &fakePromoter{promote: []promoteAnswer{{res: gitops.RevertResult{State: gitops.StateUpToDate}}}})
+		w.advance()
+		w.obj.Spec.GitOps.Promote = nil
+		w.advance()
+		if len(w.obj.Status.Promotions) != 0 {
+			t.Errorf("promotions of a removed stage = %+v", w.obj.Status.Promotions)
+		}
+	})
+	t.Run("service target", func(t *testing.T) {
+		w := newWaveWorld(t, production, &fakePromoter{promote: []promoteAnswer{{}}})
+		w.obj.Spec.TargetRef = v1alpha1.TargetReference{APIVersion: "v1", Kind: v1alpha1.ServiceKind, Name: "podinfo"}
+		w.advance()
+		if s := w.stage(); s.Phase != v1alpha1.WaveError || !strings.Contains(s.Message, "Deployment or a DaemonSet") {
+			t.Errorf("stage = %+v", s)
+		}
+	})
+}
