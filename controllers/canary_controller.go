@@ -201,6 +201,8 @@ func (r *CanaryReconciler) Reconcile(ctx context.Context, req ctrl.Request) (res
 		if d := r.advanceWave(ctx, obj); d > 0 && (result.RequeueAfter == 0 || d < result.RequeueAfter) {
 			result.RequeueAfter = d
 		}
+	} else if obj.Status.Phase != v1alpha1.PhaseSucceeded {
+		r.refusePromoteTo(ctx, obj)
 	}
 	return result, readyOnlyIfServed(obj, obs)
 }

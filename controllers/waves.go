@@ -64,10 +64,12 @@ func (r *CanaryReconciler) advanceWave(ctx context.Context, obj *v1alpha1.Canary
 		if len(st.Promotions) > 0 {
 			st.Promotions = nil
 		}
+		r.refusePromoteTo(ctx, obj)
 		return 0
 	}
 	rev := st.LastPromotedRevision
 	if st.Phase != v1alpha1.PhaseSucceeded || rev == "" {
+		r.refusePromoteTo(ctx, obj)
 		return 0
 	}
 	now := r.now()
@@ -102,6 +104,24 @@ func (r *CanaryReconciler) advanceWave(ctx context.Context, obj *v1alpha1.Canary
 	}
 	wake(r.soak(ctx, obj, now))
 	return next
+}
+
+// refusePromoteTo handles a serin.dev/promote-to request the wave cannot
+// act on: the Canary has no stage, or has no promoted revision to carry
+// (it is not Succeeded: a rollout runs, or the last one failed). The
+// request is recorded as handled, with a warning that says why, so that
+// it does not wait for a later state it did not ask for.
+func (r *CanaryReconciler) refusePromoteTo(ctx context.Context, obj *v1alpha1.Canary) {
+	stage, token := promoteToRequest(obj)
+	if stage == "" {
+		return
+	}
+	obj.Status.HandledRequests.PromoteTo = token
+	why := fmt.Sprintf("the Canary is %s, not Succeeded: a wave carries a promoted revision", cmp.Or(string(obj.Status.Phase), "new"))
+	if len(obj.Spec.GitOps.GetPromote()) == 0 {
+		why = "spec.gitops.promote lists no stage"
+	}
+	r.emit(ctx, obj, notifier.SeverityWarn, v1alpha1.StagePromoteRequestedReason, "serin.dev/promote-to %s not acted on: %s", stage, why)
 }
 
 // startStage is a stage's entry for a newly promoted revision: Soaking

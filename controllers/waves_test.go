@@ -244,8 +244,14 @@ func TestWave_Edges(t *testing.T) {
 	t.Run("not while progressing", func(t *testing.T) {
 		w := newWaveWorld(t, production, &fakePromoter{promote: []promoteAnswer{{}}})
 		w.obj.Status.Phase = v1alpha1.PhaseProgressing
+		w.obj.Annotations = map[string]string{v1alpha1.PromoteToRequestAnnotation: "production@now"}
 		if d := w.advance(); d != 0 || len(w.obj.Status.Promotions) != 0 {
 			t.Errorf("a progressing Canary moved its wave: %+v", w.obj.Status.Promotions)
+		}
+		// serin promote --to is answered, not left waiting for a state
+		// it did not ask for.
+		if got := w.events(); w.obj.Status.HandledRequests.PromoteTo != "production@now" || len(got) != 1 || !strings.Contains(got[0].Message, "Progressing, not Succeeded") {
+			t.Errorf("a request to a progressing Canary: handled %q, events %+v", w.obj.Status.HandledRequests.PromoteTo, got)
 		}
 	})
 	t.Run("up to date", func(t *testing.T) {
