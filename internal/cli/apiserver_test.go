@@ -23,6 +23,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -154,6 +155,29 @@ func TestAgainstAPIServer(t *testing.T) {
 		if got.err != nil || !strings.Contains(got.stderr, "ℹ Canary backend skipped") ||
 			!strings.Contains(got.stderr, "✔ podinfo: promote request handled") {
 			t.Errorf("promote --group: %v\n%s", got.err, got.stderr)
+		}
+	})
+	t.Run("waves: the WAVE column, the Wave section and promote --to", func(t *testing.T) {
+		frontend := makeCanary("apps", "frontend").stages("staging", "production").obj()
+		mustCreate(t, kube, frontend)
+		updateCanaryStatus(t, kube, client.ObjectKeyFromObject(frontend), func(c *v1alpha1.Canary) {
+			c.Status = soakingCanary().obj().Status
+		})
+
+		if got := run("get", "canaries", "frontend"); got.err != nil ||
+			!strings.Contains(got.stdout, "WAVE") || !strings.Contains(got.stdout, "staging: Succeeded, production: Soaking") {
+			t.Errorf("get canaries: %v\n%s", got.err, got.stdout)
+		}
+		if got := run("get", "canary", "frontend"); got.err != nil ||
+			!regexp.MustCompile(`\n  production:\s+Soaking`).MatchString(got.stdout) {
+			t.Errorf("get canary: %v\n%s", got.err, got.stdout)
+		}
+		agentCtx, stopAgent := context.WithCancel(ctx)
+		defer stopAgent()
+		go fakeAgent(agentCtx, kube, client.ObjectKeyFromObject(frontend), handlePromoteTo)
+		got := run("promote", "frontend", "--to", "production", "--timeout", "10s")
+		if got.err != nil || !strings.Contains(got.stderr, "✔ promote request to production handled: Promoting") {
+			t.Errorf("promote --to: %v\n%s", got.err, got.stderr)
 		}
 	})
 	t.Run("converted examples pass the CRD validation", func(t *testing.T) {

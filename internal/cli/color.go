@@ -75,3 +75,17 @@ func (p palette) phase(phase v1alpha1.CanaryPhase) string {
 		return p.paint(ansiYellow, string(phase))
 	}
 }
+
+// wavePhase colours the phase of a stage of a wave like phase does: the
+// stage's rollout succeeded green, what stopped the wave red, and a
+// promotion under way yellow.
+func (p palette) wavePhase(phase string) string {
+	switch phase {
+	case v1alpha1.WaveSucceeded:
+		return p.paint(ansiGreen, phase)
+	case v1alpha1.WaveFailed, v1alpha1.WaveStopped, v1alpha1.WaveError:
+		return p.paint(ansiRed, phase)
+	default:
+		return p.paint(ansiYellow, phase)
+	}
+}

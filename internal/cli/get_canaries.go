@@ -19,6 +19,7 @@ package cli
 import (
 	"context"
 	"strconv"
+	"strings"
 
 	"github.com/spf13/cobra"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -45,7 +46,9 @@ func newGetCanariesCommand(env *environment) *cobra.Command {
 		Aliases: []string{"cn"},
 		Short:   "List Canaries and their status",
 		Long: `List Canaries with their group, revision, phase, canary weight, suspension
-and readiness, laid out like flux get kustomizations.`,
+and readiness, laid out like flux get kustomizations. When one of them has
+stages to promote to (spec.gitops.promote), a WAVE column says where its
+promoted revision stands in each.`,
 		Example: `  # The Canaries of the current namespace
   serin get canaries
 
@@ -69,6 +72,7 @@ var canaryKind = listedKind[v1alpha1.Canary, *v1alpha1.Canary]{
 	kind:   v1alpha1.CanaryKind,
 	header: canaryHeader,
 	row:    canaryRow,
+	widen:  widenForWave,
 	list: func(ctx context.Context, kube client.Client, opts []client.ListOption) ([]v1alpha1.Canary, error) {
 		list := &v1alpha1.CanaryList{}
 		err := kube.List(ctx, list, opts...)
@@ -81,16 +85,20 @@ var canaryKind = listedKind[v1alpha1.Canary, *v1alpha1.Canary]{
 }
 
 // canaryHeader is the header of `serin get canaries`.
-func canaryHeader(includeNamespace bool) []string {
-	header := []string{"NAME", "GROUP", "REVISION", "PHASE", "WEIGHT", "SUSPENDED", "READY", "MESSAGE"}
-	if includeNamespace {
+func canaryHeader(layout tableLayout) []string {
+	header := []string{"NAME", "GROUP", "REVISION", "PHASE", "WEIGHT", "SUSPENDED", "READY"}
+	if layout.wave {
+		header = append(header, "WAVE")
+	}
+	header = append(header, "MESSAGE")
+	if layout.namespace {
 		header = append([]string{"NAMESPACE"}, header...)
 	}
 	return header
 }
 
 // canaryRow summarises a Canary in the columns of canaryHeader.
-func canaryRow(canary *v1alpha1.Canary, includeNamespace bool, colors palette) []string {
+func canaryRow(canary *v1alpha1.Canary, layout tableLayout, colors palette) []string {
 	revision := canary.Status.LastAttemptedRevision
 	if revision == "" {
 		revision = canary.Status.LastPromotedRevision
@@ -108,10 +116,36 @@ func canaryRow(canary *v1alpha1.Canary, includeNamespace bool, colors palette) [
 		strconv.Itoa(canary.Status.CanaryWeight),
 		titleBool(canary.Spec.Suspend),
 		colors.conditionStatus(ready),
-		shortenHashes(message),
 	}
-	if includeNamespace {
+	if layout.wave {
+		row = append(row, waveCell(canary, colors))
+	}
+	row = append(row, shortenHashes(message))
+	if layout.namespace {
 		row = append([]string{canary.Namespace}, row...)
 	}
 	return row
+}
+
+// widenForWave adds the WAVE column for a Canary with stages to promote
+// to, or with the status of a wave still recorded.
+func widenForWave(layout tableLayout, canary *v1alpha1.Canary) tableLayout {
+	if len(stagesOf(canary)) > 0 || len(canary.Status.Promotions) > 0 {
+		layout.wave = true
+	}
+	return layout
+}
+
+// waveCell says where the promoted revision stands in each stage of the
+// wave (status.promotions): "staging: Succeeded, production: Soaking";
+// "-" before the first promotion.
+func waveCell(canary *v1alpha1.Canary, colors palette) string {
+	if len(canary.Status.Promotions) == 0 {
+		return "-"
+	}
+	cells := make([]string, len(canary.Status.Promotions))
+	for i, p := range canary.Status.Promotions {
+		cells[i] = p.Stage + ": " + colors.wavePhase(p.Phase)
+	}
+	return strings.Join(cells, ", ")
 }

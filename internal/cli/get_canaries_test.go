@@ -35,9 +35,17 @@ const (
 )
 
 // listedCanaries are the Canaries of the get canaries tests: two in apps,
-// podinfo a member of the group storefront, and two in shop.
+// podinfo a member of the group storefront, two in shop, and two with
+// stages to promote to in web: frontend's promoted revision is in its
+// wave, search has promoted none yet.
 func listedCanaries() []client.Object {
 	return []client.Object{
+		makeCanary("web", "frontend").revisions("", promotedRevision).phase(v1alpha1.PhaseSucceeded, 0).
+			ready(metav1.ConditionTrue, "Succeeded", "promotion completed").stages("staging", "production").
+			promotion(v1alpha1.PromotionStatus{Stage: "staging", Revision: promotedRevision, Phase: v1alpha1.WaveSucceeded}, time.Hour).
+			promotion(v1alpha1.PromotionStatus{Stage: "production", Revision: promotedRevision, Phase: v1alpha1.WaveSoaking}, time.Hour).obj(),
+		makeCanary("web", "search").phase(v1alpha1.PhaseInitialized, 0).stages("production").
+			ready(metav1.ConditionTrue, "Initialized", "initialized").obj(),
 		makeCanary("apps", "podinfo").revisions(longRevision, promotedRevision).
 			phase(v1alpha1.PhaseProgressing, 20).label("team", "web").inGroup("storefront", longRevision, 1).
 			ready(metav1.ConditionFalse, "Progressing", "advancing canary weight to 20 for "+longRevision).obj(),
@@ -71,6 +79,12 @@ func TestGetCanaries(t *testing.T) {
 		},
 		"by name": {
 			args: []string{"get", "canaries", "podinfo"}, golden: "by_name.golden",
+		},
+		"Canaries with stages: the WAVE column": {
+			args: []string{"get", "canaries", "-n", "web"}, golden: "wave.golden",
+		},
+		"a Canary with stages by name": {
+			args: []string{"get", "canaries", "frontend", "-n", "web"}, golden: "wave_by_name.golden",
 		},
 		"status selector": {
 			args: []string{"get", "canaries", "-A", "--status-selector", "ready=false"}, golden: "status_selector.golden",
@@ -113,10 +127,49 @@ func TestGetCanaries(t *testing.T) {
 func TestCanaryRowColours(t *testing.T) {
 	canary := makeCanary("apps", "podinfo").phase(v1alpha1.PhaseFailed, 0).
 		ready(metav1.ConditionFalse, "Failed", "rolled back").obj()
-	got := canaryRow(canary, false, palette{enabled: true})
+	got := canaryRow(canary, tableLayout{}, palette{enabled: true})
 	want := []string{"podinfo", "-", "", "\033[31mFailed\033[0m", "0", "False", "\033[31mFalse\033[0m", "rolled back"}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("row differs (-want +got):\n%s", diff)
+	}
+}
+
+func TestWaveCell(t *testing.T) {
+	stage := func(name, phase string) v1alpha1.PromotionStatus {
+		return v1alpha1.PromotionStatus{Stage: name, Revision: promotedRevision, Phase: phase}
+	}
+	tests := map[string]struct {
+		canary *v1alpha1.Canary
+		colors palette
+		want   string
+	}{
+		"no stage": {
+			canary: makeCanary("apps", "podinfo").obj(), want: "-",
+		},
+		"stages, nothing promoted yet": {
+			canary: makeCanary("apps", "podinfo").stages("production").obj(), want: "-",
+		},
+		"a stage each, in the status' order": {
+			canary: makeCanary("apps", "podinfo").stages("staging", "production").
+				promotion(stage("staging", v1alpha1.WaveSucceeded), time.Minute).
+				promotion(stage("production", v1alpha1.WaveOpened), time.Minute).obj(),
+			want: "staging: Succeeded, production: Opened",
+		},
+		"coloured": {
+			canary: makeCanary("apps", "podinfo").stages("staging", "production", "dr").
+				promotion(stage("staging", v1alpha1.WaveSucceeded), time.Minute).
+				promotion(stage("production", v1alpha1.WaveStopped), time.Minute).
+				promotion(stage("dr", v1alpha1.WaveSoaking), time.Minute).obj(),
+			colors: palette{enabled: true},
+			want:   "staging: \033[32mSucceeded\033[0m, production: \033[31mStopped\033[0m, dr: \033[33mSoaking\033[0m",
+		},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			if diff := cmp.Diff(tc.want, waveCell(tc.canary, tc.colors)); diff != "" {
+				t.Errorf("cell differs (-want +got):\n%s", diff)
+			}
+		})
 	}
 }
 
@@ -146,6 +199,37 @@ func TestGetCanariesWatch(t *testing.T) {
 		t.Errorf("error differs (-want +got):\n%s", diff)
 	}
 	assertGolden(t, "get_canaries/watch.golden", run.stdout)
+}
+
+// TestGetCanariesWatchWave follows Canaries without stages: no WAVE
+// column, until one of them gets stages, whose row comes under a new
+// header with the column.
+func TestGetCanariesWatchWave(t *testing.T) {
+	kube := newFakeClient(listedCanaries()...)
+	env := newTestEnvironment(t, kube)
+	var stdout, stderr syncBuffer
+	done := make(chan commandRun)
+	go func() {
+		done <- runCommandInto(context.Background(), env, &stdout, &stderr,
+			"get", "canaries", "-n", "apps", "--watch", "--timeout", "2s")
+	}()
+
+	waitForLines(t, &stdout, 3)
+	key := client.ObjectKey{Namespace: "apps", Name: "backend"}
+	updateCanary(t, kube, key, func(c *v1alpha1.Canary) {
+		c.Spec.GitOps = &v1alpha1.GitOpsSpec{Promote: []v1alpha1.PromotionTarget{{Stage: "production", Path: "clusters/production"}}}
+	})
+	waitForLines(t, &stdout, 5)
+	updateCanaryStatus(t, kube, key, func(c *v1alpha1.Canary) {
+		c.Status.Promotions = []v1alpha1.PromotionStatus{{Stage: "production", Revision: c.Status.LastPromotedRevision, Phase: v1alpha1.WavePromoting}}
+	})
+	waitForLines(t, &stdout, 6)
+
+	run := <-done
+	if diff := cmp.Diff("stopped watching after --timeout 2s", errorText(run.err)); diff != "" {
+		t.Errorf("error differs (-want +got):\n%s", diff)
+	}
+	assertGolden(t, "get_canaries/watch_wave.golden", run.stdout)
 }
 
 func waitForLines(t *testing.T, out *syncBuffer, lines int) {

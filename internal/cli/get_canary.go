@@ -43,8 +43,8 @@ func newGetCanaryCommand(env *environment) *cobra.Command {
 		Use:   "canary NAME",
 		Short: "Show a Canary's analysis at a glance",
 		Long: `Show one Canary: its phase, weight and analysis step, failed checks against
-the threshold, metrics and webhooks, revisions, GitOps revert, conditions and
-latest Events.`,
+the threshold, metrics and webhooks, revisions, GitOps revert, the wave of
+its promoted revision through the next stages, conditions and latest Events.`,
 		Example:           `  serin get canary podinfo -n apps`,
 		Args:              cobra.ExactArgs(1),
 		ValidArgsFunction: canaryNameCompletion(env),
@@ -138,6 +138,7 @@ func (d canaryDescription) write(w io.Writer) error {
 	d.writeChecks(tw)
 	d.writeAnalysis(tw)
 	d.writeRevert(tw)
+	d.writeWave(tw)
 	d.writeConditions(tw)
 	d.writeEvents(tw)
 	return tw.Flush()

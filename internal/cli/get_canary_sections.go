@@ -19,11 +19,13 @@ package cli
 import (
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/duration"
 
 	"github.com/serin-dev/serin/api/v1alpha1"
 	"github.com/serin-dev/serin/internal/outbound"
@@ -122,6 +124,87 @@ func (d canaryDescription) revertConfiguration() string {
 		mode = v1alpha1.PullRequestRevert
 	}
 	return fmt.Sprintf("<none> (a %s revert opens when %s)", mode, strings.Join(on, " or "))
+}
+
+// writeWave shows where the promoted revision stands in each next stage
+// of the wave (status.promotions), in the order of spec.gitops.promote, a
+// line for the stage and its phase and the stage's details below: a stage
+// the agent has not started yet says so, and a stage the spec no longer
+// lists comes last.
+func (d canaryDescription) writeWave(w io.Writer) {
+	stages := stageNames(d.canary)
+	if len(stages) == 0 && len(d.canary.Status.Promotions) == 0 {
+		fmt.Fprintf(w, "\nWave:\t<none> (spec.gitops.promote is not set)\n")
+		return
+	}
+	for _, p := range d.canary.Status.Promotions {
+		if !slices.Contains(stages, p.Stage) {
+			stages = append(stages, p.Stage)
+		}
+	}
+	fmt.Fprintf(w, "\nWave:\n")
+	for _, stage := range stages {
+		p := promotionOf(d.canary, stage)
+		if p == nil {
+			fmt.Fprintf(w, "  %s:\t<none> (waits for the next promoted revision)\n", stage)
+			continue
+		}
+		d.writeStage(w, p)
+	}
+}
+
+// writeStage shows one stage of the wave: its phase (with the end of the
+// soak), the revision, what was written to Git and the stage's verdict,
+// the message, and the failed attempts while they are retried.
+func (d canaryDescription) writeStage(w io.Writer, p *v1alpha1.PromotionStatus) {
+	phase := orNone(d.colors.wavePhase(p.Phase))
+	if t := p.LastTransitionTime; t != nil {
+		phase += fmt.Sprintf(" (%s ago)", d.age(t.Time))
+	}
+	fmt.Fprintf(w, "  %s:\t%s\n", p.Stage, phase)
+	if p.Phase == v1alpha1.WaveSoaking && p.SoakUntil != nil {
+		fmt.Fprintf(w, "    Soak until:\t%s\n", d.when(p.SoakUntil.Time))
+	}
+	fmt.Fprintf(w, "    Revision:\t%s\n", orNone(shortenHashes(p.Revision)))
+	if p.PullRequestURL != "" {
+		fmt.Fprintf(w, "    Pull request:\t%s\n", p.PullRequestURL)
+	}
+	if p.Commit != "" {
+		fmt.Fprintf(w, "    Commit:\t%s\n", joinNonEmpty(" on ", shortCommit(p.Commit), p.Branch))
+	}
+	if p.StageCommit != "" {
+		fmt.Fprintf(w, "    Stage commit:\t%s\n", shortCommit(p.StageCommit))
+	}
+	if p.URL != "" {
+		fmt.Fprintf(w, "    Link:\t%s\n", p.URL)
+	}
+	if p.Message != "" {
+		fmt.Fprintf(w, "    Message:\t%s\n", shortenHashes(p.Message))
+	}
+	if p.Attempts > 0 {
+		attempts := fmt.Sprintf("%d failed", p.Attempts)
+		if p.NextAttemptTime != nil {
+			attempts += ", next " + d.when(p.NextAttemptTime.Time)
+		}
+		fmt.Fprintf(w, "    Attempts:\t%s\n", attempts)
+	}
+}
+
+// when is a time to come, or just past, as "in 5m (2026-05-04T10:05:00Z)".
+func (d canaryDescription) when(t time.Time) string {
+	at := t.UTC().Format(time.RFC3339)
+	if t.After(d.now) {
+		return fmt.Sprintf("in %s (%s)", duration.HumanDuration(t.Sub(d.now)), at)
+	}
+	return fmt.Sprintf("%s ago (%s)", d.age(t), at)
+}
+
+// shortCommit is a commit's hash cut to its first 8 characters.
+func shortCommit(commit string) string {
+	if len(commit) > 8 {
+		return commit[:8]
+	}
+	return commit
 }
 
 func (d canaryDescription) writeConditions(w io.Writer) {

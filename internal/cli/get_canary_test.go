@@ -121,6 +121,7 @@ func describedCanaries() []client.Object {
 	return []client.Object{
 		progressing,
 		failed,
+		waveCanary(),
 		makeCanary("apps", "bluegreen").blueGreen(10, 0).obj(),
 		abTestCanary(),
 		canaryEvent("e1", "podinfo", uid, 5*time.Minute, corev1.EventTypeNormal, "Progressing", "New revision detected"),
@@ -146,6 +147,9 @@ func TestGetCanary(t *testing.T) {
 		"blue/green never reconciled": {
 			args: []string{"get", "canary", "bluegreen", "-n", "apps"}, golden: "bluegreen.golden",
 		},
+		"promoted: its wave through three stages, and one not started": {
+			args: []string{"get", "canary", "catalog"}, golden: "wave.golden",
+		},
 		"an A/B test, iterating": {
 			args: []string{"get", "canary", "abtest", "-n", "apps"}, golden: "abtest.golden",
 		},
@@ -168,6 +172,31 @@ func TestGetCanary(t *testing.T) {
 			}
 		})
 	}
+}
+
+// waveCanary promoted a revision an hour ago, which is in its wave: qa
+// promoted it (its pull request merged, the stage's Canary succeeded),
+// staging's Git host failed twice, production soaks for another half
+// hour; dr was added to the spec since and waits for the next revision.
+func waveCanary() *v1alpha1.Canary {
+	return makeCanary("apps", "catalog").revisions(promotedRevision, promotedRevision).phase(v1alpha1.PhaseSucceeded, 0).
+		ready(metav1.ConditionTrue, "Succeeded", "promotion completed").stages("qa", "staging", "production", "dr").
+		promotion(v1alpha1.PromotionStatus{
+			Stage: "qa", Revision: promotedRevision, Phase: v1alpha1.WaveSucceeded, Images: []string{"ghcr.io/example/catalog:1.2.0"},
+			Branch: "serin/promote/qa/catalog-89abcdef", Commit: "c0ffee00c0ffee00c0ffee00c0ffee00c0ffee00",
+			PullRequestURL: "https://github.com/example/fleet/pull/51", StageCommit: "feedface00feedface00feedface00feedface00",
+			URL: "https://serin.qa.example/canaries/apps/catalog", Message: "Canary apps/catalog: revision promoted",
+		}, 20*time.Minute).
+		promotion(v1alpha1.PromotionStatus{
+			Stage: "staging", Revision: promotedRevision, Phase: v1alpha1.WavePromoting, Attempts: 2,
+			NextAttemptTime: ptrTime(testNow.Add(40 * time.Second)),
+			Message:         "attempt 2 failed, next in 40s: push to github.com/example/fleet: 503 Service Unavailable",
+		}, 5*time.Minute).
+		promotion(v1alpha1.PromotionStatus{
+			Stage: "production", Revision: promotedRevision, Phase: v1alpha1.WaveSoaking,
+			SoakUntil: ptrTime(testNow.Add(30 * time.Minute)),
+			Message:   "soaking until 2026-05-04T10:30:00Z: the checks must keep passing on the primary",
+		}, time.Hour).obj()
 }
 
 // abTestCanary is an A/B test of the insiders, at its second iteration.

@@ -72,16 +72,16 @@ var groupKind = listedKind[v1alpha1.CanaryGroup, *v1alpha1.CanaryGroup]{
 }
 
 // groupHeader is the header of `serin get groups`.
-func groupHeader(includeNamespace bool) []string {
+func groupHeader(layout tableLayout) []string {
 	header := []string{"NAME", "REVISION", "PHASE", "MEMBERS", "READY", "MESSAGE"}
-	if includeNamespace {
+	if layout.namespace {
 		header = append([]string{"NAMESPACE"}, header...)
 	}
 	return header
 }
 
 // groupRow summarises a CanaryGroup in the columns of groupHeader.
-func groupRow(group *v1alpha1.CanaryGroup, includeNamespace bool, colors palette) []string {
+func groupRow(group *v1alpha1.CanaryGroup, layout tableLayout, colors palette) []string {
 	revision := ""
 	if group.Status.Release != nil {
 		revision = group.Status.Release.Revision
@@ -95,7 +95,7 @@ func groupRow(group *v1alpha1.CanaryGroup, includeNamespace bool, colors palette
 		colors.conditionStatus(ready),
 		shortenHashes(message),
 	}
-	if includeNamespace {
+	if layout.namespace {
 		row = append([]string{group.Namespace}, row...)
 	}
 	return row

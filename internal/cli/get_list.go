@@ -44,15 +44,29 @@ type listedObject[T any] interface {
 type listedKind[T any, P listedObject[T]] struct {
 	// kind names the objects in errors: Canary, CanaryGroup.
 	kind string
-	// header is the header of the table, row an object's row.
-	header func(includeNamespace bool) []string
-	row    func(object P, includeNamespace bool, colors palette) []string
+	// header is the header of the table, row an object's row, both with
+	// the optional columns of layout.
+	header func(layout tableLayout) []string
+	row    func(object P, layout tableLayout, colors palette) []string
+	// widen adds to layout the optional columns the object has something
+	// to show in; nil when no column of the kind depends on the objects.
+	widen func(layout tableLayout, object P) tableLayout
 	// list lists the objects.
 	list func(ctx context.Context, kube client.Client, opts []client.ListOption) ([]T, error)
 	// follow lists the objects, then hands over each change until the
 	// watch ends, as canarywatch.Follow does.
 	follow func(ctx context.Context, kube client.WithWatch, opts []client.ListOption,
 		listed func([]T) error, changed func(P, bool) error) error
+}
+
+// tableLayout is which optional columns a table of `serin get canaries`
+// or `serin get groups` has.
+type tableLayout struct {
+	// namespace is the NAMESPACE column, first: with --all-namespaces.
+	namespace bool
+	// wave is the WAVE column of Canaries, before MESSAGE: when one of
+	// the Canaries printed has stages to promote to (spec.gitops.promote).
+	wave bool
 }
 
 // getListOptions are the flags of `serin get canaries` and `serin get

@@ -32,14 +32,15 @@ import (
 
 // rowPrinter prints the rows of `serin get canaries` or `serin get
 // groups`. When watching it prints the header once, with the first rows,
-// and afterwards one row for every change of an object's row.
+// and afterwards one row for every change of an object's row; the header
+// again when a changed object adds an optional column, which then stays.
 type rowPrinter[T any, P listedObject[T]] struct {
-	out           io.Writer
-	scope         objectScope
-	kind          listedKind[T, P]
-	withNamespace bool
-	noHeader      bool
-	colors        palette
+	out      io.Writer
+	scope    objectScope
+	kind     listedKind[T, P]
+	layout   tableLayout
+	noHeader bool
+	colors   palette
 
 	headerPrinted bool
 	lastRows      map[types.NamespacedName]string
@@ -47,44 +48,50 @@ type rowPrinter[T any, P listedObject[T]] struct {
 
 func newRowPrinter[T any, P listedObject[T]](out io.Writer, opts getListOptions, scope objectScope, kind listedKind[T, P]) *rowPrinter[T, P] {
 	return &rowPrinter[T, P]{
-		out:           out,
-		scope:         scope,
-		kind:          kind,
-		withNamespace: opts.allNamespaces,
-		noHeader:      opts.noHeader,
-		colors:        paletteFor(out),
-		lastRows:      map[types.NamespacedName]string{},
+		out:      out,
+		scope:    scope,
+		kind:     kind,
+		layout:   tableLayout{namespace: opts.allNamespaces},
+		noHeader: opts.noHeader,
+		colors:   paletteFor(out),
+		lastRows: map[types.NamespacedName]string{},
 	}
 }
 
-// printTable prints the objects that pass the status selector as one table.
+// printTable prints the objects that pass the status selector as one table,
+// with the optional columns they have something to show in.
 func (p *rowPrinter[T, P]) printTable(items []T) error {
 	sortObjects[T, P](items)
-	var rows [][]string
-	for i := range items {
-		object := P(&items[i])
-		if p.scope.conditions.matches(object.GetConditions()) {
-			rows = append(rows, p.kind.row(object, p.withNamespace, p.colors))
-		}
+	printed := p.selected(items)
+	p.widen(printed)
+	rows := make([][]string, 0, len(printed))
+	for _, object := range printed {
+		rows = append(rows, p.kind.row(object, p.layout, p.colors))
 	}
 	var header []string
 	if !p.noHeader {
-		header = p.kind.header(p.withNamespace)
+		header = p.kind.header(p.layout)
 	}
 	return writeTable(p.out, header, rows)
 }
 
 // printChanged prints the rows that differ from the last ones printed for
-// the same objects; the first call prints the header.
+// the same objects; the first call prints the header, and so does a call
+// whose objects add an optional column.
 func (p *rowPrinter[T, P]) printChanged(items []T) error {
 	sortObjects[T, P](items)
-	var rows [][]string
-	for i := range items {
-		object := P(&items[i])
-		if !p.scope.matches(object) || !p.scope.conditions.matches(object.GetConditions()) {
-			continue
+	var candidates []P
+	for _, object := range p.selected(items) {
+		if p.scope.matches(object) {
+			candidates = append(candidates, object)
 		}
-		row := p.kind.row(object, p.withNamespace, p.colors)
+	}
+	if p.widen(candidates) {
+		p.headerPrinted = false
+	}
+	var rows [][]string
+	for _, object := range candidates {
+		row := p.kind.row(object, p.layout, p.colors)
 		key := client.ObjectKeyFromObject(object)
 		if joined := strings.Join(row, "\t"); p.lastRows[key] != joined {
 			p.lastRows[key] = joined
@@ -96,10 +103,34 @@ func (p *rowPrinter[T, P]) printChanged(items []T) error {
 	}
 	var header []string
 	if !p.noHeader && !p.headerPrinted {
-		header = p.kind.header(p.withNamespace)
+		header = p.kind.header(p.layout)
 		p.headerPrinted = true
 	}
 	return writeTable(p.out, header, rows)
+}
+
+// selected are the items that pass the status selector.
+func (p *rowPrinter[T, P]) selected(items []T) []P {
+	var objects []P
+	for i := range items {
+		if object := P(&items[i]); p.scope.conditions.matches(object.GetConditions()) {
+			objects = append(objects, object)
+		}
+	}
+	return objects
+}
+
+// widen adds the optional columns the objects have something to show in,
+// and tells whether that added any.
+func (p *rowPrinter[T, P]) widen(objects []P) bool {
+	if p.kind.widen == nil {
+		return false
+	}
+	before := p.layout
+	for _, object := range objects {
+		p.layout = p.kind.widen(p.layout, object)
+	}
+	return p.layout != before
 }
 
 // watch lists the objects, prints them, then prints every change until ctx

@@ -218,6 +218,27 @@ func (b *canaryBuilder) inGroup(group, release string, steps int) *canaryBuilder
 	return b
 }
 
+// stages sets the next stages of the wave (spec.gitops.promote), by name.
+func (b *canaryBuilder) stages(names ...string) *canaryBuilder {
+	if b.canary.Spec.GitOps == nil {
+		b.canary.Spec.GitOps = &v1alpha1.GitOpsSpec{}
+	}
+	b.canary.Spec.GitOps.Promote = nil
+	for _, name := range names {
+		b.canary.Spec.GitOps.Promote = append(b.canary.Spec.GitOps.Promote,
+			v1alpha1.PromotionTarget{Stage: name, Path: "clusters/" + name + "/apps"})
+	}
+	return b
+}
+
+// promotion records where the promoted revision stands in a stage
+// (status.promotions), its phase entered ago.
+func (b *canaryBuilder) promotion(p v1alpha1.PromotionStatus, ago time.Duration) *canaryBuilder {
+	p.LastTransitionTime = ptrTime(testNow.Add(-ago))
+	b.canary.Status.Promotions = append(b.canary.Status.Promotions, p)
+	return b
+}
+
 func (b *canaryBuilder) obj() *v1alpha1.Canary { return b.canary.DeepCopy() }
 
 // groupBuilder builds CanaryGroups for tests.

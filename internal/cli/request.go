@@ -18,6 +18,7 @@ package cli
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/spf13/cobra"
 	"k8s.io/apimachinery/pkg/types"
@@ -31,7 +32,7 @@ const fieldOwner = agentrequest.FieldOwner
 
 func newAgentRequestCommand(env *environment, request agentrequest.Request) *cobra.Command {
 	var noWait bool
-	var group string
+	var group, stage string
 	groupRequest, groupable := groupRequests[request.Verb]
 	cmd := &cobra.Command{
 		Use:   request.Verb + " NAME",
@@ -44,8 +45,14 @@ records that value in status.handledRequests.`,
 		Example: fmt.Sprintf("  serin %s podinfo -n apps", request.Verb),
 		Args:    cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if group != "" {
+			toStage := cmd.Flags().Changed("to")
+			switch {
+			case toStage && group != "":
+				return errToWithGroup
+			case group != "":
 				return runGroupRequest(cmd, env, request, group, noWait)
+			case toStage:
+				return runPromoteTo(cmd, env, args[0], stage, noWait)
 			}
 			return runAgentRequest(cmd, env, request, args[0], noWait)
 		},
@@ -62,6 +69,12 @@ CanaryGroup the request is for, with a line per member: those in phase
 		cmd.Example += fmt.Sprintf("\n  serin %s --group storefront -n apps", request.Verb)
 		cmd.Args = nameOrGroup(&group)
 		addGroupFlag(cmd, env, &group, "send the request to the members of this CanaryGroup "+groupRequest.members)
+	}
+	if isPromote(request) {
+		cmd.Use = strings.Replace(cmd.Use, "NAME", "NAME [--to STAGE]", 1)
+		cmd.Long += promoteToHelp
+		cmd.Example += fmt.Sprintf("\n  serin %s podinfo --to production -n apps", request.Verb)
+		addToFlag(cmd, env, &stage)
 	}
 	return cmd
 }

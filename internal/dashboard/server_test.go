@@ -76,9 +76,10 @@ func TestListAPI(t *testing.T) {
 }
 
 // The detail of a Canary: its record read as numbers and series, the
-// requests, the conditions; a golden file, since it is the pages' input.
+// requests, the conditions, the wave of its promoted revision; a golden
+// file, since it is the pages' input.
 func TestCanaryAPI(t *testing.T) {
-	canary := sampleCanary()
+	canary := waveCanary()
 	canary.Annotations = map[string]string{v1alpha1.PromoteRequestAnnotation: "2026-05-04T10:14:00Z"}
 	canary.Status.HandledRequests.Abort = "2026-05-04T09:00:45Z"
 	server := startServer(t, newFakeClient(nil, canary), "")

@@ -17,6 +17,7 @@ limitations under the License.
 package dashboard
 
 import (
+	"slices"
 	"time"
 
 	"github.com/fluxcd/pkg/apis/meta"
@@ -68,6 +69,36 @@ type detail struct {
 	GroupStatus *v1alpha1.GroupStatus `json:"groupStatus,omitempty"`
 	// Rollouts are the analysis records, newest first.
 	Rollouts []rolloutView `json:"rollouts"`
+	// Wave are the next stages of the promoted revision, in the order of
+	// spec.gitops.promote; empty when the Canary has none.
+	Wave []stageView `json:"wave"`
+}
+
+// stageView is a stage of the Canary's wave: where the promoted revision
+// stands in it (status.promotions), with the links to its pull request and
+// to the page the stage's Canary gave with its verdict.
+type stageView struct {
+	Stage string `json:"stage"`
+	// Phase is status.promotions[].phase; empty while the stage waits for
+	// the next promoted revision (it was added since the last one).
+	Phase          string `json:"phase,omitempty"`
+	Revision       string `json:"revision,omitempty"`
+	Message        string `json:"message,omitempty"`
+	PullRequestURL string `json:"pullRequestURL,omitempty"`
+	Branch         string `json:"branch,omitempty"`
+	Commit         string `json:"commit,omitempty"`
+	// StageCommit is the commit of the stage's branch whose status gave
+	// the verdict, URL the link that came with it.
+	StageCommit string `json:"stageCommit,omitempty"`
+	URL         string `json:"url,omitempty"`
+	// SoakUntil is when a Soaking stage is promoted.
+	SoakUntil *time.Time `json:"soakUntil,omitempty"`
+	// Attempts are the failed writes being retried, the next at
+	// NextAttemptTime.
+	Attempts        int32      `json:"attempts,omitempty"`
+	NextAttemptTime *time.Time `json:"nextAttemptTime,omitempty"`
+	// Since is when the phase last changed.
+	Since *time.Time `json:"since,omitempty"`
 }
 
 type conditionView struct {
@@ -176,6 +207,7 @@ func detailOf(c *v1alpha1.Canary) detail {
 		Requests:         []requestView{},
 		Rollouts:         []rolloutView{},
 		GroupStatus:      c.Status.Group,
+		Wave:             waveOf(c),
 	}
 	for _, cond := range c.Status.Conditions {
 		d.Conditions = append(d.Conditions, conditionView{
@@ -193,6 +225,40 @@ func detailOf(c *v1alpha1.Canary) detail {
 		d.Rollouts = append(d.Rollouts, rolloutOf(&c.Status.Analyses[i]))
 	}
 	return d
+}
+
+// waveOf lays out the stages of the Canary's wave: those of
+// spec.gitops.promote in its order, then any the status still has that the
+// spec no longer lists.
+func waveOf(c *v1alpha1.Canary) []stageView {
+	wave := []stageView{}
+	var stages []string
+	if c.Spec.GitOps != nil {
+		for _, target := range c.Spec.GitOps.Promote {
+			stages = append(stages, target.Stage)
+		}
+	}
+	for _, p := range c.Status.Promotions {
+		if !slices.Contains(stages, p.Stage) {
+			stages = append(stages, p.Stage)
+		}
+	}
+	for _, stage := range stages {
+		i := slices.IndexFunc(c.Status.Promotions, func(p v1alpha1.PromotionStatus) bool { return p.Stage == stage })
+		if i < 0 {
+			wave = append(wave, stageView{Stage: stage})
+			continue
+		}
+		p := &c.Status.Promotions[i]
+		wave = append(wave, stageView{
+			Stage: p.Stage, Phase: p.Phase, Revision: p.Revision, Message: p.Message,
+			PullRequestURL: p.PullRequestURL, Branch: p.Branch, Commit: p.Commit,
+			StageCommit: p.StageCommit, URL: p.URL,
+			SoakUntil: timeOf(p.SoakUntil), Attempts: p.Attempts, NextAttemptTime: timeOf(p.NextAttemptTime),
+			Since: timeOf(p.LastTransitionTime),
+		})
+	}
+	return wave
 }
 
 func rolloutOf(rec *v1alpha1.AnalysisRecord) rolloutView {

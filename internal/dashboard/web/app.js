@@ -74,6 +74,8 @@
     Succeeded: "ok", Initialized: "ok", Failed: "bad", Halted: "bad",
     Progressing: "info", Promoting: "info", Finalising: "info",
     Waiting: "warn", WaitingPromotion: "warn", Initializing: "idle",
+    // the phases of a stage of a wave that a Canary's phase does not have
+    Soaking: "warn", Opened: "info", Merged: "info", Stopped: "bad", Error: "bad",
   };
 
   function phaseBadge(phase, id) {
@@ -459,7 +461,7 @@
     document.getElementById("canary-title").textContent = name;
     var current = null;
     var awaiting = null; // {verb, value}: the request this page made
-    var drawn = { analysis: "", previous: "", conditions: "" };
+    var drawn = { analysis: "", wave: "", previous: "", conditions: "" };
     setUpActions();
 
     connect("/api/events?namespace=" + encodeURIComponent(namespace) + "&name=" + encodeURIComponent(name), {
@@ -474,6 +476,7 @@
         if (before && (before.phase !== d.phase || before.weight !== d.weight)) {
           announce(name + ": " + (d.phase || "no phase") + ", weight " + d.weight + "%");
         }
+        if (before) announceWave(before.wave, d.wave);
       },
       deleted: function (d) {
         current = null;
@@ -491,6 +494,8 @@
       renderFacts(d);
       renderRequests(d);
       redraw("analysis", d.rollouts.slice(0, 1), renderAnalysis);
+      document.getElementById("wave-card").hidden = !d.wave.length;
+      redraw("wave", d.wave, renderWave);
       redraw("previous", d.rollouts.slice(1), renderPrevious);
       redraw("conditions", d.conditions, renderConditions);
     }
@@ -697,6 +702,56 @@
     function list(items) {
       if (!items.length) return document.createTextNode("—");
       return h("ul", {}, items.map(function (i) { return h("li", {}, [i]); }));
+    }
+
+    // announceWave tells screen readers of each stage whose phase changed.
+    function announceWave(before, after) {
+      var was = {};
+      before.forEach(function (st) { was[st.stage] = st.phase; });
+      after.forEach(function (st) {
+        if (st.phase && was[st.stage] !== st.phase) announce(name + ": stage " + st.stage + " " + st.phase);
+      });
+    }
+
+    // renderWave draws a row for each stage of the wave: its phase, the
+    // revision, the pull request, the stage's verdict and its link, and
+    // what the stage waits for or why it stopped.
+    function renderWave(box, wave) {
+      if (!wave.length) return;
+      box.appendChild(h("div", { className: "table-wrap" }, [h("table", { className: "steps wave" }, [
+        h("caption", { className: "visually-hidden", text: "The next stages of the promoted revision of " + name }),
+        h("thead", {}, [h("tr", {}, ["Stage", "Phase", "Revision", "Pull request", "Stage commit", "Link", "Message"].map(function (t) {
+          return h("th", { scope: "col", text: t });
+        }))]),
+        h("tbody", {}, wave.map(function (st) {
+          return h("tr", { "data-stage": st.stage }, [
+            h("th", { scope: "row", text: st.stage }),
+            h("td", {}, [st.phase ? phaseBadge(st.phase) : h("span", { className: "hint", text: "waits for the next promoted revision" }),
+              st.since ? h("small", { className: "since" }, [" since ", time(st.since)]) : null]),
+            h("td", {}, [st.revision ? h("code", { text: shortHashes(st.revision), title: st.revision }) : "—"]),
+            h("td", {}, [st.pullRequestURL ? externalLink(st.pullRequestURL, "pull request")
+              : (st.commit ? h("code", { text: shortHashes(st.commit), title: (st.branch ? st.branch + ": " : "") + st.commit }) : "—")]),
+            h("td", {}, [st.stageCommit ? h("code", { text: st.stageCommit.slice(0, 8), title: st.stageCommit }) : "—"]),
+            h("td", {}, [st.url ? externalLink(st.url, "stage's Canary") : "—"]),
+            h("td", { className: "message" }, [shortHashes(st.message || ""), stageWait(st)]),
+          ]);
+        })),
+      ])]));
+    }
+
+    // stageWait says until when a stage soaks, or when a failed write is
+    // tried again.
+    function stageWait(st) {
+      if (st.phase === "Soaking" && st.soakUntil) return h("div", { className: "hint" }, ["soaks until ", time(st.soakUntil)]);
+      if (st.attempts) {
+        return h("div", { className: "pending" }, [st.attempts + " failed attempts", st.nextAttemptTime ? ", next at " : "",
+          st.nextAttemptTime ? time(st.nextAttemptTime) : null]);
+      }
+      return null;
+    }
+
+    function externalLink(url, text) {
+      return h("a", { href: url, rel: "noopener noreferrer", target: "_blank", text: text, title: url });
     }
 
     function renderPrevious(box, rollouts) {
