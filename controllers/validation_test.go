@@ -548,3 +548,47 @@ func withMetric(c *v1alpha1.Canary, vars map[string]string) *v1alpha1.Canary {
 	}}}
 	return c
 }
+
+// A wave's stages are checked by the API server: a stage named twice, a
+// path that leaves the repository, a soak over a day and a stage name
+// that is no DNS label are refused with what to fix; a valid wave is
+// accepted.
+func TestValidation_WaveStages(t *testing.T) {
+	ns := newNamespace(t)
+	wave := func(name string, stages ...v1alpha1.PromotionTarget) *v1alpha1.Canary {
+		c := testobj.MakeCanary(name, ns).Analysis(v1alpha1.CanaryAnalysis{Iterations: 5}).Obj()
+		c.Spec.GitOps = &v1alpha1.GitOpsSpec{Promote: stages}
+		return c
+	}
+	prod := v1alpha1.PromotionTarget{Stage: "production", Path: "./production", Soak: &metav1.Duration{Duration: time.Hour},
+		Canary: &v1alpha1.PromotionCanaryReference{Name: "podinfo", Namespace: "production"}}
+	tests := map[string]struct {
+		canary  *v1alpha1.Canary
+		wantErr string
+	}{
+		"valid": {canary: wave("w-ok", prod, v1alpha1.PromotionTarget{Stage: "dr", Path: "clusters/dr/apps", Mode: v1alpha1.PushRevert})},
+		"a stage twice": {
+			canary:  wave("w-dup", prod, prod),
+			wantErr: "Duplicate value",
+		},
+		"a path out of the repository": {
+			canary:  wave("w-dots", v1alpha1.PromotionTarget{Stage: "production", Path: "./apps/../../etc"}),
+			wantErr: "promote[].path must stay inside the repository",
+		},
+		"a soak over a day": {
+			canary:  wave("w-soak", v1alpha1.PromotionTarget{Stage: "production", Path: "./production", Soak: &metav1.Duration{Duration: 25 * time.Hour}}),
+			wantErr: "promote[].soak must be at most 24h",
+		},
+		"a stage that is no DNS label": {
+			canary:  wave("w-name", v1alpha1.PromotionTarget{Stage: "Production!", Path: "./production"}),
+			wantErr: "spec.gitops.promote[0].stage",
+		},
+		"an unknown mode": {
+			canary:  wave("w-mode", v1alpha1.PromotionTarget{Stage: "production", Path: "./production", Mode: "Merge"}),
+			wantErr: `Unsupported value: "Merge"`,
+		},
+	}
+	for name, tt := range tests {
+		t.Run(name, func(t *testing.T) { expectAdmission(t, tt.canary, tt.wantErr) })
+	}
+}
