@@ -290,3 +290,31 @@ func mustJSON(v any) string {
 	b, _ := json.Marshal(v)
 	return string(b)
 }
+
+// A tired operator's typos: a path with no kustomization, a target name
+// the stage does not render. Each is an error that names what to fix,
+// not a transient one (it is not retried), and nothing is pushed.
+func TestGitReverter_PromotionTypos(t *testing.T) {
+	f := newGitFixture(t)
+	g := f.reverter(WithStatusReaderFactory((&fakeStatuses{}).factory))
+	before := f.branches()
+	for name, tc := range map[string]struct {
+		mutate func(*PromotionRequest)
+		want   string
+	}{
+		"path":   {func(r *PromotionRequest) { r.Stage.Path = "./apps/podinf" }, "apps/podinf"},
+		"target": {func(r *PromotionRequest) { r.Stage.TargetName = "podinfo-api" }, "podinfo-api"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			req := f.promotion(v1alpha1.PullRequestRevert)
+			tc.mutate(&req)
+			_, err := g.Promote(context.Background(), req)
+			if err == nil || !strings.Contains(err.Error(), tc.want) || IsTransient(err) {
+				t.Errorf("Promote = %v, want a permanent error naming %q", err, tc.want)
+			}
+		})
+	}
+	if after := f.branches(); len(after) != len(before) {
+		t.Errorf("branches %v after refused promotions, want %v", after, before)
+	}
+}
