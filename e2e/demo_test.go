@@ -25,6 +25,8 @@ import (
 	"testing"
 
 	. "github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/serin-dev/serin/api/v1alpha1"
 	"github.com/serin-dev/serin/e2e/demo/scenario"
@@ -40,6 +42,10 @@ import (
 func TestDemo_Acts(t *testing.T) {
 	g := NewWithT(t)
 	ns := newNamespace(t)
+	// Act 6 creates production's namespace next to the app's.
+	t.Cleanup(func() {
+		_ = k8s.Delete(context.Background(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns + "-production"}})
+	})
 	var out lockedBuffer
 	report, err := scenario.Play(context.Background(), scenario.Env{
 		Config: env.Config, Kubeconfig: env.Kubeconfig,
@@ -60,6 +66,7 @@ func TestDemo_Acts(t *testing.T) {
 	}
 	g.Expect(ended).To(Equal([]v1alpha1.CanaryPhase{
 		v1alpha1.PhaseSucceeded, v1alpha1.PhaseFailed, v1alpha1.PhaseHalted, v1alpha1.PhaseSucceeded, v1alpha1.PhaseFailed,
+		v1alpha1.PhaseSucceeded,
 	}))
 	screen := out.String()
 	g.Expect(report.PullRequestURL).To(Equal(gitea.URL + "/" + gitea.User + "/" + ns + "/pulls/1"))
@@ -89,6 +96,10 @@ func TestDemo_Acts(t *testing.T) {
 	}
 	g.Expect(screen).To(ContainSubstring("serin opened pull request #1"))
 	g.Expect(screen).To(ContainSubstring("+    newTag: v2"))
+	// Act 6: the wave's pull request sets v6 in production, and its verdict
+	// comes back to staging.
+	g.Expect(screen).To(ContainSubstring("+    newTag: v6"))
+	g.Expect(screen).To(MatchRegexp(`sink\s+✉ \w+\s+StageSucceeded\s`), "the sink shows production's verdict in staging")
 }
 
 // lockedBuffer is a bytes.Buffer for concurrent writers: the scenario's

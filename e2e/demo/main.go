@@ -18,11 +18,13 @@ limitations under the License.
 // real components: it builds the testbed binaries (cached), starts a local
 // control plane with kwok, Prometheus, Gitea and Flux (source-controller,
 // kustomize-controller, notification-controller), builds and starts the
-// serin agent from this tree, then plays five acts, each a Git commit
+// serin agent from this tree, then plays six acts told in Git commits
 // (scenario.Play): a healthy release promoted, an erroring one rolled back,
-// one whose promotion fails (halted, revert pull request), and the revert
-// merged. It prints a summary, tears everything down, and exits non-zero
-// when an act does not end as expected.
+// one whose promotion fails (halted, revert pull request), the revert
+// merged, two services released as one group and rolled back together, and
+// a release promoted from staging to production through a pull request.
+// It prints a summary, tears everything down, and exits non-zero when an
+// act does not end as expected.
 //
 //	make demo
 package main
@@ -52,11 +54,12 @@ func main() {
 
 const intro = `serin demo: progressive delivery for Flux users, end to end on a local testbed.
 
-A Git repository holds podinfo (a Deployment, its Canary and a MetricTemplate);
-Flux applies it; serin rolls out every release it brings. Four acts, each a Git
-commit: v2 is healthy, v3 errors, v4 cannot be promoted, and serin's revert of
-v4 is merged. Watch the rows of 'serin get canaries --watch', the notifications
-Flux delivers, and the pull request serin opens.
+A Git repository holds podinfo (a Deployment and its Canary); Flux applies it;
+serin rolls out every release it brings. Six acts, told in Git commits: v2 is
+healthy, v3 errors, v4 cannot be promoted, serin's revert of v4 is merged, v5
+and a frontend are released as one group, and v6 goes from staging to
+production through a pull request serin opens. Watch the rows of 'serin get
+canaries --watch', the notifications Flux delivers, and the pull requests.
 `
 
 func run(ctx context.Context, screen *scenario.Screen) error {
@@ -89,6 +92,6 @@ func run(ctx context.Context, screen *scenario.Screen) error {
 		}
 		return errors.New("an act did not end as expected")
 	}
-	screen.Done("all five acts ended as expected")
+	screen.Done("all %d acts ended as expected", len(report.Acts))
 	return nil
 }

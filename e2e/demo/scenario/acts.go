@@ -46,10 +46,16 @@ type play struct {
 	good string
 	// pr is the revert pull request serin opened (act 3).
 	pr *pullRequest
+	// promotion is the pull request that promotes a release to
+	// production (act 6).
+	promotion *pullRequest
 	// actMessages is the sink's count when the current act started.
 	actMessages int
 	// users are the app's users, sending requests through the Gateway.
 	users *testbed.Load
+	// actUsers counts the users the current act's result reports, when
+	// they are not the app's users since the act started; nil otherwise.
+	actUsers func() testbed.Counts
 }
 
 // act is one Git commit and what serin must make of it.
@@ -65,6 +71,7 @@ var acts = []act{
 	{"v4, healthy, but its primary cannot start: halted, revert PR", v1alpha1.PhaseHalted, (*play).releaseUnpromotable},
 	{"the revert PR is merged: Flux applies it, primary restored", v1alpha1.PhaseSucceeded, (*play).mergeRevert},
 	{"v5 and frontend v2, one group: frontend errs, both rolled back", v1alpha1.PhaseFailed, (*play).releaseGroup},
+	{"v6 flows to production: PR, merge, production verifies it", v1alpha1.PhaseSucceeded, (*play).releaseToProduction},
 }
 
 // seed creates the namespace, the repository with podinfo v1, the Flux
@@ -72,7 +79,7 @@ var acts = []act{
 // initialized the Canary.
 func (p *play) seed(ctx context.Context) error {
 	p.screen.Header("Prologue · an app in Git, applied by Flux, rolled out by serin")
-	if err := p.ensureNamespace(ctx); err != nil {
+	if err := p.ensureNamespace(ctx, p.namespace); err != nil {
 		return err
 	}
 	var err error
@@ -86,8 +93,8 @@ func (p *play) seed(ctx context.Context) error {
 	}
 	p.tag, p.good = "v1", commit
 	p.screen.Line("git", "created %s", p.fleet.url())
-	p.screen.Line("git", "pushed %s \"Add podinfo v1 with its Canary\": %s/{%s}", short(commit), appPath, changedFiles(files))
-	if err := p.fleet.applyFluxObjects(ctx); err != nil {
+	p.screen.Line("git", "pushed %s \"Add podinfo v1 with its Canary\": %s/{%s}", short(commit), appPath, changedFiles(files, appPath))
+	if err := p.fleet.applyFluxObjects(ctx, p.namespace, appPath); err != nil {
 		return err
 	}
 	for _, o := range p.sink.notificationObjects(p.namespace) {
@@ -104,7 +111,7 @@ func (p *play) seed(ctx context.Context) error {
 	if _, err := p.waitForPhase(ctx, v1alpha1.PhaseInitialized, ""); err != nil {
 		return err
 	}
-	if err := p.startUsers(ctx); err != nil {
+	if p.users, _, err = p.startUsers(ctx, p.appHost(), ""); err != nil {
 		return err
 	}
 	p.screen.Line("kube", "%s", p.workloads(ctx))
@@ -129,7 +136,7 @@ func (p *play) releaseHealthy(ctx context.Context) error {
 	if c.Status.LastPromotedRevision != revision(commit) {
 		return fmt.Errorf("the last promoted revision is %q, expected %q", c.Status.LastPromotedRevision, revision(commit))
 	}
-	if err := p.expectPrimary(ctx, "v2"); err != nil {
+	if err := p.expectPrimary(ctx, p.namespace, "v2"); err != nil {
 		return err
 	}
 	if err := p.expectCanaryScaledDown(ctx); err != nil {
@@ -155,7 +162,7 @@ func (p *play) releaseErroring(ctx context.Context) error {
 		return err
 	}
 	p.screen.Line("serin", "%s", conditions.GetMessage(c, meta.ReadyCondition))
-	if err := p.expectPrimary(ctx, "v2"); err != nil {
+	if err := p.expectPrimary(ctx, p.namespace, "v2"); err != nil {
 		return err
 	}
 	if err := p.expectCanaryScaledDown(ctx); err != nil {
@@ -229,7 +236,7 @@ func (p *play) mergeRevert(ctx context.Context) error {
 		return fmt.Errorf("the canary succeeded with reason %s, expected %s", reason, v1alpha1.RevertedReason)
 	}
 	p.screen.Line("serin", "%s (reason %s)", conditions.GetMessage(c, meta.ReadyCondition), v1alpha1.RevertedReason)
-	if err := p.expectPrimary(ctx, "v2"); err != nil {
+	if err := p.expectPrimary(ctx, p.namespace, "v2"); err != nil {
 		return err
 	}
 	if err := p.expectCanaryScaledDown(ctx); err != nil {
@@ -294,7 +301,7 @@ func (p *play) releaseGroup(ctx context.Context) error {
 		return err
 	}
 	p.screen.Line("serin", "CanaryGroup %s: %s", groupName, group.Status.Release.Message)
-	if err := p.expectPrimary(ctx, "v2"); err != nil {
+	if err := p.expectPrimary(ctx, p.namespace, "v2"); err != nil {
 		return err
 	}
 	verdict := c.Status.LastTransitionTime.Time.Add(p.interval)
@@ -335,19 +342,30 @@ func (p *play) release(ctx context.Context, tag string, errorPercent int) (strin
 	return commit, p.syncAndShow(ctx, commit)
 }
 
-// syncAndShow has Flux apply commit and says how long it took.
+// syncAndShow has the app's Flux apply commit and says how long it took.
 func (p *play) syncAndShow(ctx context.Context, commit string) error {
+	return p.syncStageAndShow(ctx, p.namespace, commit)
+}
+
+// syncStageAndShow has the Flux of namespace ns apply commit and says how
+// long it took, naming the Kustomization with its namespace outside the
+// app's.
+func (p *play) syncStageAndShow(ctx context.Context, ns, commit string) error {
 	start := time.Now()
-	if err := p.fleet.sync(ctx, commit); err != nil {
+	if err := p.fleet.sync(ctx, ns, commit); err != nil {
 		return err
 	}
-	p.screen.Line("flux", "Kustomization %s applied %s in %s", kustomizationName, revision(commit)[:len("main@sha1:")+8], round(time.Since(start)))
+	name := kustomizationName
+	if ns != p.namespace {
+		name = ns + "/" + name
+	}
+	p.screen.Line("flux", "Kustomization %s applied %s in %s", name, revision(commit)[:len("main@sha1:")+8], round(time.Since(start)))
 	return nil
 }
 
-// ensureNamespace creates the namespace unless it exists.
-func (p *play) ensureNamespace(ctx context.Context) error {
-	err := p.kube.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: p.namespace}})
+// ensureNamespace creates namespace ns unless it exists.
+func (p *play) ensureNamespace(ctx context.Context, ns string) error {
+	err := p.kube.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}})
 	if apierrors.IsAlreadyExists(err) {
 		return nil
 	}

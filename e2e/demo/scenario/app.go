@@ -111,6 +111,13 @@ spec:
 // checks, halts a promotion whose primary fails, and then proposes a
 // revert in Git.
 func canaryYAML(interval time.Duration, host string) string {
+	return stageCanaryYAML(interval, host, "[Halted]", "")
+}
+
+// stageCanaryYAML is canaryYAML whose revert opens on the phases revertOn
+// (a YAML list), followed by more: the lines of spec.gitops.promote or of
+// spec.alerts, indented as they go.
+func stageCanaryYAML(interval time.Duration, host, revertOn, more string) string {
 	return fmt.Sprintf(`apiVersion: serin.dev/v1alpha1
 kind: Canary
 metadata:
@@ -144,9 +151,9 @@ spec:
     failurePolicy: Halt
   gitops:
     revert:
-      on: [Halted]
+      on: %s
       mode: PullRequest
-`, host, interval, metricWindow)
+%s`, host, interval, metricWindow, revertOn, more)
 }
 
 // metricWindow is the range of the success-rate query. Shorter than the
@@ -198,3 +205,85 @@ spec:
 
 // frontendHost is the frontend's hostname on the Gateway.
 func (s *settings) frontendHost() string { return frontend + "." + s.namespace + ".serin.test" }
+
+// productionPath is production's directory in the Git repository, the
+// path of its Flux Kustomization (act 6).
+const productionPath = "production/podinfo"
+
+// productionStage is the name of the stage staging's Canary promotes to.
+const productionStage = "production"
+
+// Names of the Flux Provider through which production's Canary posts its
+// verdicts as Gitea commit statuses, and of the Secret with its token.
+const (
+	commitStatusProvider = "commit-status"
+	commitStatusToken    = "commit-status-token"
+)
+
+// productionNamespace is production's namespace, next to the app's,
+// which plays staging.
+func (s *settings) productionNamespace() string { return s.namespace + "-production" }
+
+// productionHost is production's hostname on the Gateway.
+func (s *settings) productionHost() string {
+	return appName + "." + s.productionNamespace() + ".serin.test"
+}
+
+// soak is how long staging's promoted primary keeps passing its checks
+// before serin writes the promotion: two analysis intervals.
+func (s *settings) soak() time.Duration { return 2 * s.interval }
+
+// promotingFiles are the app's files of act 5 with podinfo at podinfoTag,
+// the frontend back at v1 (what its primary runs), and podinfo's Canary
+// promoting what it promotes to production after the soak.
+func promotingFiles(s *settings, podinfoTag string) map[string]string {
+	files := groupFiles(s, podinfoTag, "v1", 0)
+	files[appPath+"/canary.yaml"] = stageCanaryYAML(s.interval, s.appHost(), "[Halted]", fmt.Sprintf(`    promote:
+      - stage: %s
+        path: ./%s
+        canary:
+          name: %s
+          namespace: %s
+        soak: %s
+`, productionStage, productionPath, appName, s.productionNamespace(), s.soak()))
+	return files
+}
+
+// productionFiles are production's directory with podinfo at tag: the
+// app's Deployment, a Canary like staging's that reverts on Failed too
+// and posts its verdicts as commit statuses through the Provider of type
+// gitea in its spec.alerts, and that Provider (its token is a Secret the
+// demo creates, never in Git).
+func productionFiles(s *settings, tag, repositoryURL string) map[string]string {
+	ns := s.productionNamespace()
+	return map[string]string{
+		productionPath + "/kustomization.yaml": fmt.Sprintf(`apiVersion: kustomize.config.k8s.io/v1beta1
+kind: Kustomization
+namespace: %s
+resources:
+  - deployment.yaml
+  - canary.yaml
+  - provider.yaml
+images:
+  - name: podinfo
+    newTag: %s # the released version
+`, ns, tag),
+		productionPath + "/deployment.yaml": deploymentYAML(0),
+		productionPath + "/canary.yaml": stageCanaryYAML(s.interval, s.productionHost(), "[Failed, Halted]", fmt.Sprintf(`  alerts:
+    - name: git
+      providerRef:
+        name: %s
+`, commitStatusProvider)),
+		productionPath + "/provider.yaml": fmt.Sprintf(`apiVersion: notification.toolkit.fluxcd.io/v1beta3
+kind: Provider
+metadata:
+  name: %s
+spec:
+  # serin posts the Canary's verdicts on each commit it rolls out
+  type: gitea
+  address: %s
+  secretRef:
+    name: %s
+`, commitStatusProvider, repositoryURL, commitStatusToken),
+	}
+}

@@ -76,9 +76,18 @@ var terminal = map[v1alpha1.CanaryPhase]bool{
 // commit (any revision when commit is empty). It fails as soon as the
 // Canary ends that revision in another phase, or stalls before it.
 func (p *play) waitForPhase(ctx context.Context, phase v1alpha1.CanaryPhase, commit string) (*v1alpha1.Canary, error) {
+	return p.waitForPhaseIn(ctx, p.namespace, phase, commit)
+}
+
+// waitForPhaseIn is waitForPhase for the app's Canary in namespace ns.
+func (p *play) waitForPhaseIn(ctx context.Context, ns string, phase v1alpha1.CanaryPhase, commit string) (*v1alpha1.Canary, error) {
 	c := &v1alpha1.Canary{}
+	name := "the canary"
+	if ns != p.namespace {
+		name = "the canary of " + ns
+	}
 	err := poll(ctx, p.screen, actTimeout, func() (bool, error) {
-		if err := p.kube.Get(ctx, types.NamespacedName{Namespace: p.namespace, Name: appName}, c); err != nil {
+		if err := p.kube.Get(ctx, types.NamespacedName{Namespace: ns, Name: appName}, c); err != nil {
 			return false, nil
 		}
 		if commit != "" && c.Status.LastAttemptedRevision != revision(commit) {
@@ -88,10 +97,10 @@ func (p *play) waitForPhase(ctx context.Context, phase v1alpha1.CanaryPhase, com
 		case c.Status.Phase == phase:
 			return true, nil
 		case terminal[c.Status.Phase], c.Status.Phase == v1alpha1.PhaseInitializing && conditions.IsStalled(c):
-			return false, fmt.Errorf("the canary ended %s, expected %s: %s", c.Status.Phase, phase, conditions.GetMessage(c, meta.ReadyCondition))
+			return false, fmt.Errorf("%s ended %s, expected %s: %s", name, c.Status.Phase, phase, conditions.GetMessage(c, meta.ReadyCondition))
 		}
 		return false, nil
-	}, func() string { return fmt.Sprintf("the canary is %s, not %s", c.Status.Phase, phase) })
+	}, func() string { return fmt.Sprintf("%s is %s, not %s", name, c.Status.Phase, phase) })
 	return c, err
 }
 
@@ -126,54 +135,58 @@ func (p *play) waitForMessage(ctx context.Context, reason string) error {
 	}, func() string { return "the sink received no " + reason + " notification" })
 }
 
-// deployment reads a Deployment of the app.
-func (p *play) deployment(ctx context.Context, name string) (*appsv1.Deployment, error) {
+// deployment reads a Deployment of the app in namespace ns.
+func (p *play) deployment(ctx context.Context, ns, name string) (*appsv1.Deployment, error) {
 	d := &appsv1.Deployment{}
-	err := p.kube.Get(ctx, types.NamespacedName{Namespace: p.namespace, Name: name}, d)
+	err := p.kube.Get(ctx, types.NamespacedName{Namespace: ns, Name: name}, d)
 	return d, err
 }
 
-// expectPrimary checks that the primary runs tag on all its replicas.
-func (p *play) expectPrimary(ctx context.Context, tag string) error {
+// expectPrimary checks that the primary of namespace ns runs tag on all
+// its replicas.
+func (p *play) expectPrimary(ctx context.Context, ns, tag string) error {
 	want := "podinfo:" + tag
 	return poll(ctx, p.screen, 30*time.Second, func() (bool, error) {
-		d, err := p.deployment(ctx, appName+v1alpha1.PrimarySuffix)
+		d, err := p.deployment(ctx, ns, appName+v1alpha1.PrimarySuffix)
 		if err != nil {
 			return false, nil
 		}
 		return d.Spec.Template.Spec.Containers[0].Image == want && d.Status.AvailableReplicas == *d.Spec.Replicas &&
 			d.Status.UpdatedReplicas == *d.Spec.Replicas, nil
-	}, func() string { return "podinfo-primary does not run " + want + " on all its replicas" })
+	}, func() string { return "podinfo-primary of " + ns + " does not run " + want + " on all its replicas" })
 }
 
 // expectCanaryServing checks that the canary still runs ready pods and
 // receives traffic.
 func (p *play) expectCanaryServing(ctx context.Context) error {
-	d, err := p.deployment(ctx, appName)
+	d, err := p.deployment(ctx, p.namespace, appName)
 	if err != nil {
 		return err
 	}
 	if d.Status.ReadyReplicas == 0 {
 		return fmt.Errorf("the canary has no ready pod while the promotion is halted")
 	}
-	if w := p.routeWeights(ctx); !strings.Contains(w, "canary") || strings.HasSuffix(w, "canary 0") {
+	if w := p.routeWeights(ctx, p.namespace); !strings.Contains(w, "canary") || strings.HasSuffix(w, "canary 0") {
 		return fmt.Errorf("the canary gets no traffic while the promotion is halted: %s", w)
 	}
 	return nil
 }
 
 // workloads describes the primary, the canary and the route in one line.
-func (p *play) workloads(ctx context.Context) string {
+func (p *play) workloads(ctx context.Context) string { return p.workloadsIn(ctx, p.namespace) }
+
+// workloadsIn is workloads in namespace ns.
+func (p *play) workloadsIn(ctx context.Context, ns string) string {
 	var parts []string
 	for _, name := range []string{appName + v1alpha1.PrimarySuffix, appName} {
-		d, err := p.deployment(ctx, name)
+		d, err := p.deployment(ctx, ns, name)
 		if err != nil {
 			parts = append(parts, name+": "+err.Error())
 			continue
 		}
 		parts = append(parts, describeDeployment(d))
 	}
-	return strings.Join(append(parts, "HTTPRoute "+p.routeWeights(ctx)), " · ")
+	return strings.Join(append(parts, "HTTPRoute "+p.routeWeights(ctx, ns)), " · ")
 }
 
 // describeDeployment says which tag a Deployment runs and how ready it is.
@@ -198,17 +211,18 @@ func describeDeployment(d *appsv1.Deployment) string {
 // expectCanaryScaledDown waits until the canary runs no pod.
 func (p *play) expectCanaryScaledDown(ctx context.Context) error {
 	return poll(ctx, p.screen, 30*time.Second, func() (bool, error) {
-		d, err := p.deployment(ctx, appName)
+		d, err := p.deployment(ctx, p.namespace, appName)
 		return err == nil && *d.Spec.Replicas == 0 && d.Status.Replicas == 0, nil
 	}, func() string { return "the canary was not scaled to zero" })
 }
 
-// routeWeights reads the weights of the HTTPRoute serin generated.
-func (p *play) routeWeights(ctx context.Context) string {
+// routeWeights reads the weights of the HTTPRoute serin generated in
+// namespace ns.
+func (p *play) routeWeights(ctx context.Context, ns string) string {
 	route := &unstructured.Unstructured{}
 	route.SetAPIVersion("gateway.networking.k8s.io/v1")
 	route.SetKind("HTTPRoute")
-	if err := p.kube.Get(ctx, types.NamespacedName{Namespace: p.namespace, Name: appName}, route); err != nil {
+	if err := p.kube.Get(ctx, types.NamespacedName{Namespace: ns, Name: appName}, route); err != nil {
 		return "unreadable: " + err.Error()
 	}
 	rules, _, _ := unstructured.NestedSlice(route.Object, "spec", "rules")
@@ -275,24 +289,41 @@ func (p *play) waitForPullRequest(ctx context.Context) error {
 	if p.pr == nil {
 		return fmt.Errorf("gitea has no pull request %s", c.Status.Revert.PullRequestURL)
 	}
-	return p.showPullRequest(ctx)
+	_, err = p.showPullRequest(ctx, p.pr, "This reverts")
+	return err
 }
 
-// showPullRequest prints the revert pull request: title, URL, branch and diff.
-func (p *play) showPullRequest(ctx context.Context) error {
-	p.screen.Line("gitea", "serin opened pull request #%d %q", p.pr.Number, p.pr.Title)
-	p.screen.Line("gitea", "  %s  (branch %s → main)", p.pr.HTMLURL, p.pr.Head.Ref)
-	diff, err := p.fleet.pullRequestDiff(ctx, p.pr.Number)
+// showPullRequest prints a pull request serin opened: title, URL, branch,
+// diff, and the lines of its body that start with one of bodyLines. It
+// returns the diff's lines.
+func (p *play) showPullRequest(ctx context.Context, pr *pullRequest, bodyLines ...string) ([]string, error) {
+	p.screen.Line("gitea", "serin opened pull request #%d %q", pr.Number, pr.Title)
+	p.screen.Line("gitea", "  %s  (branch %s → main)", pr.HTMLURL, pr.Head.Ref)
+	diff, err := p.fleet.pullRequestDiff(ctx, pr.Number)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	for _, l := range diff {
 		p.screen.Line("gitea", "  %s", l)
 	}
-	for _, l := range strings.Split(strings.TrimSpace(p.pr.Body), "\n") {
-		if strings.HasPrefix(l, "This reverts") {
-			p.screen.Line("gitea", "  %s", l)
+	for _, l := range strings.Split(strings.TrimSpace(pr.Body), "\n") {
+		for _, prefix := range bodyLines {
+			if strings.HasPrefix(l, prefix) {
+				p.screen.Line("gitea", "  %s", l)
+				break
+			}
 		}
 	}
-	return nil
+	return diff, nil
+}
+
+// waitForRevision waits until the Canary name has taken the revision of
+// commit, in whatever phase: a target that Git returns to what its
+// primary runs is accepted without analysis, and its phase stays.
+func (p *play) waitForRevision(ctx context.Context, name, commit string) error {
+	c := &v1alpha1.Canary{}
+	return poll(ctx, p.screen, 30*time.Second, func() (bool, error) {
+		err := p.kube.Get(ctx, types.NamespacedName{Namespace: p.namespace, Name: name}, c)
+		return err == nil && c.Status.LastAttemptedRevision == revision(commit), nil
+	}, func() string { return fmt.Sprintf("%s has not taken revision %s", name, short(commit)) })
 }

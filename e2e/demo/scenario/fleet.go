@@ -39,7 +39,7 @@ import (
 	"github.com/serin-dev/serin/internal/testing/testbed"
 )
 
-// Names of the Flux objects the demo creates in its namespace.
+// Names of the Flux objects the demo creates in each stage's namespace.
 const (
 	gitRepositoryName = "fleet"
 	kustomizationName = "apps"
@@ -52,14 +52,13 @@ type fleet struct {
 	screen *Screen
 	gitea  *testbed.Gitea
 	kube   client.Client
-	ns     string
 	name   string
 	repo   *gogit.Repository
 }
 
 // newFleet creates the repository in Gitea and an empty clone of it.
 func newFleet(ctx context.Context, s *settings) (*fleet, error) {
-	f := &fleet{screen: s.screen, gitea: s.env.Gitea, kube: s.kube, ns: s.namespace, name: s.repository}
+	f := &fleet{screen: s.screen, gitea: s.env.Gitea, kube: s.kube, name: s.repository}
 	if err := f.gitea.CreateRepository(ctx, f.name); err != nil {
 		return nil, err
 	}
@@ -125,29 +124,30 @@ func (f *fleet) pull(ctx context.Context) (string, error) {
 	return head.Hash().String(), nil
 }
 
-// applyFluxObjects creates the Git credentials, the GitRepository and the
-// Kustomization that applies the app.
-func (f *fleet) applyFluxObjects(ctx context.Context) error {
+// applyFluxObjects creates, in namespace ns, the Git credentials, the
+// GitRepository and the Kustomization that applies path of the repository:
+// a stage of its own, as a cluster has.
+func (f *fleet) applyFluxObjects(ctx context.Context, ns, path string) error {
 	secret := &corev1.Secret{
-		ObjectMeta: metav1.ObjectMeta{Name: fleetSecretName, Namespace: f.ns},
+		ObjectMeta: metav1.ObjectMeta{Name: fleetSecretName, Namespace: ns},
 		StringData: map[string]string{"username": f.gitea.User, "password": f.gitea.Token},
 	}
 	if err := f.kube.Create(ctx, secret); err != nil {
 		return err
 	}
 	objects := []*unstructured.Unstructured{
-		fluxObject("source.toolkit.fluxcd.io/v1", "GitRepository", f.ns, gitRepositoryName, map[string]any{
+		fluxObject("source.toolkit.fluxcd.io/v1", "GitRepository", ns, gitRepositoryName, map[string]any{
 			"url": f.url(), "interval": "10m", "timeout": "30s",
 			"ref": map[string]any{"branch": "main"}, "secretRef": map[string]any{"name": fleetSecretName},
 		}),
-		fluxObject("kustomize.toolkit.fluxcd.io/v1", "Kustomization", f.ns, kustomizationName, map[string]any{
-			"interval": "10m", "path": "./" + appPath, "prune": true, "timeout": "1m",
+		fluxObject("kustomize.toolkit.fluxcd.io/v1", "Kustomization", ns, kustomizationName, map[string]any{
+			"interval": "10m", "path": "./" + path, "prune": true, "timeout": "1m",
 			"sourceRef": map[string]any{"kind": "GitRepository", "name": gitRepositoryName},
 		}),
 	}
 	for _, o := range objects {
 		if err := f.kube.Create(ctx, o); err != nil {
-			return fmt.Errorf("create %s %s: %w", o.GetKind(), o.GetName(), err)
+			return fmt.Errorf("create %s %s/%s: %w", o.GetKind(), ns, o.GetName(), err)
 		}
 	}
 	return nil
@@ -161,13 +161,14 @@ func fluxObject(apiVersion, kind, ns, name string, spec map[string]any) *unstruc
 	}}
 }
 
-// sync asks source-controller to fetch now (as `flux reconcile source git`
-// does) and waits until the Kustomization applied commit.
-func (f *fleet) sync(ctx context.Context, commit string) error {
+// sync asks the source-controller to fetch now for namespace ns's
+// GitRepository (as `flux reconcile source git` does) and waits until its
+// Kustomization applied commit.
+func (f *fleet) sync(ctx context.Context, ns, commit string) error {
 	repo := &unstructured.Unstructured{}
 	repo.SetAPIVersion("source.toolkit.fluxcd.io/v1")
 	repo.SetKind("GitRepository")
-	if err := f.kube.Get(ctx, types.NamespacedName{Namespace: f.ns, Name: gitRepositoryName}, repo); err != nil {
+	if err := f.kube.Get(ctx, types.NamespacedName{Namespace: ns, Name: gitRepositoryName}, repo); err != nil {
 		return err
 	}
 	patch := client.MergeFrom(repo.DeepCopy())
@@ -185,12 +186,12 @@ func (f *fleet) sync(ctx context.Context, commit string) error {
 		ks := &unstructured.Unstructured{}
 		ks.SetAPIVersion("kustomize.toolkit.fluxcd.io/v1")
 		ks.SetKind("Kustomization")
-		if err := f.kube.Get(ctx, types.NamespacedName{Namespace: f.ns, Name: kustomizationName}, ks); err != nil {
+		if err := f.kube.Get(ctx, types.NamespacedName{Namespace: ns, Name: kustomizationName}, ks); err != nil {
 			return false, nil
 		}
 		rev, _, _ := unstructured.NestedString(ks.Object, "status", "lastAppliedRevision")
 		return rev == want, nil
-	}, func() string { return "Flux has not applied " + want })
+	}, func() string { return "Flux has not applied " + want + " in namespace " + ns })
 }
 
 // pullRequest is the part of a Gitea pull request the demo shows.
@@ -237,11 +238,28 @@ func (f *fleet) merge(ctx context.Context, number int) error {
 		map[string]any{"Do": "merge"}, nil)
 }
 
-// changedFiles lists the files of a commit's map, sorted, for the screen.
-func changedFiles(files map[string]string) string {
-	names := make([]string, 0, len(files))
+// commitStatus is the part of a Gitea commit status the demo shows.
+type commitStatus struct {
+	Context     string `json:"context"`
+	Status      string `json:"status"`
+	Description string `json:"description"`
+}
+
+// commitStatuses lists the statuses of a commit, as Gitea has them.
+func (f *fleet) commitStatuses(ctx context.Context, sha string) ([]commitStatus, error) {
+	var statuses []commitStatus
+	err := f.gitea.API(ctx, "GET", fmt.Sprintf("/repos/%s/%s/commits/%s/statuses", f.gitea.User, f.name, sha), nil, &statuses)
+	return statuses, err
+}
+
+// changedFiles lists the files of a commit's map that are in dir, sorted,
+// for the screen.
+func changedFiles(files map[string]string, dir string) string {
+	var names []string
 	for p := range files {
-		names = append(names, strings.TrimPrefix(p, appPath+"/"))
+		if name, ok := strings.CutPrefix(p, dir+"/"); ok {
+			names = append(names, name)
+		}
 	}
 	sort.Strings(names)
 	return strings.Join(names, ", ")

@@ -15,9 +15,10 @@ limitations under the License.
 */
 
 // Package scenario is serin's main job told to a person: a Git repository
-// with an app, Flux applying it, serin rolling out four releases, each a
-// Git commit, while the screen shows the live `serin get canaries --watch`
-// view, the notifications Flux delivers, and the revert pull request serin
+// with an app, Flux applying it, serin rolling out its releases, each a
+// Git commit, and carrying the last one to production through a pull
+// request, while the screen shows the live `serin get canaries --watch`
+// view, the notifications Flux delivers, and the pull requests serin
 // opens. `make demo` plays it on a fresh local testbed (e2e/demo), and
 // e2e/demo_test.go plays it on the e2e testbed, so the demo is proven by
 // `make test`.
@@ -111,7 +112,7 @@ func newSettings(env Env) (*settings, error) {
 	return s, nil
 }
 
-// Play seeds the repository and Flux, then plays the five acts in order,
+// Play seeds the repository and Flux, then plays the acts in order,
 // each until it ends as expected or fails; an act that fails ends the play.
 // The error is for a failure outside the acts (the seeding, the watch);
 // Report.OK tells whether every act ended as expected.
@@ -157,6 +158,9 @@ func (p *play) run(ctx context.Context) (*Report, error) {
 	if p.pr != nil {
 		report.PullRequestURL = p.pr.HTMLURL
 	}
+	if p.promotion != nil {
+		report.PromotionURL = p.promotion.HTMLURL
+	}
 	return report, nil
 }
 
@@ -165,12 +169,15 @@ func (p *play) playAct(ctx context.Context, n int, a act) ActResult {
 	p.screen.Header("Act %d/%d · %s", n, len(acts), a.title)
 	res := ActResult{Number: n, Title: a.title, Expected: a.expect, Played: true}
 	start, messages := time.Now(), p.sink.count()
-	p.actMessages = messages
+	p.actMessages, p.actUsers = messages, nil
 	actCtx, cancel := context.WithTimeout(ctx, actTimeout)
 	defer cancel()
 	res.Err = a.run(p, actCtx)
 	res.Duration = time.Since(start)
 	res.Users = p.users.Counts(start, time.Time{})
+	if p.actUsers != nil {
+		res.Users = p.actUsers()
+	}
 	res.Messages = p.sink.count() - messages
 	res.Got = p.phase(ctx)
 	if res.Err == nil && res.Got != a.expect {
@@ -192,6 +199,9 @@ type Report struct {
 	Acts []ActResult
 	// PullRequestURL is the revert pull request serin opened.
 	PullRequestURL string
+	// PromotionURL is the pull request serin opened to promote a release
+	// to production.
+	PromotionURL string
 	// Messages is the number of notifications the sink received.
 	Messages int
 }
@@ -206,7 +216,7 @@ type ActResult struct {
 	Duration time.Duration
 	Messages int
 	// Users are the requests the app's users sent during the act, as they
-	// saw them.
+	// saw them (production's users in the act that promotes to it).
 	Users testbed.Counts
 	Err   error
 }
@@ -243,6 +253,13 @@ func (r *Report) Print(w io.Writer) {
 			merged = " (opened by serin in act 3, merged in act 4)"
 		}
 		fmt.Fprintf(w, "  revert pull request: %s%s\n", r.PullRequestURL, merged)
+	}
+	if r.PromotionURL != "" {
+		merged := ""
+		if r.OK() {
+			merged = " (opened by serin and merged in act 6)"
+		}
+		fmt.Fprintf(w, "  promotion pull request: %s%s\n", r.PromotionURL, merged)
 	}
 	fmt.Fprintf(w, "  notifications delivered by Flux's notification-controller to the sink: %d\n", r.Messages)
 }

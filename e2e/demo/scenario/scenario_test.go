@@ -19,6 +19,7 @@ package scenario
 import (
 	"bytes"
 	"errors"
+	"maps"
 	"regexp"
 	"strings"
 	"testing"
@@ -27,6 +28,7 @@ import (
 	eventv1 "github.com/fluxcd/pkg/apis/event/v1beta1"
 	"github.com/google/go-cmp/cmp"
 	appsv1 "k8s.io/api/apps/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/kustomize/api/krusty"
 	"sigs.k8s.io/kustomize/kyaml/filesys"
@@ -119,7 +121,7 @@ func TestAppFiles(t *testing.T) {
 func TestReleaseFiles(t *testing.T) {
 	s := &settings{namespace: "demo", interval: 3 * time.Second}
 	got := releaseFiles(s, "6.1.0", 0)
-	if diff := cmp.Diff("deployment.yaml, kustomization.yaml", changedFiles(got)); diff != "" {
+	if diff := cmp.Diff("deployment.yaml, kustomization.yaml", changedFiles(got, appPath)); diff != "" {
 		t.Errorf("files (-want +got):\n%s", diff)
 	}
 	all := appFiles(s, "6.1.0", 0)
@@ -128,6 +130,108 @@ func TestReleaseFiles(t *testing.T) {
 			t.Errorf("%s differs from the app's", path)
 		}
 	}
+}
+
+// Act 6's repository builds with kustomize into two stages: staging's
+// Canary promotes to production/podinfo, whose Canary is production's, at
+// the tag staging's primary runs, reverts on Failed too, and posts its
+// verdicts through the commit-status Provider of type gitea, whose token
+// is no part of Git.
+func TestStageFiles(t *testing.T) {
+	s := &settings{namespace: "demo", interval: 3 * time.Second}
+	fs := filesys.MakeFsInMemory()
+	files := promotingFiles(s, "v5")
+	maps.Copy(files, productionFiles(s, "v2", "http://gitea/demo/fleet.git"))
+	for path, content := range files {
+		if err := fs.WriteFile(path, []byte(content)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	staging := buildCanary(t, fs, appPath, "demo")
+	wantPromote := []v1alpha1.PromotionTarget{{
+		Stage: "production", Path: "./production/podinfo",
+		Canary: &v1alpha1.PromotionCanaryReference{Name: "podinfo", Namespace: "demo-production"},
+		Soak:   &metav1.Duration{Duration: 6 * time.Second},
+	}}
+	if diff := cmp.Diff(wantPromote, staging.Spec.GitOps.Promote); diff != "" {
+		t.Errorf("staging's promote (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff([]v1alpha1.RevertTrigger{"Halted"}, staging.Spec.GitOps.Revert.On); diff != "" {
+		t.Errorf("staging's revert (-want +got):\n%s", diff)
+	}
+
+	production := buildCanary(t, fs, productionPath, "demo-production")
+	if production.Spec.GitOps.Promote != nil || !cmp.Equal(production.Spec.Routing.Hosts, []string{"podinfo.demo-production.serin.test"}) {
+		t.Errorf("production's Canary promotes to %v, for hosts %v; want no promotion, for its own host", production.Spec.GitOps.Promote, production.Spec.Routing.Hosts)
+	}
+	if diff := cmp.Diff([]v1alpha1.RevertTrigger{"Failed", "Halted"}, production.Spec.GitOps.Revert.On); diff != "" {
+		t.Errorf("production's revert (-want +got):\n%s", diff)
+	}
+	if len(production.Spec.Alerts) != 1 || production.Spec.Alerts[0].ProviderRef.Name != commitStatusProvider {
+		t.Errorf("production's alerts %+v, want the Provider %s", production.Spec.Alerts, commitStatusProvider)
+	}
+	built, err := krusty.MakeKustomizer(krusty.MakeDefaultOptions()).Run(fs, productionPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, res := range built.Resources() {
+		switch res.GetKind() {
+		case "Deployment":
+			d := &appsv1.Deployment{}
+			data, err := res.AsYAML()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := yaml.UnmarshalStrict(data, d); err != nil {
+				t.Fatal(err)
+			}
+			if got := d.Spec.Template.Spec.Containers[0].Image; got != "podinfo:v2" {
+				t.Errorf("production's image %s, want podinfo:v2", got)
+			}
+		case "Provider":
+			m, err := res.Map()
+			if err != nil {
+				t.Fatal(err)
+			}
+			spec, _ := m["spec"].(map[string]any)
+			want := map[string]any{"type": "gitea", "address": "http://gitea/demo/fleet.git", "secretRef": map[string]any{"name": commitStatusToken}}
+			if diff := cmp.Diff(want, spec); diff != "" || res.GetNamespace() != "demo-production" {
+				t.Errorf("Provider in %s (-want +got):\n%s", res.GetNamespace(), diff)
+			}
+		}
+	}
+	if built.Size() != 3 {
+		t.Errorf("production builds %d resources, want the Deployment, the Canary and the Provider", built.Size())
+	}
+}
+
+// buildCanary builds dir with kustomize and returns its Canary podinfo,
+// which must be in namespace ns and valid field by field.
+func buildCanary(t *testing.T, fs filesys.FileSystem, dir, ns string) *v1alpha1.Canary {
+	t.Helper()
+	built, err := krusty.MakeKustomizer(krusty.MakeDefaultOptions()).Run(fs, dir)
+	if err != nil {
+		t.Fatalf("kustomize build %s: %v", dir, err)
+	}
+	for _, res := range built.Resources() {
+		if res.GetKind() != "Canary" || res.GetName() != appName {
+			continue
+		}
+		if res.GetNamespace() != ns {
+			t.Errorf("%s: Canary in namespace %q, want %s", dir, res.GetNamespace(), ns)
+		}
+		data, err := res.AsYAML()
+		if err != nil {
+			t.Fatal(err)
+		}
+		c := &v1alpha1.Canary{}
+		if err := yaml.UnmarshalStrict(data, c); err != nil {
+			t.Fatalf("%s: %v", dir, err)
+		}
+		return c
+	}
+	t.Fatalf("%s builds no Canary %s", dir, appName)
+	return nil
 }
 
 // The screen prints what a writer streams line by line, with its source,
@@ -173,6 +277,14 @@ func TestWatchColumns(t *testing.T) {
 		"watching…\n"
 	if diff := cmp.Diff(want, out.String()); diff != "" {
 		t.Errorf("watch (-want +got):\n%s", diff)
+	}
+
+	// Once the Canary promotes to a next stage, a WAVE column comes
+	// before MESSAGE.
+	wave := realign("podinfo\tshop\tmain@sha1:0123abcd\tSucceeded\t0\tFalse\tTrue\tproduction: Opened\tpromotion completed")
+	wantWave := "podinfo   shop   main@sha1:0123abcd  Succeeded         0       False      True     production: Opened       promotion completed"
+	if diff := cmp.Diff(wantWave, wave); diff != "" {
+		t.Errorf("row with a wave (-want +got):\n%s", diff)
 	}
 }
 

@@ -29,28 +29,34 @@ import (
 // usersRate is the requests per second the app's users send.
 const usersRate = 50
 
-// startUsers starts the app's users: requests through the Gateway to the
-// app's hostname until the play ends (bounded at 15 minutes), and a line
-// per analysis interval with what they saw. It returns once the app
-// answered them: the Gateway has programmed the new route.
-func (p *play) startUsers(ctx context.Context) error {
-	p.users = testbed.StartLoad(ctx, testbed.LoadOptions{
-		URL: p.env.GatewayURL + "/", Host: p.appHost(), Rate: usersRate, Duration: 15 * time.Minute,
+// startUsers starts the users of host: requests through the Gateway until
+// ctx ends (bounded at 15 minutes), and a line per analysis interval with
+// what they saw, prefixed with label unless it is empty. It returns once
+// the app answered them (the Gateway has programmed the new route), with
+// when it first did: the requests sent before may have found no route.
+func (p *play) startUsers(ctx context.Context, host, label string) (*testbed.Load, time.Time, error) {
+	users := testbed.StartLoad(ctx, testbed.LoadOptions{
+		URL: p.env.GatewayURL + "/", Host: host, Rate: usersRate, Duration: 15 * time.Minute,
 	})
+	var first time.Time
 	answered := func() (bool, error) {
-		for _, s := range p.users.Samples(time.Time{}, time.Time{}) {
+		for _, s := range users.Samples(time.Time{}, time.Time{}) {
 			if s.OK() {
+				first = s.Sent
 				return true, nil
 			}
 		}
 		return false, nil
 	}
-	if err := poll(ctx, p.screen, 30*time.Second, answered, func() string { return "no answer from the app through the Gateway" }); err != nil {
-		return err
+	if err := poll(ctx, p.screen, 30*time.Second, answered, func() string { return "no answer from " + host + " through the Gateway" }); err != nil {
+		return users, first, err
 	}
-	p.screen.Line("users", "%d requests/s to http://%s/ through Traefik (the Gateway gateways/public)", usersRate, p.appHost())
+	p.screen.Line("users", "%d requests/s to http://%s/ through Traefik (the Gateway gateways/public)", usersRate, host)
+	if label != "" {
+		label += ": "
+	}
 	go func() {
-		defer p.users.Stop()
+		defer users.Stop()
 		tick := time.NewTicker(p.interval)
 		defer tick.Stop()
 		from := time.Now()
@@ -60,13 +66,23 @@ func (p *play) startUsers(ctx context.Context) error {
 				return
 			case now := <-tick.C:
 				// The window's last requests may still be in flight.
-				c := p.users.Counts(from.Add(-time.Second), now.Add(-time.Second))
+				c := users.Counts(from.Add(-time.Second), now.Add(-time.Second))
 				from = now
-				p.screen.Line("users", "%s", describeUsers(c, p.interval))
+				p.screen.Line("users", "%s%s", label, describeUsers(c, p.interval))
 			}
 		}
 	}()
-	return nil
+	return users, first, nil
+}
+
+// lastVersion is the version that answered the users' last request of
+// the last second ("" when none did).
+func lastVersion(users *testbed.Load) string {
+	s := users.Samples(time.Now().Add(-time.Second), time.Time{})
+	if len(s) == 0 {
+		return ""
+	}
+	return s[len(s)-1].Version
 }
 
 // describeUsers is one line of what the users saw in a window.

@@ -20,6 +20,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"sync"
 
@@ -52,6 +53,11 @@ func watchCanaries(ctx context.Context, s *settings) <-chan error {
 // GROUP, REVISION (main@sha1: and 8 hex digits), PHASE (WaitingPromotion),
 // WEIGHT, SUSPENDED, READY; MESSAGE is last.
 var columnWidths = []int{8, 5, 18, 16, 6, 9, 7}
+
+// waveWidth is the width of the WAVE column, before MESSAGE, that the
+// watch adds once the Canary promotes to a next stage (act 6): its
+// widest cell is "production: Progressing".
+const waveWidth = 23
 
 // columns lays out the rows of `serin get canaries --watch` at fixed
 // widths. The command lays out each new row on its own, as `flux get
@@ -92,17 +98,22 @@ func truncate(s string, n int) string {
 	return string(r[:n-1]) + "…"
 }
 
-// realign pads the tab-separated cells of a row to columnWidths.
+// realign pads the tab-separated cells of a row to columnWidths, and to
+// waveWidth the WAVE cell of a row that has one.
 func realign(row string) string {
 	cells := strings.Split(strings.TrimRight(row, "\t "), "\t")
 	if len(cells) < 2 {
 		return row
 	}
+	widths := columnWidths
+	if len(cells) == len(columnWidths)+2 {
+		widths = append(slices.Clip(columnWidths), waveWidth)
+	}
 	var b strings.Builder
 	for i, cell := range cells {
 		cell = strings.TrimSpace(cell)
-		if i < len(columnWidths) && i < len(cells)-1 {
-			fmt.Fprintf(&b, "%-*s  ", columnWidths[i], cell)
+		if i < len(widths) && i < len(cells)-1 {
+			fmt.Fprintf(&b, "%-*s  ", widths[i], cell)
 			continue
 		}
 		b.WriteString(truncate(cell, maxMessage) + "  ")
