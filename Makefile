@@ -125,7 +125,7 @@ run: ## Run the agent from this tree against the testbed of `make testbed-up`.
 		--metrics-server=$$(cat .testbed/prometheus-url) --data-plane=traefik
 
 .PHONY: demo
-demo: testbed-packages ## serin's main job on the local testbed: four releases, each a Git commit (see README).
+demo: testbed-packages ## serin's main job on the local testbed: six acts, each a Git commit (see README).
 	@echo "► compiling the demo (the first time: a few minutes)"
 	@go build -o bin/serin-demo ./e2e/demo & pid=$$!; s=0; \
 		while kill -0 $$pid 2>/dev/null; do sleep 1; s=$$((s + 1)); \
