@@ -51,7 +51,10 @@ type GitReverter struct {
 	statuses  StatusReaderFactory
 	now       func() time.Time
 	limiter   *revertLimiter
-	clone     cloneOptions
+	// readLimiter bounds the reads of promotions' verdicts, apart from
+	// the reverts and promotions that write.
+	readLimiter *revertLimiter
+	clone       cloneOptions
 	// maxFile bounds a file a revert reads (0: DefaultMaxFileSize).
 	maxFile int64
 	// crossNamespace lets a Canary revert through a Kustomization or
@@ -181,8 +184,8 @@ func WithMaxCloneSize(bytes int64) ReverterOption {
 func NewGitReverter(c client.Reader, opts ...ReverterOption) (*GitReverter, error) {
 	g := &GitReverter{
 		client: c, author: Signature{Name: "serin", Email: "serin@users.noreply.serin.dev"}, hosts: NewGitProviderHost, statuses: NewHTTPStatusReader, now: time.Now,
-		limiter: newRevertLimiter(DefaultMaxConcurrentReverts),
-		clone:   cloneOptions{maxSize: DefaultMaxCloneSize}, crossNamespace: true,
+		limiter: newRevertLimiter(DefaultMaxConcurrentReverts), readLimiter: newRevertLimiter(DefaultMaxConcurrentReverts),
+		clone: cloneOptions{maxSize: DefaultMaxCloneSize}, crossNamespace: true,
 	}
 	var err error
 	if g.message, err = ParseMessageTemplate(""); err != nil {
@@ -307,6 +310,11 @@ type revertJob struct {
 	members []*Source
 	repo    *Repository
 	bad     string
+	// secretTokenOnly: the Git host API token is the GitRepository
+	// secret's, never the agent's --git-provider-token-file (a promotion's
+	// repository URL is a tenant's choice: the agent's token must not go
+	// to a host the tenant names).
+	secretTokenOnly bool
 }
 
 // pullRequest pushes the revert to its own branch and opens a pull request,
@@ -730,9 +738,9 @@ func (j *revertJob) host(ctx context.Context) (PullRequestHost, error) {
 }
 
 // hostToken is the Git host API token: the agent's token file, read at
-// each call, else the GitRepository secret's.
+// each call, else (and always for a promotion) the GitRepository secret's.
 func (j *revertJob) hostToken() (string, error) {
-	if j.tokenFile == "" {
+	if j.tokenFile == "" || j.secretTokenOnly {
 		return j.src.HostToken, nil
 	}
 	b, err := os.ReadFile(j.tokenFile)

@@ -17,6 +17,7 @@ limitations under the License.
 package gitops
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -25,6 +26,7 @@ import (
 	"net/url"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/fluxcd/go-git-providers/gitprovider"
 )
@@ -151,27 +153,66 @@ func (r *httpStatusReader) Statuses(ctx context.Context, sha string) ([]CommitSt
 	}
 	out := make([]CommitStatus, 0, len(raw))
 	for _, s := range raw {
-		st := CommitStatus{ID: s.ID, Context: s.Context, State: strings.ToLower(s.State), Description: s.Description, TargetURL: s.TargetURL, Updated: s.Updated}
-		if st.State == "" {
-			st.State = strings.ToLower(s.Status)
-		}
+		st := CommitStatus{ID: s.ID, Context: s.Context, Description: s.Description, TargetURL: s.TargetURL, Updated: s.Updated}
 		if st.Context == "" {
 			st.Context = s.Name
 		}
 		if st.Updated.IsZero() {
 			st.Updated = s.Created
 		}
-		switch st.State { // GitLab's states
-		case "failed", "canceled":
-			st.State = CommitFailure
-		case "running", "created", "waiting_for_resource", "preparing", "scheduled":
-			st.State = CommitPending
-		case "warning":
-			st.State = CommitFailure
+		var ok bool
+		if st.State, ok = commitState(cmp.Or(s.State, s.Status)); !ok {
+			continue // skipped, manual, or a state serin does not know
 		}
+		st.Description = boundedText(st.Description, maxStatusText)
+		st.TargetURL = webURL(st.TargetURL)
 		out = append(out, st)
 	}
 	return out, nil
+}
+
+// maxStatusText bounds a description a Git host answers, before it goes
+// into a status and an event.
+const maxStatusText = 256
+
+// commitState maps the states of GitHub, Gitea and GitLab onto serin's,
+// false for one to ignore.
+func commitState(state string) (string, bool) {
+	switch strings.ToLower(state) {
+	case CommitSuccess:
+		return CommitSuccess, true
+	case CommitFailure, "failed", "canceled", "warning":
+		return CommitFailure, true
+	case CommitError:
+		return CommitError, true
+	case CommitPending, "running", "created", "waiting_for_resource", "preparing", "scheduled":
+		return CommitPending, true
+	}
+	return "", false
+}
+
+// boundedText cuts s to at most n bytes, on a rune boundary.
+func boundedText(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	cut := n
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + "…"
+}
+
+// webURL is u when it is an http(s) URL of at most 2048 bytes, else "".
+func webURL(u string) string {
+	if len(u) > 2048 {
+		return ""
+	}
+	parsed, err := url.Parse(u)
+	if err != nil || (parsed.Scheme != "http" && parsed.Scheme != "https") || parsed.Host == "" {
+		return ""
+	}
+	return u
 }
 
 // latestStatus returns the newest status of context among statuses: the

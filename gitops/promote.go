@@ -63,6 +63,8 @@ type Verdict struct {
 	StageCommit string
 	// Description and URL are the status's.
 	Description, URL string
+	// Closed: the promotion's pull request was closed without a merge.
+	Closed bool
 }
 
 // Promoter writes promotions and reads their verdicts.
@@ -144,15 +146,25 @@ func (g *GitReverter) stageSource(ctx context.Context, req PromotionRequest) (*S
 	if err != nil {
 		return nil, err
 	}
+	// A promotion writes wherever its path says, not only the Canary's
+	// own target: it is written with a credential of the Canary's
+	// namespace only, never with a platform's GitRepository that other
+	// tenants' manifests live in.
+	if src.GitRepository.Namespace != req.Canary.Namespace {
+		return nil, fmt.Errorf("%w: GitRepository %s is in another namespace than the Canary; a promotion writes with a GitRepository of the Canary's namespace (its own credentials): set spec.gitops.promote[].sourceRef",
+			ErrUnsupportedSource, src.GitRepository)
+	}
 	src.Branch = cmp.Or(req.Stage.Branch, src.Branch)
 	src.Path = req.Stage.Path
 	return src, nil
 }
 
-// open clones nothing yet: it finds the stage's source, waits for its
-// turn (one job per repository branch at a time) and opens the clone.
+// openPromotion clones nothing yet: it finds the stage's source, waits
+// for its turn in limiter (one job per repository branch at a time) and
+// opens the clone. Promotions share the reverts' limiter; verdict reads,
+// which poll, have their own, so that they never hold up a revert.
 // The returned release ends the turn and removes the clone.
-func (g *GitReverter) openPromotion(ctx context.Context, req PromotionRequest) (*promotionJob, func(), error) {
+func (g *GitReverter) openPromotion(ctx context.Context, req PromotionRequest, limiter *revertLimiter) (*promotionJob, func(), error) {
 	if req.Canary == nil {
 		return nil, nil, errors.New("no canary")
 	}
@@ -165,7 +177,7 @@ func (g *GitReverter) openPromotion(ctx context.Context, req PromotionRequest) (
 		return nil, nil, err
 	}
 	turnCtx, cancelTurn := context.WithTimeout(ctx, turnWait)
-	release, err := g.limiter.acquire(turnCtx, src.URL, src.Branch)
+	release, err := limiter.acquire(turnCtx, src.URL, src.Branch)
 	cancelTurn()
 	if err != nil {
 		if ctx.Err() == nil {
@@ -182,7 +194,7 @@ func (g *GitReverter) openPromotion(ctx context.Context, req PromotionRequest) (
 	}
 	stageCanary := StageCanary(req.Canary, req.Stage)
 	job := &promotionJob{
-		revertJob: &revertJob{GitReverter: g, req: RevertRequest{Canary: req.Canary}, src: src, repo: repo},
+		revertJob: &revertJob{GitReverter: g, req: RevertRequest{Canary: req.Canary}, src: src, repo: repo, secretTokenOnly: true},
 		promote:   req, source: source,
 		target: Target{Kind: req.Canary.Spec.TargetRef.Kind, Namespace: stageCanary.Namespace,
 			Name: cmp.Or(req.Stage.TargetName, req.Canary.Spec.TargetRef.Name)},
@@ -204,7 +216,7 @@ func (g *GitReverter) Promote(ctx context.Context, req PromotionRequest) (Revert
 	if len(req.Images) == 0 {
 		return RevertResult{}, errors.New("cannot promote: the promoted workload runs no image")
 	}
-	job, done, err := g.openPromotion(ctx, req)
+	job, done, err := g.openPromotion(ctx, req, g.limiter)
 	if err != nil {
 		return RevertResult{}, err
 	}
@@ -231,6 +243,7 @@ func (j *promotionJob) promotionPullRequest(ctx context.Context) (RevertResult, 
 	if err != nil {
 		return res, err
 	}
+	m := j.match("")
 	if !existing.IsZero() {
 		res.Commit = existing.String()
 		pr, err := host.Find(ctx, branch)
@@ -242,22 +255,40 @@ func (j *promotionJob) promotionPullRequest(ctx context.Context) (RevertResult, 
 			res.Message = fmt.Sprintf("pull request #%d from %s is already open", pr.Number, branch)
 			return res, nil
 		}
-		return j.reopen(ctx, host, res)
+		m.commit, m.tip = res.Commit, res.Commit
 	}
 	if err := j.repo.Clone(ctx); err != nil {
 		return res, err
 	}
-	var head *object.Commit
+	var head, merged *object.Commit
 	var plan *Plan
 	err = j.withHistory(ctx, func() error {
 		if head, err = j.repo.Head(j.src.Branch); err != nil {
 			return err
+		}
+		// Already in the branch (merged, maybe squashed, before a restart
+		// recorded it): nothing to write again.
+		if merged, _, err = j.bringsIn(head, m); err != nil || merged != nil {
+			return err
+		}
+		if !existing.IsZero() {
+			return nil
 		}
 		plan, err = PlanPromotion(ctx, PromotionInput{Head: head, Path: j.src.Path, Target: j.target, Images: j.promote.Images, MaxFileSize: j.maxFile})
 		return err
 	})
 	if err != nil {
 		return res, err
+	}
+	if merged != nil {
+		res.Commit, res.State = cmp.Or(res.Commit, merged.Hash.String()), StateMerged
+		res.Message = fmt.Sprintf("already in %s as %s", j.src.Branch, shortSHA(merged.Hash.String()))
+		return res, nil
+	}
+	if !existing.IsZero() {
+		// The branch without its pull request (pushed before a restart,
+		// or its pull request closed): open it again.
+		return j.reopen(ctx, host, res)
 	}
 	if plan.UpToDate {
 		return j.alreadyThere(head), nil
@@ -289,7 +320,6 @@ func (j *promotionJob) pushPromotion(ctx context.Context) (RevertResult, error) 
 	if err := j.repo.Clone(ctx); err != nil {
 		return res, err
 	}
-	marker := promoteTrailers(j.promote.Canary, j.promote.Stage.Stage, j.source)
 	for attempt := 1; ; attempt++ {
 		var head, done *object.Commit
 		var plan *Plan
@@ -298,7 +328,7 @@ func (j *promotionJob) pushPromotion(ctx context.Context) (RevertResult, error) 
 			if head, err = j.repo.Head(j.src.Branch); err != nil {
 				return err
 			}
-			if done, _, err = j.bringsIn(head, "", marker); err != nil || done != nil {
+			if done, _, err = j.bringsIn(head, j.match("")); err != nil || done != nil {
 				return err
 			}
 			plan, err = PlanPromotion(ctx, PromotionInput{Head: head, Path: j.src.Path, Target: j.target, Images: j.promote.Images, MaxFileSize: j.maxFile})
@@ -369,21 +399,67 @@ func (j *promotionJob) message(plan *Plan) string {
 	return b.String()
 }
 
+// promotionMatch tells the commit that brought a promotion into the
+// stage's branch.
+type promotionMatch struct {
+	// commit is the promotion commit; tip the promotion branch's tip
+	// (newer after a host's "update branch"); either may be empty.
+	commit, tip string
+	// branch is the promotion branch, which a host's merge message names.
+	branch string
+	// canary, stage and source are the trailers' values.
+	canary, stage, source string
+}
+
+// brings reports whether c brought the promotion in: it is the promotion
+// commit, a merge of it (or of its branch's tip, or a merge whose message
+// names its branch), or a copy of it carrying its trailers (rebased, or
+// squashed with its message).
+func (m promotionMatch) brings(c *object.Commit) bool {
+	if h := c.Hash.String(); h == m.commit || (m.tip != "" && h == m.tip) {
+		return true
+	}
+	if hasPromoteTrailers(c.Message, m.canary, m.stage, m.source) {
+		return true
+	}
+	if len(c.ParentHashes) < 2 {
+		return false
+	}
+	for _, p := range c.ParentHashes[1:] {
+		if p.String() == m.commit || (m.tip != "" && p.String() == m.tip) {
+			return true
+		}
+	}
+	return m.branch != "" && strings.Contains(c.Message, m.branch)
+}
+
+// hasPromoteTrailers reports whether a message carries a promotion's
+// three trailers, each on a line of its own, wherever the host put them
+// (a squash may trim the last newline, indent them or make them bullets).
+func hasPromoteTrailers(msg, canary, stage, source string) bool {
+	want := map[string]string{"Serin-Canary": canary, "Serin-Stage": stage, "Serin-Promotes": source}
+	found := 0
+	for _, line := range strings.Split(msg, "\n") {
+		// A squash lists the commits' messages, as bullets on some hosts.
+		key, value, ok := strings.Cut(strings.TrimLeft(line, " \t*-"), ":")
+		if v, known := want[key]; ok && known && strings.TrimSpace(value) == v {
+			found++
+			delete(want, key)
+		}
+	}
+	return found == 3
+}
+
 // bringsIn finds, among the last verdictDepth commits of the first-parent
 // history from head, newest first, the commit that brought the promotion
-// into the branch: the promotion commit itself, a merge of it, or a copy
-// of it (rebased, or squashed with its message) carrying marker. It
-// returns that commit and the ones after it, oldest first, or nil.
-func (j *promotionJob) bringsIn(head *object.Commit, commit, marker string) (*object.Commit, []*object.Commit, error) {
+// into the branch (promotionMatch.brings). It returns that commit and the
+// ones after it, oldest first, or nil.
+func (j *promotionJob) bringsIn(head *object.Commit, m promotionMatch) (*object.Commit, []*object.Commit, error) {
 	var chain []*object.Commit
 	c := head
 	for range verdictDepth {
 		chain = append(chain, c)
-		merged := c.Hash.String() == commit || strings.Contains(c.Message, marker)
-		for _, p := range c.ParentHashes[min(1, len(c.ParentHashes)):] {
-			merged = merged || p.String() == commit
-		}
-		if merged {
+		if m.brings(c) {
 			after := make([]*object.Commit, 0, len(chain))
 			for i := len(chain) - 1; i >= 0; i-- {
 				after = append(after, chain[i])
@@ -402,21 +478,42 @@ func (j *promotionJob) bringsIn(head *object.Commit, commit, marker string) (*ob
 	return nil, nil, nil
 }
 
+// match is the job's promotionMatch for the promotion commit.
+func (j *promotionJob) match(commit string) promotionMatch {
+	c := j.promote.Canary
+	m := promotionMatch{commit: commit, canary: c.Namespace + "/" + c.Name, stage: j.promote.Stage.Stage, source: j.source}
+	if j.promote.Stage.Mode != v1alpha1.PushRevert {
+		m.branch = PromoteBranch(c, j.promote.Stage.Stage, j.source)
+	}
+	return m
+}
+
 // Verdict implements Promoter: it finds the commit of the stage's branch
 // that brought the promotion commit in, then reads the stage Canary's
 // commit status on it and, while it has none, on the commits after it.
 func (g *GitReverter) Verdict(ctx context.Context, req PromotionRequest, commit string) (Verdict, error) {
-	job, done, err := g.openPromotion(ctx, req)
+	job, done, err := g.openPromotion(ctx, req, g.readLimiter)
 	if err != nil {
 		return Verdict{}, err
 	}
 	defer done()
 	ctx, cancel := context.WithTimeout(ctx, RevertTimeout)
 	defer cancel()
+	m := job.match(commit)
+	if m.branch != "" {
+		// The branch's tip: newer than the promotion commit when the
+		// host brought the branch up to date before the merge.
+		tip, err := job.repo.RemoteBranch(ctx, m.branch)
+		if err != nil {
+			return Verdict{}, err
+		}
+		if !tip.IsZero() {
+			m.tip = tip.String()
+		}
+	}
 	if err := job.repo.Clone(ctx); err != nil {
 		return Verdict{}, err
 	}
-	marker := promoteTrailers(req.Canary, req.Stage.Stage, job.source)
 	var in *object.Commit
 	var after []*object.Commit
 	err = job.withHistory(ctx, func() error {
@@ -424,11 +521,26 @@ func (g *GitReverter) Verdict(ctx context.Context, req PromotionRequest, commit 
 		if err != nil {
 			return err
 		}
-		in, after, err = job.bringsIn(head, commit, marker)
+		in, after, err = job.bringsIn(head, m)
 		return err
 	})
-	if err != nil || in == nil {
+	if err != nil {
 		return Verdict{}, err
+	}
+	if in == nil {
+		if m.branch == "" {
+			return Verdict{}, nil
+		}
+		// Not in the branch: is its pull request still open?
+		host, err := job.host(ctx)
+		if err != nil {
+			return Verdict{}, err
+		}
+		pr, err := host.Find(ctx, m.branch)
+		if err != nil {
+			return Verdict{}, err
+		}
+		return Verdict{Closed: pr == nil}, nil
 	}
 	out := Verdict{Merged: true, StageCommit: in.Hash.String()}
 	reader, err := job.statusReader(ctx)

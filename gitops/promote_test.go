@@ -21,16 +21,27 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	gogit "github.com/go-git/go-git/v5"
 	"github.com/go-git/go-git/v5/config"
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/object"
 	"github.com/go-git/go-git/v5/storage/memory"
+
+	"github.com/fluxcd/pkg/apis/meta"
+	sourcev1 "github.com/fluxcd/source-controller/api/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/serin-dev/serin/api/v1alpha1"
 )
@@ -60,9 +71,21 @@ func (f *gitFixture) promotion(mode v1alpha1.RevertMode) PromotionRequest {
 	c.Status.Analyses = []v1alpha1.AnalysisRecord{{Revision: rev, Spec: "good", Result: v1alpha1.PhaseSucceeded, Steps: []v1alpha1.AnalysisStep{
 		{Weight: 50, Verdict: v1alpha1.VerdictPassed, Checks: []v1alpha1.CheckResult{{Name: "request-success-rate", Value: "99.9", Min: "99", Verdict: v1alpha1.VerdictPassed}}},
 	}}}
+	// The stage is written with a GitRepository of the Canary's
+	// namespace: the fleet's, with the tenant's own secret.
+	ctx := context.Background()
+	secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "apps-git", Namespace: "apps"},
+		Data: map[string][]byte{"username": []byte(gitUser), "password": []byte(gitPassword)}}
+	repo := &sourcev1.GitRepository{ObjectMeta: metav1.ObjectMeta{Name: "fleet", Namespace: "apps"},
+		Spec: sourcev1.GitRepositorySpec{URL: f.url, Reference: &sourcev1.GitRepositoryRef{Branch: "main"}, SecretRef: &meta.LocalObjectReference{Name: "apps-git"}}}
+	for _, o := range []client.Object{secret, repo} {
+		if err := f.k8s.Create(ctx, o); err != nil && !apierrors.IsAlreadyExists(err) {
+			f.t.Fatal(err)
+		}
+	}
 	return PromotionRequest{
 		Canary:   c,
-		Stage:    v1alpha1.PromotionTarget{Stage: "production", Path: "./apps/podinfo", Mode: mode},
+		Stage:    v1alpha1.PromotionTarget{Stage: "production", Path: "./apps/podinfo", Mode: mode, SourceRef: &meta.LocalObjectReference{Name: "fleet"}},
 		Revision: rev,
 		Images:   []string{"ghcr.io/stefanprodan/podinfo:6.9.0"},
 	}
@@ -316,5 +339,82 @@ func TestGitReverter_PromotionTypos(t *testing.T) {
 	}
 	if after := f.branches(); len(after) != len(before) {
 		t.Errorf("branches %v after refused promotions, want %v", after, before)
+	}
+}
+
+// A promotion writes where its path says, so it never borrows a
+// GitRepository of another namespace (the platform's, whose secret other
+// tenants' manifests are written with), and never sends the agent's own
+// --git-provider-token-file token: only its namespace's secret.
+func TestGitReverter_PromotionCredentialsStayInTheNamespace(t *testing.T) {
+	f := newGitFixture(t)
+	host := f.host
+	tokenFile := filepath.Join(t.TempDir(), "token")
+	if err := os.WriteFile(tokenFile, []byte("agent-token"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	g := f.reverter(WithStatusReaderFactory((&fakeStatuses{}).factory), WithProviderTokenFile(tokenFile))
+	req := f.promotion(v1alpha1.PullRequestRevert)
+	borrowed := req
+	borrowed.Stage.SourceRef = nil // the Kustomization's GitRepository, in flux-system
+	if _, err := g.Promote(context.Background(), borrowed); err == nil || !strings.Contains(err.Error(), "sourceRef") || IsTransient(err) {
+		t.Errorf("a promotion through flux-system/fleet = %v, want a permanent error asking for sourceRef", err)
+	}
+	if _, err := g.Promote(context.Background(), req); err != nil {
+		t.Fatal(err)
+	}
+	if len(host.tokens) == 0 || slices.Contains(host.tokens, "agent-token") {
+		t.Errorf("host tokens %v: the agent's token file was sent for a promotion", host.tokens)
+	}
+}
+
+// What a Git host answers is bounded before it goes into a status: a
+// huge description is cut, a link that is no http(s) URL is dropped, a
+// state serin does not know (GitLab's skipped) is ignored.
+func TestHTTPStatusReader_HostileAnswers(t *testing.T) {
+	sha := strings.Repeat("cd", 20)
+	huge := strings.Repeat("é", 100000)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		_ = json.NewEncoder(w).Encode([]map[string]any{
+			{"id": 1, "status": "skipped", "name": "serin/apps/podinfo"},
+			{"id": 2, "status": "success", "name": "serin/apps/podinfo", "description": huge, "target_url": "javascript:alert(1)"},
+		})
+	}))
+	defer srv.Close()
+	u, _ := ParseRepositoryURL(srv.URL + "/fleet/podinfo.git")
+	r, _ := NewHTTPStatusReader(context.Background(), u, ProviderGitLab, "tok")
+	got, err := r.Statuses(context.Background(), sha)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 1 || got[0].State != CommitSuccess || got[0].TargetURL != "" || len(got[0].Description) > maxStatusText+len("…") || !utf8.ValidString(got[0].Description) {
+		t.Errorf("statuses = %d, first %q %q (%d bytes)", len(got), got[0].State, got[0].TargetURL, len(got[0].Description))
+	}
+}
+
+// The commit that brings a promotion in is found however the host merged
+// it: a merge of the branch brought up to date first ("update branch":
+// its second parent is the branch's new tip), or a squash whose message
+// kept the trailers without a final newline.
+func TestPromotionMatch(t *testing.T) {
+	commit, tip := strings.Repeat("1", 40), strings.Repeat("2", 40)
+	m := promotionMatch{commit: commit, tip: tip, branch: "serin/promote/production/apps/podinfo/abcdef12", canary: "apps/podinfo", stage: "production", source: "abc"}
+	main := plumbing.NewHash(strings.Repeat("3", 40))
+	for name, tc := range map[string]struct {
+		c    *object.Commit
+		want bool
+	}{
+		"the promotion commit":      {&object.Commit{Hash: plumbing.NewHash(commit)}, true},
+		"a merge of the tip":        {&object.Commit{Hash: main, ParentHashes: []plumbing.Hash{main, plumbing.NewHash(tip)}}, true},
+		"a merge naming the branch": {&object.Commit{Hash: main, ParentHashes: []plumbing.Hash{main, main}, Message: "Merge pull request 'x' (#2) from serin/promote/production/apps/podinfo/abcdef12 into main"}, true},
+		"a squash keeping the trailers": {&object.Commit{Hash: main, ParentHashes: []plumbing.Hash{main},
+			Message: "serin: promote (#2)\n\n* Serin-Canary: apps/podinfo\n  Serin-Stage: production\nSerin-Promotes: abc"}, true},
+		"another stage's promotion": {&object.Commit{Hash: main, ParentHashes: []plumbing.Hash{main},
+			Message: "Serin-Canary: apps/podinfo\nSerin-Stage: qa\nSerin-Promotes: abc\n"}, false},
+		"a commit that names the branch, no merge": {&object.Commit{Hash: main, ParentHashes: []plumbing.Hash{main}, Message: "see serin/promote/production/apps/podinfo/abcdef12"}, false},
+	} {
+		if got := m.brings(tc.c); got != tc.want {
+			t.Errorf("%s: brings = %v, want %v", name, got, tc.want)
+		}
 	}
 }
