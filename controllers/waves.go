@@ -24,6 +24,7 @@ import (
 	"strings"
 	"time"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -88,13 +89,8 @@ func (r *CanaryReconciler) advanceWave(ctx context.Context, obj *v1alpha1.Canary
 		}
 		if manual == stage.Stage {
 			st.HandledRequests.PromoteTo = manualToken
-			if p.Phase == v1alpha1.WaveSoaking || p.Phase == v1alpha1.WaveStopped || p.Phase == v1alpha1.WaveError {
-				r.emit(ctx, obj, notifier.SeverityInfo, v1alpha1.StagePromoteRequestedReason, "%s: promotion of %s requested by hand (was %s)", stage.Stage, rev, p.Phase)
-				setWavePhase(p, v1alpha1.WavePromoting, "promoted by hand: writing it to Git", now)
-				p.SoakUntil, p.Attempts, p.NextAttemptTime = nil, 0, nil
-			}
+			r.promoteByHand(ctx, obj, p, now)
 		}
-		wake(r.advanceStage(ctx, obj, stage, p, now))
 		kept = append(kept, *p)
 	}
 	st.Promotions = kept
@@ -102,8 +98,31 @@ func (r *CanaryReconciler) advanceWave(ctx context.Context, obj *v1alpha1.Canary
 		st.HandledRequests.PromoteTo = manualToken
 		r.emit(ctx, obj, notifier.SeverityWarn, v1alpha1.StagePromoteRequestedReason, "serin.dev/promote-to names stage %q, which spec.gitops.promote does not list", manual)
 	}
+	// The soak's checks first: a stage whose soak ends now leaves it on
+	// their last outcome, not before it.
 	wake(r.soak(ctx, obj, now))
+	for i, stage := range stages {
+		wake(r.advanceStage(ctx, obj, stage, &st.Promotions[i], now))
+	}
 	return next
+}
+
+// promoteByHand acts on serin promote --to for a stage: a soaking,
+// stopped or refused stage is written now; a stage waiting out a Git
+// host's backoff is tried now; any other is left as it is, with a
+// warning that says why.
+func (r *CanaryReconciler) promoteByHand(ctx context.Context, obj *v1alpha1.Canary, p *v1alpha1.PromotionStatus, now time.Time) {
+	switch p.Phase {
+	case v1alpha1.WaveSoaking, v1alpha1.WaveStopped, v1alpha1.WaveError:
+		r.emit(ctx, obj, notifier.SeverityInfo, v1alpha1.StagePromoteRequestedReason, "%s: promotion of %s requested by hand (was %s)", p.Stage, p.Revision, p.Phase)
+		setWavePhase(p, v1alpha1.WavePromoting, "promoted by hand: writing it to Git", now)
+		p.SoakUntil, p.Attempts, p.NextAttemptTime = nil, 0, nil
+	case v1alpha1.WavePromoting:
+		r.emit(ctx, obj, notifier.SeverityInfo, v1alpha1.StagePromoteRequestedReason, "%s: promotion of %s tried again now", p.Stage, p.Revision)
+		p.NextAttemptTime = nil
+	default:
+		r.emit(ctx, obj, notifier.SeverityWarn, v1alpha1.StagePromoteRequestedReason, "%s: promotion of %s not written again: the stage is %s (%s)", p.Stage, p.Revision, p.Phase, p.Message)
+	}
 }
 
 // refusePromoteTo handles a serin.dev/promote-to request the wave cannot
@@ -146,6 +165,9 @@ func (r *CanaryReconciler) advanceStage(ctx context.Context, obj *v1alpha1.Canar
 		if p.SoakUntil != nil && now.Before(p.SoakUntil.Time) {
 			return p.SoakUntil.Sub(now)
 		}
+		if !soaked(obj, p) {
+			return 0 // the soak's checks wake the Canary
+		}
 		setWavePhase(p, v1alpha1.WavePromoting, "soaked: writing the promotion to Git", now)
 		p.SoakUntil = nil
 		fallthrough
@@ -177,6 +199,10 @@ func (r *CanaryReconciler) promotionRequest(ctx context.Context, obj *v1alpha1.C
 // writePromotion asks for the stage's promotion and records its result.
 func (r *CanaryReconciler) writePromotion(ctx context.Context, obj *v1alpha1.Canary, stage v1alpha1.PromotionTarget, p *v1alpha1.PromotionStatus, now time.Time) time.Duration {
 	req, err := r.promotionRequest(ctx, obj, stage, p)
+	if err != nil && !errors.Is(err, errNoImages) && !apierrors.IsNotFound(err) {
+		p.Message = "cannot read the primary's images yet: " + err.Error()
+		return 5 * time.Second
+	}
 	if err != nil {
 		r.stageError(ctx, obj, p, err, now)
 		return 0
@@ -212,8 +238,8 @@ func (r *CanaryReconciler) writePromotion(ctx context.Context, obj *v1alpha1.Can
 	p.Branch, p.Commit, p.PullRequestURL = res.Branch, res.Commit, res.PullRequestURL
 	switch res.State {
 	case gitops.StateUpToDate:
-		setWavePhase(p, v1alpha1.WaveSucceeded, res.Message, now)
-		r.emit(ctx, obj, notifier.SeverityInfo, v1alpha1.StageSucceededReason, "%s: %s", stage.Stage, res.Message)
+		setWavePhase(p, v1alpha1.WaveUpToDate, res.Message+": nothing written, no verdict awaited", now)
+		r.emit(ctx, obj, notifier.SeverityInfo, v1alpha1.StageOpenedReason, "%s: %s", stage.Stage, p.Message)
 		return 0
 	case gitops.StateOpened:
 		setWavePhase(p, v1alpha1.WaveOpened, res.Message, now)
@@ -227,11 +253,7 @@ func (r *CanaryReconciler) writePromotion(ctx context.Context, obj *v1alpha1.Can
 
 // readVerdict asks for the stage's verdict and records it.
 func (r *CanaryReconciler) readVerdict(ctx context.Context, obj *v1alpha1.Canary, stage v1alpha1.PromotionTarget, p *v1alpha1.PromotionStatus, now time.Time) time.Duration {
-	req, err := r.promotionRequest(ctx, obj, stage, p)
-	if err != nil {
-		r.stageError(ctx, obj, p, err, now)
-		return 0
-	}
+	req := gitops.PromotionRequest{Canary: obj.DeepCopy(), Stage: stage, Revision: p.Revision, Images: p.Images}
 	asked := p.NextAttemptTime
 	key := p.Revision
 	if asked != nil {
@@ -256,12 +278,22 @@ func (r *CanaryReconciler) readVerdict(ctx context.Context, obj *v1alpha1.Canary
 		at := metav1.NewTime(now.Add(wait))
 		p.NextAttemptTime = &at
 		p.Message = fmt.Sprintf("cannot read the verdict of %s (attempt %d, next in %s): %s", stage.Stage, p.Attempts, wait, err.Error())
+		if p.Attempts == 1 {
+			r.emit(ctx, obj, notifier.SeverityWarn, v1alpha1.StageRetryingReason, "%s: %s", stage.Stage, p.Message)
+		}
 		return wait
 	}
 	v := out.verdict
 	p.Attempts = 0
 	name := gitops.StageCanary(obj, stage)
 	switch {
+	case v.Closed && p.Phase == v1alpha1.WaveOpened:
+		r.stageError(ctx, obj, p, fmt.Errorf("pull request %s was closed without a merge", p.PullRequestURL), now)
+		return 0
+	case !v.Merged && p.Phase != v1alpha1.WaveOpened:
+		// Found before, no longer among the branch's last commits: keep
+		// what was known, and say so.
+		p.Message = fmt.Sprintf("the commit that brought the promotion in is no longer among the last commits of the branch; waiting for Canary %s's verdict on %s", name, shortCommit(p.StageCommit))
 	case !v.Merged:
 		p.Message = "waiting for the pull request to be merged"
 		if p.PullRequestURL == "" {
@@ -289,9 +321,18 @@ func (r *CanaryReconciler) readVerdict(ctx context.Context, obj *v1alpha1.Canary
 	return r.nextVerdictRead(obj, p, now)
 }
 
-// nextVerdictRead schedules the next read of a stage's verdict.
+// maxVerdictPoll bounds the time between two reads of a verdict.
+const maxVerdictPoll = 5 * time.Minute
+
+// nextVerdictRead schedules the next read of a stage's verdict: every
+// poll interval at first, then less often the longer the stage waits in
+// its phase (a tenth of the wait, up to maxVerdictPoll), so that a pull
+// request left for days costs a clone every 5 minutes, not every 10 s.
 func (r *CanaryReconciler) nextVerdictRead(obj *v1alpha1.Canary, p *v1alpha1.PromotionStatus, now time.Time) time.Duration {
 	wait := gitops.VerdictPoll(obj)
+	if p.LastTransitionTime != nil {
+		wait = min(max(wait, now.Sub(p.LastTransitionTime.Time)/10), maxVerdictPoll)
+	}
 	at := metav1.NewTime(now.Add(wait))
 	p.NextAttemptTime = &at
 	return wait
@@ -310,7 +351,9 @@ func (r *CanaryReconciler) stageError(ctx context.Context, obj *v1alpha1.Canary,
 }
 
 // soak runs the Canary's metric checks on the primary once per analysis
-// interval while a stage soaks; a failed check stops every soaking stage.
+// interval while a stage soaks. Each outcome is counted once (its time is
+// the stage's checkedAt); as many failed checks in a row as the analysis
+// threshold stop every soaking stage.
 func (r *CanaryReconciler) soak(ctx context.Context, obj *v1alpha1.Canary, now time.Time) time.Duration {
 	var soaking []*v1alpha1.PromotionStatus
 	var start time.Time
@@ -323,7 +366,7 @@ func (r *CanaryReconciler) soak(ctx context.Context, obj *v1alpha1.Canary, now t
 			}
 		}
 	}
-	if len(soaking) == 0 || obj.Spec.Analysis == nil || len(obj.Spec.Analysis.Metrics) == 0 {
+	if len(soaking) == 0 || !soakChecks(obj) {
 		return 0
 	}
 	interval := obj.GetAnalysisInterval()
@@ -338,24 +381,58 @@ func (r *CanaryReconciler) soak(ctx context.Context, obj *v1alpha1.Canary, now t
 	if state != analysis.Done {
 		return nextCheck
 	}
-	if out.MetricFailure == "" {
-		return nextCheck
-	}
+	threshold := int32(max(obj.Spec.Analysis.Threshold, 1))
 	for _, p := range soaking {
-		setWavePhase(p, v1alpha1.WaveStopped, "a check failed on the primary during the soak: "+out.MetricFailure, now)
+		if p.CheckedAt != nil && !out.At.After(p.CheckedAt.Time) {
+			continue // counted
+		}
+		at := metav1.NewTime(out.At)
+		p.CheckedAt = &at
+		if out.MetricFailure == "" {
+			p.FailedChecks = 0
+			continue
+		}
+		p.FailedChecks++
+		if p.FailedChecks < threshold {
+			p.Message = fmt.Sprintf("soaking until %s; %d of %d failed checks in a row: %s",
+				p.SoakUntil.UTC().Format(time.RFC3339), p.FailedChecks, threshold, out.MetricFailure)
+			continue
+		}
+		setWavePhase(p, v1alpha1.WaveStopped, fmt.Sprintf("%d failed checks in a row on the primary during the soak: %s", p.FailedChecks, out.MetricFailure), now)
 		p.SoakUntil = nil
 		r.emit(ctx, obj, notifier.SeverityWarn, v1alpha1.StageStoppedReason,
 			"%s: wave of revision %s stopped: %s (serin promote --to %s promotes it anyway)", p.Stage, p.Revision, p.Message, p.Stage)
 	}
-	return 0
+	return nextCheck
 }
+
+// soakChecks reports whether the Canary has metric checks to soak on.
+func soakChecks(obj *v1alpha1.Canary) bool {
+	return obj.Spec.Analysis != nil && len(obj.Spec.Analysis.Metrics) > 0
+}
+
+// soaked reports whether a stage whose soak time is over may leave it:
+// without checks, at once; with checks, once the last check, made within
+// an interval of the soak's end, passed.
+func soaked(obj *v1alpha1.Canary, p *v1alpha1.PromotionStatus) bool {
+	if !soakChecks(obj) {
+		return true
+	}
+	if p.CheckedAt == nil || p.FailedChecks > 0 || p.SoakUntil == nil {
+		return false
+	}
+	return !p.CheckedAt.Time.Before(p.SoakUntil.Add(-obj.GetAnalysisInterval()))
+}
+
+// errNoImages means the Canary's target runs no image to promote.
+var errNoImages = errors.New("no image to promote")
 
 // primaryImages are the images the promoted primary runs (init
 // containers first), which a promotion writes to the next stage.
 func (r *CanaryReconciler) primaryImages(ctx context.Context, obj *v1alpha1.Canary) ([]string, error) {
 	pk, ok := r.targetKindOf(obj).(podKind)
 	if !ok {
-		return nil, fmt.Errorf("a %s target runs no image to promote: spec.gitops.promote needs a Deployment or a DaemonSet", obj.Spec.TargetRef.Kind)
+		return nil, fmt.Errorf("%w: a %s target: spec.gitops.promote needs a Deployment or a DaemonSet", errNoImages, obj.Spec.TargetRef.Kind)
 	}
 	primary := pk.primaryObject()
 	if err := r.Get(ctx, types.NamespacedName{Namespace: obj.Namespace, Name: obj.GetPrimaryName()}, primary); err != nil {

@@ -257,7 +257,7 @@ func TestWave_Edges(t *testing.T) {
 	t.Run("up to date", func(t *testing.T) {
 		w := newWaveWorld(t, production, &fakePromoter{promote: []promoteAnswer{{res: gitops.RevertResult{State: gitops.StateUpToDate, Message: "main already runs podinfo:v2"}}}})
 		w.advance()
-		if s := w.stage(); s.Phase != v1alpha1.WaveSucceeded || s.Message != "main already runs podinfo:v2" {
+		if s := w.stage(); s.Phase != v1alpha1.WaveUpToDate || !strings.HasPrefix(s.Message, "main already runs podinfo:v2") {
 			t.Errorf("stage = %+v", s)
 		}
 	})
@@ -296,4 +296,65 @@ func TestWave_Edges(t *testing.T) {
 			t.Errorf("stage = %+v", s)
 		}
 	})
+}
+
+// The soak's checks run on the primary once per interval, each outcome
+// counted once: as many failures in a row as the threshold stop the wave
+// (here the built-in check fails: the fixture has no Prometheus).
+func TestWave_SoakChecksStopAtTheThreshold(t *testing.T) {
+	stage := production
+	stage.Soak = &metav1.Duration{Duration: time.Hour}
+	w := newWaveWorld(t, stage, &fakePromoter{promote: []promoteAnswer{{}}})
+	w.obj.Spec.Analysis.Metrics = []v1alpha1.CanaryMetric{{Name: v1alpha1.RequestSuccessRateCheck}}
+	w.advance()
+	interval := w.obj.GetAnalysisInterval()
+	for i := 1; i <= 2; i++ {
+		w.now = w.now.Add(interval)
+		w.advance()
+		w.awaitAnalysis()
+		w.advance()
+		w.advance() // the same outcome read again counts once
+		if s := w.stage(); s.FailedChecks != int32(i) && s.Phase != v1alpha1.WaveStopped {
+			t.Fatalf("after check %d: %+v", i, s)
+		}
+	}
+	if s := w.stage(); s.Phase != v1alpha1.WaveStopped || !strings.Contains(s.Message, "2 failed checks in a row") || !strings.Contains(s.Message, "Prometheus") {
+		t.Errorf("stage = %+v", s)
+	}
+	if len(w.promoter.requests) != 0 {
+		t.Errorf("a stopped wave wrote %d promotions", len(w.promoter.requests))
+	}
+}
+
+// A pull request closed without a merge is an Error a person acts on;
+// serin promote --to during a Git host's backoff tries at once; the
+// verdict is read less often the longer a pull request waits.
+func TestWave_ClosedBackoffAndPollGrowth(t *testing.T) {
+	opened := gitops.RevertResult{PullRequestURL: "https://git.example/pulls/4", State: gitops.StateOpened}
+	p := &fakePromoter{promote: []promoteAnswer{{err: fmt.Errorf("dial: %w", syscall.ECONNREFUSED)}, {res: opened}},
+		verdicts: []verdictAnswer{{}}}
+	w := newWaveWorld(t, production, p)
+	if d := w.advance(); d != 5*time.Second {
+		t.Fatalf("first failure waits %s", d)
+	}
+	w.obj.Annotations = map[string]string{v1alpha1.PromoteToRequestAnnotation: "production@now"}
+	w.advance()
+	if s := w.stage(); s.Phase != v1alpha1.WaveOpened || len(p.requests) != 2 {
+		t.Fatalf("promote --to during the backoff: %+v after %d requests", s, len(p.requests))
+	}
+	// Waiting for a merge: the reads space out, up to 5 minutes.
+	var waits []time.Duration
+	for range 6 {
+		w.now = w.now.Add(time.Hour)
+		waits = append(waits, w.advance())
+	}
+	if waits[len(waits)-1] != maxVerdictPoll {
+		t.Errorf("verdict reads every %v, want them to grow to %s", waits, maxVerdictPoll)
+	}
+	p.verdicts = []verdictAnswer{{v: gitops.Verdict{Closed: true}}}
+	w.now = w.now.Add(time.Hour)
+	w.advance()
+	if s := w.stage(); s.Phase != v1alpha1.WaveError || !strings.Contains(s.Message, "closed without a merge") {
+		t.Errorf("closed pull request: %+v", s)
+	}
 }

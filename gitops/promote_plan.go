@@ -80,14 +80,23 @@ func PlanPromotion(ctx context.Context, in PromotionInput) (*Plan, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s in %s: %w", in.Target, displayPath(dir), err)
 	}
-	want := make([]kustypes.Image, 0, len(in.Images))
-	for _, ref := range in.Images {
-		want = append(want, imageOf(ref))
-	}
-	if images, err := containerImages(before.objects[key].data); err != nil {
+	running, err := containerImages(before.objects[key].data)
+	if err != nil {
 		return nil, err
-	} else if sameImages(images, in.Images) {
+	}
+	// Only the images the stage runs travel: a sidecar one stage has and
+	// the other has not is the stage's own.
+	kept, skipped := imagesRun(running, in.Images)
+	if len(kept) == 0 {
+		return nil, fmt.Errorf("%w: %w: %s runs %s, none of the promoted images %s",
+			ErrUnverifiable, ErrNoImageEntry, in.Target, strings.Join(running, ", "), strings.Join(in.Images, ", "))
+	}
+	if runsPromoted(running, running, kept) {
 		return &Plan{UpToDate: true}, nil
+	}
+	want := make([]kustypes.Image, 0, len(kept))
+	for _, ref := range kept {
+		want = append(want, imageOf(ref))
 	}
 
 	file := kustomizationFile(newSnapshotFS(head), path.Join("/", dir))
@@ -116,9 +125,9 @@ func PlanPromotion(ctx context.Context, in PromotionInput) (*Plan, error) {
 	if err != nil {
 		return nil, err
 	}
-	if !sameImages(images, in.Images) {
+	if !runsPromoted(running, images, kept) {
 		return nil, fmt.Errorf("%w: %w: with the images: entries set, %s runs %s, not %s: its manifests name the images otherwise",
-			ErrUnverifiable, ErrNoImageEntry, in.Target, strings.Join(images, ", "), strings.Join(in.Images, ", "))
+			ErrUnverifiable, ErrNoImageEntry, in.Target, strings.Join(images, ", "), strings.Join(kept, ", "))
 	}
 	var others []string
 	for k, obj := range after.objects {
@@ -133,8 +142,11 @@ func PlanPromotion(ctx context.Context, in PromotionInput) (*Plan, error) {
 		slices.Sort(others)
 		return nil, fmt.Errorf("%w: setting the images of %s would also change %s", ErrUnverifiable, in.Target, strings.Join(others, ", "))
 	}
-	return &Plan{Strategy: StrategyEdit, Files: fileChanges(changes),
-		Notes: []string{fmt.Sprintf("%s: images %s set.", file, strings.Join(in.Images, ", "))}}, nil
+	notes := []string{fmt.Sprintf("%s: images %s set.", file, strings.Join(kept, ", "))}
+	if len(skipped) > 0 {
+		notes = append(notes, fmt.Sprintf("%s does not run %s: left out.", in.Target, strings.Join(skipped, ", ")))
+	}
+	return &Plan{Strategy: StrategyEdit, Files: fileChanges(changes), Notes: notes}, nil
 }
 
 // imageOf splits an image reference into the images: entry that sets it.
@@ -257,16 +269,41 @@ func containerImages(data string) ([]string, error) {
 	return out, nil
 }
 
-// sameImages reports whether a workload runs exactly the promoted images
-// (each of its images is one of them, and each of them is used).
-func sameImages(running, promoted []string) bool {
+// imagesRun splits the promoted images into those whose name (the
+// reference without tag and digest) the stage's workload runs, and the
+// others.
+func imagesRun(running, promoted []string) (kept, skipped []string) {
+	names := map[string]bool{}
 	for _, r := range running {
-		if !slices.Contains(promoted, r) {
-			return false
-		}
+		names[imageOf(r).Name] = true
 	}
 	for _, p := range promoted {
-		if !slices.Contains(running, p) {
+		if names[imageOf(p).Name] {
+			kept = append(kept, p)
+		} else {
+			skipped = append(skipped, p)
+		}
+	}
+	return kept, skipped
+}
+
+// runsPromoted reports whether a workload that ran before runs after:
+// the promoted reference for every container whose image has a promoted
+// name, and the image it ran before for every other container.
+func runsPromoted(before, after, promoted []string) bool {
+	if len(before) != len(after) {
+		return false
+	}
+	byName := map[string]string{}
+	for _, p := range promoted {
+		byName[imageOf(p).Name] = p
+	}
+	for i, b := range before {
+		want := b
+		if p, ok := byName[imageOf(b).Name]; ok {
+			want = p
+		}
+		if after[i] != want {
 			return false
 		}
 	}

@@ -87,6 +87,16 @@ func TestPlanPromotion(t *testing.T) {
 			wantErr:  ErrNoImageEntry,
 		},
 		{
+			name:   "a sidecar only production runs stays, an image only staging runs is left out",
+			images: "images:\n  - name: ghcr.io/acme/api\n    newTag: v1\n",
+			extra: map[string]string{
+				"production/kustomization.yaml": "namespace: production\nresources:\n  - ../base\npatches:\n  - path: shipper.yaml\nimages:\n  - name: ghcr.io/acme/api\n    newTag: v1\n",
+				"production/shipper.yaml":       "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: api\nspec:\n  template:\n    spec:\n      containers:\n        - name: shipper\n          image: fluent/fluent-bit:3.1\n",
+			},
+			promoted: []string{"ghcr.io/acme/api:v2", "ghcr.io/acme/debug:1"},
+			wantFile: []string{"newTag: v2"},
+		},
+		{
 			name:   "another object with the same image would change too",
 			images: "images:\n  - name: ghcr.io/acme/api\n    newTag: v1\n",
 			extra: map[string]string{

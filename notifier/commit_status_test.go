@@ -357,3 +357,21 @@ func TestTruncate(t *testing.T) {
 		})
 	}
 }
+
+// GitLab refuses a state a commit already has ("Cannot transition status
+// via :enqueue from :pending"): serin posts pending at each phase change
+// of a rollout, and that answer is a delivery, not a failure; any other
+// 400 is one.
+func TestGitLabAcceptsARepeatedState(t *testing.T) {
+	for body, wantErr := range map[string]bool{
+		`{"message":"Cannot transition status via :enqueue from :pending (Reason(s): Status cannot transition via \"enqueue\")"}`: false,
+		`{"message":"name is invalid"}`: true,
+	} {
+		rec := httptest.NewRecorder()
+		rec.WriteHeader(http.StatusBadRequest)
+		_, _ = rec.WriteString(body)
+		if err := gitlabAccepted(rec.Result()); (err != nil) != wantErr {
+			t.Errorf("400 %s: err = %v, want an error %v", body, err, wantErr)
+		}
+	}
+}

@@ -20,8 +20,11 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"strings"
 
 	eventv1 "github.com/fluxcd/pkg/apis/event/v1beta1"
+
+	"github.com/serin-dev/serin/internal/outbound"
 )
 
 // gitlabStatus is the body of GitLab's "set the pipeline status of a
@@ -46,8 +49,25 @@ func gitlabRequest(cfg providerConfig, e eventv1.Event) (request, error) {
 	header := http.Header{}
 	header.Set("PRIVATE-TOKEN", cfg.token)
 	project := url.PathEscape(repo.owner + "/" + repo.name)
-	return jsonRequest(fmt.Sprintf("%s/api/v4/projects/%s/statuses/%s", repo.base(), project, s.sha),
+	req, err := jsonRequest(fmt.Sprintf("%s/api/v4/projects/%s/statuses/%s", repo.base(), project, s.sha),
 		gitlabStatus{State: gitlabState(s.state), Name: s.context, Description: s.description}, header)
+	req.validate = gitlabAccepted
+	return req, err
+}
+
+// gitlabAccepted accepts a 2xx, and GitLab's 400 "Cannot transition
+// status via :enqueue from :pending" for a state the commit already has
+// (serin posts pending at each phase change of a rollout): the commit
+// shows what the event says.
+func gitlabAccepted(resp *http.Response) error {
+	if resp.StatusCode != http.StatusBadRequest {
+		return expect2xx(resp)
+	}
+	b, _ := outbound.ReadAtMost(resp.Body, maxAnswer)
+	if strings.Contains(string(b), "Cannot transition status") {
+		return nil
+	}
+	return fmt.Errorf("request failed with status code %d: %q", resp.StatusCode, outbound.Excerpt(b))
 }
 
 // gitlabState spells a commit state as GitLab does: failed, not failure.

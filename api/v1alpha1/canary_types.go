@@ -1043,8 +1043,9 @@ type PromotionTarget struct {
 
 	// Soak is how long the promoted primary keeps serving, with this
 	// Canary's metric checks passing on it at every analysis interval,
-	// before the promotion is written. A failed check stops the wave
-	// (Stopped) and alerts.
+	// before the promotion is written: the soak ends once a check made
+	// within an interval of its end passed. As many failed checks as the
+	// analysis threshold stop the wave (Stopped) and alert.
 	// +kubebuilder:validation:Type=string
 	// +kubebuilder:validation:Pattern="^([0-9]+(\\.[0-9]+)?(ms|s|m|h))+$"
 	// +optional
@@ -1085,9 +1086,12 @@ const (
 	// WaveStopped: a check failed on the primary during the soak; nothing
 	// was written.
 	WaveStopped = "Stopped"
-	// WaveError: the promotion cannot be written (the message says why);
-	// a person must act.
+	// WaveError: the promotion cannot be written, or its pull request was
+	// closed without a merge (the message says which); a person must act.
 	WaveError = "Error"
+	// WaveUpToDate: the stage already ran the promoted images; nothing was
+	// written and no verdict is awaited.
+	WaveUpToDate = "UpToDate"
 )
 
 // PromotionStatus is where one revision stands in one stage of the wave.
@@ -1100,7 +1104,7 @@ type PromotionStatus struct {
 	// +optional
 	Images []string `json:"images,omitempty"`
 	// Phase is Soaking, Promoting, Opened, Merged, Progressing,
-	// Succeeded, Failed, Stopped or Error.
+	// Succeeded, Failed, Stopped, Error or UpToDate.
 	Phase string `json:"phase"`
 	// Message explains the phase.
 	// +optional
@@ -1108,6 +1112,13 @@ type PromotionStatus struct {
 	// SoakUntil is when the soak ends.
 	// +optional
 	SoakUntil *metav1.Time `json:"soakUntil,omitempty"`
+	// CheckedAt is when the last check of the soak that passed was made.
+	// +optional
+	CheckedAt *metav1.Time `json:"checkedAt,omitempty"`
+	// FailedChecks counts the checks that failed during the soak; at the
+	// analysis threshold the wave stops.
+	// +optional
+	FailedChecks int32 `json:"failedChecks,omitempty"`
 	// Branch the promotion commit was pushed to.
 	// +optional
 	Branch string `json:"branch,omitempty"`

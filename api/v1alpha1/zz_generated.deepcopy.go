@@ -1270,6 +1270,10 @@ func (in *PromotionStatus) DeepCopyInto(out *PromotionStatus) {
 		in, out := &in.SoakUntil, &out.SoakUntil
 		*out = (*in).DeepCopy()
 	}
+	if in.CheckedAt != nil {
+		in, out := &in.CheckedAt, &out.CheckedAt
+		*out = (*in).DeepCopy()
+	}
 	if in.NextAttemptTime != nil {
 		in, out := &in.NextAttemptTime, &out.NextAttemptTime
 		*out = (*in).DeepCopy()

@@ -77,11 +77,11 @@ func (p palette) phase(phase v1alpha1.CanaryPhase) string {
 }
 
 // wavePhase colours the phase of a stage of a wave like phase does: the
-// stage's rollout succeeded green, what stopped the wave red, and a
-// promotion under way yellow.
+// stage's rollout succeeded (or it already ran the images) green, what
+// stopped the wave red, and a promotion under way yellow.
 func (p palette) wavePhase(phase string) string {
 	switch phase {
-	case v1alpha1.WaveSucceeded:
+	case v1alpha1.WaveSucceeded, v1alpha1.WaveUpToDate:
 		return p.paint(ansiGreen, phase)
 	case v1alpha1.WaveFailed, v1alpha1.WaveStopped, v1alpha1.WaveError:
 		return p.paint(ansiRed, phase)
