@@ -438,11 +438,39 @@ func (j *revertJob) reopen(ctx context.Context, host PullRequestHost, res Revert
 // push commits the revert onto the tracked branch and fast-forwards it,
 // re-planning on the new head when the branch moved; it never forces.
 func (j *revertJob) push(ctx context.Context) (RevertResult, error) {
+	marker := j.marker()
+	return j.pushOnto(ctx, "reverted", func(head *object.Commit) (*object.Commit, *Plan, string, error) {
+		bad, err := j.repo.Commit(j.bad)
+		if err != nil {
+			return nil, nil, "", err
+		}
+		if done, err := j.repo.FindCommit(ctx, head, bad, marker); err != nil || done != nil {
+			return done, nil, "", err
+		}
+		plan, msg, err := j.plan(ctx, head)
+		if err == nil && plan.UpToDate {
+			return nil, plan, "", errUpToDate
+		}
+		return nil, plan, msg, err
+	})
+}
+
+// errUpToDate is what a pushOnto step returns when the tracked branch
+// already is as the change would make it.
+var errUpToDate = errors.New("up to date")
+
+// pushOnto is mode Push, for reverts and promotions alike: it clones the
+// tracked branch, asks step for the commit already there (done) or the
+// plan and message of the change on its head, commits the change and
+// fast-forwards the branch, and plans again on the new head when the
+// branch moved (pushAttempts); it never forces. step returns errUpToDate
+// when there is nothing to change; verb says what a done commit did.
+func (j *revertJob) pushOnto(ctx context.Context, verb string,
+	step func(head *object.Commit) (done *object.Commit, plan *Plan, msg string, err error)) (RevertResult, error) {
 	res := RevertResult{Branch: j.src.Branch}
 	if err := j.repo.Clone(ctx); err != nil {
 		return res, err
 	}
-	marker := j.marker()
 	for attempt := 1; ; attempt++ {
 		var head, done *object.Commit
 		var plan *Plan
@@ -452,26 +480,18 @@ func (j *revertJob) push(ctx context.Context) (RevertResult, error) {
 			if head, err = j.repo.Head(j.src.Branch); err != nil {
 				return err
 			}
-			bad, err := j.repo.Commit(j.bad)
-			if err != nil {
-				return err
-			}
-			if done, err = j.repo.FindCommit(ctx, head, bad, marker); err != nil || done != nil {
-				return err
-			}
-			plan, msg, err = j.plan(ctx, head)
+			done, plan, msg, err = step(head)
 			return err
 		})
-		if err != nil {
-			return res, err
-		}
-		if done != nil {
-			res.Commit, res.State = done.Hash.String(), StatePushed
-			res.Message = fmt.Sprintf("already reverted on %s by %s", j.src.Branch, shortSHA(res.Commit))
-			return res, nil
-		}
-		if plan.UpToDate {
+		switch {
+		case errors.Is(err, errUpToDate):
 			return j.upToDate(head), nil
+		case err != nil:
+			return res, err
+		case done != nil:
+			res.Commit, res.State = done.Hash.String(), StatePushed
+			res.Message = fmt.Sprintf("already %s on %s by %s", verb, j.src.Branch, shortSHA(res.Commit))
+			return res, nil
 		}
 		commit, err := j.repo.CommitFiles(head, plan.Files, j.author, j.now(), msg)
 		if err != nil {

@@ -291,7 +291,7 @@ func (j *promotionJob) promotionPullRequest(ctx context.Context) (RevertResult, 
 		return j.reopen(ctx, host, res)
 	}
 	if plan.UpToDate {
-		return j.alreadyThere(head), nil
+		return j.alreadyThere(head.Hash.String()), nil
 	}
 	msg := j.message(plan)
 	commit, err := j.repo.CommitFiles(head, plan.Files, j.author, j.now(), msg)
@@ -316,60 +316,32 @@ func (j *promotionJob) promotionPullRequest(ctx context.Context) (RevertResult, 
 // pushPromotion commits the promotion onto the stage's branch and
 // fast-forwards it, planning again when the branch moved; never forces.
 func (j *promotionJob) pushPromotion(ctx context.Context) (RevertResult, error) {
-	res := RevertResult{Branch: j.src.Branch}
-	if err := j.repo.Clone(ctx); err != nil {
-		return res, err
-	}
-	for attempt := 1; ; attempt++ {
-		var head, done *object.Commit
-		var plan *Plan
-		err := j.withHistory(ctx, func() error {
-			var err error
-			if head, err = j.repo.Head(j.src.Branch); err != nil {
-				return err
-			}
-			if done, _, err = j.bringsIn(head, j.match("")); err != nil || done != nil {
-				return err
-			}
-			plan, err = PlanPromotion(ctx, PromotionInput{Head: head, Path: j.src.Path, Target: j.target, Images: j.promote.Images, MaxFileSize: j.maxFile})
-			return err
-		})
-		if err != nil {
-			return res, err
+	res, err := j.pushOnto(ctx, "promoted", func(head *object.Commit) (*object.Commit, *Plan, string, error) {
+		if done, _, err := j.bringsIn(head, j.match("")); err != nil || done != nil {
+			return done, nil, "", err
 		}
-		if done != nil {
-			res.Commit, res.State = done.Hash.String(), StatePushed
-			res.Message = fmt.Sprintf("already promoted on %s by %s", j.src.Branch, shortSHA(res.Commit))
-			return res, nil
+		plan, err := PlanPromotion(ctx, PromotionInput{Head: head, Path: j.src.Path, Target: j.target, Images: j.promote.Images, MaxFileSize: j.maxFile})
+		if err != nil {
+			return nil, nil, "", err
 		}
 		if plan.UpToDate {
-			return j.alreadyThere(head), nil
+			return nil, nil, "", errUpToDate
 		}
-		commit, err := j.repo.CommitFiles(head, plan.Files, j.author, j.now(), j.message(plan))
-		if err != nil {
-			return res, err
-		}
-		err = j.repo.Push(ctx, commit.Hash, j.src.Branch)
-		if errors.Is(err, ErrNonFastForward) && attempt < pushAttempts {
-			if err := j.repo.Fetch(ctx, j.src.Branch); err != nil {
-				return res, err
-			}
-			continue
-		}
-		if err != nil {
-			return res, err
-		}
-		res.Commit, res.State = commit.Hash.String(), StatePushed
-		res.Message = fmt.Sprintf("pushed to %s (%s)", j.src.Branch, strings.Join(plan.Paths(), ", "))
-		return res, nil
+		return nil, plan, j.message(plan), nil
+	})
+	if err == nil && res.State == StateMerged {
+		// The branch already ran the images (pushOnto's up to date): say
+		// it as a promotion does.
+		res = j.alreadyThere(res.Commit)
 	}
+	return res, err
 }
 
 // alreadyThere is the result when the stage already runs the images.
-func (j *promotionJob) alreadyThere(head *object.Commit) RevertResult {
+func (j *promotionJob) alreadyThere(head string) RevertResult {
 	return RevertResult{
-		Branch: j.src.Branch, Commit: head.Hash.String(), State: StateUpToDate,
-		Message: fmt.Sprintf("%s at %s already runs %s in %s", j.src.Branch, shortSHA(head.Hash.String()),
+		Branch: j.src.Branch, Commit: head, State: StateUpToDate,
+		Message: fmt.Sprintf("%s at %s already runs %s in %s", j.src.Branch, shortSHA(head),
 			strings.Join(j.promote.Images, ", "), displayPath(strings.Trim(j.src.Path, "./"))),
 	}
 }
