@@ -267,38 +267,50 @@ func (g *GitReverter) Revert(ctx context.Context, req RevertRequest) (RevertResu
 	if err != nil {
 		return RevertResult{}, err
 	}
-	// A revert waits for its turn without holding the caller: when the
-	// branch's revert or every slot is taken, it says so and is asked again.
-	turnCtx, cancelTurn := context.WithTimeout(ctx, turnWait)
-	release, err := g.limiter.acquire(turnCtx, src.URL, src.Branch)
-	cancelTurn()
+	repo, done, err := g.takeTurn(ctx, g.limiter, src)
 	if err != nil {
-		if ctx.Err() == nil {
-			err = fmt.Errorf("%w: %w", ErrBusy, err)
-		}
 		return RevertResult{}, err
 	}
-	defer release()
+	defer done()
 	// The time bound starts once the revert runs, not while it waited.
 	ctx, cancel := context.WithTimeout(ctx, RevertTimeout)
 	defer cancel()
-	clone := g.clone
-	clone.maxObject = cmp.Or(g.maxFile, DefaultMaxFileSize)
-	repo, err := OpenRepository(src.URL, src.Branch, WithAuth(src.Auth), withClone(clone))
-	if err != nil {
-		return RevertResult{}, fmt.Errorf("GitRepository %s: %w", src.GitRepository, err)
-	}
-	defer func() {
-		if err := repo.Close(); err != nil {
-			ctrl.LoggerFrom(ctx).Error(err, "clone not removed")
-		}
-	}()
 	job := &revertJob{GitReverter: g, req: req, src: src, members: members, repo: repo, bad: bad}
 	ctx = ctrl.LoggerInto(ctx, ctrl.LoggerFrom(ctx).WithValues("repository", src.URL, "branch", src.Branch, "badCommit", shortSHA(bad)))
 	if m := req.Canary.Spec.GitOps; m != nil && m.Revert != nil && m.Revert.Mode == v1alpha1.PushRevert {
 		return job.push(ctx)
 	}
 	return job.pullRequest(ctx)
+}
+
+// takeTurn waits for the turn of src's branch in limiter without holding
+// the caller (when the branch's job or every slot is taken it says so,
+// ErrBusy, and is asked again), then opens the clone of src. done
+// removes the clone and ends the turn.
+func (g *GitReverter) takeTurn(ctx context.Context, limiter *revertLimiter, src *Source) (*Repository, func(), error) {
+	turnCtx, cancelTurn := context.WithTimeout(ctx, turnWait)
+	release, err := limiter.acquire(turnCtx, src.URL, src.Branch)
+	cancelTurn()
+	if err != nil {
+		if ctx.Err() == nil {
+			err = fmt.Errorf("%w: %w", ErrBusy, err)
+		}
+		return nil, nil, err
+	}
+	clone := g.clone
+	clone.maxObject = cmp.Or(g.maxFile, DefaultMaxFileSize)
+	repo, err := OpenRepository(src.URL, src.Branch, WithAuth(src.Auth), withClone(clone))
+	if err != nil {
+		release()
+		return nil, nil, fmt.Errorf("GitRepository %s: %w", src.GitRepository, err)
+	}
+	done := func() {
+		if err := repo.Close(); err != nil {
+			ctrl.LoggerFrom(ctx).Error(err, "clone not removed")
+		}
+		release()
+	}
+	return repo, done, nil
 }
 
 // revertJob is one revert.

@@ -176,21 +176,9 @@ func (g *GitReverter) openPromotion(ctx context.Context, req PromotionRequest, l
 	if err != nil {
 		return nil, nil, err
 	}
-	turnCtx, cancelTurn := context.WithTimeout(ctx, turnWait)
-	release, err := limiter.acquire(turnCtx, src.URL, src.Branch)
-	cancelTurn()
+	repo, done, err := g.takeTurn(ctx, limiter, src)
 	if err != nil {
-		if ctx.Err() == nil {
-			err = fmt.Errorf("%w: %w", ErrBusy, err)
-		}
 		return nil, nil, err
-	}
-	clone := g.clone
-	clone.maxObject = cmp.Or(g.maxFile, DefaultMaxFileSize)
-	repo, err := OpenRepository(src.URL, src.Branch, WithAuth(src.Auth), withClone(clone))
-	if err != nil {
-		release()
-		return nil, nil, fmt.Errorf("GitRepository %s: %w", src.GitRepository, err)
 	}
 	stageCanary := StageCanary(req.Canary, req.Stage)
 	job := &promotionJob{
@@ -198,12 +186,6 @@ func (g *GitReverter) openPromotion(ctx context.Context, req PromotionRequest, l
 		promote:   req, source: source,
 		target: Target{Kind: req.Canary.Spec.TargetRef.Kind, Namespace: stageCanary.Namespace,
 			Name: cmp.Or(req.Stage.TargetName, req.Canary.Spec.TargetRef.Name)},
-	}
-	done := func() {
-		if err := repo.Close(); err != nil {
-			ctrl.LoggerFrom(ctx).Error(err, "clone not removed")
-		}
-		release()
 	}
 	return job, done, nil
 }
