@@ -381,3 +381,39 @@ func screenshotDir(t *testing.T) string {
 	t.Logf("screenshots in %s (UPDATE_GOLDEN=true writes them to docs/images)", dir)
 	return dir
 }
+
+// A Canary's wave in the browser: the Wave card lists each stage with its
+// phase, the pull request and the stage commit. The status is written
+// here, on a Canary the suite's agent does not watch (the shard label),
+// so that the page is judged on a known wave; the agent writes the same
+// fields in TestWaves_*.
+func TestDashboard_WaveCard(t *testing.T) {
+	g, ns, b := openDashboard(t, "")
+	ctx := context.Background()
+	c := testobj.MakeCanary("podinfo", ns).Analysis(v1alpha1.CanaryAnalysis{Interval: &metav1.Duration{Duration: time.Second}, Iterations: 1}).Obj()
+	c.Labels = map[string]string{shardLabel: "not-this-agent"}
+	c.Spec.GitOps = &v1alpha1.GitOpsSpec{Promote: []v1alpha1.PromotionTarget{
+		{Stage: "production", Path: "./production"}, {Stage: "dr", Path: "./dr", Soak: &metav1.Duration{Duration: time.Hour}},
+	}}
+	g.Expect(k8s.Create(ctx, c)).To(Succeed())
+	now := metav1.Now()
+	c.Status.Phase = v1alpha1.PhaseSucceeded
+	c.Status.LastPromotedRevision = "main@sha1:2a771a1eda64d302b8d49efb0507985a345c7255"
+	c.Status.Promotions = []v1alpha1.PromotionStatus{
+		{Stage: "production", Revision: c.Status.LastPromotedRevision, Phase: v1alpha1.WaveSucceeded, LastTransitionTime: &now,
+			PullRequestURL: "https://git.example/fleet/pulls/2", StageCommit: "191d91d49b85d546ff0000000000000000000000",
+			Message: "Canary production/podinfo: revision promoted"},
+		{Stage: "dr", Revision: c.Status.LastPromotedRevision, Phase: v1alpha1.WaveSoaking, LastTransitionTime: &now, SoakUntil: &now,
+			Message: "soaking"},
+	}
+	g.Expect(k8s.Status().Update(ctx, c)).To(Succeed())
+
+	b.do(g, chromedp.Navigate(strings.TrimSuffix(b.text(`location.origin`)(), "/")+"/canaries/"+ns+"/podinfo"),
+		chromedp.WaitVisible(chromedp.CSS("#wave-card")))
+	rows := b.text(`Array.from(document.querySelectorAll("#wave tbody tr")).map(tr => tr.dataset.stage + ": " + tr.textContent).join("\n")`)
+	g.Eventually(rows, 10*time.Second).Should(And(
+		MatchRegexp(`production: production\s*Succeeded`), ContainSubstring("191d91d4"), ContainSubstring("revision promoted"),
+		MatchRegexp(`dr: dr\s*Soaking`), ContainSubstring("soaks until")))
+	g.Expect(b.text(`document.querySelector('#wave tr[data-stage="production"] a').href`)()).To(Equal("https://git.example/fleet/pulls/2"))
+	t.Logf("the wave as the page shows it:\n%s", rows())
+}
