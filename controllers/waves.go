@@ -171,43 +171,33 @@ func (r *CanaryReconciler) advanceStage(ctx context.Context, obj *v1alpha1.Canar
 		setWavePhase(p, v1alpha1.WavePromoting, "soaked: writing the promotion to Git", now)
 		p.SoakUntil = nil
 		fallthrough
-	case v1alpha1.WavePromoting:
+	case v1alpha1.WavePromoting, v1alpha1.WaveOpened, v1alpha1.WaveMerged, v1alpha1.WaveProgressing:
 		if p.NextAttemptTime != nil && now.Before(p.NextAttemptTime.Time) {
 			return p.NextAttemptTime.Sub(now)
 		}
-		return r.writePromotion(ctx, obj, stage, p, now)
-	case v1alpha1.WaveOpened, v1alpha1.WaveMerged, v1alpha1.WaveProgressing:
-		if p.NextAttemptTime != nil && now.Before(p.NextAttemptTime.Time) {
-			return p.NextAttemptTime.Sub(now)
+		if p.Phase == v1alpha1.WavePromoting {
+			return r.writePromotion(ctx, obj, stage, p, now)
 		}
 		return r.readVerdict(ctx, obj, stage, p, now)
 	}
 	return 0 // Succeeded, Failed, Stopped, Error: final for this revision
 }
 
-// promotionRequest is the Promoter's request for a stage.
-func (r *CanaryReconciler) promotionRequest(ctx context.Context, obj *v1alpha1.Canary, stage v1alpha1.PromotionTarget, p *v1alpha1.PromotionStatus) (gitops.PromotionRequest, error) {
-	req := gitops.PromotionRequest{Canary: obj.DeepCopy(), Stage: stage, Revision: p.Revision, Images: p.Images}
-	if len(req.Images) > 0 {
-		return req, nil
-	}
-	images, err := r.primaryImages(ctx, obj)
-	req.Images = images
-	return req, err
-}
-
 // writePromotion asks for the stage's promotion and records its result.
 func (r *CanaryReconciler) writePromotion(ctx context.Context, obj *v1alpha1.Canary, stage v1alpha1.PromotionTarget, p *v1alpha1.PromotionStatus, now time.Time) time.Duration {
-	req, err := r.promotionRequest(ctx, obj, stage, p)
-	if err != nil && !errors.Is(err, errNoImages) && !apierrors.IsNotFound(err) {
-		p.Message = "cannot read the primary's images yet: " + err.Error()
-		return 5 * time.Second
+	if len(p.Images) == 0 {
+		images, err := r.primaryImages(ctx, obj)
+		if err != nil && !errors.Is(err, errNoImages) && !apierrors.IsNotFound(err) {
+			p.Message = "cannot read the primary's images yet: " + err.Error()
+			return 5 * time.Second
+		}
+		if err != nil {
+			r.stageError(ctx, obj, p, err, now)
+			return 0
+		}
+		p.Images = images
 	}
-	if err != nil {
-		r.stageError(ctx, obj, p, err, now)
-		return 0
-	}
-	p.Images = req.Images
+	req := gitops.PromotionRequest{Canary: obj.DeepCopy(), Stage: stage, Revision: p.Revision, Images: p.Images}
 	out, err, done := r.promotions.result(ctx, client.ObjectKeyFromObject(obj), "promote/"+stage.Stage,
 		fmt.Sprintf("%s#%d", p.Revision, p.Attempts),
 		func(ctx context.Context) (promotionOutcome, error) {
@@ -220,15 +210,7 @@ func (r *CanaryReconciler) writePromotion(ctx context.Context, obj *v1alpha1.Can
 	case errors.Is(err, gitops.ErrBusy):
 		return 5 * time.Second
 	case err != nil && gitops.IsTransient(err):
-		p.Attempts++
-		wait := revertRetryDelay(p.Attempts)
-		at := metav1.NewTime(now.Add(wait))
-		p.NextAttemptTime = &at
-		p.Message = fmt.Sprintf("attempt %d failed, next in %s: %s", p.Attempts, wait, err.Error())
-		if p.Attempts == 1 {
-			r.emit(ctx, obj, notifier.SeverityWarn, v1alpha1.StageRetryingReason, "%s: promotion of %s failed, retrying with backoff: %s", stage.Stage, p.Revision, err.Error())
-		}
-		return wait
+		return r.retryStage(ctx, obj, p, now, "writing the promotion", err)
 	case err != nil:
 		r.stageError(ctx, obj, p, err, now)
 		return 0
@@ -273,15 +255,7 @@ func (r *CanaryReconciler) readVerdict(ctx context.Context, obj *v1alpha1.Canary
 		// The verdict is read again later whatever failed: a stage that
 		// cannot be read now may be readable after a fix, and the
 		// promotion itself is done.
-		p.Attempts++
-		wait := revertRetryDelay(p.Attempts)
-		at := metav1.NewTime(now.Add(wait))
-		p.NextAttemptTime = &at
-		p.Message = fmt.Sprintf("cannot read the verdict of %s (attempt %d, next in %s): %s", stage.Stage, p.Attempts, wait, err.Error())
-		if p.Attempts == 1 {
-			r.emit(ctx, obj, notifier.SeverityWarn, v1alpha1.StageRetryingReason, "%s: %s", stage.Stage, p.Message)
-		}
-		return wait
+		return r.retryStage(ctx, obj, p, now, "reading the verdict", err)
 	}
 	v := out.verdict
 	p.Attempts = 0
@@ -293,32 +267,57 @@ func (r *CanaryReconciler) readVerdict(ctx context.Context, obj *v1alpha1.Canary
 	case !v.Merged && p.Phase != v1alpha1.WaveOpened:
 		// Found before, no longer among the branch's last commits: keep
 		// what was known, and say so.
-		p.Message = fmt.Sprintf("the commit that brought the promotion in is no longer among the last commits of the branch; waiting for Canary %s's verdict on %s", name, shortCommit(p.StageCommit))
+		p.Message = fmt.Sprintf("the commit that brought the promotion in is no longer among the last commits of the branch; waiting for Canary %s's verdict on %s", name, gitops.ShortSHA(p.StageCommit))
 	case !v.Merged:
 		p.Message = "waiting for the pull request to be merged"
 		if p.PullRequestURL == "" {
 			p.Message = "waiting for the promotion commit to reach " + cmp.Or(stage.Branch, "the stage's branch")
 		}
-	case v.State == "":
-		p.StageCommit = v.StageCommit
-		setWavePhase(p, v1alpha1.WaveMerged, fmt.Sprintf("merged as %s; waiting for Canary %s to report", shortCommit(v.StageCommit), name), now)
-	case v.State == gitops.CommitPending:
-		p.StageCommit, p.URL = v.StageCommit, v.URL
-		setWavePhase(p, v1alpha1.WaveProgressing, fmt.Sprintf("Canary %s: %s", name, cmp.Or(v.Description, "rolling out")), now)
-	case v.State == gitops.CommitSuccess:
-		p.StageCommit, p.URL = v.StageCommit, v.URL
-		setWavePhase(p, v1alpha1.WaveSucceeded, fmt.Sprintf("Canary %s: %s", name, cmp.Or(v.Description, "succeeded")), now)
-		p.NextAttemptTime = nil
-		r.emit(ctx, obj, notifier.SeverityInfo, v1alpha1.StageSucceededReason, "%s: revision %s succeeded at %s: %s", stage.Stage, p.Revision, shortCommit(v.StageCommit), p.Message)
-		return 0
 	default:
 		p.StageCommit, p.URL = v.StageCommit, v.URL
-		setWavePhase(p, v1alpha1.WaveFailed, fmt.Sprintf("Canary %s: %s", name, cmp.Or(v.Description, v.State)), now)
-		p.NextAttemptTime = nil
-		r.emit(ctx, obj, notifier.SeverityWarn, v1alpha1.StageFailedReason, "%s: revision %s failed at %s: %s", stage.Stage, p.Revision, shortCommit(v.StageCommit), p.Message)
-		return 0
+		if r.recordVerdict(ctx, obj, stage, p, v, now) {
+			return 0
+		}
 	}
 	return r.nextVerdictRead(obj, p, now)
+}
+
+// recordVerdict sets the phase a merged promotion's verdict says, and
+// reports whether it is final (Succeeded or Failed, with an event).
+func (r *CanaryReconciler) recordVerdict(ctx context.Context, obj *v1alpha1.Canary, stage v1alpha1.PromotionTarget, p *v1alpha1.PromotionStatus, v gitops.Verdict, now time.Time) bool {
+	name := gitops.StageCanary(obj, stage)
+	switch v.State {
+	case "":
+		setWavePhase(p, v1alpha1.WaveMerged, fmt.Sprintf("merged as %s; waiting for Canary %s to report", gitops.ShortSHA(v.StageCommit), name), now)
+		return false
+	case gitops.CommitPending:
+		setWavePhase(p, v1alpha1.WaveProgressing, fmt.Sprintf("Canary %s: %s", name, cmp.Or(v.Description, "rolling out")), now)
+		return false
+	case gitops.CommitSuccess:
+		setWavePhase(p, v1alpha1.WaveSucceeded, fmt.Sprintf("Canary %s: %s", name, cmp.Or(v.Description, "succeeded")), now)
+		p.NextAttemptTime = nil
+		r.emit(ctx, obj, notifier.SeverityInfo, v1alpha1.StageSucceededReason, "%s: revision %s succeeded at %s: %s", stage.Stage, p.Revision, gitops.ShortSHA(v.StageCommit), p.Message)
+		return true
+	}
+	setWavePhase(p, v1alpha1.WaveFailed, fmt.Sprintf("Canary %s: %s", name, cmp.Or(v.Description, v.State)), now)
+	p.NextAttemptTime = nil
+	r.emit(ctx, obj, notifier.SeverityWarn, v1alpha1.StageFailedReason, "%s: revision %s failed at %s: %s", stage.Stage, p.Revision, gitops.ShortSHA(v.StageCommit), p.Message)
+	return true
+}
+
+// retryStage records a stage's failed Git work (what) to be tried again
+// with the reverts' backoff, and warns on the first failure only: one
+// alert per outage, not one per attempt.
+func (r *CanaryReconciler) retryStage(ctx context.Context, obj *v1alpha1.Canary, p *v1alpha1.PromotionStatus, now time.Time, what string, err error) time.Duration {
+	p.Attempts++
+	wait := revertRetryDelay(p.Attempts)
+	at := metav1.NewTime(now.Add(wait))
+	p.NextAttemptTime = &at
+	p.Message = fmt.Sprintf("%s failed (attempt %d), next in %s: %s", what, p.Attempts, wait, err.Error())
+	if p.Attempts == 1 {
+		r.emit(ctx, obj, notifier.SeverityWarn, v1alpha1.StageRetryingReason, "%s: %s of %s failed, retrying with backoff: %s", p.Stage, what, p.Revision, err.Error())
+	}
+	return wait
 }
 
 // maxVerdictPoll bounds the time between two reads of a verdict.
@@ -475,9 +474,4 @@ func setWavePhase(p *v1alpha1.PromotionStatus, phase, message string, now time.T
 		p.LastTransitionTime = &t
 	}
 	p.Phase, p.Message = phase, message
-}
-
-// shortCommit is a commit's first 8 characters.
-func shortCommit(c string) string {
-	return c[:min(8, len(c))]
 }

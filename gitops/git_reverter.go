@@ -201,13 +201,13 @@ func NewGitReverter(c client.Reader, opts ...ReverterOption) (*GitReverter, erro
 
 // RevertBranch is the branch of the revert of a Canary's bad commit.
 func RevertBranch(c *v1alpha1.Canary, badCommit string) string {
-	return fmt.Sprintf("serin/revert/%s/%s/%s", c.Namespace, c.Name, shortSHA(badCommit))
+	return fmt.Sprintf("serin/revert/%s/%s/%s", c.Namespace, c.Name, ShortSHA(badCommit))
 }
 
 // GroupRevertBranch is the branch of the revert of a group's release: the
 // same whichever member asks for it.
 func GroupRevertBranch(namespace, group, badCommit string) string {
-	return fmt.Sprintf("serin/revert/%s/groups/%s/%s", namespace, group, shortSHA(badCommit))
+	return fmt.Sprintf("serin/revert/%s/groups/%s/%s", namespace, group, ShortSHA(badCommit))
 }
 
 // branch is the job's revert branch.
@@ -276,7 +276,7 @@ func (g *GitReverter) Revert(ctx context.Context, req RevertRequest) (RevertResu
 	ctx, cancel := context.WithTimeout(ctx, RevertTimeout)
 	defer cancel()
 	job := &revertJob{GitReverter: g, req: req, src: src, members: members, repo: repo, bad: bad}
-	ctx = ctrl.LoggerInto(ctx, ctrl.LoggerFrom(ctx).WithValues("repository", src.URL, "branch", src.Branch, "badCommit", shortSHA(bad)))
+	ctx = ctrl.LoggerInto(ctx, ctrl.LoggerFrom(ctx).WithValues("repository", src.URL, "branch", src.Branch, "badCommit", ShortSHA(bad)))
 	if m := req.Canary.Spec.GitOps; m != nil && m.Revert != nil && m.Revert.Mode == v1alpha1.PushRevert {
 		return job.push(ctx)
 	}
@@ -340,21 +340,11 @@ func (j *revertJob) pullRequest(ctx context.Context) (RevertResult, error) {
 	}
 	branch := j.branch()
 	res := RevertResult{Branch: branch}
-	existing, err := j.repo.RemoteBranch(ctx, branch)
-	if err != nil {
+	existing, open, err := j.existingPullRequest(ctx, host, &res)
+	if err != nil || open {
 		return res, err
 	}
-	if !existing.IsZero() {
-		res.Commit = existing.String()
-		pr, err := host.Find(ctx, branch)
-		if err != nil {
-			return res, err
-		}
-		if pr != nil {
-			res.PullRequestURL, res.State = pr.URL, StateOpened
-			res.Message = fmt.Sprintf("pull request #%d from %s is already open", pr.Number, branch)
-			return res, nil
-		}
+	if existing {
 		return j.reopen(ctx, host, res)
 	}
 
@@ -388,7 +378,7 @@ func (j *revertJob) pullRequest(ctx context.Context) (RevertResult, error) {
 	}
 	// How long the clone and the plan took (cloneDepth 0: the whole
 	// branch was needed), and the push, tells where a slow revert goes.
-	log.Info("revert branch pushed", "revertBranch", branch, "commit", shortSHA(res.Commit), "strategy", plan.Strategy,
+	log.Info("revert branch pushed", "revertBranch", branch, "commit", ShortSHA(res.Commit), "strategy", plan.Strategy,
 		"cloneDepth", j.repo.depth, "planned", planned.Round(time.Millisecond).String(), "pushed", time.Since(start).Round(time.Millisecond).String())
 	title, body := splitMessage(msg)
 	pr, err := host.Open(ctx, branch, j.src.Branch, title, body)
@@ -399,6 +389,24 @@ func (j *revertJob) pullRequest(ctx context.Context) (RevertResult, error) {
 	res.PullRequestURL, res.State = pr.URL, StateOpened
 	res.Message = fmt.Sprintf("pull request #%d opened from %s (%s of %s)", pr.Number, branch, strings.ToLower(string(plan.Strategy)), strings.Join(plan.Paths(), ", "))
 	return res, nil
+}
+
+// existingPullRequest looks for res.Branch on the remote (existing, its
+// tip in res.Commit) and for its open pull request (open, recorded in res
+// as Opened): what an earlier run of the same revert or promotion made.
+func (j *revertJob) existingPullRequest(ctx context.Context, host PullRequestHost, res *RevertResult) (existing, open bool, err error) {
+	tip, err := j.repo.RemoteBranch(ctx, res.Branch)
+	if err != nil || tip.IsZero() {
+		return false, false, err
+	}
+	res.Commit = tip.String()
+	pr, err := host.Find(ctx, res.Branch)
+	if err != nil || pr == nil {
+		return true, false, err
+	}
+	res.PullRequestURL, res.State = pr.URL, StateOpened
+	res.Message = fmt.Sprintf("pull request #%d from %s is already open", pr.Number, res.Branch)
+	return true, true, nil
 }
 
 // reopen handles a revert branch without an open pull request: pushed
@@ -502,7 +510,7 @@ func (j *revertJob) pushOnto(ctx context.Context, verb string,
 			return res, err
 		case done != nil:
 			res.Commit, res.State = done.Hash.String(), StatePushed
-			res.Message = fmt.Sprintf("already %s on %s by %s", verb, j.src.Branch, shortSHA(res.Commit))
+			res.Message = fmt.Sprintf("already %s on %s by %s", verb, j.src.Branch, ShortSHA(res.Commit))
 			return res, nil
 		}
 		commit, err := j.repo.CommitFiles(head, plan.Files, j.author, j.now(), msg)
@@ -611,7 +619,7 @@ func (j *revertJob) planTarget(ctx context.Context, c *v1alpha1.Canary, goodRevi
 		}
 		goodRevision = fmt.Sprintf("%s@sha1:%s", j.src.Branch, good.Hash)
 		notes = append(notes, fmt.Sprintf("No promoted revision is recorded: %s, the last commit before %s that rendered the target differently, is taken as good.",
-			shortSHA(good.Hash.String()), shortSHA(j.bad)))
+			ShortSHA(good.Hash.String()), ShortSHA(j.bad)))
 	}
 	plan, err := PlanRevert(ctx, PlanInput{Path: path, Target: target, Good: good, Bad: bad, Head: head, MaxFileSize: j.maxFile})
 	if errors.Is(err, ErrSameRendering) {
@@ -623,7 +631,7 @@ func (j *revertJob) planTarget(ctx context.Context, c *v1alpha1.Canary, goodRevi
 		}
 		if applied != nil {
 			notes = append(notes, fmt.Sprintf("Commit %s, recorded as bad, renders the target as the good one; %s, which the Kustomization applied after it, is reverted.",
-				shortSHA(j.bad), shortSHA(applied.Hash.String())))
+				ShortSHA(j.bad), ShortSHA(applied.Hash.String())))
 			plan, err = PlanRevert(ctx, PlanInput{Path: path, Target: target, Good: good, Bad: applied, Head: head, MaxFileSize: j.maxFile})
 		}
 	}
@@ -663,11 +671,11 @@ func (j *revertJob) planMembers(ctx context.Context, plan *Plan, targets, notes 
 		promotedWithRelease := good == ""
 		mp, _, good, mnotes, err := j.planTarget(ctx, m, good, j.members[i].Path, bad, cur)
 		if promotedWithRelease && m.Status.LastPromotedRevision == j.req.BadRevision {
-			mnotes = []string{fmt.Sprintf("Canary %s was promoted with the release: it goes back to %s, the last commit before %s that rendered it otherwise.", m.Name, good, shortSHA(j.bad))}
+			mnotes = []string{fmt.Sprintf("Canary %s was promoted with the release: it goes back to %s, the last commit before %s that rendered it otherwise.", m.Name, good, ShortSHA(j.bad))}
 		}
 		switch {
 		case errors.Is(err, ErrSameRendering):
-			notes = append(notes, fmt.Sprintf("Canary %s of the group: revision %s does not change its target; left as it is.", m.Name, shortSHA(j.bad)))
+			notes = append(notes, fmt.Sprintf("Canary %s of the group: revision %s does not change its target; left as it is.", m.Name, ShortSHA(j.bad)))
 			continue
 		case err != nil:
 			return nil, nil, nil, fmt.Errorf("member %s of group %s: %w", m.Name, j.req.Group, err)
@@ -748,7 +756,7 @@ func (j *revertJob) withHistory(ctx context.Context, f func() error) error {
 func (j *revertJob) upToDate(head *object.Commit) RevertResult {
 	return RevertResult{
 		Branch: j.src.Branch, Commit: head.Hash.String(), State: StateMerged,
-		Message: fmt.Sprintf("%s at %s already renders the target as promoted: nothing to revert", j.src.Branch, shortSHA(head.Hash.String())),
+		Message: fmt.Sprintf("%s at %s already renders the target as promoted: nothing to revert", j.src.Branch, ShortSHA(head.Hash.String())),
 	}
 }
 

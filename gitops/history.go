@@ -86,7 +86,7 @@ func isAncestor(ctx context.Context, a, b *object.Commit) (bool, error) {
 func firstParent(c *object.Commit) (*object.Commit, error) {
 	parent, err := c.Parent(0)
 	if errors.Is(err, plumbing.ErrObjectNotFound) {
-		return nil, fmt.Errorf("%w: the parent of %s is not in it", ErrShallowHistory, shortSHA(c.Hash.String()))
+		return nil, fmt.Errorf("%w: the parent of %s is not in it", ErrShallowHistory, ShortSHA(c.Hash.String()))
 	}
 	return parent, err
 }
@@ -154,9 +154,9 @@ func walk(ctx context.Context, c *object.Commit, seen map[plumbing.Hash]bool, pa
 		switch {
 		case errors.Is(err, plumbing.ErrObjectNotFound) && partial:
 		case errors.Is(err, plumbing.ErrObjectNotFound):
-			return fmt.Errorf("%w: the parents of %s are not in it", ErrShallowHistory, shortSHA(cur.Hash.String()))
+			return fmt.Errorf("%w: the parents of %s are not in it", ErrShallowHistory, ShortSHA(cur.Hash.String()))
 		case err != nil:
-			return fmt.Errorf("failed to read the parents of %s: %w", shortSHA(cur.Hash.String()), err)
+			return fmt.Errorf("failed to read the parents of %s: %w", ShortSHA(cur.Hash.String()), err)
 		}
 	}
 	return nil

@@ -132,24 +132,24 @@ func (r *httpStatusReader) Statuses(ctx context.Context, sha string) ([]CommitSt
 	}
 	resp, err := r.client.Do(req)
 	if err != nil {
-		return nil, fmt.Errorf("failed to read the commit statuses of %s: %w", shortSHA(sha), err)
+		return nil, fmt.Errorf("failed to read the commit statuses of %s: %w", ShortSHA(sha), err)
 	}
 	defer func() { _ = resp.Body.Close() }()
 	body, err := io.ReadAll(io.LimitReader(resp.Body, maxStatusBody))
 	if err != nil {
-		return nil, fmt.Errorf("failed to read the commit statuses of %s: %w", shortSHA(sha), err)
+		return nil, fmt.Errorf("failed to read the commit statuses of %s: %w", ShortSHA(sha), err)
 	}
 	if resp.StatusCode == http.StatusNotFound {
 		return nil, nil // a commit the host does not know yet has no status
 	}
 	if resp.StatusCode/100 != 2 {
 		// gitprovider.HTTPError is what IsTransient reads a host's answer from.
-		return nil, fmt.Errorf("failed to read the commit statuses of %s: %w", shortSHA(sha),
+		return nil, fmt.Errorf("failed to read the commit statuses of %s: %w", ShortSHA(sha),
 			&gitprovider.HTTPError{Response: resp, ErrorMessage: resp.Status})
 	}
 	var raw []hostStatus
 	if err := json.Unmarshal(body, &raw); err != nil {
-		return nil, fmt.Errorf("the %s commit statuses of %s are not a JSON list: %w", r.provider, shortSHA(sha), err)
+		return nil, fmt.Errorf("the %s commit statuses of %s are not a JSON list: %w", r.provider, ShortSHA(sha), err)
 	}
 	out := make([]CommitStatus, 0, len(raw))
 	for _, s := range raw {

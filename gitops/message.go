@@ -84,7 +84,7 @@ type MessageData struct {
 }
 
 var messageFuncs = template.FuncMap{
-	"short": shortSHA,
+	"short": ShortSHA,
 	"lower": strings.ToLower,
 	"upper": strings.ToUpper,
 	"join":  strings.Join,

@@ -145,12 +145,12 @@ func planRevert(ctx context.Context, in PlanInput) (*Plan, error) {
 	switch {
 	case p.goodObj.data == p.badObj.data:
 		return nil, fmt.Errorf("%w: %w: commit %s renders %s exactly as the last promoted commit %s",
-			ErrUnverifiable, ErrSameRendering, shortSHA(in.Bad.Hash.String()), in.Target, shortSHA(in.Good.Hash.String()))
+			ErrUnverifiable, ErrSameRendering, ShortSHA(in.Bad.Hash.String()), in.Target, ShortSHA(in.Good.Hash.String()))
 	case headObj.data == p.goodObj.data:
 		return &Plan{UpToDate: true}, nil
 	case headObj.data != p.badObj.data:
 		return nil, fmt.Errorf("%w: the target changed again after commit %s (the branch head %s renders it differently): not reverting over a newer change",
-			ErrUnverifiable, shortSHA(in.Bad.Hash.String()), shortSHA(in.Head.Hash.String()))
+			ErrUnverifiable, ShortSHA(in.Bad.Hash.String()), ShortSHA(in.Head.Hash.String()))
 	}
 
 	changed, err := changedPaths(in.Good, in.Bad)
@@ -163,7 +163,7 @@ func planRevert(ctx context.Context, in PlanInput) (*Plan, error) {
 	}
 	if len(defining) == 0 {
 		return nil, fmt.Errorf("%w: none of the files changed between %s and %s defines the target",
-			ErrUnverifiable, shortSHA(in.Good.Hash.String()), shortSHA(in.Bad.Hash.String()))
+			ErrUnverifiable, ShortSHA(in.Good.Hash.String()), ShortSHA(in.Bad.Hash.String()))
 	}
 
 	plan, why, err := p.tryRevert(ctx, defining)
@@ -194,7 +194,7 @@ func (p *planner) load(ctx context.Context) error {
 		}
 		r, err := render(ctx, files, p.dir)
 		if err != nil {
-			return snapshot{}, nil, fmt.Errorf("at commit %s: %w", shortSHA(c.Hash.String()), err)
+			return snapshot{}, nil, fmt.Errorf("at commit %s: %w", ShortSHA(c.Hash.String()), err)
 		}
 		return files, r, nil
 	}
@@ -217,7 +217,7 @@ func (p *planner) load(ctx context.Context) error {
 	}{{p.goodR, p.in.Good, &goodKey}, {p.badR, p.in.Bad, &badKey}, {p.hdR, p.in.Head, &p.headKey}} {
 		k, err := r.rendering.find(p.in.Target)
 		if err != nil {
-			return fmt.Errorf("%s at commit %s: %w", p.in.Target, shortSHA(r.commit.Hash.String()), err)
+			return fmt.Errorf("%s at commit %s: %w", p.in.Target, ShortSHA(r.commit.Hash.String()), err)
 		}
 		*r.key = k
 	}
@@ -294,10 +294,10 @@ func (p *planner) tryRevert(ctx context.Context, defining []string) (*Plan, stri
 	}
 	inBad, err := commitsSince(ctx, bad, goodAncestors)
 	if err != nil {
-		return nil, "", fmt.Errorf("failed to walk the history from %s: %w", shortSHA(bad.Hash.String()), err)
+		return nil, "", fmt.Errorf("failed to walk the history from %s: %w", ShortSHA(bad.Hash.String()), err)
 	}
 	if !inBad.haveParent(good.Hash) {
-		return nil, fmt.Sprintf("Not a revert: %s is not a descendant of %s.", shortSHA(bad.Hash.String()), shortSHA(good.Hash.String())), nil
+		return nil, fmt.Sprintf("Not a revert: %s is not a descendant of %s.", ShortSHA(bad.Hash.String()), ShortSHA(good.Hash.String())), nil
 	}
 	inHead, err := commitsSince(ctx, head, goodAncestors)
 	if err != nil {
@@ -330,10 +330,10 @@ func (p *planner) tryRevert(ctx context.Context, defining []string) (*Plan, stri
 			}
 		}
 		if !inBad.has(c.Hash) {
-			return nil, fmt.Sprintf("Not a revert: commit %s, after %s, also changed %s.", shortSHA(c.Hash.String()), shortSHA(bad.Hash.String()), strings.Join(defining, ", ")), nil
+			return nil, fmt.Sprintf("Not a revert: commit %s, after %s, also changed %s.", ShortSHA(c.Hash.String()), ShortSHA(bad.Hash.String()), strings.Join(defining, ", ")), nil
 		}
 		if len(others) > 0 {
-			return nil, fmt.Sprintf("Not a revert: commit %s also changed %s.", shortSHA(c.Hash.String()), strings.Join(others, ", ")), nil
+			return nil, fmt.Sprintf("Not a revert: commit %s also changed %s.", ShortSHA(c.Hash.String()), strings.Join(others, ", ")), nil
 		}
 		reverted = append(reverted, c.Hash.String())
 	}
@@ -377,7 +377,7 @@ func (p *planner) tryEdit(ctx context.Context, defining []string) (*Plan, error)
 		}
 		if !ok {
 			changes[f] = v.good
-			notes = append(notes, fmt.Sprintf("%s restored as it was at %s.", f, shortSHA(p.in.Good.Hash.String())))
+			notes = append(notes, fmt.Sprintf("%s restored as it was at %s.", f, ShortSHA(p.in.Good.Hash.String())))
 			continue
 		}
 		changes[f] = out
@@ -475,7 +475,7 @@ func PreviousDefinition(ctx context.Context, bad *object.Commit, path string, t 
 	}
 	badData, err := target(bad)
 	if err != nil {
-		return nil, fmt.Errorf("%s at commit %s: %w", t, shortSHA(bad.Hash.String()), err)
+		return nil, fmt.Errorf("%s at commit %s: %w", t, ShortSHA(bad.Hash.String()), err)
 	}
 	c := bad
 	for range maxPreviousDefinition {
@@ -487,7 +487,7 @@ func PreviousDefinition(ctx context.Context, bad *object.Commit, path string, t 
 		}
 		parent, err := firstParent(c)
 		if err != nil {
-			return nil, fmt.Errorf("failed to walk back from %s: %w", shortSHA(bad.Hash.String()), err)
+			return nil, fmt.Errorf("failed to walk back from %s: %w", ShortSHA(bad.Hash.String()), err)
 		}
 		c = parent
 		if data, err := target(c); err == nil && data != badData {
@@ -495,5 +495,5 @@ func PreviousDefinition(ctx context.Context, bad *object.Commit, path string, t 
 		}
 	}
 	return nil, fmt.Errorf("%w: no promoted revision is recorded and no earlier commit renders %s differently from %s",
-		ErrUnverifiable, t, shortSHA(bad.Hash.String()))
+		ErrUnverifiable, t, ShortSHA(bad.Hash.String()))
 }

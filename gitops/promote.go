@@ -99,7 +99,7 @@ const verdictCandidates = 10
 // PromoteBranch is the branch of the promotion of a Canary's commit to a
 // stage.
 func PromoteBranch(c *v1alpha1.Canary, stage, commit string) string {
-	return fmt.Sprintf("serin/promote/%s/%s/%s/%s", stage, c.Namespace, c.Name, shortSHA(commit))
+	return fmt.Sprintf("serin/promote/%s/%s/%s/%s", stage, c.Namespace, c.Name, ShortSHA(commit))
 }
 
 // promoteTrailers identify a promotion commit, whatever else its message
@@ -221,22 +221,12 @@ func (j *promotionJob) promotionPullRequest(ctx context.Context) (RevertResult, 
 	}
 	branch := PromoteBranch(j.promote.Canary, j.promote.Stage.Stage, j.source)
 	res := RevertResult{Branch: branch}
-	existing, err := j.repo.RemoteBranch(ctx, branch)
-	if err != nil {
+	existing, open, err := j.existingPullRequest(ctx, host, &res)
+	if err != nil || open {
 		return res, err
 	}
 	m := j.match("")
-	if !existing.IsZero() {
-		res.Commit = existing.String()
-		pr, err := host.Find(ctx, branch)
-		if err != nil {
-			return res, err
-		}
-		if pr != nil {
-			res.PullRequestURL, res.State = pr.URL, StateOpened
-			res.Message = fmt.Sprintf("pull request #%d from %s is already open", pr.Number, branch)
-			return res, nil
-		}
+	if existing {
 		m.commit, m.tip = res.Commit, res.Commit
 	}
 	if err := j.repo.Clone(ctx); err != nil {
@@ -253,7 +243,7 @@ func (j *promotionJob) promotionPullRequest(ctx context.Context) (RevertResult, 
 		if merged, _, err = j.bringsIn(head, m); err != nil || merged != nil {
 			return err
 		}
-		if !existing.IsZero() {
+		if existing {
 			return nil
 		}
 		plan, err = PlanPromotion(ctx, PromotionInput{Head: head, Path: j.src.Path, Target: j.target, Images: j.promote.Images, MaxFileSize: j.maxFile})
@@ -264,10 +254,10 @@ func (j *promotionJob) promotionPullRequest(ctx context.Context) (RevertResult, 
 	}
 	if merged != nil {
 		res.Commit, res.State = cmp.Or(res.Commit, merged.Hash.String()), StateMerged
-		res.Message = fmt.Sprintf("already in %s as %s", j.src.Branch, shortSHA(merged.Hash.String()))
+		res.Message = fmt.Sprintf("already in %s as %s", j.src.Branch, ShortSHA(merged.Hash.String()))
 		return res, nil
 	}
-	if !existing.IsZero() {
+	if existing {
 		// The branch without its pull request (pushed before a restart,
 		// or its pull request closed): open it again.
 		return j.reopen(ctx, host, res)
@@ -289,7 +279,7 @@ func (j *promotionJob) promotionPullRequest(ctx context.Context) (RevertResult, 
 	if err != nil {
 		return res, err
 	}
-	ctrl.LoggerFrom(ctx).Info("promotion pull request opened", "url", pr.URL, "commit", shortSHA(res.Commit))
+	ctrl.LoggerFrom(ctx).Info("promotion pull request opened", "url", pr.URL, "commit", ShortSHA(res.Commit))
 	res.PullRequestURL, res.State = pr.URL, StateOpened
 	res.Message = fmt.Sprintf("pull request #%d opened from %s (%s)", pr.Number, branch, strings.Join(plan.Paths(), ", "))
 	return res, nil
@@ -323,7 +313,7 @@ func (j *promotionJob) pushPromotion(ctx context.Context) (RevertResult, error) 
 func (j *promotionJob) alreadyThere(head string) RevertResult {
 	return RevertResult{
 		Branch: j.src.Branch, Commit: head, State: StateUpToDate,
-		Message: fmt.Sprintf("%s at %s already runs %s in %s", j.src.Branch, shortSHA(head),
+		Message: fmt.Sprintf("%s at %s already runs %s in %s", j.src.Branch, ShortSHA(head),
 			strings.Join(j.promote.Images, ", "), displayPath(strings.Trim(j.src.Path, "./"))),
 	}
 }

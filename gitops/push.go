@@ -52,7 +52,7 @@ func (r *Repository) Push(ctx context.Context, commit plumbing.Hash, branch stri
 	}
 	objects, err := addedObjects(r.storage, c)
 	if err != nil {
-		return fmt.Errorf("failed to list the objects of %s: %w", shortSHA(commit.String()), err)
+		return fmt.Errorf("failed to list the objects of %s: %w", ShortSHA(commit.String()), err)
 	}
 	sess, err := r.receivePackSession()
 	if err != nil {

@@ -267,10 +267,10 @@ func (r *Repository) Head(branch string) (*object.Commit, error) {
 func (r *Repository) Commit(hash string) (*object.Commit, error) {
 	c, err := r.repo.CommitObject(plumbing.NewHash(hash))
 	if errors.Is(err, plumbing.ErrObjectNotFound) && r.depth > 0 {
-		return nil, fmt.Errorf("%w: commit %s is not in the last %d commits of branch %s of %s", ErrShallowHistory, shortSHA(hash), r.depth, r.branch, r.url)
+		return nil, fmt.Errorf("%w: commit %s is not in the last %d commits of branch %s of %s", ErrShallowHistory, ShortSHA(hash), r.depth, r.branch, r.url)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("commit %s not found in branch %s of %s: %w", shortSHA(hash), r.branch, r.url, err)
+		return nil, fmt.Errorf("commit %s not found in branch %s of %s: %w", ShortSHA(hash), r.branch, r.url, err)
 	}
 	return c, nil
 }

@@ -45,8 +45,8 @@ func CommitOf(revision string) (string, error) {
 	return hash, nil
 }
 
-// shortSHA is the first 8 characters of a hash, as serin prints revisions.
-func shortSHA(hash string) string {
+// ShortSHA is the first 8 characters of a hash, as serin prints revisions.
+func ShortSHA(hash string) string {
 	if len(hash) > 8 {
 		return hash[:8]
 	}
