@@ -418,3 +418,24 @@ func TestPromotionMatch(t *testing.T) {
 		}
 	}
 }
+
+// spec.gitops.promote[].branch: the stage lives on another branch than
+// the source's; the promotion is planned on that branch's head and its
+// pull request goes into it.
+func TestGitReverter_PromotionToAnotherBranch(t *testing.T) {
+	f := newGitFixture(t)
+	f.pushBranchTo(f.branches()["main"].String(), "production")
+	g := f.reverter(WithStatusReaderFactory((&fakeStatuses{}).factory))
+	req := f.promotion(v1alpha1.PullRequestRevert)
+	req.Stage.Branch = "production"
+	res, err := g.Promote(context.Background(), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(f.host.prs) != 1 || f.host.prs[0].base != "production" || res.State != StateOpened {
+		t.Fatalf("promotion %+v, pull requests %+v", res, f.host.prs)
+	}
+	if got, _ := f.file(res.Branch, "apps/podinfo/kustomization.yaml"); !strings.Contains(got, "newTag: 6.9.0") {
+		t.Errorf("kustomization.yaml on the promotion branch:\n%s", got)
+	}
+}
