@@ -40,9 +40,10 @@ import (
 )
 
 // This file is a member Canary's side of a CanaryGroup: what it reads of
-// its group and the other members (observeGroup), how its rollout joins a
-// release, holds a passed step until the others caught up, and goes on.
-// The group's own status is canarygroup_controller.go's.
+// its group and the other members (observeGroup), and how it carries out
+// what the group rules decide (internal/rollout/group*.go): its rollout
+// joins a release, holds a passed step until the others caught up, and
+// goes on. The group's own status is canarygroup_controller.go's.
 
 // groupMembersIndexKey indexes CanaryGroups by the names of their members.
 const groupMembersIndexKey = ".spec.members"
@@ -78,19 +79,11 @@ func (r *CanaryReconciler) observeGroup(ctx context.Context, obj *v1alpha1.Canar
 	}
 	// A group that cannot be followed starts no rollout of its members;
 	// one under way goes on alone (its safety does not wait for a fix).
-	if len(groups) > 1 {
-		names := make([]string, len(groups))
-		for i := range groups {
-			names[i] = groups[i].Name
-		}
-		obs.Group.Invalid = fmt.Sprintf("Canary %s is a member of CanaryGroups %s: a Canary belongs to one group at most, remove it from all but one", obj.Name, strings.Join(names, " and "))
+	if why := rollout.InvalidGroup(obj.Name, groups); why != "" {
+		obs.Group.Invalid = why
 		return nil
 	}
 	g := &groups[0]
-	if cycle := dependencyCycle(g); cycle != "" {
-		obs.Group.Invalid = fmt.Sprintf("CanaryGroup %s: spec.members[].dependsOn forms a cycle (%s): no member of it could ever start", g.Name, cycle)
-		return nil
-	}
 	self, _ := g.Member(obj.Name)
 	obs.Group = rollout.Group{Name: g.Name, DependsOn: self.DependsOn, Window: g.GetWindow()}
 	for _, m := range g.Spec.Members {
@@ -113,47 +106,6 @@ func (r *CanaryReconciler) observeGroup(ctx context.Context, obj *v1alpha1.Canar
 		obs.Group.Members = append(obs.Group.Members, peer)
 	}
 	return nil
-}
-
-// dependencyCycle returns the members of a cycle in the group's dependsOn,
-// as "a → b → a", or "".
-func dependencyCycle(g *v1alpha1.CanaryGroup) string {
-	deps := map[string][]string{}
-	for _, m := range g.Spec.Members {
-		deps[m.Name] = m.DependsOn
-	}
-	const (
-		visiting = 1
-		done     = 2
-	)
-	state := map[string]int{}
-	var path []string
-	var visit func(string) string
-	visit = func(n string) string {
-		switch state[n] {
-		case visiting:
-			i := slices.Index(path, n)
-			return strings.Join(append(slices.Clone(path[i:]), n), " → ")
-		case done:
-			return ""
-		}
-		state[n] = visiting
-		path = append(path, n)
-		for _, d := range deps[n] {
-			if c := visit(d); c != "" {
-				return c
-			}
-		}
-		path = path[:len(path)-1]
-		state[n] = done
-		return ""
-	}
-	for _, m := range g.Spec.Members {
-		if c := visit(m.Name); c != "" {
-			return c
-		}
-	}
-	return ""
 }
 
 // joinRelease records the release the rollout that starts belongs to, and
@@ -199,12 +151,8 @@ func holdForGroup(obj *v1alpha1.Canary, obs rollout.Observation, action rollout.
 	if st == nil || !obs.Group.InGroup() || st.Name != obs.Group.Name {
 		return false
 	}
-	promotion := false
-	switch action.(type) {
-	case rollout.AdvanceWeight, rollout.CountIteration:
-	case rollout.Promote:
-		promotion = true
-	default:
+	step, promotion := rollout.LockstepStep(action)
+	if !step {
 		return false
 	}
 	st.StepsPassed++
@@ -304,23 +252,11 @@ func (r *CanaryReconciler) canariesForPeers(ctx context.Context, o client.Object
 	return reqs
 }
 
-// peerMoved is the predicate of canariesForPeers: a member's phase or
-// group status changed, or it came or went.
+// peerMoved is the predicate of canariesForPeers (rollout.PeerMoved).
 func peerMoved(e event.UpdateEvent) bool {
 	old, ok1 := e.ObjectOld.(*v1alpha1.Canary)
 	cur, ok2 := e.ObjectNew.(*v1alpha1.Canary)
-	if !ok1 || !ok2 {
-		return false
-	}
-	if old.Status.Phase != cur.Status.Phase {
-		return true
-	}
-	a, b := old.Status.Group, cur.Status.Group
-	switch {
-	case a == nil || b == nil:
-		return a != b
-	}
-	return a.Release != b.Release || a.StepsPassed != b.StepsPassed || a.Holding != b.Holding || len(a.WaitingFor) != len(b.WaitingFor)
+	return ok1 && ok2 && rollout.PeerMoved(&old.Status, &cur.Status)
 }
 
 // releaseMembers makes the revert of a member of a group's release the
@@ -332,10 +268,7 @@ func (r *CanaryReconciler) releaseMembers(ctx context.Context, obj *v1alpha1.Can
 		return nil
 	}
 	req.Group = st.Name
-	for _, p := range obs.Group.Members {
-		if !p.Found || p.Status == nil || p.Status.Name != st.Name || p.Status.Release != st.Release {
-			continue
-		}
+	for _, p := range obs.Group.ReleasePeers(obj) {
 		c := &v1alpha1.Canary{}
 		if err := r.Get(ctx, client.ObjectKey{Namespace: obj.Namespace, Name: p.Name}, c); err != nil {
 			if apierrors.IsNotFound(err) {

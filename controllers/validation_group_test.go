@@ -30,7 +30,8 @@ import (
 // The CanaryGroup CRD's CEL rules reject a group that cannot be followed
 // at admission, with messages that say what to fix. A cycle of dependsOn
 // through several members is beyond CEL: the group and its members stall
-// (TestDependencyCycle, and the testbed's TestGroup_InvalidMembershipStalls).
+// (internal/rollout's TestDependencyCycle, TestInvalidGroup and
+// TestGroupProblems, and the testbed's TestGroup_InvalidMembershipStalls).
 func TestValidation_CanaryGroupCEL(t *testing.T) {
 	ns := newNamespace(t)
 	group := func(name string, members ...v1alpha1.GroupMember) *v1alpha1.CanaryGroup {
@@ -80,17 +81,4 @@ func TestValidation_CanaryGroupCEL(t *testing.T) {
 			g.Expect(err.Error()).To(ContainSubstring(tc.wantErr))
 		})
 	}
-}
-
-func TestDependencyCycle(t *testing.T) {
-	g := NewWithT(t)
-	cg := &v1alpha1.CanaryGroup{Spec: v1alpha1.CanaryGroupSpec{Members: []v1alpha1.GroupMember{
-		{Name: "web", DependsOn: []string{"api"}},
-		{Name: "api", DependsOn: []string{"db"}},
-		{Name: "db", DependsOn: []string{"web"}},
-		{Name: "cache"},
-	}}}
-	g.Expect(dependencyCycle(cg)).To(Equal("web → api → db → web"))
-	cg.Spec.Members[2].DependsOn = nil
-	g.Expect(dependencyCycle(cg)).To(BeEmpty())
 }

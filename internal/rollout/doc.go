@@ -21,4 +21,10 @@ limitations under the License.
 // step ran, goes through DecideStep, which picks the one action that
 // follows it. Nothing here talks to the API server, so every transition is
 // table-tested.
+//
+// A CanaryGroup's rules are here too: group.go decides what the group
+// imposes on a member (its release's key, the lockstep gate, dependsOn,
+// the release's failure), group_release.go what the group's status
+// reports (the current release and its verdict), group_validity.go when a
+// group cannot be followed (a Canary in two groups, a dependsOn cycle).
 package rollout

@@ -68,8 +68,8 @@ func (p GroupPeer) inItsRelease() bool {
 // InGroup reports whether the Canary follows a group.
 func (g Group) InGroup() bool { return g.Name != "" }
 
-// release returns the peers that belong to the Canary's current release.
-func (g Group) release(c *v1alpha1.Canary) []GroupPeer {
+// ReleasePeers returns the peers that belong to the Canary's current release.
+func (g Group) ReleasePeers(c *v1alpha1.Canary) []GroupPeer {
 	st := c.Status.Group
 	if st == nil || st.Release == "" || st.Name != g.Name {
 		return nil
@@ -215,7 +215,7 @@ func releaseStart(c *v1alpha1.Canary, o Observation) time.Time {
 	if st != nil && st.StartedAt != nil {
 		start = st.StartedAt.Time
 	}
-	for _, p := range o.Group.release(c) {
+	for _, p := range o.Group.ReleasePeers(c) {
 		if p.Status.StartedAt != nil && (start.IsZero() || p.Status.StartedAt.Time.Before(start)) {
 			start = p.Status.StartedAt.Time
 		}
@@ -226,7 +226,7 @@ func releaseStart(c *v1alpha1.Canary, o Observation) time.Time {
 // windowLeft is how long the release still waits for members that change
 // with it, or 0 once every member joined or the window is over.
 func windowLeft(c *v1alpha1.Canary, o Observation) time.Duration {
-	joined, members := len(o.Group.release(c)), 0
+	joined, members := len(o.Group.ReleasePeers(c)), 0
 	for _, p := range o.Group.Members {
 		if p.Found {
 			members++
@@ -241,7 +241,7 @@ func windowLeft(c *v1alpha1.Canary, o Observation) time.Duration {
 // ReleaseFailure names the member of the Canary's release whose failure
 // fails the whole release, and says why; "" when none failed.
 func ReleaseFailure(c *v1alpha1.Canary, o Observation) (member, message string) {
-	for _, p := range o.Group.release(c) {
+	for _, p := range o.Group.ReleasePeers(c) {
 		if p.Phase != v1alpha1.PhaseFailed || !p.inItsRelease() || p.Status.FailedBy == c.Name {
 			continue
 		}
@@ -259,7 +259,7 @@ func ReleaseFailure(c *v1alpha1.Canary, o Observation) (member, message string) 
 
 // releaseHalted names a member of the release whose promotion halted.
 func releaseHalted(c *v1alpha1.Canary, o Observation) string {
-	for _, p := range o.Group.release(c) {
+	for _, p := range o.Group.ReleasePeers(c) {
 		if p.Phase == v1alpha1.PhaseHalted && p.inItsRelease() {
 			return p.Name
 		}
@@ -276,7 +276,7 @@ func releaseHalted(c *v1alpha1.Canary, o Observation) string {
 // as done.
 func PendingDependencies(c *v1alpha1.Canary, o Observation) []string {
 	var pending []string
-	inRelease := o.Group.release(c)
+	inRelease := o.Group.ReleasePeers(c)
 	for _, d := range o.Group.DependsOn {
 		if i := slices.IndexFunc(inRelease, func(p GroupPeer) bool { return p.Name == d }); i >= 0 {
 			if inRelease[i].Phase != v1alpha1.PhaseSucceeded {
@@ -338,7 +338,7 @@ func GroupGate(c *v1alpha1.Canary, o Observation, passed int, promotion bool) st
 		return fmt.Sprintf("waiting up to %s for the members that change with release %s", left.Round(time.Second), releaseName(c))
 	}
 	var behind []string
-	for _, p := range o.Group.release(c) {
+	for _, p := range o.Group.ReleasePeers(c) {
 		switch {
 		case finished(p), !analysing(p):
 		case promotion:
@@ -355,6 +355,19 @@ func GroupGate(c *v1alpha1.Canary, o Observation, passed int, promotion bool) st
 		what = "analysis passed"
 	}
 	return fmt.Sprintf("%s; waiting for %s", what, strings.Join(behind, ", "))
+}
+
+// LockstepStep reports whether an action carries out a step of the
+// analysis that the group's lockstep counts (GroupGate): a weight step or
+// an iteration, or the promotion.
+func LockstepStep(a Action) (step, promotion bool) {
+	switch a.(type) {
+	case AdvanceWeight, CountIteration:
+		return true, false
+	case Promote:
+		return true, true
+	}
+	return false, false
 }
 
 // releaseName is the release's key as messages show it.
@@ -442,4 +455,20 @@ func decideGroupWaiting(c *v1alpha1.Canary, o Observation) (Action, bool) {
 // WaitingForMessage says which members a dependent member waits for.
 func WaitingForMessage(pending []string) string {
 	return fmt.Sprintf("waiting for %s to be promoted (dependsOn)", strings.Join(pending, ", "))
+}
+
+// PeerMoved reports whether a member's rollout moved in a way its peers
+// must see (the group rules read their phase and status.group): its phase
+// changed, its status.group came or went, it joined another release,
+// passed a step, began or stopped holding one, or the number of members
+// it waits for (dependsOn) changed.
+func PeerMoved(old, cur *v1alpha1.CanaryStatus) bool {
+	if old.Phase != cur.Phase {
+		return true
+	}
+	a, b := old.Group, cur.Group
+	if a == nil || b == nil {
+		return a != b
+	}
+	return a.Release != b.Release || a.StepsPassed != b.StepsPassed || a.Holding != b.Holding || len(a.WaitingFor) != len(b.WaitingFor)
 }

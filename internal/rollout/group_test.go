@@ -21,6 +21,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/serin-dev/serin/api/v1alpha1"
@@ -358,5 +359,88 @@ func TestDecide_GroupHeldStepWrittenNotRecorded(t *testing.T) {
 	o.CanaryWeight = 20
 	if got := Decide(c, o); got != (RecordWeights{}) {
 		t.Errorf("Decide = %s, want record-weights", got)
+	}
+}
+
+func TestReleasePeers(t *testing.T) {
+	web := peer("web", v1alpha1.PhaseProgressing, member(release, 1, ""))
+	db := peer("db", v1alpha1.PhaseSucceeded, member("main@sha1:old", 0, ""))
+	gone := GroupPeer{Name: "cache", Status: member(release, 0, "")}
+	other := peer("auth", v1alpha1.PhaseProgressing, &v1alpha1.GroupStatus{Name: "checkout", Release: release})
+	tests := map[string]struct {
+		c    *v1alpha1.Canary
+		want []string
+	}{
+		"the members of the Canary's release":    {c: canary(v1alpha1.PhaseProgressing, inRelease(1, "")), want: []string{"web"}},
+		"none before the Canary joins a release": {c: canary(v1alpha1.PhaseSucceeded)},
+		"none when the Canary's release is another group's": {c: canary(v1alpha1.PhaseProgressing, func(c *v1alpha1.Canary) {
+			c.Status.Group = &v1alpha1.GroupStatus{Name: "checkout", Release: release}
+		})},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			var got []string
+			for _, p := range grouped(t0, web, db, gone, other).Group.ReleasePeers(tc.c) {
+				got = append(got, p.Name)
+			}
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("ReleasePeers (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestLockstepStep(t *testing.T) {
+	type step struct{ Step, Promotion bool }
+	tests := map[string]struct {
+		action Action
+		want   step
+	}{
+		"a weight step":       {action: AdvanceWeight{}, want: step{Step: true}},
+		"an iteration":        {action: CountIteration{}, want: step{Step: true}},
+		"the promotion":       {action: Promote{}, want: step{Step: true, Promotion: true}},
+		"a rollback":          {action: Rollback{}},
+		"a wait for a gate":   {action: WaitForGate{}},
+		"the group's advance": {action: GroupAdvance{}},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			var got step
+			got.Step, got.Promotion = LockstepStep(tc.action)
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("LockstepStep (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestPeerMoved(t *testing.T) {
+	status := func(phase v1alpha1.CanaryPhase, st *v1alpha1.GroupStatus) *v1alpha1.CanaryStatus {
+		return &v1alpha1.CanaryStatus{Phase: phase, Group: st}
+	}
+	waiting := func(deps ...string) *v1alpha1.GroupStatus {
+		return &v1alpha1.GroupStatus{Name: "shop", Release: release, WaitingFor: deps}
+	}
+	tests := map[string]struct {
+		old, cur *v1alpha1.CanaryStatus
+		want     bool
+	}{
+		"nothing the group reads":   {old: status(v1alpha1.PhaseProgressing, member(release, 1, "")), cur: &v1alpha1.CanaryStatus{Phase: v1alpha1.PhaseProgressing, Group: member(release, 1, ""), CanaryWeight: 30}},
+		"no group either time":      {old: status(v1alpha1.PhaseSucceeded, nil), cur: status(v1alpha1.PhaseSucceeded, nil)},
+		"the phase":                 {old: status(v1alpha1.PhaseProgressing, nil), cur: status(v1alpha1.PhaseFailed, nil), want: true},
+		"status.group came":         {old: status(v1alpha1.PhaseProgressing, nil), cur: status(v1alpha1.PhaseProgressing, member(release, 0, "")), want: true},
+		"status.group went":         {old: status(v1alpha1.PhaseProgressing, member(release, 0, "")), cur: status(v1alpha1.PhaseProgressing, nil), want: true},
+		"another release":           {old: status(v1alpha1.PhaseProgressing, member("main@sha1:old", 0, "")), cur: status(v1alpha1.PhaseProgressing, member(release, 0, "")), want: true},
+		"a step passed":             {old: status(v1alpha1.PhaseProgressing, member(release, 1, "")), cur: status(v1alpha1.PhaseProgressing, member(release, 2, "")), want: true},
+		"holds a step":              {old: status(v1alpha1.PhaseProgressing, member(release, 1, "")), cur: status(v1alpha1.PhaseProgressing, member(release, 1, v1alpha1.HoldingStep)), want: true},
+		"waits for fewer members":   {old: status(v1alpha1.PhaseWaiting, waiting("api", "db")), cur: status(v1alpha1.PhaseWaiting, waiting("db")), want: true},
+		"waits for as many members": {old: status(v1alpha1.PhaseWaiting, waiting("api")), cur: status(v1alpha1.PhaseWaiting, waiting("db"))},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			if got := PeerMoved(tc.old, tc.cur); got != tc.want {
+				t.Errorf("PeerMoved = %t, want %t", got, tc.want)
+			}
+		})
 	}
 }
