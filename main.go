@@ -291,7 +291,7 @@ func main() {
 			os.Exit(1)
 		}
 		reconciler.Reverter = reverter
-		reconciler.Promoter = reverter
+		reconciler.Promoter = reverter.Promoter()
 	}
 	if err := reconciler.SetupWithManager(ctx, mgr, controllers.CanaryReconcilerOptions{
 		MaxConcurrentReconciles: concurrent,

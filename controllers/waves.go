@@ -52,7 +52,7 @@ import (
 // promotionOutcome is the result of a stage's Git job: the promotion
 // written, or the verdict read.
 type promotionOutcome struct {
-	res     gitops.RevertResult
+	res     gitops.PromotionResult
 	verdict gitops.Verdict
 }
 
@@ -219,11 +219,11 @@ func (r *CanaryReconciler) writePromotion(ctx context.Context, obj *v1alpha1.Can
 	p.Attempts, p.NextAttemptTime = 0, nil
 	p.Branch, p.Commit, p.PullRequestURL = res.Branch, res.Commit, res.PullRequestURL
 	switch res.State {
-	case gitops.StateUpToDate:
+	case gitops.PromotionUpToDate:
 		setWavePhase(p, v1alpha1.WaveUpToDate, res.Message+": nothing written, no verdict awaited", now)
 		r.emit(ctx, obj, notifier.SeverityInfo, v1alpha1.StageOpenedReason, "%s: %s", stage.Stage, p.Message)
 		return 0
-	case gitops.StateOpened:
+	case gitops.PromotionOpened:
 		setWavePhase(p, v1alpha1.WaveOpened, res.Message, now)
 		r.emit(ctx, obj, notifier.SeverityInfo, v1alpha1.StageOpenedReason, "%s: promotion of %s proposed: %s", stage.Stage, p.Revision, res.PullRequestURL)
 	default: // Pushed, or a branch merged before a restart

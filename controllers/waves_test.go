@@ -43,7 +43,7 @@ type fakePromoter struct {
 }
 
 type promoteAnswer struct {
-	res gitops.RevertResult
+	res gitops.PromotionResult
 	err error
 }
 
@@ -52,7 +52,7 @@ type verdictAnswer struct {
 	err error
 }
 
-func (p *fakePromoter) Promote(_ context.Context, req gitops.PromotionRequest) (gitops.RevertResult, error) {
+func (p *fakePromoter) Promote(_ context.Context, req gitops.PromotionRequest) (gitops.PromotionResult, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.requests = append(p.requests, req)
@@ -136,7 +136,7 @@ func TestWave_SoakOpenMergeSucceed(t *testing.T) {
 	stage := production
 	stage.Soak = &metav1.Duration{Duration: time.Minute}
 	p := &fakePromoter{
-		promote: []promoteAnswer{{res: gitops.RevertResult{Branch: "serin/promote/production/apps/podinfo/v2", Commit: "c0ffee", PullRequestURL: "https://git.example/pulls/3", State: gitops.StateOpened}}},
+		promote: []promoteAnswer{{res: gitops.PromotionResult{Branch: "serin/promote/production/apps/podinfo/v2", Commit: "c0ffee", PullRequestURL: "https://git.example/pulls/3", State: gitops.PromotionOpened}}},
 		verdicts: []verdictAnswer{
 			{v: gitops.Verdict{}},
 			{v: gitops.Verdict{Merged: true, StageCommit: "beef01"}},
@@ -190,7 +190,7 @@ func TestWave_SoakOpenMergeSucceed(t *testing.T) {
 // on serin promote --to.
 func TestWave_RetryErrorAndPromoteByHand(t *testing.T) {
 	refused := fmt.Errorf("dial: %w", syscall.ECONNREFUSED)
-	opened := gitops.RevertResult{PullRequestURL: "https://git.example/pulls/1", State: gitops.StateOpened}
+	opened := gitops.PromotionResult{PullRequestURL: "https://git.example/pulls/1", State: gitops.PromotionOpened}
 	p := &fakePromoter{
 		promote:  []promoteAnswer{{err: refused}, {err: refused}, {err: errors.New("403 Forbidden")}, {res: opened}},
 		verdicts: []verdictAnswer{{}},
@@ -255,7 +255,7 @@ func TestWave_Edges(t *testing.T) {
 		}
 	})
 	t.Run("up to date", func(t *testing.T) {
-		w := newWaveWorld(t, production, &fakePromoter{promote: []promoteAnswer{{res: gitops.RevertResult{State: gitops.StateUpToDate, Message: "main already runs podinfo:v2"}}}})
+		w := newWaveWorld(t, production, &fakePromoter{promote: []promoteAnswer{{res: gitops.PromotionResult{State: gitops.PromotionUpToDate, Message: "main already runs podinfo:v2"}}}})
 		w.advance()
 		if s := w.stage(); s.Phase != v1alpha1.WaveUpToDate || !strings.HasPrefix(s.Message, "main already runs podinfo:v2") {
 			t.Errorf("stage = %+v", s)
@@ -263,7 +263,7 @@ func TestWave_Edges(t *testing.T) {
 	})
 	t.Run("failed downstream", func(t *testing.T) {
 		w := newWaveWorld(t, production, &fakePromoter{
-			promote:  []promoteAnswer{{res: gitops.RevertResult{Commit: "c0ffee", State: gitops.StatePushed}}},
+			promote:  []promoteAnswer{{res: gitops.PromotionResult{Commit: "c0ffee", State: gitops.PromotionPushed}}},
 			verdicts: []verdictAnswer{{v: gitops.Verdict{Merged: true, StageCommit: "c0ffee", State: gitops.CommitFailure, Description: "rolled back"}}},
 		})
 		w.advance()
@@ -280,7 +280,7 @@ func TestWave_Edges(t *testing.T) {
 		}
 	})
 	t.Run("stage removed", func(t *testing.T) {
-		w := newWaveWorld(t, production, &fakePromoter{promote: []promoteAnswer{{res: gitops.RevertResult{State: gitops.StateUpToDate}}}})
+		w := newWaveWorld(t, production, &fakePromoter{promote: []promoteAnswer{{res: gitops.PromotionResult{State: gitops.PromotionUpToDate}}}})
 		w.advance()
 		w.obj.Spec.GitOps.Promote = nil
 		w.advance()
@@ -330,7 +330,7 @@ func TestWave_SoakChecksStopAtTheThreshold(t *testing.T) {
 // serin promote --to during a Git host's backoff tries at once; the
 // verdict is read less often the longer a pull request waits.
 func TestWave_ClosedBackoffAndPollGrowth(t *testing.T) {
-	opened := gitops.RevertResult{PullRequestURL: "https://git.example/pulls/4", State: gitops.StateOpened}
+	opened := gitops.PromotionResult{PullRequestURL: "https://git.example/pulls/4", State: gitops.PromotionOpened}
 	p := &fakePromoter{promote: []promoteAnswer{{err: fmt.Errorf("dial: %w", syscall.ECONNREFUSED)}, {res: opened}},
 		verdicts: []verdictAnswer{{}}}
 	w := newWaveWorld(t, production, p)

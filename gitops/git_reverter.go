@@ -17,11 +17,9 @@ limitations under the License.
 package gitops
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"strings"
 	"text/template"
 	"time"
@@ -34,36 +32,19 @@ import (
 	"github.com/serin-dev/serin/internal/record"
 )
 
-// pushAttempts bounds the re-plans of mode Push when the branch moves.
-const pushAttempts = 3
-
 // GitReverter reverts bad revisions in the Git repository of the Flux
 // Kustomization that applied a Canary's target: it plans and verifies the
 // change (PlanRevert), commits it, and pushes a branch with a pull request,
-// or, with mode Push, fast-forwards the tracked branch.
+// or, with mode Push, fast-forwards the tracked branch. Its GitPromoter
+// (Promoter) shares its settings and its limiter.
 type GitReverter struct {
-	client    client.Reader
-	author    Signature
-	message   *template.Template
-	provider  string
-	tokenFile string
-	hosts     HostFactory
-	statuses  StatusReaderFactory
-	now       func() time.Time
-	limiter   *revertLimiter
-	// readLimiter bounds the reads of promotions' verdicts, apart from
-	// the reverts and promotions that write.
-	readLimiter *revertLimiter
-	clone       cloneOptions
-	// maxFile bounds a file a revert reads (0: DefaultMaxFileSize).
-	maxFile int64
-	// crossNamespace lets a Canary revert through a Kustomization or
-	// GitRepository in another namespace (not under --no-cross-namespace-refs).
-	crossNamespace bool
+	*gitCore
+	message  *template.Template
+	promoter *GitPromoter
 }
 
-// WithMaxFileSize bounds the size of one file a revert reads from the
-// repository; 0 is DefaultMaxFileSize.
+// WithMaxFileSize bounds the size of one file a revert or a promotion
+// reads from the repository; 0 is DefaultMaxFileSize.
 func WithMaxFileSize(bytes int64) ReverterOption {
 	return func(g *GitReverter) error {
 		if bytes < 0 {
@@ -83,10 +64,15 @@ func WithNoCrossNamespaceRefs(refuse bool) ReverterOption {
 	}
 }
 
-// ReverterOption configures a GitReverter.
+// ReverterOption configures a GitReverter and the GitPromoter that
+// shares its settings (GitReverter.Promoter). The options about the Git
+// host, the author, the clones and the limiter are the promotions' too;
+// WithMessageTemplate is the reverts' only, WithStatusReaderFactory the
+// promotions' only.
 type ReverterOption func(*GitReverter) error
 
-// WithAuthor sets the author and committer of revert commits.
+// WithAuthor sets the author and committer of revert and promotion
+// commits.
 func WithAuthor(name, email string) ReverterOption {
 	return func(g *GitReverter) error {
 		if name == "" || email == "" {
@@ -97,7 +83,8 @@ func WithAuthor(name, email string) ReverterOption {
 	}
 }
 
-// WithMessageTemplate sets the commit message template (see MessageData).
+// WithMessageTemplate sets the revert commit message template (see
+// MessageData).
 func WithMessageTemplate(text string) ReverterOption {
 	return func(g *GitReverter) error {
 		t, err := ParseMessageTemplate(text)
@@ -143,9 +130,9 @@ func WithClock(now func() time.Time) ReverterOption {
 	}
 }
 
-// WithMaxConcurrentReverts bounds the reverts that run at once, across
-// the agent (DefaultMaxConcurrentReverts by default). Reverts of the same
-// repository branch run one at a time whatever the bound.
+// WithMaxConcurrentReverts bounds the reverts and promotions that run at
+// once, across the agent (DefaultMaxConcurrentReverts by default). Those
+// of the same repository branch run one at a time whatever the bound.
 func WithMaxConcurrentReverts(n int) ReverterOption {
 	return func(g *GitReverter) error {
 		if n < 1 {
@@ -158,7 +145,7 @@ func WithMaxConcurrentReverts(n int) ReverterOption {
 
 // WithCloneDir makes clones in dir (by default os.TempDir(): $TMPDIR or
 // /tmp), each in a directory of its own that is removed when the revert
-// ends.
+// or the promotion ends.
 func WithCloneDir(dir string) ReverterOption {
 	return func(g *GitReverter) error {
 		g.clone.parent = dir
@@ -167,8 +154,8 @@ func WithCloneDir(dir string) ReverterOption {
 }
 
 // WithMaxCloneSize bounds the disk a clone takes, in bytes
-// (DefaultMaxCloneSize by default, 0 for no bound): a revert whose clone
-// grows beyond it stops with ErrCloneTooLarge.
+// (DefaultMaxCloneSize by default, 0 for no bound): a revert or a
+// promotion whose clone grows beyond it stops with ErrCloneTooLarge.
 func WithMaxCloneSize(bytes int64) ReverterOption {
 	return func(g *GitReverter) error {
 		if bytes < 0 {
@@ -180,13 +167,13 @@ func WithMaxCloneSize(bytes int64) ReverterOption {
 }
 
 // NewGitReverter returns a Reverter that reads Kubernetes objects with c
-// (an uncached reader: reverts are rare).
+// (an uncached reader: reverts are rare), and its GitPromoter.
 func NewGitReverter(c client.Reader, opts ...ReverterOption) (*GitReverter, error) {
-	g := &GitReverter{
-		client: c, author: Signature{Name: "serin", Email: "serin@users.noreply.serin.dev"}, hosts: NewGitProviderHost, statuses: NewHTTPStatusReader, now: time.Now,
-		limiter: newRevertLimiter(DefaultMaxConcurrentReverts), readLimiter: newRevertLimiter(DefaultMaxConcurrentReverts),
-		clone: cloneOptions{maxSize: DefaultMaxCloneSize}, crossNamespace: true,
+	core := &gitCore{
+		client: c, author: Signature{Name: "serin", Email: "serin@users.noreply.serin.dev"}, hosts: NewGitProviderHost, now: time.Now,
+		limiter: newRevertLimiter(DefaultMaxConcurrentReverts), clone: cloneOptions{maxSize: DefaultMaxCloneSize}, crossNamespace: true,
 	}
+	g := &GitReverter{gitCore: core, promoter: newGitPromoter(core)}
 	var err error
 	if g.message, err = ParseMessageTemplate(""); err != nil {
 		return nil, err
@@ -197,6 +184,12 @@ func NewGitReverter(c client.Reader, opts ...ReverterOption) (*GitReverter, erro
 		}
 	}
 	return g, nil
+}
+
+// Promoter returns the GitPromoter that shares g's settings and limiter:
+// a promotion waits for its turn with the reverts of the same branch.
+func (g *GitReverter) Promoter() *GitPromoter {
+	return g.promoter
 }
 
 // RevertBranch is the branch of the revert of a Canary's bad commit.
@@ -267,7 +260,7 @@ func (g *GitReverter) Revert(ctx context.Context, req RevertRequest) (RevertResu
 	if err != nil {
 		return RevertResult{}, err
 	}
-	repo, done, err := g.takeTurn(ctx, g.limiter, src)
+	base, done, err := g.openJob(ctx, g.limiter, src)
 	if err != nil {
 		return RevertResult{}, err
 	}
@@ -275,262 +268,58 @@ func (g *GitReverter) Revert(ctx context.Context, req RevertRequest) (RevertResu
 	// The time bound starts once the revert runs, not while it waited.
 	ctx, cancel := context.WithTimeout(ctx, RevertTimeout)
 	defer cancel()
-	job := &revertJob{GitReverter: g, req: req, src: src, members: members, repo: repo, bad: bad}
+	job := &revertJob{gitJob: base, message: g.message, req: req, members: members, bad: bad}
 	ctx = ctrl.LoggerInto(ctx, ctrl.LoggerFrom(ctx).WithValues("repository", src.URL, "branch", src.Branch, "badCommit", ShortSHA(bad)))
-	if m := req.Canary.Spec.GitOps; m != nil && m.Revert != nil && m.Revert.Mode == v1alpha1.PushRevert {
-		return job.push(ctx)
-	}
-	return job.pullRequest(ctx)
+	m := req.Canary.Spec.GitOps
+	push := m != nil && m.Revert != nil && m.Revert.Mode == v1alpha1.PushRevert
+	res, err := job.write(ctx, push, job.change(ctx))
+	return res.revertResult(), err
 }
 
-// takeTurn waits for the turn of src's branch in limiter without holding
-// the caller (when the branch's job or every slot is taken it says so,
-// ErrBusy, and is asked again), then opens the clone of src. done
-// removes the clone and ends the turn.
-func (g *GitReverter) takeTurn(ctx context.Context, limiter *revertLimiter, src *Source) (*Repository, func(), error) {
-	turnCtx, cancelTurn := context.WithTimeout(ctx, turnWait)
-	release, err := limiter.acquire(turnCtx, src.URL, src.Branch)
-	cancelTurn()
-	if err != nil {
-		if ctx.Err() == nil {
-			err = fmt.Errorf("%w: %w", ErrBusy, err)
-		}
-		return nil, nil, err
-	}
-	clone := g.clone
-	clone.maxObject = cmp.Or(g.maxFile, DefaultMaxFileSize)
-	repo, err := OpenRepository(src.URL, src.Branch, WithAuth(src.Auth), withClone(clone))
-	if err != nil {
-		release()
-		return nil, nil, fmt.Errorf("GitRepository %s: %w", src.GitRepository, err)
-	}
-	done := func() {
-		if err := repo.Close(); err != nil {
-			ctrl.LoggerFrom(ctx).Error(err, "clone not removed")
-		}
-		release()
-	}
-	return repo, done, nil
+// revertResult tells r as a revert's result. A revert has no UpToDate
+// state: a tracked branch that already renders the target as promoted is
+// Merged, nothing to revert.
+func (r gitResult) revertResult() RevertResult {
+	states := map[gitState]string{gitOpened: StateOpened, gitPushed: StatePushed, gitMerged: StateMerged, gitUpToDate: StateMerged}
+	return RevertResult{Branch: r.Branch, Commit: r.Commit, PullRequestURL: r.PullRequestURL, State: states[r.State], Message: r.Message}
 }
 
 // revertJob is one revert.
 type revertJob struct {
-	*GitReverter
-	req RevertRequest
-	src *Source
+	*gitJob
+	message *template.Template
+	req     RevertRequest
 	// members are the sources of req.Members, in order.
 	members []*Source
-	repo    *Repository
 	bad     string
-	// secretTokenOnly: the Git host API token is the GitRepository
-	// secret's, never the agent's --git-provider-token-file (a promotion's
-	// repository URL is a tenant's choice: the agent's token must not go
-	// to a host the tenant names).
-	secretTokenOnly bool
 }
 
-// pullRequest pushes the revert to its own branch and opens a pull request,
-// or returns the branch and pull request an earlier call made.
-func (j *revertJob) pullRequest(ctx context.Context) (RevertResult, error) {
-	start := time.Now()
-	log := ctrl.LoggerFrom(ctx)
-	host, err := j.host(ctx)
-	if err != nil {
-		return RevertResult{}, err
-	}
-	branch := j.branch()
-	res := RevertResult{Branch: branch}
-	existing, open, err := j.existingPullRequest(ctx, host, &res)
-	if err != nil || open {
-		return res, err
-	}
-	if existing {
-		return j.reopen(ctx, host, res)
-	}
-
-	if err := j.repo.Clone(ctx); err != nil {
-		return res, err
-	}
-	var head *object.Commit
-	var plan *Plan
-	var msg string
-	err = j.withHistory(ctx, func() error {
-		if head, err = j.repo.Head(j.src.Branch); err != nil {
-			return err
-		}
-		plan, msg, err = j.plan(ctx, head)
-		return err
-	})
-	if err != nil {
-		return res, err
-	}
-	planned := time.Since(start)
-	if plan.UpToDate {
-		return j.upToDate(head), nil
-	}
-	commit, err := j.repo.CommitFiles(head, plan.Files, j.author, j.now(), msg)
-	if err != nil {
-		return res, err
-	}
-	res.Commit = commit.Hash.String()
-	if err := j.repo.Push(ctx, commit.Hash, branch); err != nil {
-		return res, err
-	}
-	// How long the clone and the plan took (cloneDepth 0: the whole
-	// branch was needed), and the push, tells where a slow revert goes.
-	log.Info("revert branch pushed", "revertBranch", branch, "commit", ShortSHA(res.Commit), "strategy", plan.Strategy,
-		"cloneDepth", j.repo.depth, "planned", planned.Round(time.Millisecond).String(), "pushed", time.Since(start).Round(time.Millisecond).String())
-	title, body := splitMessage(msg)
-	pr, err := host.Open(ctx, branch, j.src.Branch, title, body)
-	if err != nil {
-		return res, err
-	}
-	log.Info("revert pull request opened", "url", pr.URL, "took", time.Since(start).Round(time.Millisecond).String())
-	res.PullRequestURL, res.State = pr.URL, StateOpened
-	res.Message = fmt.Sprintf("pull request #%d opened from %s (%s of %s)", pr.Number, branch, strings.ToLower(string(plan.Strategy)), strings.Join(plan.Paths(), ", "))
-	return res, nil
-}
-
-// existingPullRequest looks for res.Branch on the remote (existing, its
-// tip in res.Commit) and for its open pull request (open, recorded in res
-// as Opened): what an earlier run of the same revert or promotion made.
-func (j *revertJob) existingPullRequest(ctx context.Context, host PullRequestHost, res *RevertResult) (existing, open bool, err error) {
-	tip, err := j.repo.RemoteBranch(ctx, res.Branch)
-	if err != nil || tip.IsZero() {
-		return false, false, err
-	}
-	res.Commit = tip.String()
-	pr, err := host.Find(ctx, res.Branch)
-	if err != nil || pr == nil {
-		return true, false, err
-	}
-	res.PullRequestURL, res.State = pr.URL, StateOpened
-	res.Message = fmt.Sprintf("pull request #%d from %s is already open", pr.Number, res.Branch)
-	return true, true, nil
-}
-
-// reopen handles a revert branch without an open pull request: pushed
-// before a restart, or its pull request merged or closed. A branch already
-// in the tracked branch is reported as merged; otherwise its pull request
-// is opened again.
-func (j *revertJob) reopen(ctx context.Context, host PullRequestHost, res RevertResult) (RevertResult, error) {
-	if err := j.repo.Clone(ctx); err != nil {
-		return res, err
-	}
-	var tip *object.Commit
-	var merged bool
-	err := j.withHistory(ctx, func() error {
-		if err := j.repo.Fetch(ctx, res.Branch); err != nil {
-			return err
-		}
-		var err error
-		if tip, err = j.repo.Head(res.Branch); err != nil {
-			return err
-		}
-		head, err := j.repo.Head(j.src.Branch)
-		if err != nil {
-			return err
-		}
-		merged, err = isAncestor(ctx, tip, head)
-		if errors.Is(err, ErrShallowHistory) || ctx.Err() != nil {
-			return err
-		}
-		return nil // a history that cannot be walked counts as not merged
-	})
-	if err != nil {
-		return res, err
-	}
-	if merged {
-		res.State = StateMerged
-		res.Message = fmt.Sprintf("%s is already merged into %s", res.Branch, j.src.Branch)
-		return res, nil
-	}
-	title, body := splitMessage(tip.Message)
-	pr, err := host.Open(ctx, res.Branch, j.src.Branch, title, body)
-	if err != nil {
-		return res, err
-	}
-	res.PullRequestURL, res.State = pr.URL, StateOpened
-	res.Message = fmt.Sprintf("pull request #%d opened from the existing branch %s", pr.Number, res.Branch)
-	return res, nil
-}
-
-// push commits the revert onto the tracked branch and fast-forwards it,
-// re-planning on the new head when the branch moved; it never forces.
-func (j *revertJob) push(ctx context.Context) (RevertResult, error) {
+// change is the revert as gitJob.write asks for it. With mode Push, a
+// commit carrying the Serin-Reverts trailer of the bad commit is the
+// revert already pushed; with mode PullRequest, the revert's branch is.
+func (j *revertJob) change(ctx context.Context) change {
 	marker := j.marker()
-	return j.pushOnto(ctx, "reverted", func(head *object.Commit) (*object.Commit, *Plan, string, error) {
-		bad, err := j.repo.Commit(j.bad)
-		if err != nil {
-			return nil, nil, "", err
-		}
-		if done, err := j.repo.FindCommit(ctx, head, bad, marker); err != nil || done != nil {
-			return done, nil, "", err
-		}
-		plan, msg, err := j.plan(ctx, head)
-		if err == nil && plan.UpToDate {
-			return nil, plan, "", errUpToDate
-		}
-		return nil, plan, msg, err
-	})
+	return change{
+		kind: "revert", verb: "reverted", branch: j.branch(),
+		plan: func(head *object.Commit) (*Plan, string, error) { return j.plan(ctx, head) },
+		pushed: func(head *object.Commit) (*object.Commit, error) {
+			bad, err := j.repo.Commit(j.bad)
+			if err != nil {
+				return nil, err
+			}
+			return j.repo.FindCommit(ctx, head, bad, marker)
+		},
+		upToDate: j.alreadyReverted,
+		describe: planSummary,
+	}
 }
 
-// errUpToDate is what a pushOnto step returns when the tracked branch
-// already is as the change would make it.
-var errUpToDate = errors.New("up to date")
-
-// pushOnto is mode Push, for reverts and promotions alike: it clones the
-// tracked branch, asks step for the commit already there (done) or the
-// plan and message of the change on its head, commits the change and
-// fast-forwards the branch, and plans again on the new head when the
-// branch moved (pushAttempts); it never forces. step returns errUpToDate
-// when there is nothing to change; verb says what a done commit did.
-func (j *revertJob) pushOnto(ctx context.Context, verb string,
-	step func(head *object.Commit) (done *object.Commit, plan *Plan, msg string, err error)) (RevertResult, error) {
-	res := RevertResult{Branch: j.src.Branch}
-	if err := j.repo.Clone(ctx); err != nil {
-		return res, err
-	}
-	for attempt := 1; ; attempt++ {
-		var head, done *object.Commit
-		var plan *Plan
-		var msg string
-		err := j.withHistory(ctx, func() error {
-			var err error
-			if head, err = j.repo.Head(j.src.Branch); err != nil {
-				return err
-			}
-			done, plan, msg, err = step(head)
-			return err
-		})
-		switch {
-		case errors.Is(err, errUpToDate):
-			return j.upToDate(head), nil
-		case err != nil:
-			return res, err
-		case done != nil:
-			res.Commit, res.State = done.Hash.String(), StatePushed
-			res.Message = fmt.Sprintf("already %s on %s by %s", verb, j.src.Branch, ShortSHA(res.Commit))
-			return res, nil
-		}
-		commit, err := j.repo.CommitFiles(head, plan.Files, j.author, j.now(), msg)
-		if err != nil {
-			return res, err
-		}
-		err = j.repo.Push(ctx, commit.Hash, j.src.Branch)
-		if errors.Is(err, ErrNonFastForward) && attempt < pushAttempts {
-			ctrl.LoggerFrom(ctx).Info("tracked branch moved, planning again on its new head", "attempt", attempt)
-			if err := j.repo.Fetch(ctx, j.src.Branch); err != nil {
-				return res, err
-			}
-			continue
-		}
-		if err != nil {
-			return res, err
-		}
-		res.Commit, res.State = commit.Hash.String(), StatePushed
-		res.Message = fmt.Sprintf("pushed to %s (%s of %s)", j.src.Branch, strings.ToLower(string(plan.Strategy)), strings.Join(plan.Paths(), ", "))
-		return res, nil
+// alreadyReverted is the result when the tracked branch already renders
+// the target as promoted: nothing to commit.
+func (j *revertJob) alreadyReverted(head string) gitResult {
+	return gitResult{
+		Branch: j.src.Branch, Commit: head, State: gitUpToDate,
+		Message: fmt.Sprintf("%s at %s already renders the target as promoted: nothing to revert", j.src.Branch, ShortSHA(head)),
 	}
 }
 
@@ -728,64 +517,4 @@ func (j *revertJob) appliedAfter(ctx context.Context, bad *object.Commit) (*obje
 		return nil, nil
 	}
 	return applied, nil
-}
-
-// withHistory runs f on the clone, and while f needs history older than
-// the clone holds (ErrShallowHistory), deepens the clone and runs f again,
-// up to the whole branch. f reads the commits it works on from the clone
-// each time: a deeper clone is a new one.
-func (j *revertJob) withHistory(ctx context.Context, f func() error) error {
-	for {
-		err := f()
-		if !errors.Is(err, ErrShallowHistory) {
-			return err
-		}
-		deeper, deepenErr := j.repo.Deepen(ctx)
-		if deepenErr != nil {
-			return deepenErr
-		}
-		if !deeper {
-			return err
-		}
-		ctrl.LoggerFrom(ctx).V(1).Info("clone deepened", "reason", err.Error(), "depth", j.repo.depth)
-	}
-}
-
-// upToDate is the result when the tracked branch already renders the
-// target as promoted: nothing to commit.
-func (j *revertJob) upToDate(head *object.Commit) RevertResult {
-	return RevertResult{
-		Branch: j.src.Branch, Commit: head.Hash.String(), State: StateMerged,
-		Message: fmt.Sprintf("%s at %s already renders the target as promoted: nothing to revert", j.src.Branch, ShortSHA(head.Hash.String())),
-	}
-}
-
-// host returns the pull request API of the source's repository.
-func (j *revertJob) host(ctx context.Context) (PullRequestHost, error) {
-	u, err := ParseRepositoryURL(j.src.URL)
-	if err != nil {
-		return nil, err
-	}
-	provider, err := ProviderFor(j.provider, u)
-	if err != nil {
-		return nil, err
-	}
-	token, err := j.hostToken()
-	if err != nil {
-		return nil, err
-	}
-	return j.hosts(ctx, u, provider, token)
-}
-
-// hostToken is the Git host API token: the agent's token file, read at
-// each call, else (and always for a promotion) the GitRepository secret's.
-func (j *revertJob) hostToken() (string, error) {
-	if j.tokenFile == "" || j.secretTokenOnly {
-		return j.src.HostToken, nil
-	}
-	b, err := os.ReadFile(j.tokenFile)
-	if err != nil {
-		return "", fmt.Errorf("failed to read the Git provider token: %w", err)
-	}
-	return strings.TrimSpace(string(b)), nil
 }

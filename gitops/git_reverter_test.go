@@ -195,6 +195,12 @@ func (f *gitFixture) reverter(opts ...ReverterOption) *GitReverter {
 	return g
 }
 
+// promoter is the GitPromoter of f.reverter(opts...).
+func (f *gitFixture) promoter(opts ...ReverterOption) *GitPromoter {
+	f.t.Helper()
+	return f.reverter(opts...).Promoter()
+}
+
 // branches lists the server's branches.
 func (f *gitFixture) branches() map[string]plumbing.Hash {
 	f.t.Helper()

@@ -28,8 +28,8 @@ import (
 )
 
 // ErrShallowHistory means a walk of the history reached the boundary of a
-// shallow clone: what it needs is older than the clone. The reverter
-// deepens the clone and plans again (revertJob.withHistory).
+// shallow clone: what it needs is older than the clone. A revert or a
+// promotion deepens the clone and plans again (gitJob.withHistory).
 var ErrShallowHistory = errors.New("the history needed is older than the clone")
 
 // maxHistory bounds the commits walked.

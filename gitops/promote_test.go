@@ -97,10 +97,10 @@ func (f *gitFixture) promotion(mode v1alpha1.RevertMode) PromotionRequest {
 // again it opens nothing more. Merged with a merge commit, the stage's
 // verdict is read from the commit status its Canary posts on that merge
 // (or, while it has none, on a later commit).
-func TestGitReverter_PromotionPullRequestAndVerdict(t *testing.T) {
+func TestGitPromoter_PullRequestAndVerdict(t *testing.T) {
 	f := newGitFixture(t)
 	statuses := &fakeStatuses{bySHA: map[string][]CommitStatus{}}
-	g := f.reverter(WithStatusReaderFactory(statuses.factory))
+	g := f.promoter(WithStatusReaderFactory(statuses.factory))
 	ctx := context.Background()
 	req := f.promotion(v1alpha1.PullRequestRevert)
 
@@ -109,7 +109,7 @@ func TestGitReverter_PromotionPullRequestAndVerdict(t *testing.T) {
 		t.Fatal(err)
 	}
 	wantBranch := "serin/promote/production/apps/podinfo/" + f.good.Hash.String()[:8]
-	if res.State != StateOpened || res.Branch != wantBranch || len(f.host.prs) != 1 {
+	if res.State != PromotionOpened || res.Branch != wantBranch || len(f.host.prs) != 1 {
 		t.Fatalf("promotion = %+v, pull requests %d", res, len(f.host.prs))
 	}
 	got, commit := f.file(wantBranch, "apps/podinfo/kustomization.yaml")
@@ -133,7 +133,7 @@ func TestGitReverter_PromotionPullRequestAndVerdict(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if again.State != StateOpened || again.Commit != res.Commit || len(f.host.prs) != 1 {
+	if again.State != PromotionOpened || again.Commit != res.Commit || len(f.host.prs) != 1 {
 		t.Errorf("second promotion = %+v with %d pull requests", again, len(f.host.prs))
 	}
 
@@ -181,16 +181,16 @@ func TestGitReverter_PromotionPullRequestAndVerdict(t *testing.T) {
 
 // Mode Push commits the promotion on the stage's branch; a second call
 // finds it by its trailers and pushes nothing.
-func TestGitReverter_PromotionPushIsIdempotent(t *testing.T) {
+func TestGitPromoter_PushIsIdempotent(t *testing.T) {
 	f := newGitFixture(t)
-	g := f.reverter(WithStatusReaderFactory((&fakeStatuses{}).factory))
+	g := f.promoter(WithStatusReaderFactory((&fakeStatuses{}).factory))
 	ctx := context.Background()
 	req := f.promotion(v1alpha1.PushRevert)
 	res, err := g.Promote(ctx, req)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.State != StatePushed || f.branches()["main"].String() != res.Commit {
+	if res.State != PromotionPushed || f.branches()["main"].String() != res.Commit {
 		t.Fatalf("push promotion = %+v, main at %s", res, f.branches()["main"])
 	}
 	f.pushToMain("README.md", "meanwhile", "docs")
@@ -198,7 +198,7 @@ func TestGitReverter_PromotionPushIsIdempotent(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if again.State != StatePushed || again.Commit != res.Commit {
+	if again.State != PromotionPushed || again.Commit != res.Commit {
 		t.Errorf("second push promotion = %+v, want the first commit %s", again, res.Commit)
 	}
 	v, err := g.Verdict(ctx, req, res.Commit)
@@ -209,7 +209,7 @@ func TestGitReverter_PromotionPushIsIdempotent(t *testing.T) {
 	req.Stage.Mode = v1alpha1.PullRequestRevert
 	req.Stage.Stage = "qa"
 	there, err := g.Promote(ctx, req)
-	if err != nil || there.State != StateUpToDate {
+	if err != nil || there.State != PromotionUpToDate {
 		t.Errorf("promotion of images the stage runs = %+v, %v", there, err)
 	}
 }
@@ -317,9 +317,9 @@ func mustJSON(v any) string {
 // A tired operator's typos: a path with no kustomization, a target name
 // the stage does not render. Each is an error that names what to fix,
 // not a transient one (it is not retried), and nothing is pushed.
-func TestGitReverter_PromotionTypos(t *testing.T) {
+func TestGitPromoter_Typos(t *testing.T) {
 	f := newGitFixture(t)
-	g := f.reverter(WithStatusReaderFactory((&fakeStatuses{}).factory))
+	g := f.promoter(WithStatusReaderFactory((&fakeStatuses{}).factory))
 	before := f.branches()
 	for name, tc := range map[string]struct {
 		mutate func(*PromotionRequest)
@@ -346,14 +346,14 @@ func TestGitReverter_PromotionTypos(t *testing.T) {
 // GitRepository of another namespace (the platform's, whose secret other
 // tenants' manifests are written with), and never sends the agent's own
 // --git-provider-token-file token: only its namespace's secret.
-func TestGitReverter_PromotionCredentialsStayInTheNamespace(t *testing.T) {
+func TestGitPromoter_CredentialsStayInTheNamespace(t *testing.T) {
 	f := newGitFixture(t)
 	host := f.host
 	tokenFile := filepath.Join(t.TempDir(), "token")
 	if err := os.WriteFile(tokenFile, []byte("agent-token"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	g := f.reverter(WithStatusReaderFactory((&fakeStatuses{}).factory), WithProviderTokenFile(tokenFile))
+	g := f.promoter(WithStatusReaderFactory((&fakeStatuses{}).factory), WithProviderTokenFile(tokenFile))
 	req := f.promotion(v1alpha1.PullRequestRevert)
 	borrowed := req
 	borrowed.Stage.SourceRef = nil // the Kustomization's GitRepository, in flux-system
@@ -422,17 +422,17 @@ func TestPromotionMatch(t *testing.T) {
 // spec.gitops.promote[].branch: the stage lives on another branch than
 // the source's; the promotion is planned on that branch's head and its
 // pull request goes into it.
-func TestGitReverter_PromotionToAnotherBranch(t *testing.T) {
+func TestGitPromoter_ToAnotherBranch(t *testing.T) {
 	f := newGitFixture(t)
 	f.pushBranchTo(f.branches()["main"].String(), "production")
-	g := f.reverter(WithStatusReaderFactory((&fakeStatuses{}).factory))
+	g := f.promoter(WithStatusReaderFactory((&fakeStatuses{}).factory))
 	req := f.promotion(v1alpha1.PullRequestRevert)
 	req.Stage.Branch = "production"
 	res, err := g.Promote(context.Background(), req)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(f.host.prs) != 1 || f.host.prs[0].base != "production" || res.State != StateOpened {
+	if len(f.host.prs) != 1 || f.host.prs[0].base != "production" || res.State != PromotionOpened {
 		t.Fatalf("promotion %+v, pull requests %+v", res, f.host.prs)
 	}
 	if got, _ := f.file(res.Branch, "apps/podinfo/kustomization.yaml"); !strings.Contains(got, "newTag: 6.9.0") {

@@ -14,11 +14,6 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-// Package gitops closes the GitOps loop: when a revision halts a promotion
-// (or, if asked, fails its analysis), it finds the Flux Kustomization and
-// GitRepository behind the Canary's target, writes a commit that reverts the
-// target to its last promoted rendering, pushes a branch and opens a pull
-// request, so the fix flows back through the repository.
 package gitops
 
 import (
@@ -28,7 +23,8 @@ import (
 	"github.com/serin-dev/serin/api/v1alpha1"
 )
 
-// Revert states recorded in status.revert.state.
+// Revert states recorded in status.revert.state. A tracked branch that
+// already renders the target as promoted is Merged: nothing to revert.
 const (
 	StateOpened  = "Opened"
 	StatePushed  = "Pushed"
@@ -38,9 +34,6 @@ const (
 	// StateRetrying: the Git host failed in a way a retry may fix
 	// (IsTransient); the revert is tried again with backoff.
 	StateRetrying = "Retrying"
-	// StateUpToDate: a promotion found the stage already running the
-	// promoted images; nothing was written.
-	StateUpToDate = "UpToDate"
 )
 
 // RevertRequest asks for the revert of a Canary's bad revision.
@@ -84,7 +77,8 @@ type Reverter interface {
 	Revert(ctx context.Context, req RevertRequest) (RevertResult, error)
 }
 
-// Disabled is the Reverter of an agent without GitOps revert support.
+// Disabled is the Reverter and the Promoter of an agent without GitOps
+// support.
 type Disabled struct{}
 
 // Revert returns ErrNotConfigured.

@@ -32,59 +32,33 @@ import (
 	"github.com/serin-dev/serin/internal/record"
 )
 
-// This file is the forward half of the GitOps loop (waves): a revision a
-// Canary promoted is written to the next stage's kustomization (its
-// images:, PlanPromotion), as a pull request or a push, and the next
-// stage's verdict is read back from the commit statuses its Canary posts
-// on the commit that brought the promotion into its branch.
-
-// PromotionRequest asks for the promotion of a Canary's promoted revision
-// to one stage of its wave.
-type PromotionRequest struct {
-	// Canary whose promoted revision is promoted.
-	Canary *v1alpha1.Canary
-	// Stage is where it goes.
-	Stage v1alpha1.PromotionTarget
-	// Revision is the Canary's promoted Flux revision.
-	Revision string
-	// Images are the promoted images (the primary's).
-	Images []string
+// GitPromoter writes promotions to the Git repositories of a wave's
+// stages (PlanPromotion), as a pull request or a push, and reads the
+// stages' verdicts back from the commit statuses their Canaries post. It
+// shares the settings and the limiter of the GitReverter it comes from
+// (GitReverter.Promoter).
+type GitPromoter struct {
+	*gitCore
+	// statuses is the Git host commit status API verdicts are read from.
+	statuses StatusReaderFactory
+	// readLimiter bounds the reads of promotions' verdicts, apart from
+	// the reverts and promotions that write.
+	readLimiter *revertLimiter
 }
 
-// Verdict is what the next stage says of a promotion.
-type Verdict struct {
-	// Merged: the promotion is in the stage's branch.
-	Merged bool
-	// State is the stage Canary's commit status (CommitPending,
-	// CommitSuccess, CommitFailure, CommitError), "" while it has none.
-	State string
-	// StageCommit is the commit of the stage's branch the status is on
-	// (the first one that brought the promotion in, when there is none).
-	StageCommit string
-	// Description and URL are the status's.
-	Description, URL string
-	// Closed: the promotion's pull request was closed without a merge.
-	Closed bool
+// newGitPromoter returns the GitPromoter of core.
+func newGitPromoter(core *gitCore) *GitPromoter {
+	return &GitPromoter{gitCore: core, statuses: NewHTTPStatusReader, readLimiter: newRevertLimiter(DefaultMaxConcurrentReverts)}
 }
 
-// Promoter writes promotions and reads their verdicts.
-type Promoter interface {
-	// Promote writes the promotion: a branch and a pull request, or a
-	// push. It is idempotent: the same revision and stage never yield a
-	// second branch, pull request or commit.
-	Promote(ctx context.Context, req PromotionRequest) (RevertResult, error)
-	// Verdict reads the next stage's verdict on the promotion commit.
-	Verdict(ctx context.Context, req PromotionRequest, commit string) (Verdict, error)
-}
-
-// Promote returns ErrNotConfigured.
-func (Disabled) Promote(context.Context, PromotionRequest) (RevertResult, error) {
-	return RevertResult{}, ErrNotConfigured
-}
-
-// Verdict returns ErrNotConfigured.
-func (Disabled) Verdict(context.Context, PromotionRequest, string) (Verdict, error) {
-	return Verdict{}, ErrNotConfigured
+// WithStatusReaderFactory replaces the Git host commit status API that
+// the GitPromoter reads promotions' verdicts from (tests use an
+// in-memory one).
+func WithStatusReaderFactory(f StatusReaderFactory) ReverterOption {
+	return func(g *GitReverter) error {
+		g.promoter.statuses = f
+		return nil
+	}
 }
 
 // verdictDepth bounds the commits of the stage's branch, newest first,
@@ -127,7 +101,7 @@ func StatusContext(canary types.NamespacedName) string {
 
 // promotionJob is one promotion's work on the stage's clone.
 type promotionJob struct {
-	*revertJob
+	*gitJob
 	promote PromotionRequest
 	source  string
 	target  Target
@@ -135,7 +109,7 @@ type promotionJob struct {
 
 // stageSource is where the stage's manifests live: its GitRepository
 // (spec.gitops.promote[].sourceRef, else the Canary's own) and branch.
-func (g *GitReverter) stageSource(ctx context.Context, req PromotionRequest) (*Source, error) {
+func (g *GitPromoter) stageSource(ctx context.Context, req PromotionRequest) (*Source, error) {
 	var src *Source
 	var err error
 	if ref := req.Stage.SourceRef; ref != nil {
@@ -164,7 +138,7 @@ func (g *GitReverter) stageSource(ctx context.Context, req PromotionRequest) (*S
 // opens the clone. Promotions share the reverts' limiter; verdict reads,
 // which poll, have their own, so that they never hold up a revert.
 // The returned release ends the turn and removes the clone.
-func (g *GitReverter) openPromotion(ctx context.Context, req PromotionRequest, limiter *revertLimiter) (*promotionJob, func(), error) {
+func (g *GitPromoter) openPromotion(ctx context.Context, req PromotionRequest, limiter *revertLimiter) (*promotionJob, func(), error) {
 	if req.Canary == nil {
 		return nil, nil, errors.New("no canary")
 	}
@@ -176,14 +150,15 @@ func (g *GitReverter) openPromotion(ctx context.Context, req PromotionRequest, l
 	if err != nil {
 		return nil, nil, err
 	}
-	repo, done, err := g.takeTurn(ctx, limiter, src)
+	base, done, err := g.openJob(ctx, limiter, src)
 	if err != nil {
 		return nil, nil, err
 	}
+	base.secretTokenOnly = true
 	stageCanary := StageCanary(req.Canary, req.Stage)
 	job := &promotionJob{
-		revertJob: &revertJob{GitReverter: g, req: RevertRequest{Canary: req.Canary}, src: src, repo: repo, secretTokenOnly: true},
-		promote:   req, source: source,
+		gitJob:  base,
+		promote: req, source: source,
 		target: Target{Kind: req.Canary.Spec.TargetRef.Kind, Namespace: stageCanary.Namespace,
 			Name: cmp.Or(req.Stage.TargetName, req.Canary.Spec.TargetRef.Name)},
 	}
@@ -194,125 +169,60 @@ func (g *GitReverter) openPromotion(ctx context.Context, req PromotionRequest, l
 // the branch is named after the stage and the promoted commit, and an
 // existing branch or pull request is returned as is; with mode Push a
 // commit carrying the promotion's trailers is looked for first.
-func (g *GitReverter) Promote(ctx context.Context, req PromotionRequest) (RevertResult, error) {
+func (g *GitPromoter) Promote(ctx context.Context, req PromotionRequest) (PromotionResult, error) {
 	if len(req.Images) == 0 {
-		return RevertResult{}, errors.New("cannot promote: the promoted workload runs no image")
+		return PromotionResult{}, errors.New("cannot promote: the promoted workload runs no image")
 	}
 	job, done, err := g.openPromotion(ctx, req, g.limiter)
 	if err != nil {
-		return RevertResult{}, err
+		return PromotionResult{}, err
 	}
 	defer done()
 	ctx, cancel := context.WithTimeout(ctx, RevertTimeout)
 	defer cancel()
 	ctx = ctrl.LoggerInto(ctx, ctrl.LoggerFrom(ctx).WithValues("stage", req.Stage.Stage, "repository", job.src.URL, "branch", job.src.Branch))
-	if req.Stage.Mode == v1alpha1.PushRevert {
-		return job.pushPromotion(ctx)
-	}
-	return job.promotionPullRequest(ctx)
+	res, err := job.write(ctx, req.Stage.Mode == v1alpha1.PushRevert, job.change(ctx))
+	return res.promotionResult(), err
 }
 
-// promotionPullRequest pushes the promotion to its own branch and opens a
-// pull request, or returns what an earlier call made.
-func (j *promotionJob) promotionPullRequest(ctx context.Context) (RevertResult, error) {
-	host, err := j.host(ctx)
-	if err != nil {
-		return RevertResult{}, err
-	}
-	branch := PromoteBranch(j.promote.Canary, j.promote.Stage.Stage, j.source)
-	res := RevertResult{Branch: branch}
-	existing, open, err := j.existingPullRequest(ctx, host, &res)
-	if err != nil || open {
-		return res, err
-	}
-	m := j.match("")
-	if existing {
-		m.commit, m.tip = res.Commit, res.Commit
-	}
-	if err := j.repo.Clone(ctx); err != nil {
-		return res, err
-	}
-	var head, merged *object.Commit
-	var plan *Plan
-	err = j.withHistory(ctx, func() error {
-		if head, err = j.repo.Head(j.src.Branch); err != nil {
-			return err
-		}
-		// Already in the branch (merged, maybe squashed, before a restart
-		// recorded it): nothing to write again.
-		if merged, _, err = j.bringsIn(head, m); err != nil || merged != nil {
-			return err
-		}
-		if existing {
-			return nil
-		}
-		plan, err = PlanPromotion(ctx, PromotionInput{Head: head, Path: j.src.Path, Target: j.target, Images: j.promote.Images, MaxFileSize: j.maxFile})
-		return err
-	})
-	if err != nil {
-		return res, err
-	}
-	if merged != nil {
-		res.Commit, res.State = cmp.Or(res.Commit, merged.Hash.String()), StateMerged
-		res.Message = fmt.Sprintf("already in %s as %s", j.src.Branch, ShortSHA(merged.Hash.String()))
-		return res, nil
-	}
-	if existing {
-		// The branch without its pull request (pushed before a restart,
-		// or its pull request closed): open it again.
-		return j.reopen(ctx, host, res)
-	}
-	if plan.UpToDate {
-		return j.alreadyThere(head.Hash.String()), nil
-	}
-	msg := j.message(plan)
-	commit, err := j.repo.CommitFiles(head, plan.Files, j.author, j.now(), msg)
-	if err != nil {
-		return res, err
-	}
-	res.Commit = commit.Hash.String()
-	if err := j.repo.Push(ctx, commit.Hash, branch); err != nil {
-		return res, err
-	}
-	title, body := splitMessage(msg)
-	pr, err := host.Open(ctx, branch, j.src.Branch, title, body)
-	if err != nil {
-		return res, err
-	}
-	ctrl.LoggerFrom(ctx).Info("promotion pull request opened", "url", pr.URL, "commit", ShortSHA(res.Commit))
-	res.PullRequestURL, res.State = pr.URL, StateOpened
-	res.Message = fmt.Sprintf("pull request #%d opened from %s (%s)", pr.Number, branch, strings.Join(plan.Paths(), ", "))
-	return res, nil
+// promotionResult tells r as a promotion's result.
+func (r gitResult) promotionResult() PromotionResult {
+	states := map[gitState]PromotionState{gitOpened: PromotionOpened, gitPushed: PromotionPushed, gitMerged: PromotionMerged, gitUpToDate: PromotionUpToDate}
+	return PromotionResult{Branch: r.Branch, Commit: r.Commit, PullRequestURL: r.PullRequestURL, State: states[r.State], Message: r.Message}
 }
 
-// pushPromotion commits the promotion onto the stage's branch and
-// fast-forwards it, planning again when the branch moved; never forces.
-func (j *promotionJob) pushPromotion(ctx context.Context) (RevertResult, error) {
-	res, err := j.pushOnto(ctx, "promoted", func(head *object.Commit) (*object.Commit, *Plan, string, error) {
-		if done, _, err := j.bringsIn(head, j.match("")); err != nil || done != nil {
-			return done, nil, "", err
-		}
-		plan, err := PlanPromotion(ctx, PromotionInput{Head: head, Path: j.src.Path, Target: j.target, Images: j.promote.Images, MaxFileSize: j.maxFile})
-		if err != nil {
-			return nil, nil, "", err
-		}
-		if plan.UpToDate {
-			return nil, nil, "", errUpToDate
-		}
-		return nil, plan, j.message(plan), nil
-	})
-	if err == nil && res.State == StateMerged {
-		// The branch already ran the images (pushOnto's up to date): say
-		// it as a promotion does.
-		res = j.alreadyThere(res.Commit)
+// change is the promotion as gitJob.write asks for it: the commit that
+// brought the promotion into the stage's branch is the promotion already
+// written (promotionMatch).
+func (j *promotionJob) change(ctx context.Context) change {
+	return change{
+		kind: "promotion", verb: "promoted", branch: PromoteBranch(j.promote.Canary, j.promote.Stage.Stage, j.source),
+		plan: func(head *object.Commit) (*Plan, string, error) {
+			plan, err := PlanPromotion(ctx, PromotionInput{Head: head, Path: j.src.Path, Target: j.target, Images: j.promote.Images, MaxFileSize: j.maxFile})
+			if err != nil || plan.UpToDate {
+				return plan, "", err
+			}
+			return plan, j.message(plan), nil
+		},
+		pushed: func(head *object.Commit) (*object.Commit, error) {
+			done, _, err := j.bringsIn(head, j.match(""))
+			return done, err
+		},
+		brought: func(head *object.Commit, tip string) (*object.Commit, error) {
+			m := j.match(tip)
+			m.tip = tip
+			done, _, err := j.bringsIn(head, m)
+			return done, err
+		},
+		upToDate: j.alreadyThere,
+		describe: func(plan *Plan) string { return strings.Join(plan.Paths(), ", ") },
 	}
-	return res, err
 }
 
 // alreadyThere is the result when the stage already runs the images.
-func (j *promotionJob) alreadyThere(head string) RevertResult {
-	return RevertResult{
-		Branch: j.src.Branch, Commit: head, State: StateUpToDate,
+func (j *promotionJob) alreadyThere(head string) gitResult {
+	return gitResult{
+		Branch: j.src.Branch, Commit: head, State: gitUpToDate,
 		Message: fmt.Sprintf("%s at %s already runs %s in %s", j.src.Branch, ShortSHA(head),
 			strings.Join(j.promote.Images, ", "), displayPath(strings.Trim(j.src.Path, "./"))),
 	}
@@ -435,7 +345,7 @@ func (j *promotionJob) match(commit string) promotionMatch {
 // Verdict implements Promoter: it finds the commit of the stage's branch
 // that brought the promotion commit in, then reads the stage Canary's
 // commit status on it and, while it has none, on the commits after it.
-func (g *GitReverter) Verdict(ctx context.Context, req PromotionRequest, commit string) (Verdict, error) {
+func (g *GitPromoter) Verdict(ctx context.Context, req PromotionRequest, commit string) (Verdict, error) {
 	job, done, err := g.openPromotion(ctx, req, g.readLimiter)
 	if err != nil {
 		return Verdict{}, err
@@ -487,7 +397,7 @@ func (g *GitReverter) Verdict(ctx context.Context, req PromotionRequest, commit 
 		return Verdict{Closed: pr == nil}, nil
 	}
 	out := Verdict{Merged: true, StageCommit: in.Hash.String()}
-	reader, err := job.statusReader(ctx)
+	reader, err := job.statusReader(ctx, g.statuses)
 	if err != nil {
 		return out, err
 	}
@@ -512,29 +422,12 @@ func (g *GitReverter) Verdict(ctx context.Context, req PromotionRequest, commit 
 }
 
 // statusReader returns the commit status API of the stage's repository.
-func (j *revertJob) statusReader(ctx context.Context) (StatusReader, error) {
-	u, err := ParseRepositoryURL(j.src.URL)
+func (j *promotionJob) statusReader(ctx context.Context, statuses StatusReaderFactory) (StatusReader, error) {
+	u, provider, token, err := j.hostAPI()
 	if err != nil {
 		return nil, err
 	}
-	provider, err := ProviderFor(j.provider, u)
-	if err != nil {
-		return nil, err
-	}
-	token, err := j.hostToken()
-	if err != nil {
-		return nil, err
-	}
-	return j.statuses(ctx, u, provider, token)
-}
-
-// WithStatusReaderFactory replaces the Git host commit status API (tests
-// use an in-memory one).
-func WithStatusReaderFactory(f StatusReaderFactory) ReverterOption {
-	return func(g *GitReverter) error {
-		g.statuses = f
-		return nil
-	}
+	return statuses(ctx, u, provider, token)
 }
 
 // verdictPoll is how often a stage's verdict is read while it has none.

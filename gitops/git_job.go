@@ -1,0 +1,436 @@
+/*
+Copyright 2026 The serin authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package gitops
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/go-git/go-git/v5/plumbing/object"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+)
+
+// This file holds what reverts and promotions share: the settings of
+// the agent's Git work (gitCore), and one job on a clone of a repository
+// branch (gitJob): its turn, its clone, its history, its Git host, and
+// the two ways a change (a revert or a promotion) is written, a pull
+// request (pullRequest) or a fast-forward of the tracked branch
+// (pushOnto).
+
+// pushAttempts bounds the re-plans of mode Push when the branch moves.
+const pushAttempts = 3
+
+// gitCore is what a GitReverter and its GitPromoter share: how they read
+// Kubernetes objects, who commits, the Git host API and its token, the
+// clone and file bounds, the clock, and the limiter that gives a
+// repository branch to one writing job at a time.
+type gitCore struct {
+	client    client.Reader
+	author    Signature
+	provider  string
+	tokenFile string
+	hosts     HostFactory
+	now       func() time.Time
+	// limiter bounds the jobs that write, reverts and promotions alike.
+	limiter *revertLimiter
+	clone   cloneOptions
+	// maxFile bounds a file a job reads (0: DefaultMaxFileSize).
+	maxFile int64
+	// crossNamespace lets a Canary revert through a Kustomization or
+	// GitRepository in another namespace (not under --no-cross-namespace-refs).
+	crossNamespace bool
+}
+
+// gitJob is one job's work on a clone of one repository branch, a
+// revert's or a promotion's.
+type gitJob struct {
+	*gitCore
+	src  *Source
+	repo *Repository
+	// secretTokenOnly: the Git host API token is the GitRepository
+	// secret's, never the agent's --git-provider-token-file (a promotion's
+	// repository URL is a tenant's choice: the agent's token must not go
+	// to a host the tenant names).
+	secretTokenOnly bool
+}
+
+// openJob waits for the turn of src's branch in limiter without holding
+// the caller (when the branch's job or every slot is taken it says so,
+// ErrBusy, and is asked again), then opens the clone of src. done
+// removes the clone and ends the turn.
+func (c *gitCore) openJob(ctx context.Context, limiter *revertLimiter, src *Source) (*gitJob, func(), error) {
+	turnCtx, cancelTurn := context.WithTimeout(ctx, turnWait)
+	release, err := limiter.acquire(turnCtx, src.URL, src.Branch)
+	cancelTurn()
+	if err != nil {
+		if ctx.Err() == nil {
+			err = fmt.Errorf("%w: %w", ErrBusy, err)
+		}
+		return nil, nil, err
+	}
+	clone := c.clone
+	clone.maxObject = cmp.Or(c.maxFile, DefaultMaxFileSize)
+	repo, err := OpenRepository(src.URL, src.Branch, WithAuth(src.Auth), withClone(clone))
+	if err != nil {
+		release()
+		return nil, nil, fmt.Errorf("GitRepository %s: %w", src.GitRepository, err)
+	}
+	done := func() {
+		if err := repo.Close(); err != nil {
+			ctrl.LoggerFrom(ctx).Error(err, "clone not removed")
+		}
+		release()
+	}
+	return &gitJob{gitCore: c, src: src, repo: repo}, done, nil
+}
+
+// gitState is what a job's pull request or push came to.
+type gitState int
+
+const (
+	// gitOpened: a pull request is open.
+	gitOpened gitState = iota + 1
+	// gitPushed: the change is pushed to the tracked branch.
+	gitPushed
+	// gitMerged: the change is in the tracked branch already.
+	gitMerged
+	// gitUpToDate: the tracked branch already is as the change would
+	// make it; nothing was written.
+	gitUpToDate
+)
+
+// gitResult is what a job's pull request or push made, before a revert
+// tells it as a RevertResult (revertResult) and a promotion as a
+// PromotionResult (promotionResult).
+type gitResult struct {
+	Branch         string
+	Commit         string
+	PullRequestURL string
+	State          gitState
+	Message        string
+}
+
+// change is one revert or promotion as gitJob.write asks for it: how to
+// plan it, how to find it written already, and the words that tell it.
+type change struct {
+	// kind names the change in logs: "revert", "promotion"; verb says
+	// what its commit did: "reverted", "promoted".
+	kind, verb string
+	// branch is the change's own branch, the head of its pull request.
+	branch string
+	// plan plans the change on head and writes its commit message.
+	plan func(head *object.Commit) (*Plan, string, error)
+	// pushed finds, for mode Push, the commit in head's history that
+	// already made the change, or nil.
+	pushed func(head *object.Commit) (*object.Commit, error)
+	// brought, when set, finds for mode PullRequest the commit in head's
+	// history that already brought the change in, or nil; tip is the tip
+	// of the change's branch when it exists, else "". A change brought in
+	// is not written again. Without brought, an existing branch's pull
+	// request is opened again at once.
+	brought func(head *object.Commit, tip string) (*object.Commit, error)
+	// upToDate is the result when head already is as the change would
+	// make it.
+	upToDate func(head string) gitResult
+	// describe says, in a pull request's message, what the plan changes.
+	describe func(plan *Plan) string
+}
+
+// write writes c, for reverts and promotions alike: pushed onto the
+// tracked branch with mode Push (pushOnto), else as a pull request
+// (pullRequest).
+func (j *gitJob) write(ctx context.Context, push bool, c change) (gitResult, error) {
+	if push {
+		return j.pushOnto(ctx, c)
+	}
+	return j.pullRequest(ctx, c)
+}
+
+// pullRequest is mode PullRequest: it returns the open pull request of
+// the change's branch that an earlier run made, or opens again the one
+// of a branch pushed without it (reopen); otherwise it clones the tracked
+// branch, plans the change on its head, commits it, pushes it to the
+// change's branch and opens the pull request.
+func (j *gitJob) pullRequest(ctx context.Context, c change) (gitResult, error) {
+	start := time.Now()
+	log := ctrl.LoggerFrom(ctx)
+	host, err := j.host(ctx)
+	if err != nil {
+		return gitResult{}, err
+	}
+	res := gitResult{Branch: c.branch}
+	existing, open, err := j.existingPullRequest(ctx, host, &res)
+	if err != nil || open {
+		return res, err
+	}
+	if existing && c.brought == nil {
+		return j.reopen(ctx, host, res)
+	}
+	tip := ""
+	if existing {
+		tip = res.Commit
+	}
+
+	if err := j.repo.Clone(ctx); err != nil {
+		return res, err
+	}
+	var head, brought *object.Commit
+	var plan *Plan
+	var msg string
+	err = j.withHistory(ctx, func() error {
+		if head, err = j.repo.Head(j.src.Branch); err != nil {
+			return err
+		}
+		if c.brought != nil {
+			// Already in the branch (merged, maybe squashed, before a
+			// restart recorded it): nothing to write again.
+			if brought, err = c.brought(head, tip); err != nil || brought != nil || existing {
+				return err
+			}
+		}
+		plan, msg, err = c.plan(head)
+		return err
+	})
+	if err != nil {
+		return res, err
+	}
+	planned := time.Since(start)
+	switch {
+	case brought != nil:
+		res.Commit, res.State = cmp.Or(res.Commit, brought.Hash.String()), gitMerged
+		res.Message = fmt.Sprintf("already in %s as %s", j.src.Branch, ShortSHA(brought.Hash.String()))
+		return res, nil
+	case existing:
+		// The branch without its pull request (pushed before a restart,
+		// or its pull request closed): open it again.
+		return j.reopen(ctx, host, res)
+	case plan.UpToDate:
+		return c.upToDate(head.Hash.String()), nil
+	}
+	commit, err := j.repo.CommitFiles(head, plan.Files, j.author, j.now(), msg)
+	if err != nil {
+		return res, err
+	}
+	res.Commit = commit.Hash.String()
+	if err := j.repo.Push(ctx, commit.Hash, c.branch); err != nil {
+		return res, err
+	}
+	// How long the clone and the plan took (cloneDepth 0: the whole
+	// branch was needed), and the push, tells where a slow job goes.
+	log.Info(c.kind+" branch pushed", c.kind+"Branch", c.branch, "commit", ShortSHA(res.Commit), "strategy", plan.Strategy,
+		"cloneDepth", j.repo.depth, "planned", planned.Round(time.Millisecond).String(), "pushed", time.Since(start).Round(time.Millisecond).String())
+	title, body := splitMessage(msg)
+	pr, err := host.Open(ctx, c.branch, j.src.Branch, title, body)
+	if err != nil {
+		return res, err
+	}
+	log.Info(c.kind+" pull request opened", "url", pr.URL, "commit", ShortSHA(res.Commit), "took", time.Since(start).Round(time.Millisecond).String())
+	res.PullRequestURL, res.State = pr.URL, gitOpened
+	res.Message = fmt.Sprintf("pull request #%d opened from %s (%s)", pr.Number, c.branch, c.describe(plan))
+	return res, nil
+}
+
+// planSummary says what a plan changes: its strategy and its files.
+func planSummary(plan *Plan) string {
+	return strings.ToLower(string(plan.Strategy)) + " of " + strings.Join(plan.Paths(), ", ")
+}
+
+// existingPullRequest looks for res.Branch on the remote (existing, its
+// tip in res.Commit) and for its open pull request (open, recorded in res
+// as opened): what an earlier run of the same revert or promotion made.
+func (j *gitJob) existingPullRequest(ctx context.Context, host PullRequestHost, res *gitResult) (existing, open bool, err error) {
+	tip, err := j.repo.RemoteBranch(ctx, res.Branch)
+	if err != nil || tip.IsZero() {
+		return false, false, err
+	}
+	res.Commit = tip.String()
+	pr, err := host.Find(ctx, res.Branch)
+	if err != nil || pr == nil {
+		return true, false, err
+	}
+	res.PullRequestURL, res.State = pr.URL, gitOpened
+	res.Message = fmt.Sprintf("pull request #%d from %s is already open", pr.Number, res.Branch)
+	return true, true, nil
+}
+
+// reopen handles a change's branch without an open pull request: pushed
+// before a restart, or its pull request merged or closed. A branch
+// already in the tracked branch is reported as merged; otherwise its pull
+// request is opened again.
+func (j *gitJob) reopen(ctx context.Context, host PullRequestHost, res gitResult) (gitResult, error) {
+	if err := j.repo.Clone(ctx); err != nil {
+		return res, err
+	}
+	var tip *object.Commit
+	var merged bool
+	err := j.withHistory(ctx, func() error {
+		if err := j.repo.Fetch(ctx, res.Branch); err != nil {
+			return err
+		}
+		var err error
+		if tip, err = j.repo.Head(res.Branch); err != nil {
+			return err
+		}
+		head, err := j.repo.Head(j.src.Branch)
+		if err != nil {
+			return err
+		}
+		merged, err = isAncestor(ctx, tip, head)
+		if errors.Is(err, ErrShallowHistory) || ctx.Err() != nil {
+			return err
+		}
+		return nil // a history that cannot be walked counts as not merged
+	})
+	if err != nil {
+		return res, err
+	}
+	if merged {
+		res.State = gitMerged
+		res.Message = fmt.Sprintf("%s is already merged into %s", res.Branch, j.src.Branch)
+		return res, nil
+	}
+	title, body := splitMessage(tip.Message)
+	pr, err := host.Open(ctx, res.Branch, j.src.Branch, title, body)
+	if err != nil {
+		return res, err
+	}
+	res.PullRequestURL, res.State = pr.URL, gitOpened
+	res.Message = fmt.Sprintf("pull request #%d opened from the existing branch %s", pr.Number, res.Branch)
+	return res, nil
+}
+
+// pushOnto is mode Push: it clones the tracked branch, looks for the
+// commit that already made the change, else plans the change on its
+// head, commits it and fast-forwards the branch, and plans again on the
+// new head when the branch moved (pushAttempts); it never forces.
+func (j *gitJob) pushOnto(ctx context.Context, c change) (gitResult, error) {
+	res := gitResult{Branch: j.src.Branch}
+	if err := j.repo.Clone(ctx); err != nil {
+		return res, err
+	}
+	for attempt := 1; ; attempt++ {
+		var head, done *object.Commit
+		var plan *Plan
+		var msg string
+		err := j.withHistory(ctx, func() error {
+			var err error
+			if head, err = j.repo.Head(j.src.Branch); err != nil {
+				return err
+			}
+			if done, err = c.pushed(head); err != nil || done != nil {
+				return err
+			}
+			plan, msg, err = c.plan(head)
+			return err
+		})
+		switch {
+		case err != nil:
+			return res, err
+		case done != nil:
+			res.Commit, res.State = done.Hash.String(), gitPushed
+			res.Message = fmt.Sprintf("already %s on %s by %s", c.verb, j.src.Branch, ShortSHA(res.Commit))
+			return res, nil
+		case plan.UpToDate:
+			return c.upToDate(head.Hash.String()), nil
+		}
+		commit, err := j.repo.CommitFiles(head, plan.Files, j.author, j.now(), msg)
+		if err != nil {
+			return res, err
+		}
+		err = j.repo.Push(ctx, commit.Hash, j.src.Branch)
+		if errors.Is(err, ErrNonFastForward) && attempt < pushAttempts {
+			ctrl.LoggerFrom(ctx).Info("tracked branch moved, planning again on its new head", "attempt", attempt)
+			if err := j.repo.Fetch(ctx, j.src.Branch); err != nil {
+				return res, err
+			}
+			continue
+		}
+		if err != nil {
+			return res, err
+		}
+		res.Commit, res.State = commit.Hash.String(), gitPushed
+		res.Message = fmt.Sprintf("pushed to %s (%s)", j.src.Branch, planSummary(plan))
+		return res, nil
+	}
+}
+
+// withHistory runs f on the clone, and while f needs history older than
+// the clone holds (ErrShallowHistory), deepens the clone and runs f again,
+// up to the whole branch. f reads the commits it works on from the clone
+// each time: a deeper clone is a new one.
+func (j *gitJob) withHistory(ctx context.Context, f func() error) error {
+	for {
+		err := f()
+		if !errors.Is(err, ErrShallowHistory) {
+			return err
+		}
+		deeper, deepenErr := j.repo.Deepen(ctx)
+		if deepenErr != nil {
+			return deepenErr
+		}
+		if !deeper {
+			return err
+		}
+		ctrl.LoggerFrom(ctx).V(1).Info("clone deepened", "reason", err.Error(), "depth", j.repo.depth)
+	}
+}
+
+// host returns the pull request API of the source's repository.
+func (j *gitJob) host(ctx context.Context) (PullRequestHost, error) {
+	u, provider, token, err := j.hostAPI()
+	if err != nil {
+		return nil, err
+	}
+	return j.hosts(ctx, u, provider, token)
+}
+
+// hostAPI is what a Git host API of the source's repository is reached
+// with: the repository, its provider and the token.
+func (j *gitJob) hostAPI() (RepositoryURL, string, string, error) {
+	u, err := ParseRepositoryURL(j.src.URL)
+	if err != nil {
+		return RepositoryURL{}, "", "", err
+	}
+	provider, err := ProviderFor(j.provider, u)
+	if err != nil {
+		return RepositoryURL{}, "", "", err
+	}
+	token, err := j.hostToken()
+	if err != nil {
+		return RepositoryURL{}, "", "", err
+	}
+	return u, provider, token, nil
+}
+
+// hostToken is the Git host API token: the agent's token file, read at
+// each call, else (and always for a promotion) the GitRepository secret's.
+func (j *gitJob) hostToken() (string, error) {
+	if j.tokenFile == "" || j.secretTokenOnly {
+		return j.src.HostToken, nil
+	}
+	b, err := os.ReadFile(j.tokenFile)
+	if err != nil {
+		return "", fmt.Errorf("failed to read the Git provider token: %w", err)
+	}
+	return strings.TrimSpace(string(b)), nil
+}
