@@ -115,23 +115,6 @@ func (r *CanaryReconciler) revertPending(obj *v1alpha1.Canary) ctrl.Result {
 	return ctrl.Result{RequeueAfter: time.Minute}
 }
 
-// Backoff of a Retrying revert: the first retry after revertRetryFirst,
-// doubling up to revertRetryMax, for as long as the Git host fails.
-const (
-	revertRetryFirst = 5 * time.Second
-	revertRetryMax   = 5 * time.Minute
-)
-
-// revertRetryDelay is the wait before the retry that follows attempts
-// failed attempts.
-func revertRetryDelay(attempts int32) time.Duration {
-	d := revertRetryFirst
-	for i := int32(1); i < attempts && d < revertRetryMax; i++ {
-		d *= 2
-	}
-	return min(d, revertRetryMax)
-}
-
 // retryRevert records a revert that failed in a way a retry may fix as
 // Retrying, with its attempts and the time of the next, and alerts on the
 // first failure only (one alert per outage, not one per attempt).
@@ -141,7 +124,7 @@ func (r *CanaryReconciler) retryRevert(ctx context.Context, obj *v1alpha1.Canary
 	if prev != nil && prev.Revision == st.LastAttemptedRevision && (prev.State == gitops.StateRetrying || prev.State == gitops.StatePending) {
 		attempts = prev.Attempts + 1
 	}
-	wait := revertRetryDelay(attempts)
+	wait := rollout.GitRetryDelay(attempts)
 	next := metav1.NewTime(now.Add(wait))
 	st.Revert.State = gitops.StateRetrying
 	st.Revert.Attempts = attempts

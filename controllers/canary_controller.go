@@ -189,6 +189,7 @@ func (r *CanaryReconciler) Reconcile(ctx context.Context, req ctrl.Request) (res
 		obj.Status.TrackedConfigs = obs.Target.TrackedConfigs
 	}
 	obs.RefusedRefs = r.refusedRefs(obj)
+	r.answerPromoteTo(ctx, obj, &obs)
 	action = rollout.Decide(obj, obs)
 	log.V(1).Info("decided", "phase", obj.Status.Phase, "action", action.String())
 	before := obj.Status.DeepCopy()
@@ -196,13 +197,6 @@ func (r *CanaryReconciler) Reconcile(ctx context.Context, req ctrl.Request) (res
 	if err != nil {
 		keepProgressOf(obj, before)
 		return result, err
-	}
-	if _, idle := action.(rollout.Idle); idle {
-		if d := r.advanceWave(ctx, obj); d > 0 && (result.RequeueAfter == 0 || d < result.RequeueAfter) {
-			result.RequeueAfter = d
-		}
-	} else if obj.Status.Phase != v1alpha1.PhaseSucceeded {
-		r.refusePromoteTo(ctx, obj)
 	}
 	return result, readyOnlyIfServed(obj, obs)
 }
@@ -301,6 +295,8 @@ func (r *CanaryReconciler) act(ctx context.Context, obj *v1alpha1.Canary, obs ro
 		return r.groupAdvance(ctx, obj, obs)
 	case rollout.JoinRelease:
 		return joinEarlierRelease(obj, a)
+	case rollout.AdvanceWave:
+		return r.advanceWave(ctx, obj, obs)
 	case rollout.Idle:
 		return ctrl.Result{}, nil
 	}

@@ -163,10 +163,11 @@ func pendingRequests(obj *v1alpha1.Canary) rollout.Requests {
 	}
 	h := obj.Status.HandledRequests
 	return rollout.Requests{
-		Promote: pending(v1alpha1.PromoteRequestAnnotation, h.Promote),
-		Abort:   pending(v1alpha1.AbortRequestAnnotation, h.Abort),
-		Retry:   pending(v1alpha1.RetryRequestAnnotation, h.Retry),
-		Revert:  pending(v1alpha1.RevertRequestAnnotation, h.Revert),
+		Promote:   pending(v1alpha1.PromoteRequestAnnotation, h.Promote),
+		Abort:     pending(v1alpha1.AbortRequestAnnotation, h.Abort),
+		Retry:     pending(v1alpha1.RetryRequestAnnotation, h.Retry),
+		Revert:    pending(v1alpha1.RevertRequestAnnotation, h.Revert),
+		PromoteTo: pending(v1alpha1.PromoteToRequestAnnotation, h.PromoteTo),
 	}
 }
 

@@ -22,7 +22,6 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"time"
 
 	"github.com/go-git/go-git/v5/plumbing/object"
 	"k8s.io/apimachinery/pkg/types"
@@ -428,13 +427,4 @@ func (j *promotionJob) statusReader(ctx context.Context, statuses StatusReaderFa
 		return nil, err
 	}
 	return statuses(ctx, u, provider, token)
-}
-
-// verdictPoll is how often a stage's verdict is read while it has none.
-const verdictPoll = 10 * time.Second
-
-// VerdictPoll is how often the agent reads a stage's verdict while it
-// has none: the Canary's analysis interval, between 5 s and verdictPoll.
-func VerdictPoll(c *v1alpha1.Canary) time.Duration {
-	return min(max(c.GetAnalysisInterval(), 5*time.Second), verdictPoll)
 }

@@ -1112,11 +1112,17 @@ type PromotionStatus struct {
 	// SoakUntil is when the soak ends.
 	// +optional
 	SoakUntil *metav1.Time `json:"soakUntil,omitempty"`
-	// CheckedAt is when the last check of the soak that passed was made.
+	// CheckedAt is when the last check of the soak was made.
 	// +optional
 	CheckedAt *metav1.Time `json:"checkedAt,omitempty"`
-	// FailedChecks counts the checks that failed during the soak; at the
-	// analysis threshold the wave stops.
+	// Checks counts the checks made during the soak: one per analysis
+	// interval of the soak must be made (a check missed while the agent
+	// was down is made late) before the stage is promoted.
+	// +optional
+	Checks int32 `json:"checks,omitempty"`
+	// FailedChecks counts the checks that failed in a row during the
+	// soak; at the analysis threshold (analysis.threshold, default 5) the
+	// wave stops.
 	// +optional
 	FailedChecks int32 `json:"failedChecks,omitempty"`
 	// Branch the promotion commit was pushed to.

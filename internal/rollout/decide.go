@@ -39,7 +39,21 @@ import (
 // the canary scaled down) until the data plane accepted the weights in
 // force: see whenRoutesProgrammed. What makes a rollout safe (rollback,
 // halt, restore, restart) never waits for it.
+//
+// A Canary with nothing else to do moves the wave of its promoted
+// revision (DecideWave) instead of idling.
 func Decide(c *v1alpha1.Canary, o Observation) Action {
+	a := decideRollout(c, o)
+	if _, idle := a.(Idle); idle {
+		if wave, ok := DecideWave(c); ok {
+			return wave
+		}
+	}
+	return a
+}
+
+// decideRollout is the rollout's own decision, the wave aside.
+func decideRollout(c *v1alpha1.Canary, o Observation) Action {
 	ref := c.Spec.TargetRef
 	if o.Conflict.Reason != "" {
 		// Not this Canary's to touch: before any other decision, since

@@ -117,6 +117,8 @@ type Primary struct {
 // annotation the agent has not handled yet, or "".
 type Requests struct {
 	Promote, Abort, Retry, Revert string
+	// PromoteTo is serin.dev/promote-to (STAGE@TOKEN).
+	PromoteTo string
 }
 
 // Routes is what the data plane says about the routing objects: with the

@@ -20,6 +20,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
 	"strings"
 	"sync"
 	"syscall"
@@ -27,10 +30,12 @@ import (
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/serin-dev/serin/api/v1alpha1"
 	"github.com/serin-dev/serin/gitops"
+	"github.com/serin-dev/serin/internal/rollout"
 )
 
 // fakePromoter answers promotions and verdicts from queues; the last
@@ -99,8 +104,18 @@ func newWaveWorld(t *testing.T, stage v1alpha1.PromotionTarget, p *fakePromoter)
 // the wave asks to look again.
 func (w *waveWorld) advance() time.Duration {
 	w.t.Helper()
+	ctx := context.Background()
 	for range 500 {
-		d := w.r.advanceWave(context.Background(), w.obj)
+		obs := rollout.Observation{Now: w.now, Requests: pendingRequests(w.obj)}
+		w.r.answerPromoteTo(ctx, w.obj, &obs)
+		var d time.Duration
+		if a, ok := rollout.DecideWave(w.obj); ok {
+			res, err := w.r.act(ctx, w.obj, obs, a)
+			if err != nil {
+				w.t.Fatalf("advance-wave: %v", err)
+			}
+			d = res.RequeueAfter
+		}
 		if !w.r.promotions.running(client.ObjectKeyFromObject(w.obj)) {
 			return d
 		}
@@ -168,7 +183,7 @@ func TestWave_SoakOpenMergeSucceed(t *testing.T) {
 		if got := w.stage().Phase; got != want {
 			t.Fatalf("phase = %s, want %s: %+v", got, want, w.stage())
 		}
-		w.now = w.now.Add(gitops.VerdictPoll(w.obj))
+		w.now = w.now.Add(rollout.VerdictPoll(w.obj))
 		w.advance()
 	}
 	if got := w.stage().Phase; got != v1alpha1.WaveSucceeded {
@@ -348,13 +363,84 @@ func TestWave_ClosedBackoffAndPollGrowth(t *testing.T) {
 		w.now = w.now.Add(time.Hour)
 		waits = append(waits, w.advance())
 	}
-	if waits[len(waits)-1] != maxVerdictPoll {
-		t.Errorf("verdict reads every %v, want them to grow to %s", waits, maxVerdictPoll)
+	if waits[len(waits)-1] != rollout.MaxVerdictPoll {
+		t.Errorf("verdict reads every %v, want them to grow to %s", waits, rollout.MaxVerdictPoll)
 	}
 	p.verdicts = []verdictAnswer{{v: gitops.Verdict{Closed: true}}}
 	w.now = w.now.Add(time.Hour)
 	w.advance()
 	if s := w.stage(); s.Phase != v1alpha1.WaveError || !strings.Contains(s.Message, "closed without a merge") {
 		t.Errorf("closed pull request: %+v", s)
+	}
+}
+
+// soakCheck moves the clock to when the next soak check is due, makes
+// it, and reads its outcome.
+func (w *waveWorld) soakCheck(at time.Time) {
+	w.t.Helper()
+	w.now = at
+	w.advance()
+	w.awaitAnalysis()
+	w.advance()
+}
+
+// The soak stops at analysis.threshold failed checks in a row, and a
+// Canary that sets none gets the documented default (5), as every other
+// path of the engine does.
+func TestWave_SoakThresholdDefaultsToFive(t *testing.T) {
+	stage := production
+	stage.Soak = &metav1.Duration{Duration: time.Hour}
+	w := newWaveWorld(t, stage, &fakePromoter{promote: []promoteAnswer{{}}})
+	w.obj.Spec.Analysis.Threshold = 0
+	w.obj.Spec.Analysis.Metrics = []v1alpha1.CanaryMetric{{Name: v1alpha1.RequestSuccessRateCheck}}
+	w.advance()
+	interval := w.obj.GetAnalysisInterval()
+	for i := 1; i <= v1alpha1.DefaultThreshold; i++ {
+		w.soakCheck(w.now.Add(interval))
+		s := w.stage()
+		if i < v1alpha1.DefaultThreshold && (s.Phase != v1alpha1.WaveSoaking || s.FailedChecks != int32(i)) {
+			t.Fatalf("after failed check %d of the default threshold %d: %+v", i, v1alpha1.DefaultThreshold, s)
+		}
+	}
+	if s := w.stage(); s.Phase != v1alpha1.WaveStopped || !strings.Contains(s.Message, "5 failed checks in a row") {
+		t.Errorf("after %d failed checks: %+v", v1alpha1.DefaultThreshold, s)
+	}
+}
+
+// A soak makes one check per analysis interval of its duration: checks
+// the agent missed while it was down are made when it is back, so a
+// restart delays the promotion instead of shortening the soak.
+func TestWave_SoakMakesTheChecksARestartMissed(t *testing.T) {
+	stage := production
+	interval := 10 * time.Second
+	stage.Soak = &metav1.Duration{Duration: 3 * interval}
+	w := newWaveWorld(t, stage, &fakePromoter{promote: []promoteAnswer{{res: gitops.PromotionResult{Commit: "c0ffee", State: gitops.PromotionPushed}}}, verdicts: []verdictAnswer{{}}})
+	// A unit test of the handler: the Prometheus HTTP API answers 99.5 %
+	// to every query (the e2e waves test runs the soak on real traffic).
+	prometheus := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		_, _ = io.WriteString(w, `{"status":"success","data":{"resultType":"vector","result":[{"metric":{},"value":[1700000000,"99.5"]}]}}`)
+	}))
+	t.Cleanup(prometheus.Close)
+	w.checks.MetricsServer = prometheus.URL
+	w.obj.Spec.Analysis.Metrics = []v1alpha1.CanaryMetric{{Name: v1alpha1.RequestSuccessRateCheck, ThresholdRange: &v1alpha1.ThresholdRange{Min: ptr.To(99.0)}}}
+	start := w.now
+	w.advance()
+	w.soakCheck(start.Add(interval))
+	if s := w.stage(); s.Phase != v1alpha1.WaveSoaking || s.Checks != 1 || s.FailedChecks != 0 {
+		t.Fatalf("after the first check: %+v", s)
+	}
+	// The agent was down for three intervals: the soak's time is over,
+	// one check of three was made.
+	w.r.Analysis.Forget(client.ObjectKeyFromObject(w.obj))
+	w.soakCheck(start.Add(5 * interval))
+	if s := w.stage(); s.Phase != v1alpha1.WaveSoaking || s.Checks != 2 || len(w.promoter.requests) != 0 {
+		t.Fatalf("back after a restart, one check short: %+v, %d promotions written", s, len(w.promoter.requests))
+	}
+	if d := w.advance(); d != interval {
+		t.Errorf("the next check is due in %s, want one interval (%s)", d, interval)
+	}
+	w.soakCheck(start.Add(6 * interval))
+	if s := w.stage(); s.Phase != v1alpha1.WaveMerged || s.Checks != 3 || len(w.promoter.requests) != 1 {
+		t.Errorf("after the third check: %+v, %d promotions written", s, len(w.promoter.requests))
 	}
 }

@@ -1,0 +1,249 @@
+/*
+Copyright 2026 The serin authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package controllers
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/types"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/serin-dev/serin/analysis"
+	"github.com/serin-dev/serin/api/v1alpha1"
+	"github.com/serin-dev/serin/gitops"
+	"github.com/serin-dev/serin/internal/rollout"
+	"github.com/serin-dev/serin/notifier"
+)
+
+// The wave's rules are rollout's (internal/rollout/wave.go): this
+// handler carries out what they ask — the soak's checks through the
+// analysis runner, the promotion and the verdict through Git jobs run
+// off the reconcile workers (gitJobs), retried with the reverts' backoff
+// while the Git host fails — and emits the events they return.
+
+// promotionOutcome is the result of a stage's Git job: the promotion
+// written, or the verdict read.
+type promotionOutcome struct {
+	res     gitops.PromotionResult
+	verdict gitops.Verdict
+}
+
+// advanceWave carries out rollout.AdvanceWave: each stage of the wave of
+// the Canary's promoted revision moves one step.
+func (r *CanaryReconciler) advanceWave(ctx context.Context, obj *v1alpha1.Canary, obs rollout.Observation) (ctrl.Result, error) {
+	st := &obj.Status
+	if len(obj.Spec.GitOps.GetPromote()) == 0 {
+		st.Promotions = nil
+		return ctrl.Result{}, nil
+	}
+	now := r.now()
+	byHand := ""
+	if req := obs.Requests.PromoteTo; req != "" {
+		st.HandledRequests.PromoteTo = req
+		byHand = rollout.PromoteToStage(req)
+	}
+	promotions, events := rollout.WaveEntries(obj, now, byHand)
+	st.Promotions = promotions
+	r.emitWave(ctx, obj, events...)
+	var next time.Duration
+	wake := func(d time.Duration) {
+		if d > 0 && (next == 0 || d < next) {
+			next = d
+		}
+	}
+	// The soak's checks first: a stage whose soak ends now leaves it on
+	// their last outcome, not before it.
+	wake(r.soak(ctx, obj, now))
+	for i, stage := range obj.Spec.GitOps.GetPromote() {
+		p := &st.Promotions[i]
+		switch work, wait := rollout.NextStageWork(obj, p, now); work {
+		case rollout.WritePromotion:
+			wake(r.writePromotion(ctx, obj, stage, p, now))
+		case rollout.ReadVerdict:
+			wake(r.readVerdict(ctx, obj, stage, p, now))
+		default:
+			wake(wait)
+		}
+	}
+	return ctrl.Result{RequeueAfter: next}, nil
+}
+
+// answerPromoteTo answers a serin.dev/promote-to request the wave cannot
+// act on (rollout.PromoteToRefusal) with a warning that says why, and
+// records it as handled, so that it does not wait for a state it did not
+// ask for. A request the wave acts on is left to it.
+func (r *CanaryReconciler) answerPromoteTo(ctx context.Context, obj *v1alpha1.Canary, obs *rollout.Observation) {
+	req := obs.Requests.PromoteTo
+	if req == "" {
+		return
+	}
+	why := rollout.PromoteToRefusal(obj, rollout.PromoteToStage(req))
+	if why == "" {
+		return
+	}
+	obj.Status.HandledRequests.PromoteTo = req
+	obs.Requests.PromoteTo = ""
+	r.emit(ctx, obj, notifier.SeverityWarn, v1alpha1.StagePromoteRequestedReason, "%s", why)
+}
+
+// writePromotion asks for the stage's promotion and records its result.
+func (r *CanaryReconciler) writePromotion(ctx context.Context, obj *v1alpha1.Canary, stage v1alpha1.PromotionTarget, p *v1alpha1.PromotionStatus, now time.Time) time.Duration {
+	if len(p.Images) == 0 {
+		images, err := r.primaryImages(ctx, obj)
+		if err != nil && !errors.Is(err, errNoImages) && !apierrors.IsNotFound(err) {
+			p.Message = "cannot read the primary's images yet: " + err.Error()
+			return 5 * time.Second
+		}
+		if err != nil {
+			r.emitWave(ctx, obj, rollout.StageError(p, err.Error(), now))
+			return 0
+		}
+		p.Images = images
+	}
+	req := gitops.PromotionRequest{Canary: obj.DeepCopy(), Stage: stage, Revision: p.Revision, Images: p.Images}
+	out, err, done := r.promotions.result(ctx, client.ObjectKeyFromObject(obj), "promote/"+stage.Stage,
+		fmt.Sprintf("%s#%d", p.Revision, p.Attempts),
+		func(ctx context.Context) (promotionOutcome, error) {
+			res, err := r.Promoter.Promote(ctx, req)
+			return promotionOutcome{res: res}, err
+		})
+	if wait, handled := r.gitJobFailed(ctx, obj, p, "writing the promotion", done, err, true, now); handled {
+		return wait
+	}
+	res := out.res
+	ev, wait := rollout.WavePromotionWritten(obj, p, rollout.PromotionWritten{
+		State: rollout.PromotionState(res.State), Branch: res.Branch, Commit: res.Commit,
+		PullRequestURL: res.PullRequestURL, Message: res.Message,
+	}, now)
+	r.emitWave(ctx, obj, ev)
+	return wait
+}
+
+// readVerdict asks for the stage's verdict and records it.
+func (r *CanaryReconciler) readVerdict(ctx context.Context, obj *v1alpha1.Canary, stage v1alpha1.PromotionTarget, p *v1alpha1.PromotionStatus, now time.Time) time.Duration {
+	req := gitops.PromotionRequest{Canary: obj.DeepCopy(), Stage: stage, Revision: p.Revision, Images: p.Images}
+	key := p.Revision
+	if asked := p.NextAttemptTime; asked != nil {
+		key += "@" + asked.UTC().Format(time.RFC3339)
+	}
+	commit := p.Commit
+	out, err, done := r.promotions.result(ctx, client.ObjectKeyFromObject(obj), "verdict/"+stage.Stage, key,
+		func(ctx context.Context) (promotionOutcome, error) {
+			v, err := r.Promoter.Verdict(ctx, req, commit)
+			return promotionOutcome{verdict: v}, err
+		})
+	// The verdict is read again later whatever failed: a stage that
+	// cannot be read now may be readable after a fix, and the promotion
+	// itself is done.
+	if wait, handled := r.gitJobFailed(ctx, obj, p, "reading the verdict", done, err, false, now); handled {
+		return wait
+	}
+	v := out.verdict
+	ev, wait := rollout.WaveVerdict(obj, stage, p, rollout.StageVerdict{
+		Merged: v.Merged, Closed: v.Closed, State: v.State, StageCommit: v.StageCommit,
+		Description: v.Description, URL: v.URL, StageCanary: gitops.StageCanary(obj, stage).String(),
+	}, now)
+	r.emitWave(ctx, obj, ev)
+	return wait
+}
+
+// gitJobFailed handles a stage's Git job that has not ended or failed,
+// and reports whether it did (with when to look again): a job still
+// running waits for its end, which reconciles; a busy agent tries again
+// soon; a failure a retry may fix (any failure when permanent is false)
+// is retried with backoff; any other is the stage's Error.
+func (r *CanaryReconciler) gitJobFailed(ctx context.Context, obj *v1alpha1.Canary, p *v1alpha1.PromotionStatus,
+	what string, done bool, err error, permanent bool, now time.Time) (time.Duration, bool) {
+	switch {
+	case !done:
+		return time.Minute, true
+	case err == nil:
+		return 0, false
+	case errors.Is(err, gitops.ErrBusy):
+		return 5 * time.Second, true
+	case !permanent || gitops.IsTransient(err):
+		ev, wait := rollout.WaveRetry(p, what, err.Error(), now)
+		r.emitWave(ctx, obj, ev)
+		return wait, true
+	}
+	msg := err.Error()
+	if errors.Is(err, gitops.ErrNotConfigured) {
+		msg = "spec.gitops.promote is set but this agent runs without GitOps (--gitops-revert): " + msg
+	}
+	r.emitWave(ctx, obj, rollout.StageError(p, msg, now))
+	return 0, true
+}
+
+// soak makes the soak check rollout.SoakCheck asks for, on the primary,
+// and records its outcome (rollout.WaveSoakCheck); it returns when the
+// next check is due.
+func (r *CanaryReconciler) soak(ctx context.Context, obj *v1alpha1.Canary, now time.Time) time.Duration {
+	n, due, ok := rollout.SoakCheck(obj, obj.Status.Promotions)
+	if !ok {
+		return 0
+	}
+	if now.Before(due) {
+		return due.Sub(now)
+	}
+	key := fmt.Sprintf("soak revision=%s n=%d", obj.Status.LastPromotedRevision, n)
+	work := analysis.Work{Canary: obj.DeepCopy(), At: now, Metrics: obj.Spec.Analysis.Metrics, Primary: true}
+	out, state := r.Analysis.Result(client.ObjectKeyFromObject(obj), key, work)
+	if state != analysis.Done {
+		return obj.GetAnalysisInterval() // the check's end reconciles
+	}
+	r.emitWave(ctx, obj, rollout.WaveSoakCheck(obj, obj.Status.Promotions, rollout.SoakOutcome{At: out.At, Failure: out.MetricFailure}, now)...)
+	if _, due, ok := rollout.SoakCheck(obj, obj.Status.Promotions); ok {
+		return max(due.Sub(now), time.Millisecond)
+	}
+	return 0
+}
+
+// emitWave emits the events of the wave's decisions.
+func (r *CanaryReconciler) emitWave(ctx context.Context, obj *v1alpha1.Canary, events ...rollout.WaveEvent) {
+	for _, ev := range events {
+		if ev.Reason != "" {
+			r.emit(ctx, obj, notifier.Severity(ev.Severity), ev.Reason, "%s", ev.Message)
+		}
+	}
+}
+
+// errNoImages means the Canary's target runs no image to promote.
+var errNoImages = errors.New("no image to promote")
+
+// primaryImages are the images the promoted primary runs (init
+// containers first), which a promotion writes to the next stage.
+func (r *CanaryReconciler) primaryImages(ctx context.Context, obj *v1alpha1.Canary) ([]string, error) {
+	pk, ok := r.targetKindOf(obj).(podKind)
+	if !ok {
+		return nil, fmt.Errorf("%w: a %s target: spec.gitops.promote needs a Deployment or a DaemonSet", errNoImages, obj.Spec.TargetRef.Kind)
+	}
+	primary := pk.primaryObject()
+	if err := r.Get(ctx, types.NamespacedName{Namespace: obj.Namespace, Name: obj.GetPrimaryName()}, primary); err != nil {
+		return nil, fmt.Errorf("failed to read the primary's images: %w", err)
+	}
+	tpl := pk.podTemplate(primary)
+	var images []string
+	for _, c := range append(tpl.Spec.InitContainers, tpl.Spec.Containers...) {
+		images = append(images, c.Image)
+	}
+	return images, nil
+}
