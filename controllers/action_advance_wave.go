@@ -120,6 +120,9 @@ func (r *CanaryReconciler) writePromotion(ctx context.Context, obj *v1alpha1.Can
 		p.Images = images
 	}
 	req := gitops.PromotionRequest{Canary: obj.DeepCopy(), Stage: stage, Revision: p.Revision, Images: p.Images}
+	if p.StartedAt != nil {
+		req.Since = p.StartedAt.Time
+	}
 	out, err, done := r.promotions.result(ctx, client.ObjectKeyFromObject(obj), "promote/"+stage.Stage,
 		fmt.Sprintf("%s#%d", p.Revision, p.Attempts),
 		func(ctx context.Context) (promotionOutcome, error) {

@@ -154,6 +154,9 @@ type change struct {
 	upToDate func(head string) gitResult
 	// describe says, in a pull request's message, what the plan changes.
 	describe func(plan *Plan) string
+	// guard, when set, refuses a Push-mode write of plan on head that
+	// would write over a change someone else made (ErrChangedMeanwhile).
+	guard func(head *object.Commit, plan *Plan) error
 }
 
 // write writes c, for reverts and promotions alike: pushed onto the
@@ -166,45 +169,79 @@ func (j *gitJob) write(ctx context.Context, push bool, c change) (gitResult, err
 	return j.pullRequest(ctx, c)
 }
 
-// pullRequest is mode PullRequest: it returns the open pull request of
-// the change's branch that an earlier run made, or opens again the one
-// of a branch pushed without it (reopen); otherwise it clones the tracked
-// branch, plans the change on its head, commits it, pushes it to the
-// change's branch and opens the pull request.
+// pullRequest is mode PullRequest. It clones the tracked branch and
+// takes the change's branch names in turn (branchCandidates): a name
+// nobody pushed gets the change, planned on the head, committed, pushed
+// and proposed (unless the change is in the tracked branch already); a
+// name that holds serin's own commit for the change (ownCommit) is
+// resumed: its open pull request adopted, or reported merged, or its pull
+// request opened again; a name that holds anything else is left alone.
 func (j *gitJob) pullRequest(ctx context.Context, c change) (gitResult, error) {
-	start := time.Now()
-	log := ctrl.LoggerFrom(ctx)
 	host, err := j.host(ctx)
 	if err != nil {
 		return gitResult{}, err
 	}
-	res := gitResult{Branch: c.branch}
-	existing, open, err := j.existingPullRequest(ctx, host, &res)
-	if err != nil || open {
-		return res, err
-	}
-	if existing && c.brought == nil {
-		return j.reopen(ctx, host, res)
-	}
-	tip := ""
-	if existing {
-		tip = res.Commit
-	}
-
 	if err := j.repo.Clone(ctx); err != nil {
-		return res, err
+		return gitResult{Branch: c.branch}, err
 	}
+	var foreign []string
+	for _, branch := range branchCandidates(c.branch) {
+		tip, err := j.repo.RemoteBranch(ctx, branch)
+		if err != nil {
+			return gitResult{Branch: branch}, err
+		}
+		if tip.IsZero() {
+			return j.propose(ctx, host, c, branch)
+		}
+		res := gitResult{Branch: branch, Commit: tip.String()}
+		var own bool
+		var why string
+		var tipCommit *object.Commit
+		err = j.withHistory(ctx, func() error {
+			if err := j.repo.Fetch(ctx, branch); err != nil {
+				return err
+			}
+			head, err := j.repo.Head(j.src.Branch)
+			if err != nil {
+				return err
+			}
+			if tipCommit, err = j.repo.Head(branch); err != nil {
+				return err
+			}
+			own, why, err = j.ownCommit(ctx, c, tipCommit, head)
+			return err
+		})
+		if err != nil {
+			return res, err
+		}
+		if !own {
+			ctrl.LoggerFrom(ctx).Info("branch not written by serin: left alone", "branch", branch, "why", why)
+			foreign = append(foreign, branch+" ("+why+")")
+			continue
+		}
+		return j.resume(ctx, host, c, res, tipCommit)
+	}
+	return gitResult{Branch: c.branch}, fmt.Errorf("%w: %s; delete them and the %s is written again", ErrForeignBranch, strings.Join(foreign, ", "), c.kind)
+}
+
+// propose writes the change under branch, which nobody pushed: unless the
+// tracked branch already holds it (merged, maybe squashed, before a
+// restart recorded it, its branch deleted) or already is as it would make
+// it, planned on its head, committed, pushed and proposed.
+func (j *gitJob) propose(ctx context.Context, host PullRequestHost, c change, branch string) (gitResult, error) {
+	start := time.Now()
+	log := ctrl.LoggerFrom(ctx)
+	res := gitResult{Branch: branch}
 	var head, brought *object.Commit
 	var plan *Plan
 	var msg string
-	err = j.withHistory(ctx, func() error {
+	err := j.withHistory(ctx, func() error {
+		var err error
 		if head, err = j.repo.Head(j.src.Branch); err != nil {
 			return err
 		}
 		if c.brought != nil {
-			// Already in the branch (merged, maybe squashed, before a
-			// restart recorded it): nothing to write again.
-			if brought, err = c.brought(head, tip); err != nil || brought != nil || existing {
+			if brought, err = c.brought(head, ""); err != nil || brought != nil {
 				return err
 			}
 		}
@@ -217,13 +254,9 @@ func (j *gitJob) pullRequest(ctx context.Context, c change) (gitResult, error) {
 	planned := time.Since(start)
 	switch {
 	case brought != nil:
-		res.Commit, res.State = cmp.Or(res.Commit, brought.Hash.String()), gitMerged
+		res.Commit, res.State = brought.Hash.String(), gitMerged
 		res.Message = fmt.Sprintf("already in %s as %s", j.src.Branch, ShortSHA(brought.Hash.String()))
 		return res, nil
-	case existing:
-		// The branch without its pull request (pushed before a restart,
-		// or its pull request closed): open it again.
-		return j.reopen(ctx, host, res)
 	case plan.UpToDate:
 		return c.upToDate(head.Hash.String()), nil
 	}
@@ -232,21 +265,21 @@ func (j *gitJob) pullRequest(ctx context.Context, c change) (gitResult, error) {
 		return res, err
 	}
 	res.Commit = commit.Hash.String()
-	if err := j.repo.Push(ctx, commit.Hash, c.branch); err != nil {
+	if err := j.repo.Push(ctx, commit.Hash, branch); err != nil {
 		return res, err
 	}
 	// How long the clone and the plan took (cloneDepth 0: the whole
 	// branch was needed), and the push, tells where a slow job goes.
-	log.Info(c.kind+" branch pushed", c.kind+"Branch", c.branch, "commit", ShortSHA(res.Commit), "strategy", plan.Strategy,
+	log.Info(c.kind+" branch pushed", c.kind+"Branch", branch, "commit", ShortSHA(res.Commit), "strategy", plan.Strategy,
 		"cloneDepth", j.repo.depth, "planned", planned.Round(time.Millisecond).String(), "pushed", time.Since(start).Round(time.Millisecond).String())
 	title, body := splitMessage(msg)
-	pr, err := host.Open(ctx, c.branch, j.src.Branch, title, body)
+	pr, err := host.Open(ctx, branch, j.src.Branch, title, body)
 	if err != nil {
 		return res, err
 	}
 	log.Info(c.kind+" pull request opened", "url", pr.URL, "commit", ShortSHA(res.Commit), "took", time.Since(start).Round(time.Millisecond).String())
 	res.PullRequestURL, res.State = pr.URL, gitOpened
-	res.Message = fmt.Sprintf("pull request #%d opened from %s (%s)", pr.Number, c.branch, c.describe(plan))
+	res.Message = fmt.Sprintf("pull request #%d opened from %s (%s)", pr.Number, branch, c.describe(plan))
 	return res, nil
 }
 
@@ -255,62 +288,61 @@ func planSummary(plan *Plan) string {
 	return strings.ToLower(string(plan.Strategy)) + " of " + strings.Join(plan.Paths(), ", ")
 }
 
-// existingPullRequest looks for res.Branch on the remote (existing, its
-// tip in res.Commit) and for its open pull request (open, recorded in res
-// as opened): what an earlier run of the same revert or promotion made.
-func (j *gitJob) existingPullRequest(ctx context.Context, host PullRequestHost, res *gitResult) (existing, open bool, err error) {
-	tip, err := j.repo.RemoteBranch(ctx, res.Branch)
-	if err != nil || tip.IsZero() {
-		return false, false, err
-	}
-	res.Commit = tip.String()
+// resume carries on with a change's branch that holds serin's own commit
+// (tip), pushed by an earlier run: its open pull request is adopted; a
+// change already in the tracked branch (the branch merged, or squashed
+// with the change's trailers) is reported merged; otherwise its pull
+// request is opened again (pushed before a restart, or closed), with the
+// words serin plans for it, never the branch's own.
+func (j *gitJob) resume(ctx context.Context, host PullRequestHost, c change, res gitResult, tip *object.Commit) (gitResult, error) {
 	pr, err := host.Find(ctx, res.Branch)
-	if err != nil || pr == nil {
-		return true, false, err
-	}
-	res.PullRequestURL, res.State = pr.URL, gitOpened
-	res.Message = fmt.Sprintf("pull request #%d from %s is already open", pr.Number, res.Branch)
-	return true, true, nil
-}
-
-// reopen handles a change's branch without an open pull request: pushed
-// before a restart, or its pull request merged or closed. A branch
-// already in the tracked branch is reported as merged; otherwise its pull
-// request is opened again.
-func (j *gitJob) reopen(ctx context.Context, host PullRequestHost, res gitResult) (gitResult, error) {
-	if err := j.repo.Clone(ctx); err != nil {
+	if err != nil {
 		return res, err
 	}
-	var tip *object.Commit
+	if pr != nil {
+		res.PullRequestURL, res.State = pr.URL, gitOpened
+		res.Message = fmt.Sprintf("pull request #%d from %s is already open", pr.Number, res.Branch)
+		return res, nil
+	}
 	var merged bool
-	err := j.withHistory(ctx, func() error {
-		if err := j.repo.Fetch(ctx, res.Branch); err != nil {
-			return err
-		}
-		var err error
-		if tip, err = j.repo.Head(res.Branch); err != nil {
-			return err
-		}
+	var brought *object.Commit
+	var msg string
+	err = j.withHistory(ctx, func() error {
 		head, err := j.repo.Head(j.src.Branch)
 		if err != nil {
 			return err
+		}
+		if c.brought != nil {
+			if brought, err = c.brought(head, tip.Hash.String()); err != nil || brought != nil {
+				return err
+			}
 		}
 		merged, err = isAncestor(ctx, tip, head)
 		if errors.Is(err, ErrShallowHistory) || ctx.Err() != nil {
 			return err
 		}
-		return nil // a history that cannot be walked counts as not merged
+		parent, err := firstParent(tip)
+		if err != nil {
+			return err
+		}
+		_, msg, err = c.plan(parent)
+		return err
 	})
 	if err != nil {
 		return res, err
 	}
-	if merged {
+	switch {
+	case brought != nil:
+		res.State = gitMerged
+		res.Message = fmt.Sprintf("already in %s as %s", j.src.Branch, ShortSHA(brought.Hash.String()))
+		return res, nil
+	case merged:
 		res.State = gitMerged
 		res.Message = fmt.Sprintf("%s is already merged into %s", res.Branch, j.src.Branch)
 		return res, nil
 	}
-	title, body := splitMessage(tip.Message)
-	pr, err := host.Open(ctx, res.Branch, j.src.Branch, title, body)
+	title, body := splitMessage(msg)
+	pr, err = host.Open(ctx, res.Branch, j.src.Branch, title, body)
 	if err != nil {
 		return res, err
 	}
@@ -337,11 +369,23 @@ func (j *gitJob) pushOnto(ctx context.Context, c change) (gitResult, error) {
 			if head, err = j.repo.Head(j.src.Branch); err != nil {
 				return err
 			}
-			if done, err = c.pushed(head); err != nil || done != nil {
+			if done, err = c.pushed(head); err != nil {
 				return err
 			}
-			plan, msg, err = c.plan(head)
-			return err
+			if done != nil {
+				// Counted as made only when it is serin's own commit for
+				// the change: trailers alone can be copied.
+				own, why, err := j.ownCommit(ctx, c, done, head)
+				if err != nil || own {
+					return err
+				}
+				ctrl.LoggerFrom(ctx).Info("a commit carries the change's trailers but is not serin's: not counted", "commit", ShortSHA(done.Hash.String()), "why", why)
+				done = nil
+			}
+			if plan, msg, err = c.plan(head); err != nil || plan.UpToDate || c.guard == nil {
+				return err
+			}
+			return c.guard(head, plan)
 		})
 		switch {
 		case err != nil:

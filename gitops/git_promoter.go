@@ -22,6 +22,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/go-git/go-git/v5/plumbing/object"
 	"k8s.io/apimachinery/pkg/types"
@@ -215,6 +216,19 @@ func (j *promotionJob) change(ctx context.Context) change {
 		},
 		upToDate: j.alreadyThere,
 		describe: func(plan *Plan) string { return strings.Join(plan.Paths(), ", ") },
+		guard: func(head *object.Commit, _ *Plan) error {
+			since := j.promote.Since
+			if since.IsZero() {
+				return nil
+			}
+			stop := func(c *object.Commit) bool { return !c.Committer.When.After(since) }
+			path := displayPath(strings.Trim(j.src.Path, "./"))
+			changed, err := j.changedSince(ctx, head, stop, underPath(j.src.Path))
+			if err != nil || changed == nil {
+				return err
+			}
+			return changedMeanwhile("promotion", path, "since the wave started at "+since.UTC().Format(time.RFC3339), changed)
+		},
 	}
 }
 

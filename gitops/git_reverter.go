@@ -20,6 +20,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"text/template"
 	"time"
@@ -311,6 +312,19 @@ func (j *revertJob) change(ctx context.Context) change {
 		},
 		upToDate: j.alreadyReverted,
 		describe: planSummary,
+		guard: func(head *object.Commit, plan *Plan) error {
+			bad, err := j.repo.Commit(j.bad)
+			if err != nil {
+				return err
+			}
+			edits := plan.Paths()
+			stop := func(c *object.Commit) bool { return c.Hash == bad.Hash || c.Committer.When.Before(bad.Committer.When) }
+			changed, err := j.changedSince(ctx, head, stop, func(f string) bool { return slices.Contains(edits, f) })
+			if err != nil || changed == nil {
+				return err
+			}
+			return changedMeanwhile("revert", strings.Join(edits, ", "), "since the bad revision "+ShortSHA(j.bad), changed)
+		},
 	}
 }
 

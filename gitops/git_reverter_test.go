@@ -247,26 +247,7 @@ func (f *gitFixture) file(branch, path string) (string, *object.Commit) {
 // would, and returns the commit.
 func (f *gitFixture) pushToMain(path, content, message string) *object.Commit {
 	f.t.Helper()
-	repo, err := gogit.Clone(memory.NewStorage(), nil, &gogit.CloneOptions{
-		URL: f.url, Auth: f.auth(), ReferenceName: "refs/heads/main", SingleBranch: true, NoCheckout: true,
-	})
-	if err != nil {
-		f.t.Fatal(err)
-	}
-	r := &Repository{repo: repo}
-	head, _ := repo.Head()
-	parent, _ := repo.CommitObject(head.Hash())
-	c, err := r.CommitFiles(parent, []FileChange{{Path: path, Content: []byte(content)}}, Signature{Name: "Dev", Email: "dev@example.com"}, testEpoch.Add(2*time.Hour), message)
-	if err != nil {
-		f.t.Fatal(err)
-	}
-	if err := repo.Storer.SetReference(plumbing.NewHashReference("refs/heads/main", c.Hash)); err != nil {
-		f.t.Fatal(err)
-	}
-	if err := repo.Push(&gogit.PushOptions{Auth: f.auth(), RefSpecs: []config.RefSpec{"refs/heads/main:refs/heads/main"}}); err != nil {
-		f.t.Fatal(err)
-	}
-	return c
+	return f.pushOnMain("main", map[string]string{path: content}, Signature{Name: "Dev", Email: "dev@example.com"}, testEpoch.Add(2*time.Hour), message)
 }
 
 // fakeHost is an in-memory Git host API.

@@ -18,6 +18,7 @@ package gitops
 
 import (
 	"context"
+	"time"
 
 	"github.com/serin-dev/serin/api/v1alpha1"
 )
@@ -33,6 +34,11 @@ type PromotionRequest struct {
 	Revision string
 	// Images are the promoted images (the primary's).
 	Images []string
+	// Since is when the wave started (or a person promoted by hand): in
+	// mode Push, a commit that is not serin's and changed the stage's
+	// path after it refuses the promotion (ErrChangedMeanwhile). Zero
+	// checks nothing.
+	Since time.Time
 }
 
 // PromotionState is what a promotion came to (PromotionResult.State).

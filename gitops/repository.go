@@ -425,3 +425,17 @@ func (r *Repository) FindCommit(ctx context.Context, head, stop *object.Commit, 
 	})
 	return found, err
 }
+
+// PlannedTree is the tree parent would have with the files changed (nil
+// content deletes), as CommitFiles writes it.
+func (r *Repository) PlannedTree(parent *object.Commit, files []FileChange) (plumbing.Hash, error) {
+	tree, err := parent.Tree()
+	if err != nil {
+		return plumbing.ZeroHash, err
+	}
+	changes := map[string][]byte{}
+	for _, f := range files {
+		changes[f.Path] = f.Content
+	}
+	return r.writeTree(tree, changes)
+}

@@ -1109,6 +1109,12 @@ type PromotionStatus struct {
 	// Message explains the phase.
 	// +optional
 	Message string `json:"message,omitempty"`
+	// StartedAt is when the wave of this revision started for the stage,
+	// or when a person last promoted it by hand: in mode Push, a change
+	// to the stage's path after it that serin did not write refuses the
+	// promotion (Error), so that serin never writes over it.
+	// +optional
+	StartedAt *metav1.Time `json:"startedAt,omitempty"`
 	// SoakUntil is when the soak ends.
 	// +optional
 	SoakUntil *metav1.Time `json:"soakUntil,omitempty"`

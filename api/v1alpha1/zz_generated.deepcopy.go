@@ -1266,6 +1266,10 @@ func (in *PromotionStatus) DeepCopyInto(out *PromotionStatus) {
 		*out = make([]string, len(*in))
 		copy(*out, *in)
 	}
+	if in.StartedAt != nil {
+		in, out := &in.StartedAt, &out.StartedAt
+		*out = (*in).DeepCopy()
+	}
 	if in.SoakUntil != nil {
 		in, out := &in.SoakUntil, &out.SoakUntil
 		*out = (*in).DeepCopy()

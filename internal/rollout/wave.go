@@ -139,7 +139,7 @@ func WaveEntries(c *v1alpha1.Canary, now time.Time, byHand string) ([]v1alpha1.P
 // startStage is a stage's entry for a newly promoted revision: Soaking
 // when the stage soaks, else Promoting.
 func startStage(stage v1alpha1.PromotionTarget, rev string, now time.Time) (v1alpha1.PromotionStatus, WaveEvent) {
-	p := v1alpha1.PromotionStatus{Stage: stage.Stage, Revision: rev}
+	p := v1alpha1.PromotionStatus{Stage: stage.Stage, Revision: rev, StartedAt: ptrTime(now)}
 	if stage.Soak != nil && stage.Soak.Duration > 0 {
 		until := metav1.NewTime(now.Add(stage.Soak.Duration))
 		p.SoakUntil = &until
@@ -159,7 +159,9 @@ func promoteByHand(p *v1alpha1.PromotionStatus, now time.Time) WaveEvent {
 	case v1alpha1.WaveSoaking, v1alpha1.WaveStopped, v1alpha1.WaveError:
 		ev := WaveEvent{WaveInfo, v1alpha1.StagePromoteRequestedReason, fmt.Sprintf("%s: promotion of %s requested by hand (was %s)", p.Stage, p.Revision, p.Phase)}
 		setWavePhase(p, v1alpha1.WavePromoting, "promoted by hand: writing it to Git", now)
-		p.SoakUntil, p.Attempts, p.NextAttemptTime = nil, 0, nil
+		// The person takes the stage's path as it is now: a change made
+		// to it before no longer refuses a push.
+		p.SoakUntil, p.Attempts, p.NextAttemptTime, p.StartedAt = nil, 0, nil, ptrTime(now)
 		return ev
 	case v1alpha1.WavePromoting:
 		p.NextAttemptTime = nil
@@ -478,6 +480,12 @@ func setWavePhase(p *v1alpha1.PromotionStatus, phase, message string, now time.T
 		p.LastTransitionTime = &t
 	}
 	p.Phase, p.Message = phase, message
+}
+
+// ptrTime is t as a *metav1.Time.
+func ptrTime(t time.Time) *metav1.Time {
+	m := metav1.NewTime(t)
+	return &m
 }
 
 // shortSHA cuts a commit hash to 8 characters (gitops.ShortSHA).

@@ -1,0 +1,215 @@
+/*
+Copyright 2026 The serin authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package gitops
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	gogit "github.com/go-git/go-git/v5"
+	"github.com/go-git/go-git/v5/config"
+	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/object"
+	"github.com/go-git/go-git/v5/storage/memory"
+
+	"github.com/serin-dev/serin/api/v1alpha1"
+)
+
+// pushOnMain commits files on top of main's head, as author at when,
+// and pushes the commit to branch (main moves only when branch is main):
+// what anyone who may push to the repository can do.
+func (f *gitFixture) pushOnMain(branch string, files map[string]string, author Signature, when time.Time, message string) *object.Commit {
+	f.t.Helper()
+	repo, err := gogit.Clone(memory.NewStorage(), nil, &gogit.CloneOptions{
+		URL: f.url, Auth: f.auth(), ReferenceName: "refs/heads/main", SingleBranch: true, NoCheckout: true,
+	})
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	r := &Repository{repo: repo}
+	head, _ := repo.Head()
+	parent, _ := repo.CommitObject(head.Hash())
+	var changes []FileChange
+	for p, content := range files {
+		changes = append(changes, FileChange{Path: p, Content: []byte(content)})
+	}
+	c, err := r.CommitFiles(parent, changes, author, when, message)
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	if err := repo.Storer.SetReference(plumbing.NewHashReference("refs/heads/pushed", c.Hash)); err != nil {
+		f.t.Fatal(err)
+	}
+	if err := repo.Push(&gogit.PushOptions{Auth: f.auth(), RefSpecs: []config.RefSpec{config.RefSpec("refs/heads/pushed:refs/heads/" + branch)}}); err != nil {
+		f.t.Fatal(err)
+	}
+	return c
+}
+
+var (
+	mallory  = Signature{Name: "Mallory", Email: "mallory@example.com"}
+	serinBot = Signature{Name: "serin-bot", Email: "serin-bot@example.com"}
+)
+
+// evilKustomization is apps/podinfo's kustomization with another image.
+const evilKustomization = `apiVersion: kustomize.config.k8s.io/v1beta1
+kind: Kustomization
+namespace: apps
+resources:
+  - deployment.yaml
+  - service.yaml
+  - canary.yaml
+images:
+  - name: ghcr.io/stefanprodan/podinfo
+    newTag: evil
+`
+
+// Anyone who may push can create the promotion's branch first, during
+// the soak, with other images, and open a pull request from it: serin
+// opens nothing from it and adopts nothing; it writes its own commit
+// under the next name. A branch that imitates serin's author but not its
+// change is left alone too.
+func TestGitPromoter_NeverVouchesForABranchItDidNotWrite(t *testing.T) {
+	f := newGitFixture(t)
+	g := f.promoter(WithStatusReaderFactory((&fakeStatuses{}).factory))
+	ctx := context.Background()
+	req := f.promotion(v1alpha1.PullRequestRevert)
+	branch := PromoteBranch(req.Canary, "production", f.good.Hash.String())
+	evil := map[string]string{"apps/podinfo/kustomization.yaml": evilKustomization}
+	f.pushOnMain(branch, evil, mallory, testEpoch.Add(2*time.Hour), "serin: promote Deployment/podinfo to production")
+	f.pushOnMain(branch+"-2", evil, serinBot, testEpoch.Add(2*time.Hour), "serin: promote Deployment/podinfo to production")
+	// Its pull request is open already.
+	f.host.prs = append(f.host.prs, &fakePR{PullRequest: PullRequest{Number: 1, URL: "https://git.example/pulls/1"}, branch: branch, base: "main", open: true})
+
+	res, err := g.Promote(ctx, req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.State != PromotionOpened || res.Branch != branch+"-3" || res.PullRequestURL == "https://git.example/pulls/1" {
+		t.Fatalf("promotion = %+v, want a pull request of its own from %s-3", res, branch)
+	}
+	got, commit := f.file(branch+"-3", "apps/podinfo/kustomization.yaml")
+	if !strings.Contains(got, "newTag: 6.9.0") || strings.Contains(got, "evil") || commit.Author.Name != "serin-bot" {
+		t.Errorf("kustomization on serin's branch, by %s:\n%s", commit.Author.Name, got)
+	}
+	if len(f.host.prs) != 2 || f.host.prs[1].branch != branch+"-3" {
+		t.Errorf("pull requests: %d, the new one from %s", len(f.host.prs), f.host.prs[len(f.host.prs)-1].branch)
+	}
+	// Asked again (a restart): the same pull request, nothing new.
+	again, err := g.Promote(ctx, req)
+	if err != nil || again.Branch != branch+"-3" || again.PullRequestURL != res.PullRequestURL || len(f.host.prs) != 2 {
+		t.Errorf("again = %+v, %v; %d pull requests", again, err, len(f.host.prs))
+	}
+
+	// Every name taken: nothing is written, and the error names them.
+	f2 := newGitFixture(t)
+	g2 := f2.promoter(WithStatusReaderFactory((&fakeStatuses{}).factory))
+	for _, b := range branchCandidates(branch) {
+		f2.pushOnMain(b, evil, mallory, testEpoch.Add(2*time.Hour), "promote")
+	}
+	_, err = g2.Promote(ctx, f2.promotion(v1alpha1.PullRequestRevert))
+	if !errors.Is(err, ErrForeignBranch) || IsTransient(err) || !strings.Contains(err.Error(), branch+"-2") || !strings.Contains(err.Error(), "Mallory") || len(f2.host.prs) != 0 {
+		t.Errorf("all names taken: %v (transient %v), %d pull requests", err, IsTransient(err), len(f2.host.prs))
+	}
+}
+
+// A revert's branch created first by someone else is not proposed as the
+// revert either.
+func TestGitReverter_NeverVouchesForABranchItDidNotWrite(t *testing.T) {
+	f := newGitFixture(t)
+	g := f.reverter()
+	req := f.request(v1alpha1.PullRequestRevert)
+	branch := RevertBranch(req.Canary, f.bad.Hash.String())
+	f.pushOnMain(branch, map[string]string{"apps/podinfo/kustomization.yaml": evilKustomization}, mallory, testEpoch.Add(2*time.Hour), "serin: revert")
+	res, err := g.Revert(context.Background(), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.State != StateOpened || res.Branch != branch+"-2" || len(f.host.prs) != 1 || f.host.prs[0].branch != branch+"-2" {
+		t.Fatalf("revert = %+v; pull requests %d", res, len(f.host.prs))
+	}
+	if got, _ := f.file(branch+"-2", "apps/podinfo/kustomization.yaml"); strings.Contains(got, "evil") || !strings.Contains(got, "6.7.0") {
+		t.Errorf("revert branch:\n%s", got)
+	}
+}
+
+// In mode Push a commit that copies a promotion's trailers is not taken
+// for the promotion: serin pushes its own.
+func TestGitPromoter_CopiedTrailersAreNotAPromotion(t *testing.T) {
+	f := newGitFixture(t)
+	g := f.promoter(WithStatusReaderFactory((&fakeStatuses{}).factory))
+	req := f.promotion(v1alpha1.PushRevert)
+	fake := "serin: promote\n\n" + promoteTrailers(req.Canary, "production", f.good.Hash.String())
+	copied := f.pushOnMain("main", map[string]string{"README.md": "nothing promoted here"}, serinBot, testEpoch.Add(2*time.Hour), fake)
+	res, err := g.Promote(context.Background(), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.State != PromotionPushed || res.Commit == copied.Hash.String() {
+		t.Fatalf("promotion = %+v, want a push of its own (not %s)", res, ShortSHA(copied.Hash.String()))
+	}
+	if got, _ := f.file("main", "apps/podinfo/kustomization.yaml"); !strings.Contains(got, "newTag: 6.9.0") {
+		t.Errorf("main after the promotion:\n%s", got)
+	}
+}
+
+// A hotfix a person pushed to the stage's path after the wave started is
+// not written over in mode Push: the promotion is refused, with a message
+// naming the commit, until a person promotes by hand (Since moves on).
+func TestGitPromoter_PushNeverOverwritesAHotfix(t *testing.T) {
+	f := newGitFixture(t)
+	g := f.promoter(WithStatusReaderFactory((&fakeStatuses{}).factory))
+	ctx := context.Background()
+	req := f.promotion(v1alpha1.PushRevert)
+	req.Since = testEpoch.Add(time.Hour)
+	hotfix := strings.Replace(evilKustomization, "newTag: evil", "newTag: 6.7.1 # hotfix", 1)
+	fix := f.pushOnMain("main", map[string]string{"apps/podinfo/kustomization.yaml": hotfix}, Signature{Name: "Dev", Email: "dev@example.com"}, testEpoch.Add(2*time.Hour), "hotfix podinfo 6.7.1")
+	_, err := g.Promote(ctx, req)
+	if !errors.Is(err, ErrChangedMeanwhile) || IsTransient(err) || !strings.Contains(err.Error(), ShortSHA(fix.Hash.String())) || !strings.Contains(err.Error(), "hotfix podinfo 6.7.1") {
+		t.Fatalf("promotion over a hotfix: %v", err)
+	}
+	if f.branches()["main"] != fix.Hash {
+		t.Fatalf("main moved to %s", f.branches()["main"])
+	}
+	// Someone else's change outside the stage's path is no reason to stop.
+	f.pushOnMain("main", map[string]string{"README.md": "docs"}, Signature{Name: "Dev", Email: "dev@example.com"}, testEpoch.Add(3*time.Hour), "docs")
+	// Promoted by hand after the hotfix: written.
+	req.Since = testEpoch.Add(150 * time.Minute)
+	res, err := g.Promote(ctx, req)
+	if err != nil || res.State != PromotionPushed {
+		t.Fatalf("promoted by hand: %+v, %v", res, err)
+	}
+}
+
+// A Push-mode revert does not write over a change a person made after the
+// bad revision to a file the revert edits.
+func TestGitReverter_PushNeverOverwritesAHotfix(t *testing.T) {
+	f := newGitFixture(t)
+	g := f.reverter()
+	original := strings.Replace(evilKustomization, "newTag: evil", "newTag: 6.8.0-rc.1 # try the release candidate", 1)
+	fix := f.pushOnMain("main", map[string]string{"apps/podinfo/kustomization.yaml": "# tuned by hand\n" + original}, Signature{Name: "Dev", Email: "dev@example.com"}, testEpoch.Add(2*time.Hour), "comment")
+	_, err := g.Revert(context.Background(), f.request(v1alpha1.PushRevert))
+	if !errors.Is(err, ErrChangedMeanwhile) || !strings.Contains(err.Error(), ShortSHA(fix.Hash.String())) {
+		t.Fatalf("revert over a later change: %v", err)
+	}
+	if f.branches()["main"] != fix.Hash {
+		t.Errorf("main moved to %s", f.branches()["main"])
+	}
+}
