@@ -132,15 +132,7 @@ func TestGetCanaries(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			env := newTestEnvironment(t, newFakeClient(listedCanaries()...))
 			run := runCommand(context.Background(), env, tc.args...)
-			if diff := cmp.Diff(tc.wantErr, errorText(run.err)); diff != "" {
-				t.Fatalf("error differs (-want +got):\n%s", diff)
-			}
-			if diff := cmp.Diff(tc.wantStderr, run.stderr); diff != "" {
-				t.Errorf("standard error differs (-want +got):\n%s", diff)
-			}
-			if tc.golden != "" {
-				assertGolden(t, "get_canaries/"+tc.golden, run.stdout)
-			}
+			assertRun(t, run, tc.wantErr, tc.wantStderr, "get_canaries", tc.golden)
 		})
 	}
 }

@@ -96,6 +96,16 @@ func runGetCanary(cmd *cobra.Command, env *environment, name, output string) err
 // recentEvents returns the latest Events involving the object of kind,
 // oldest first.
 func recentEvents(ctx context.Context, kube client.Client, kind string, object client.Object) ([]corev1.Event, error) {
+	events, err := objectEvents(ctx, kube, kind, object)
+	if len(events) > maxDescribedEvents {
+		events = events[len(events)-maxDescribedEvents:]
+	}
+	return events, err
+}
+
+// objectEvents returns every Event involving the object of kind, oldest
+// first.
+func objectEvents(ctx context.Context, kube client.Client, kind string, object client.Object) ([]corev1.Event, error) {
 	list := &corev1.EventList{}
 	err := kube.List(ctx, list, client.InNamespace(object.GetNamespace()), client.MatchingFields{
 		"involvedObject.kind": kind,
@@ -114,9 +124,6 @@ func recentEvents(ctx context.Context, kube client.Client, kind string, object c
 	sort.SliceStable(events, func(i, j int) bool {
 		return eventLastSeen(&events[i]).Before(eventLastSeen(&events[j]))
 	})
-	if len(events) > maxDescribedEvents {
-		events = events[len(events)-maxDescribedEvents:]
-	}
 	return events, nil
 }
 

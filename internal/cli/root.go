@@ -14,11 +14,11 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-// Package cli implements serin's command line: get, wait, promote, abort,
-// retry, revert, suspend, resume, dashboard, convert, version and
-// completion. It
-// is a library so that cmd/serin stays a few lines and every command can be
-// run in tests against a fake Kubernetes client.
+// Package cli implements serin's command line: get, wait, events,
+// reconcile, promote, abort, retry, revert, suspend, resume, dashboard,
+// convert, version and completion. It is a library so that cmd/serin
+// stays a few lines and every command can be run in tests against a fake
+// Kubernetes client.
 package cli
 
 import (
@@ -80,6 +80,7 @@ Flagger Canaries to serin ones.`,
 		SilenceErrors: true,
 	}
 	env.kubeconfig.AddFlags(root.PersistentFlags())
+	registerConnectionCompletions(root, env)
 	root.PersistentFlags().DurationVar(&env.timeout, "timeout", defaultTimeout,
 		"how long a command may take, waiting and watching included")
 
@@ -91,6 +92,8 @@ Flagger Canaries to serin ones.`,
 		newSuspensionCommand(env, suspendCanary),
 		newSuspensionCommand(env, resumeCanary),
 		newWaitCommand(env),
+		newEventsCommand(env),
+		newReconcileCommand(env),
 		newDashboardCommand(env),
 		newConvertCommand(),
 		newVersionCommand(env),
