@@ -37,6 +37,6 @@ func main() {
 	stop()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "✗", err)
-		os.Exit(1)
+		os.Exit(cli.ExitCode(err))
 	}
 }

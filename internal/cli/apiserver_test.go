@@ -19,6 +19,7 @@ package cli
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"io"
 	"os"
@@ -35,6 +36,7 @@ import (
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/yaml"
 
 	"github.com/serin-dev/serin/api/v1alpha1"
 	"github.com/serin-dev/serin/internal/testing/testbed"
@@ -178,6 +180,73 @@ func TestAgainstAPIServer(t *testing.T) {
 		got := run("promote", "frontend", "--to", "production", "--timeout", "10s")
 		if got.err != nil || !strings.Contains(got.stderr, "✔ promote request to production handled: Promoting") {
 			t.Errorf("promote --to: %v\n%s", got.err, got.stderr)
+		}
+	})
+	t.Run("-o json and -o yaml parse, with the computed columns", func(t *testing.T) {
+		got := run("get", "canaries", "-o", "json")
+		var canaries summaryList[canarySummary]
+		if err := json.Unmarshal([]byte(got.stdout), &canaries); got.err != nil || err != nil {
+			t.Fatalf("get canaries -o json: %v, %v:\n%s", got.err, err, got.stdout)
+		}
+		byName := map[string]canarySummary{}
+		for _, item := range canaries.Items {
+			byName[item.Name] = item
+		}
+		if p := byName["podinfo"]; p.Group != "storefront" || p.Object == nil || p.Object.Kind != v1alpha1.CanaryKind || p.Object.UID == "" {
+			t.Errorf("podinfo: %+v", p)
+		}
+		if f := byName["frontend"]; len(f.Wave) != 2 || f.Wave[1].Stage != "production" || f.Wave[1].Phase == "" {
+			t.Errorf("frontend's wave: %+v", f.Wave)
+		}
+		got = run("get", "group", "storefront", "-o", "yaml")
+		var group groupSummary
+		if err := yaml.Unmarshal([]byte(got.stdout), &group); got.err != nil || err != nil ||
+			group.Revision != longRevision || len(group.Members) != 1 || group.Object.Kind != v1alpha1.CanaryGroupKind {
+			t.Errorf("get group -o yaml: %v, %v, %+v", got.err, err, group)
+		}
+		got = run("get", "canaries", "-n", "test", "-o", "json")
+		if got.err != nil || got.stdout != "{\n  \"items\": []\n}\n" || !strings.Contains(got.stderr, `no Canary objects found in "test" namespace`) {
+			t.Errorf("an empty list: %v, %q, %q", got.err, got.stdout, got.stderr)
+		}
+	})
+	t.Run("wait: the verdict of a revision, in the exit status", func(t *testing.T) {
+		waited := makeCanary("apps", "waited").obj()
+		mustCreate(t, kube, waited)
+		key := client.ObjectKeyFromObject(waited)
+		rollOut := func(revision string, phase v1alpha1.CanaryPhase, status metav1.ConditionStatus, message string) {
+			updateCanaryStatus(t, kube, key, func(c *v1alpha1.Canary) {
+				c.Status.ObservedGeneration = c.Generation
+				c.Status.Phase, c.Status.LastAttemptedRevision = phase, revision
+				c.Status.Conditions = []metav1.Condition{{Type: "Ready", Status: status, Reason: string(phase), Message: message,
+					LastTransitionTime: metav1.Now()}}
+			})
+		}
+		rollOut(otherRevision, v1alpha1.PhaseSucceeded, metav1.ConditionTrue, "promoted")
+
+		// The Canary sees the revision only after the command started.
+		done := make(chan commandRun)
+		go func() { done <- run("wait", "canary", "waited", "--revision", "5eed5eed", "--timeout", "20s") }()
+		time.Sleep(200 * time.Millisecond)
+		rollOut(waitedRevision, v1alpha1.PhaseProgressing, metav1.ConditionFalse, "advancing canary weight to 10")
+		time.Sleep(200 * time.Millisecond)
+		rollOut(waitedRevision, v1alpha1.PhaseSucceeded, metav1.ConditionTrue, "promotion completed")
+		if got := <-done; got.err != nil || !strings.Contains(got.stderr, "◎ Progressing, revision main@sha1:5eed5eed") ||
+			!strings.Contains(got.stderr, "✔ Canary waited in apps namespace succeeded") {
+			t.Errorf("succeeded: exit %d, %v:\n%s", ExitCode(got.err), got.err, got.stderr)
+		}
+
+		rollOut(otherRevision, v1alpha1.PhaseFailed, metav1.ConditionFalse, "canary analysis failed: error-rate 1.5 > 1")
+		if got := run("wait", "canary", "waited", "--timeout", "20s"); ExitCode(got.err) != ExitFailed ||
+			!strings.Contains(errorText(got.err), "failed: Failed, revision main@sha1:0ddba11c: canary analysis failed: error-rate 1.5 > 1") {
+			t.Errorf("failed: exit %d, %v", ExitCode(got.err), got.err)
+		}
+		rollOut(otherRevision, v1alpha1.PhaseProgressing, metav1.ConditionFalse, "advancing canary weight to 10")
+		if got := run("wait", "canary", "waited", "--timeout", "500ms"); ExitCode(got.err) != ExitTimeout ||
+			!strings.HasPrefix(errorText(got.err), "timed out after 500ms waiting for Canary waited in apps namespace: Progressing") {
+			t.Errorf("timeout: exit %d, %v", ExitCode(got.err), got.err)
+		}
+		if got := run("wait", "canary", "nope", "--timeout", "2s"); ExitCode(got.err) != ExitCannotWait {
+			t.Errorf("not found: exit %d, %v", ExitCode(got.err), got.err)
 		}
 	})
 	t.Run("converted examples pass the CRD validation", func(t *testing.T) {

@@ -18,10 +18,12 @@ package cli
 
 import (
 	"context"
+	"slices"
 	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
+	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/serin-dev/serin/api/v1alpha1"
@@ -103,4 +105,42 @@ func namesOf[T any, P interface {
 		names[i] = P(&items[i]).GetName()
 	}
 	return names
+}
+
+// registerConnectionCompletions completes --context with the contexts of
+// the kubeconfig and --namespace with the namespaces of the cluster.
+func registerConnectionCompletions(root *cobra.Command, env *environment) {
+	_ = root.RegisterFlagCompletionFunc("context", func(_ *cobra.Command, _ []string, toComplete string) ([]string, cobra.ShellCompDirective) {
+		config, err := env.kubeconfig.ToRawKubeConfigLoader().RawConfig()
+		if err != nil {
+			return nil, cobra.ShellCompDirectiveError
+		}
+		var names []string
+		for name := range config.Contexts {
+			if strings.HasPrefix(name, toComplete) {
+				names = append(names, name)
+			}
+		}
+		slices.Sort(names)
+		return names, cobra.ShellCompDirectiveNoFileComp
+	})
+	_ = root.RegisterFlagCompletionFunc("namespace", func(_ *cobra.Command, _ []string, toComplete string) ([]string, cobra.ShellCompDirective) {
+		kube, err := env.newClient()
+		if err != nil {
+			return nil, cobra.ShellCompDirectiveError
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), completionTimeout)
+		defer cancel()
+		list := &corev1.NamespaceList{}
+		if err := kube.List(ctx, list); err != nil {
+			return nil, cobra.ShellCompDirectiveError
+		}
+		var names []string
+		for _, name := range namesOf(list.Items) {
+			if strings.HasPrefix(name, toComplete) {
+				names = append(names, name)
+			}
+		}
+		return names, cobra.ShellCompDirectiveNoFileComp
+	})
 }

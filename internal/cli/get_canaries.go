@@ -18,6 +18,7 @@ package cli
 
 import (
 	"context"
+	"fmt"
 	"strconv"
 	"strings"
 
@@ -56,7 +57,10 @@ promoted revision stands in each.`,
   serin get canaries -A --status-selector ready=false
 
   # Follow one Canary's rollout
-  serin get canaries podinfo -n apps --watch`,
+  serin get canaries podinfo -n apps --watch
+
+  # The phase of every Canary, for a script
+  serin get canaries -A -o json | jq -r '.items[] | "\(.namespace)/\(.name) \(.phase)"'`,
 		Args:              cobra.MaximumNArgs(1),
 		ValidArgsFunction: canaryNameCompletion(env),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -73,6 +77,9 @@ var canaryKind = listedKind[v1alpha1.Canary, *v1alpha1.Canary]{
 	header: canaryHeader,
 	row:    canaryRow,
 	widen:  widenForWave,
+	summarize: func(canary *v1alpha1.Canary) any {
+		return summarizeCanary(canary)
+	},
 	list: func(ctx context.Context, kube client.Client, opts []client.ListOption) ([]v1alpha1.Canary, error) {
 		list := &v1alpha1.CanaryList{}
 		err := kube.List(ctx, list, opts...)
@@ -86,7 +93,15 @@ var canaryKind = listedKind[v1alpha1.Canary, *v1alpha1.Canary]{
 
 // canaryHeader is the header of `serin get canaries`.
 func canaryHeader(layout tableLayout) []string {
-	header := []string{"NAME", "GROUP", "REVISION", "PHASE", "WEIGHT", "SUSPENDED", "READY"}
+	header := []string{"NAME", "GROUP", "REVISION"}
+	if layout.wide {
+		header = append(header, "PROMOTED")
+	}
+	header = append(header, "PHASE", "WEIGHT")
+	if layout.wide {
+		header = append(header, "FAILED CHECKS")
+	}
+	header = append(header, "SUSPENDED", "READY")
 	if layout.wave {
 		header = append(header, "WAVE")
 	}
@@ -99,30 +114,26 @@ func canaryHeader(layout tableLayout) []string {
 
 // canaryRow summarises a Canary in the columns of canaryHeader.
 func canaryRow(canary *v1alpha1.Canary, layout tableLayout, colors palette) []string {
-	revision := canary.Status.LastAttemptedRevision
-	if revision == "" {
-		revision = canary.Status.LastPromotedRevision
+	s := canaryCells(canary)
+	group := s.Group
+	if group == "" {
+		group = "-"
 	}
-	group := "-"
-	if canary.Status.Group != nil && canary.Status.Group.Name != "" {
-		group = canary.Status.Group.Name
+	row := []string{s.Name, group, layout.cell(s.Revision)}
+	if layout.wide {
+		row = append(row, layout.cell(s.PromotedRevision))
 	}
-	ready, message := readyStatusAndMessage(canary.Status.Conditions)
-	row := []string{
-		canary.Name,
-		group,
-		shortenHashes(revision),
-		colors.phase(canary.Status.Phase),
-		strconv.Itoa(canary.Status.CanaryWeight),
-		titleBool(canary.Spec.Suspend),
-		colors.conditionStatus(ready),
+	row = append(row, colors.phase(canary.Status.Phase), strconv.Itoa(s.Weight))
+	if layout.wide {
+		row = append(row, fmt.Sprintf("%d/%d", s.FailedChecks, s.Threshold))
 	}
+	row = append(row, titleBool(s.Suspended), colors.conditionStatus(s.Ready))
 	if layout.wave {
 		row = append(row, waveCell(canary, colors))
 	}
-	row = append(row, shortenHashes(message))
+	row = append(row, layout.cell(s.Message))
 	if layout.namespace {
-		row = append([]string{canary.Namespace}, row...)
+		row = append([]string{s.Namespace}, row...)
 	}
 	return row
 }

@@ -64,6 +64,8 @@ func TestGetCanaries(t *testing.T) {
 		args    []string
 		golden  string
 		wantErr string
+		// wantStderr is what the command prints on standard error.
+		wantStderr string
 	}{
 		"namespace of the kubeconfig context": {
 			args: []string{"get", "canaries"}, golden: "context_namespace.golden",
@@ -97,13 +99,29 @@ func TestGetCanaries(t *testing.T) {
 			args: []string{"get", "canaries", "-A", "-l", "team=web"}, golden: "label_selector.golden",
 		},
 		"empty namespace": {
-			args: []string{"get", "canaries", "-n", "empty"}, wantErr: `no Canary objects found in "empty" namespace`,
+			args: []string{"get", "canaries", "-n", "empty"}, wantStderr: "✗ " + `no Canary objects found in "empty" namespace` + "\n",
 		},
 		"unknown name": {
-			args: []string{"get", "canaries", "nope"}, wantErr: `Canary object 'nope' not found in "apps" namespace`,
+			args: []string{"get", "canaries", "nope"}, wantStderr: "✗ " + `Canary object 'nope' not found in "apps" namespace` + "\n",
 		},
 		"nothing in any namespace": {
-			args: []string{"get", "canaries", "-A", "-l", "team=none"}, wantErr: `no Canary objects found in any namespace`,
+			args: []string{"get", "canaries", "-A", "-l", "team=none"}, wantStderr: "✗ " + `no Canary objects found in any namespace` + "\n",
+		},
+		"wide: the columns shown only there, WAVE always, revisions uncut": {
+			args: []string{"get", "canaries", "-A", "-o", "wide"}, golden: "wide.golden",
+		},
+		"as JSON: the cells of each row, then the Canary": {
+			args: []string{"get", "canaries", "-A", "-o", "json"}, golden: "all_namespaces.json.golden",
+		},
+		"as YAML, status selector": {
+			args: []string{"get", "canaries", "-A", "--status-selector", "ready=false", "-o", "yaml"}, golden: "status_selector.yaml.golden",
+		},
+		"empty namespace as JSON: no items, and it says so on standard error": {
+			args: []string{"get", "canaries", "-n", "empty", "-o", "json"}, golden: "empty.json.golden",
+			wantStderr: "✗ " + `no Canary objects found in "empty" namespace` + "\n",
+		},
+		"watch as JSON is refused": {
+			args: []string{"get", "canaries", "-w", "-o", "json"}, wantErr: "--watch prints rows: use it without -o json",
 		},
 		"malformed status selector": {
 			args:    []string{"get", "canaries", "--status-selector", "ready"},
@@ -114,12 +132,7 @@ func TestGetCanaries(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			env := newTestEnvironment(t, newFakeClient(listedCanaries()...))
 			run := runCommand(context.Background(), env, tc.args...)
-			if diff := cmp.Diff(tc.wantErr, errorText(run.err)); diff != "" {
-				t.Fatalf("error differs (-want +got):\n%s", diff)
-			}
-			if tc.golden != "" {
-				assertGolden(t, "get_canaries/"+tc.golden, run.stdout)
-			}
+			assertRun(t, run, tc.wantErr, tc.wantStderr, "get_canaries", tc.golden)
 		})
 	}
 }

@@ -39,22 +39,32 @@ import (
 const maxDescribedEvents = 10
 
 func newGetCanaryCommand(env *environment) *cobra.Command {
-	return &cobra.Command{
+	var output string
+	cmd := &cobra.Command{
 		Use:   "canary NAME",
 		Short: "Show a Canary's analysis at a glance",
 		Long: `Show one Canary: its phase, weight and analysis step, failed checks against
 the threshold, metrics and webhooks, revisions, GitOps revert, the wave of
 its promoted revision through the next stages, conditions and latest Events.`,
-		Example:           `  serin get canary podinfo -n apps`,
+		Example: `  serin get canary podinfo -n apps
+
+  # The summary of serin get canaries and the Canary, as JSON
+  serin get canary podinfo -n apps -o json`,
 		Args:              cobra.ExactArgs(1),
 		ValidArgsFunction: canaryNameCompletion(env),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return runGetCanary(cmd, env, args[0])
+			return runGetCanary(cmd, env, args[0], output)
 		},
 	}
+	addOutputFlag(cmd, &output, outputJSON, outputYAML)
+	return cmd
 }
 
-func runGetCanary(cmd *cobra.Command, env *environment, name string) error {
+func runGetCanary(cmd *cobra.Command, env *environment, name, output string) error {
+	format, err := parseOutputFormat(output, outputJSON, outputYAML)
+	if err != nil {
+		return err
+	}
 	s, err := env.open(cmd)
 	if err != nil {
 		return err
@@ -68,6 +78,9 @@ func runGetCanary(cmd *cobra.Command, env *environment, name string) error {
 			return objectScope{kind: v1alpha1.CanaryKind, namespace: namespace, name: name}.notFoundError()
 		}
 		return err
+	}
+	if format.structured() {
+		return writeStructured(cmd.OutOrStdout(), format, summarizeCanary(canary))
 	}
 	events, eventsErr := recentEvents(ctx, kube, v1alpha1.CanaryKind, canary)
 	description := canaryDescription{
@@ -83,6 +96,16 @@ func runGetCanary(cmd *cobra.Command, env *environment, name string) error {
 // recentEvents returns the latest Events involving the object of kind,
 // oldest first.
 func recentEvents(ctx context.Context, kube client.Client, kind string, object client.Object) ([]corev1.Event, error) {
+	events, err := objectEvents(ctx, kube, kind, object)
+	if len(events) > maxDescribedEvents {
+		events = events[len(events)-maxDescribedEvents:]
+	}
+	return events, err
+}
+
+// objectEvents returns every Event involving the object of kind, oldest
+// first.
+func objectEvents(ctx context.Context, kube client.Client, kind string, object client.Object) ([]corev1.Event, error) {
 	list := &corev1.EventList{}
 	err := kube.List(ctx, list, client.InNamespace(object.GetNamespace()), client.MatchingFields{
 		"involvedObject.kind": kind,
@@ -101,9 +124,6 @@ func recentEvents(ctx context.Context, kube client.Client, kind string, object c
 	sort.SliceStable(events, func(i, j int) bool {
 		return eventLastSeen(&events[i]).Before(eventLastSeen(&events[j]))
 	})
-	if len(events) > maxDescribedEvents {
-		events = events[len(events)-maxDescribedEvents:]
-	}
 	return events, nil
 }
 

@@ -156,6 +156,12 @@ func TestGetCanary(t *testing.T) {
 		"not found": {
 			args: []string{"get", "canary", "nope"}, wantErr: `Canary object 'nope' not found in "apps" namespace`,
 		},
+		"as JSON: the summary of get canaries and the Canary": {
+			args: []string{"get", "canary", "checkout", "-o", "json"}, golden: "failed.json.golden",
+		},
+		"wide is for lists": {
+			args: []string{"get", "canary", "checkout", "-o", "wide"}, wantErr: `unknown output format "wide": use json, yaml, or leave --output out`,
+		},
 		"name is required": {
 			args: []string{"get", "canary"}, wantErr: "accepts 1 arg(s), received 0",
 		},

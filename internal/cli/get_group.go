@@ -36,7 +36,8 @@ import (
 )
 
 func newGetGroupCommand(env *environment) *cobra.Command {
-	return &cobra.Command{
+	var output string
+	cmd := &cobra.Command{
 		Use:     "group NAME",
 		Aliases: []string{"canarygroup"},
 		Short:   "Show a CanaryGroup's release, its members side by side",
@@ -45,16 +46,23 @@ last) release with each member's phase, weight, passed steps and message side
 by side, what a member holds or waits for, the verdict (the member that
 decided it, the message, the revert), the earlier releases, the conditions
 and the latest Events.`,
-		Example:           `  serin get group storefront -n apps`,
+		Example: `  serin get group storefront -n apps
+  serin get group storefront -n apps -o yaml`,
 		Args:              cobra.ExactArgs(1),
 		ValidArgsFunction: groupNameCompletion(env),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return runGetGroup(cmd, env, args[0])
+			return runGetGroup(cmd, env, args[0], output)
 		},
 	}
+	addOutputFlag(cmd, &output, outputJSON, outputYAML)
+	return cmd
 }
 
-func runGetGroup(cmd *cobra.Command, env *environment, name string) error {
+func runGetGroup(cmd *cobra.Command, env *environment, name, output string) error {
+	format, err := parseOutputFormat(output, outputJSON, outputYAML)
+	if err != nil {
+		return err
+	}
 	s, err := env.open(cmd)
 	if err != nil {
 		return err
@@ -65,6 +73,9 @@ func runGetGroup(cmd *cobra.Command, env *environment, name string) error {
 	group, err := getGroup(ctx, kube, client.ObjectKey{Namespace: namespace, Name: name})
 	if err != nil {
 		return err
+	}
+	if format.structured() {
+		return writeStructured(cmd.OutOrStdout(), format, summarizeGroup(group))
 	}
 	states, err := memberGroupStates(ctx, kube, group)
 	if err != nil {

@@ -60,6 +60,9 @@ var groupKind = listedKind[v1alpha1.CanaryGroup, *v1alpha1.CanaryGroup]{
 	kind:   v1alpha1.CanaryGroupKind,
 	header: groupHeader,
 	row:    groupRow,
+	summarize: func(group *v1alpha1.CanaryGroup) any {
+		return summarizeGroup(group)
+	},
 	list: func(ctx context.Context, kube client.Client, opts []client.ListOption) ([]v1alpha1.CanaryGroup, error) {
 		list := &v1alpha1.CanaryGroupList{}
 		err := kube.List(ctx, list, opts...)
@@ -73,7 +76,11 @@ var groupKind = listedKind[v1alpha1.CanaryGroup, *v1alpha1.CanaryGroup]{
 
 // groupHeader is the header of `serin get groups`.
 func groupHeader(layout tableLayout) []string {
-	header := []string{"NAME", "REVISION", "PHASE", "MEMBERS", "READY", "MESSAGE"}
+	header := []string{"NAME", "REVISION", "PHASE", "MEMBERS", "READY"}
+	if layout.wide {
+		header = append(header, "DECIDED BY")
+	}
+	header = append(header, "MESSAGE")
 	if layout.namespace {
 		header = append([]string{"NAMESPACE"}, header...)
 	}
@@ -82,19 +89,22 @@ func groupHeader(layout tableLayout) []string {
 
 // groupRow summarises a CanaryGroup in the columns of groupHeader.
 func groupRow(group *v1alpha1.CanaryGroup, layout tableLayout, colors palette) []string {
-	revision := ""
-	if group.Status.Release != nil {
-		revision = group.Status.Release.Revision
-	}
-	ready, message := readyStatusAndMessage(group.Status.Conditions)
+	s := groupCells(group)
 	row := []string{
-		group.Name,
-		shortenHashes(revision),
+		s.Name,
+		layout.cell(s.Revision),
 		colors.phase(group.Status.Phase),
 		membersCell(group, colors),
-		colors.conditionStatus(ready),
-		shortenHashes(message),
+		colors.conditionStatus(s.Ready),
 	}
+	if layout.wide {
+		decidedBy := s.DecidedBy
+		if decidedBy == "" {
+			decidedBy = "-"
+		}
+		row = append(row, decidedBy)
+	}
+	row = append(row, layout.cell(s.Message))
 	if layout.namespace {
 		row = append([]string{group.Namespace}, row...)
 	}

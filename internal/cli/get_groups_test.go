@@ -65,6 +65,8 @@ func TestGetGroups(t *testing.T) {
 		args    []string
 		golden  string
 		wantErr string
+		// wantStderr is what the command prints on standard error.
+		wantStderr string
 	}{
 		"namespace of the kubeconfig context": {
 			args: []string{"get", "groups"}, golden: "context_namespace.golden",
@@ -85,22 +87,33 @@ func TestGetGroups(t *testing.T) {
 			args: []string{"get", "groups", "-A", "-l", "team=web"}, golden: "label_selector.golden",
 		},
 		"empty namespace": {
-			args: []string{"get", "groups", "-n", "empty"}, wantErr: `no CanaryGroup objects found in "empty" namespace`,
+			args: []string{"get", "groups", "-n", "empty"}, wantStderr: "✗ " + `no CanaryGroup objects found in "empty" namespace` + "\n",
 		},
 		"unknown name": {
-			args: []string{"get", "groups", "nope"}, wantErr: `CanaryGroup object 'nope' not found in "apps" namespace`,
+			args: []string{"get", "groups", "nope"}, wantStderr: "✗ " + `CanaryGroup object 'nope' not found in "apps" namespace` + "\n",
+		},
+		"wide: every revision uncut, and who decided each release": {
+			args: []string{"get", "groups", "-A", "-o", "wide"}, golden: "wide.golden",
+		},
+		"as JSON": {
+			args: []string{"get", "groups", "-A", "-o", "json"}, golden: "all_namespaces.json.golden",
+		},
+		"as YAML, by name": {
+			args: []string{"get", "groups", "storefront", "-o", "yaml"}, golden: "by_name.yaml.golden",
+		},
+		"empty namespace as JSON: no items": {
+			args: []string{"get", "groups", "-n", "empty", "-o", "json"}, golden: "empty.json.golden",
+			wantStderr: "✗ " + `no CanaryGroup objects found in "empty" namespace` + "\n",
+		},
+		"unknown output format": {
+			args: []string{"get", "groups", "-o", "table"}, wantErr: `unknown output format "table": use wide, json, yaml, or leave --output out`,
 		},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
 			env := newTestEnvironment(t, newFakeClient(listedGroups()...))
 			run := runCommand(context.Background(), env, tc.args...)
-			if diff := cmp.Diff(tc.wantErr, errorText(run.err)); diff != "" {
-				t.Fatalf("error differs (-want +got):\n%s", diff)
-			}
-			if tc.golden != "" {
-				assertGolden(t, "get_groups/"+tc.golden, run.stdout)
-			}
+			assertRun(t, run, tc.wantErr, tc.wantStderr, "get_groups", tc.golden)
 		})
 	}
 }
@@ -199,6 +212,9 @@ func TestGetGroup(t *testing.T) {
 		},
 		"no release yet": {
 			args: []string{"get", "group", "billing"}, golden: "initialized.golden",
+		},
+		"release failed, as YAML": {
+			args: []string{"get", "group", "checkout", "-n", "shop", "-o", "yaml"}, golden: "failed.yaml.golden",
 		},
 		"not found": {
 			args: []string{"get", "group", "nope"}, wantErr: `CanaryGroup object 'nope' not found in "apps" namespace`,

@@ -51,6 +51,9 @@ type listedKind[T any, P listedObject[T]] struct {
 	// widen adds to layout the optional columns the object has something
 	// to show in; nil when no column of the kind depends on the objects.
 	widen func(layout tableLayout, object P) tableLayout
+	// summarize is the object as -o json|yaml prints it: its row's cells,
+	// unabridged, and the object (canarySummary, groupSummary).
+	summarize func(object P) any
 	// list lists the objects.
 	list func(ctx context.Context, kube client.Client, opts []client.ListOption) ([]T, error)
 	// follow lists the objects, then hands over each change until the
@@ -67,6 +70,18 @@ type tableLayout struct {
 	// wave is the WAVE column of Canaries, before MESSAGE: when one of
 	// the Canaries printed has stages to promote to (spec.gitops.promote).
 	wave bool
+	// wide is -o wide: the columns a kind shows only there, every
+	// optional column, and revisions and messages uncut.
+	wide bool
+}
+
+// cell is a revision or message as a column shows it: cut to the first 8
+// characters of its hashes, unless the table is wide.
+func (l tableLayout) cell(s string) string {
+	if l.wide {
+		return s
+	}
+	return shortenHashes(s)
 }
 
 // getListOptions are the flags of `serin get canaries` and `serin get
@@ -77,6 +92,7 @@ type getListOptions struct {
 	watch          bool
 	statusSelector string
 	labelSelector  string
+	output         string
 }
 
 // addFlags binds the flags; plural names the objects in their help.
@@ -88,11 +104,20 @@ func (o *getListOptions) addFlags(cmd *cobra.Command, plural string) {
 	flags.StringVar(&o.statusSelector, "status-selector", "",
 		"print only the "+plural+" whose condition has the given status, e.g. ready=false")
 	flags.StringVarP(&o.labelSelector, "selector", "l", "", "label selector, e.g. app=podinfo")
+	addOutputFlag(cmd, &o.output, outputWide, outputJSON, outputYAML)
 }
 
 // runGetList prints the objects of kind that args and the flags select,
-// as a table, or follows them with --watch.
+// as a table or for scripts, or follows them with --watch. Like flux get,
+// it says on standard error when there are none, and succeeds.
 func runGetList[T any, P listedObject[T]](cmd *cobra.Command, env *environment, o getListOptions, args []string, kind listedKind[T, P]) error {
+	format, err := parseOutputFormat(o.output, outputWide, outputJSON, outputYAML)
+	if err != nil {
+		return err
+	}
+	if o.watch && format.structured() {
+		return fmt.Errorf("--watch prints rows: use it without -o %s", format)
+	}
 	scope, err := o.scope(env, args, kind.kind)
 	if err != nil {
 		return err
@@ -104,7 +129,7 @@ func runGetList[T any, P listedObject[T]](cmd *cobra.Command, env *environment, 
 	ctx, cancel := context.WithTimeout(cmd.Context(), env.timeout)
 	defer cancel()
 
-	printer := newRowPrinter(cmd.OutOrStdout(), o, scope, kind)
+	printer := newRowPrinter(cmd.OutOrStdout(), o, format == outputWide, scope, kind)
 	if o.watch {
 		return printer.watch(ctx, kube, env.timeout)
 	}
@@ -113,7 +138,13 @@ func runGetList[T any, P listedObject[T]](cmd *cobra.Command, env *environment, 
 		return err
 	}
 	if len(items) == 0 {
-		return scope.notFoundError()
+		statusLog{cmd.ErrOrStderr()}.failuref("%s", scope.notFoundError())
+	}
+	if format.structured() {
+		return printer.printStructured(items, format)
+	}
+	if len(items) == 0 {
+		return nil
 	}
 	return printer.printTable(items)
 }

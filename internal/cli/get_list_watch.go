@@ -46,12 +46,12 @@ type rowPrinter[T any, P listedObject[T]] struct {
 	lastRows      map[types.NamespacedName]string
 }
 
-func newRowPrinter[T any, P listedObject[T]](out io.Writer, opts getListOptions, scope objectScope, kind listedKind[T, P]) *rowPrinter[T, P] {
+func newRowPrinter[T any, P listedObject[T]](out io.Writer, opts getListOptions, wide bool, scope objectScope, kind listedKind[T, P]) *rowPrinter[T, P] {
 	return &rowPrinter[T, P]{
 		out:      out,
 		scope:    scope,
 		kind:     kind,
-		layout:   tableLayout{namespace: opts.allNamespaces},
+		layout:   tableLayout{namespace: opts.allNamespaces, wide: wide, wave: wide},
 		noHeader: opts.noHeader,
 		colors:   paletteFor(out),
 		lastRows: map[types.NamespacedName]string{},
@@ -73,6 +73,17 @@ func (p *rowPrinter[T, P]) printTable(items []T) error {
 		header = p.kind.header(p.layout)
 	}
 	return writeTable(p.out, header, rows)
+}
+
+// printStructured prints the summaries of the objects that pass the status
+// selector as JSON or YAML, in the order of the table.
+func (p *rowPrinter[T, P]) printStructured(items []T, format outputFormat) error {
+	sortObjects[T, P](items)
+	list := summaryList[any]{Items: []any{}}
+	for _, object := range p.selected(items) {
+		list.Items = append(list.Items, p.kind.summarize(object))
+	}
+	return writeStructured(p.out, format, list)
 }
 
 // printChanged prints the rows that differ from the last ones printed for

@@ -24,6 +24,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -84,6 +85,21 @@ func newTestEnvironment(t *testing.T, kube client.WithWatch) *environment {
 		now:          func() time.Time { return testNow },
 		pollInterval: 10 * time.Millisecond,
 		version:      func() version.Info { return testVersion },
+	}
+}
+
+// assertRun checks what a command returned and printed on standard error,
+// and its standard output against the golden file dir/golden, if any.
+func assertRun(t *testing.T, run commandRun, wantErr, wantStderr, dir, golden string) {
+	t.Helper()
+	if diff := cmp.Diff(wantErr, errorText(run.err)); diff != "" {
+		t.Fatalf("error differs (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff(wantStderr, run.stderr); diff != "" {
+		t.Errorf("standard error differs (-want +got):\n%s", diff)
+	}
+	if golden != "" {
+		assertGolden(t, dir+"/"+golden, run.stdout)
 	}
 }
 

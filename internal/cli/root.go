@@ -14,10 +14,11 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-// Package cli implements serin's command line: get, promote, abort, retry,
-// revert, suspend, resume, dashboard, convert, version and completion. It
-// is a library so that cmd/serin stays a few lines and every command can be
-// run in tests against a fake Kubernetes client.
+// Package cli implements serin's command line: get, wait, events,
+// reconcile, promote, abort, retry, revert, suspend, resume, dashboard,
+// convert, version and completion. It is a library so that cmd/serin
+// stays a few lines and every command can be run in tests against a fake
+// Kubernetes client.
 package cli
 
 import (
@@ -70,14 +71,16 @@ func newRootCommand(env *environment) *cobra.Command {
 		Use:   "serin",
 		Short: "Command line for serin, progressive delivery for Flux users",
 		Long: `serin shows and drives the Canaries of the serin agent: it lists them and
-their CanaryGroups the way flux get does, asks the agent to promote, abort,
-retry or revert a revision (of a Canary, or of a group's members), suspends
-and resumes Canaries, serves a web dashboard of them, and converts Flagger
-Canaries to serin ones.`,
+their CanaryGroups the way flux get does (or as JSON and YAML), waits for a
+rollout's verdict and exits with it (for CI), asks the agent to promote,
+abort, retry or revert a revision (of a Canary, or of a group's members),
+suspends and resumes Canaries, serves a web dashboard of them, and converts
+Flagger Canaries to serin ones.`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
 	env.kubeconfig.AddFlags(root.PersistentFlags())
+	registerConnectionCompletions(root, env)
 	root.PersistentFlags().DurationVar(&env.timeout, "timeout", defaultTimeout,
 		"how long a command may take, waiting and watching included")
 
@@ -88,6 +91,9 @@ Canaries to serin ones.`,
 	root.AddCommand(
 		newSuspensionCommand(env, suspendCanary),
 		newSuspensionCommand(env, resumeCanary),
+		newWaitCommand(env),
+		newEventsCommand(env),
+		newReconcileCommand(env),
 		newDashboardCommand(env),
 		newConvertCommand(),
 		newVersionCommand(env),

@@ -37,6 +37,10 @@ func (l statusLog) successf(format string, args ...any) { l.printf("✔", format
 // warningf reports something the user should know: "⚠️ …".
 func (l statusLog) warningf(format string, args ...any) { l.printf("⚠️", format, args...) }
 
+// failuref reports what went wrong without failing the command, as flux
+// does of an empty list: "✗ no Canary objects found …".
+func (l statusLog) failuref(format string, args ...any) { l.printf("✗", format, args...) }
+
 // notef says something done differently, but not lost.
 func (l statusLog) notef(format string, args ...any) { l.printf("ℹ", format, args...) }
 

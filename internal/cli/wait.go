@@ -45,16 +45,25 @@ func getCanary(ctx context.Context, kube client.Client, key types.NamespacedName
 // returns it then; it gives up when ctx ends.
 func waitForCanary(ctx context.Context, kube client.Client, key types.NamespacedName, interval time.Duration,
 	done func(*v1alpha1.Canary) bool) (*v1alpha1.Canary, error) {
-	var canary *v1alpha1.Canary
+	return waitForObject(ctx, interval, func(ctx context.Context) (*v1alpha1.Canary, error) {
+		return getCanary(ctx, kube, key)
+	}, done)
+}
+
+// waitForObject reads an object with get every interval until done is
+// true, and returns it then; it gives up when ctx ends or get fails.
+func waitForObject[T any](ctx context.Context, interval time.Duration,
+	get func(context.Context) (T, error), done func(T) bool) (T, error) {
+	var object T
 	err := wait.PollUntilContextCancel(ctx, interval, true, func(ctx context.Context) (bool, error) {
 		var err error
-		canary, err = getCanary(ctx, kube, key)
+		object, err = get(ctx)
 		if err != nil {
 			return false, err
 		}
-		return done(canary), nil
+		return done(object), nil
 	})
-	return canary, err
+	return object, err
 }
 
 // waitError words a wait that ran into --timeout.
