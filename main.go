@@ -19,9 +19,11 @@ limitations under the License.
 package main
 
 import (
+	"errors"
 	"fmt"
 	"net/url"
 	"os"
+	"strings"
 	"time"
 
 	notificationv1 "github.com/fluxcd/notification-controller/api/v1beta3"
@@ -40,6 +42,7 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
+	"k8s.io/apimachinery/pkg/util/validation"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
@@ -95,6 +98,7 @@ func main() {
 		featureGates          feathelper.FeatureGates
 		aclOptions            acl.Options
 		defaultServiceAccount string
+		clusterName           string
 		showVersion           bool
 	)
 
@@ -110,6 +114,9 @@ func main() {
 		"The data plane whose metrics the built-in checks query when a Canary sets no spec.routing.dataPlane: "+
 			"traefik, envoy-gateway, istio, nginx-gateway-fabric, cilium, contour, kuma, linkerd or application (the pods' own metrics).")
 	flag.StringVar(&healthAddr, "health-addr", ":9440", "The address the health endpoint binds to.")
+	flag.StringVar(&clusterName, "cluster-name", "",
+		"The name of this cluster (a DNS label), part of the commit status context serin/CLUSTER/NAMESPACE/NAME its Canaries post, "+
+			"so that two clusters applying one path never overwrite each other's verdict; a wave reads it with spec.gitops.promote[].canary.cluster.")
 	// A reconcile mostly waits on the API server (a status patch per step):
 	// at 2,000 canaries on a 10 s interval that is 200 steps a second, which
 	// Flux's usual 4 workers cannot carry when a write takes 20 ms or more
@@ -238,6 +245,10 @@ func main() {
 		DefaultServiceAccount: defaultServiceAccount,
 	})
 
+	if errs := validation.IsDNS1123Label(clusterName); clusterName != "" && len(errs) > 0 {
+		setupLog.Error(errors.New(strings.Join(errs, "; ")), "invalid --cluster-name: a DNS label")
+		os.Exit(1)
+	}
 	mode, err := notifier.ParseMode(notificationMode)
 	if err != nil {
 		setupLog.Error(err, "invalid --notification-mode")
@@ -252,6 +263,7 @@ func main() {
 		Reader:              mgr.GetClient(),
 		APIReader:           mgr.GetAPIReader(),
 		ReportingController: controllers.ControllerName,
+		ClusterName:         clusterName,
 		Logger:              ctrl.Log.WithName("notifier"),
 		Tenancy:             tenants,
 	})

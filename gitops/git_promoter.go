@@ -21,6 +21,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -62,12 +63,21 @@ func WithStatusReaderFactory(f StatusReaderFactory) ReverterOption {
 }
 
 // verdictDepth bounds the commits of the stage's branch, newest first,
-// searched for the one that brought a promotion in.
+// searched for the one that brought a promotion in, when the wave's start
+// is not known (a status written before status.promotions[].startedAt).
+// With it, the search goes down to the first commit made before the wave
+// started (less clockSkew), however many commits followed.
 const verdictDepth = 100
 
-// verdictCandidates bounds the commits whose statuses are read: the one
-// that brought the promotion in and the next ones, where a stage that
-// skipped it (two merges before Flux looked) reports.
+// clockSkew is the difference allowed between the agent's clock (the
+// wave's start) and a Git host's (a merge commit's time).
+const clockSkew = time.Hour
+
+// verdictCandidates bounds, at each end, the commits whose statuses are
+// read: the one that brought the promotion in and the next ones (the
+// stage's Flux applied one of them: it skipped the merge when several
+// commits landed before it looked), and the newest ones of the branch
+// (it looked long after).
 const verdictCandidates = 10
 
 // PromoteBranch is the branch of the promotion of a Canary's commit to a
@@ -93,10 +103,16 @@ func StageCanary(c *v1alpha1.Canary, stage v1alpha1.PromotionTarget) types.Names
 	return key
 }
 
-// StatusContext is the commit status context a Canary posts its verdicts
-// under (spec.alerts' commit-status Providers).
-func StatusContext(canary types.NamespacedName) string {
-	return "serin/" + canary.Namespace + "/" + canary.Name
+// StatusContext is the commit status context the stage's Canary posts
+// its verdicts under (spec.alerts' commit-status Providers), with its
+// agent's cluster name when the stage names one.
+func StatusContext(c *v1alpha1.Canary, stage v1alpha1.PromotionTarget) string {
+	key := StageCanary(c, stage)
+	cluster := ""
+	if stage.Canary != nil {
+		cluster = stage.Canary.Cluster
+	}
+	return v1alpha1.CommitStatusContext(cluster, key.Namespace, key.Name)
 }
 
 // promotionJob is one promotion's work on the stage's clone.
@@ -317,14 +333,15 @@ func hasPromoteTrailers(msg, canary, stage, source string) bool {
 	return found == 3
 }
 
-// bringsIn finds, among the last verdictDepth commits of the first-parent
-// history from head, newest first, the commit that brought the promotion
-// into the branch (promotionMatch.brings). It returns that commit and the
-// ones after it, oldest first, or nil.
+// bringsIn finds, in the first-parent history from head, newest first,
+// down to the wave's start (or verdictDepth commits), the commit that
+// brought the promotion into the branch (promotionMatch.brings). It
+// returns that commit and the ones after it, oldest first, or nil.
 func (j *promotionJob) bringsIn(head *object.Commit, m promotionMatch) (*object.Commit, []*object.Commit, error) {
 	var chain []*object.Commit
+	since := j.promote.Since
 	c := head
-	for range verdictDepth {
+	for n := 0; since.IsZero() && n < verdictDepth || !since.IsZero() && !c.Committer.When.Before(since.Add(-clockSkew)); n++ {
 		chain = append(chain, c)
 		if m.brings(c) {
 			after := make([]*object.Commit, 0, len(chain))
@@ -414,8 +431,8 @@ func (g *GitPromoter) Verdict(ctx context.Context, req PromotionRequest, commit 
 	if err != nil {
 		return out, err
 	}
-	statusContext := StatusContext(StageCanary(req.Canary, req.Stage))
-	for _, c := range after[:min(len(after), verdictCandidates)] {
+	statusContext := StatusContext(req.Canary, req.Stage)
+	for _, c := range verdictCommits(after) {
 		statuses, err := reader.Statuses(ctx, c.Hash.String())
 		if err != nil {
 			return out, err
@@ -432,6 +449,15 @@ func (g *GitPromoter) Verdict(ctx context.Context, req PromotionRequest, commit 
 		}
 	}
 	return out, nil
+}
+
+// verdictCommits are the commits whose statuses are read, oldest first:
+// all of them, or the verdictCandidates oldest and newest.
+func verdictCommits(after []*object.Commit) []*object.Commit {
+	if len(after) <= 2*verdictCandidates {
+		return after
+	}
+	return append(slices.Clip(after[:verdictCandidates]), after[len(after)-verdictCandidates:]...)
 }
 
 // statusReader returns the commit status API of the stage's repository.

@@ -213,3 +213,64 @@ func TestGitReverter_PushNeverOverwritesAHotfix(t *testing.T) {
 		t.Errorf("main moved to %s", f.branches()["main"])
 	}
 }
+
+// pushCommitsToMain lands n commits on main, as a busy repository does.
+func (f *gitFixture) pushCommitsToMain(n int, when time.Time) *object.Commit {
+	f.t.Helper()
+	repo, err := gogit.Clone(memory.NewStorage(), nil, &gogit.CloneOptions{
+		URL: f.url, Auth: f.auth(), ReferenceName: "refs/heads/main", SingleBranch: true, NoCheckout: true,
+	})
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	r := &Repository{repo: repo}
+	head, _ := repo.Head()
+	c, _ := repo.CommitObject(head.Hash())
+	for i := range n {
+		if c, err = r.CommitFiles(c, []FileChange{{Path: "docs/log.txt", Content: []byte(time.Duration(i).String())}}, Signature{Name: "Bot", Email: "bot@example.com"}, when.Add(time.Duration(i)*time.Second), "docs"); err != nil {
+			f.t.Fatal(err)
+		}
+	}
+	if err := repo.Storer.SetReference(plumbing.NewHashReference("refs/heads/main", c.Hash)); err != nil {
+		f.t.Fatal(err)
+	}
+	if err := repo.Push(&gogit.PushOptions{Auth: f.auth(), RefSpecs: []config.RefSpec{"refs/heads/main:refs/heads/main"}}); err != nil {
+		f.t.Fatal(err)
+	}
+	return c
+}
+
+// The verdict is found however many commits followed the merge (here
+// 150, past the 100 a fixed depth allowed), read under the context of
+// the stage's cluster: another cluster's status on the same commits is
+// not this stage's verdict.
+func TestGitPromoter_VerdictAfterManyCommitsFromItsCluster(t *testing.T) {
+	f := newGitFixture(t)
+	statuses := &fakeStatuses{bySHA: map[string][]CommitStatus{}}
+	g := f.promoter(WithStatusReaderFactory(statuses.factory))
+	ctx := context.Background()
+	req := f.promotion(v1alpha1.PullRequestRevert)
+	req.Since = testEpoch
+	req.Stage.Canary = &v1alpha1.PromotionCanaryReference{Name: "podinfo", Cluster: "prod-eu"}
+	res, err := g.Promote(ctx, req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	merge := f.mergeIntoMain(res.Commit)
+	head := f.pushCommitsToMain(150, testEpoch.Add(4*time.Hour))
+	statuses.bySHA[merge.String()] = []CommitStatus{{Context: "serin/prod-us/apps/podinfo", State: CommitFailure, Updated: testEpoch}}
+	statuses.bySHA[head.Hash.String()] = []CommitStatus{
+		{Context: "serin/apps/podinfo", State: CommitFailure, Updated: testEpoch},
+		{Context: "serin/prod-eu/apps/podinfo", State: CommitSuccess, Description: "promoted", Updated: testEpoch},
+	}
+	v, err := g.Verdict(ctx, req, res.Commit)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !v.Merged || v.State != CommitSuccess || v.StageCommit != head.Hash.String() {
+		t.Errorf("verdict = %+v, want prod-eu's success on the newest commit %s", v, ShortSHA(head.Hash.String()))
+	}
+	if len(statuses.reads) > 2*verdictCandidates {
+		t.Errorf("%d status reads, want at most %d", len(statuses.reads), 2*verdictCandidates)
+	}
+}

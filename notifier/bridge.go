@@ -70,6 +70,9 @@ type Options struct {
 	// EventsTimeout bounds each attempt to post to notification-controller;
 	// defaults to 5 s, as Flux's own event recorder.
 	EventsTimeout time.Duration
+	// ClusterName is the agent's --cluster-name: commit statuses are set
+	// under serin/CLUSTER/NAMESPACE/NAME when it is not empty.
+	ClusterName string
 	// Logger logs deliveries and failures.
 	Logger logr.Logger
 	// Now returns the current time; nil means time.Now.

@@ -52,7 +52,7 @@ type commitStatus struct {
 	sha string
 	// state is commitPending, commitSuccess or commitFailure.
 	state string
-	// context names the status: serin/<namespace>/<canary>.
+	// context names the status: serin/[<cluster>/]<namespace>/<canary>.
 	context string
 	// description is the event's message, at most maxDescription
 	// characters.
@@ -61,9 +61,10 @@ type commitStatus struct {
 
 // commitStatusOf returns the status an event sets, or errSkip for an event
 // that sets none: only a phase-change event (its reason is its phase)
-// whose revision names a Git commit does. The context is the involved
-// object's (the Canary's) namespace and name.
-func commitStatusOf(e eventv1.Event) (commitStatus, error) {
+// whose revision names a Git commit does. The context is the agent's
+// cluster name (--cluster-name, when set) and the involved object's (the
+// Canary's) namespace and name.
+func commitStatusOf(e eventv1.Event, cluster string) (commitStatus, error) {
 	phase := e.Metadata[MetaPhase]
 	if phase == "" || e.Reason != phase {
 		return commitStatus{}, errSkip
@@ -72,10 +73,14 @@ func commitStatusOf(e eventv1.Event) (commitStatus, error) {
 	if !ok {
 		return commitStatus{}, errSkip
 	}
+	state, ok := commitState(v1alpha1.CanaryPhase(phase))
+	if !ok {
+		return commitStatus{}, errSkip
+	}
 	return commitStatus{
 		sha:         sha,
-		state:       commitState(v1alpha1.CanaryPhase(phase)),
-		context:     fmt.Sprintf("serin/%s/%s", e.InvolvedObject.Namespace, e.InvolvedObject.Name),
+		state:       state,
+		context:     v1alpha1.CommitStatusContext(cluster, e.InvolvedObject.Namespace, e.InvolvedObject.Name),
 		description: truncate(e.Message, maxDescription),
 	}, nil
 }
@@ -96,18 +101,21 @@ func commitOf(revision string) (string, bool) {
 	return sha, true
 }
 
-// commitState maps a Canary phase onto a commit state: Succeeded (and
-// Initialized: the primary serves the commit's spec) is success, Failed
-// and Halted are failure, every other phase (the rollout goes on) is
-// pending.
-func commitState(phase v1alpha1.CanaryPhase) string {
+// commitState maps a Canary phase onto a commit state: Succeeded (an
+// analysis completed and promoted) is success, Failed and Halted are
+// failure, a rollout under way is pending. Initializing and Initialized
+// set none (false): serin adopted the target and analysed nothing, so it
+// vouches for nothing on the commit.
+func commitState(phase v1alpha1.CanaryPhase) (string, bool) {
 	switch phase {
-	case v1alpha1.PhaseSucceeded, v1alpha1.PhaseInitialized:
-		return commitSuccess
+	case v1alpha1.PhaseInitializing, v1alpha1.PhaseInitialized:
+		return "", false
+	case v1alpha1.PhaseSucceeded:
+		return commitSuccess, true
 	case v1alpha1.PhaseFailed, v1alpha1.PhaseHalted:
-		return commitFailure
+		return commitFailure, true
 	default:
-		return commitPending
+		return commitPending, true
 	}
 }
 
@@ -125,7 +133,7 @@ func truncate(s string, limit int) string {
 // that a progress event is never an error), the Provider's token and the
 // repository its address names.
 func commitStatusFor(cfg providerConfig, e eventv1.Event) (commitStatus, gitRepository, error) {
-	s, err := commitStatusOf(e)
+	s, err := commitStatusOf(e, cfg.cluster)
 	if err != nil {
 		return s, gitRepository{}, err
 	}

@@ -300,8 +300,6 @@ func TestCommitState(t *testing.T) {
 		v1alpha1.PhaseSucceeded:        {"success", "success"},
 		v1alpha1.PhaseFailed:           {"failure", "failed"},
 		v1alpha1.PhaseHalted:           {"failure", "failed"},
-		v1alpha1.PhaseInitializing:     {"pending", "pending"},
-		v1alpha1.PhaseInitialized:      {"success", "success"},
 		v1alpha1.PhaseWaiting:          {"pending", "pending"},
 		v1alpha1.PhaseProgressing:      {"pending", "pending"},
 		v1alpha1.PhaseWaitingPromotion: {"pending", "pending"},
@@ -309,9 +307,16 @@ func TestCommitState(t *testing.T) {
 		v1alpha1.PhaseFinalising:       {"pending", "pending"},
 	}
 	for phase, want := range tests {
-		got := commitState(phase)
-		if got != want.state || gitlabState(got) != want.gitlab {
+		got, ok := commitState(phase)
+		if !ok || got != want.state || gitlabState(got) != want.gitlab {
 			t.Errorf("phase %s: state %s (GitLab %s), want %s (GitLab %s)", phase, got, gitlabState(got), want.state, want.gitlab)
+		}
+	}
+	// Only a completed analysis vouches for a commit: adopting a target
+	// analyses nothing, and posts nothing.
+	for _, phase := range []v1alpha1.CanaryPhase{v1alpha1.PhaseInitializing, v1alpha1.PhaseInitialized} {
+		if got, ok := commitState(phase); ok {
+			t.Errorf("phase %s posts %q, want no status", phase, got)
 		}
 	}
 }
@@ -372,6 +377,21 @@ func TestGitLabAcceptsARepeatedState(t *testing.T) {
 		_, _ = rec.WriteString(body)
 		if err := gitlabAccepted(rec.Result()); (err != nil) != wantErr {
 			t.Errorf("400 %s: err = %v, want an error %v", body, err, wantErr)
+		}
+	}
+}
+
+// The context carries the agent's cluster name when it has one: two
+// clusters that apply one path set two statuses on its commit, and a
+// wave reads the one of the cluster it names.
+func TestCommitStatusContextCarriesTheCluster(t *testing.T) {
+	for cluster, want := range map[string]string{"": "serin/apps/podinfo", "prod-eu": "serin/prod-eu/apps/podinfo"} {
+		req, err := githubRequest(providerConfig{typ: "github", address: "https://github.com/org/fleet", token: testToken, cluster: cluster}, promotedProviderEvent())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(string(req.body), `"context":"`+want+`"`) {
+			t.Errorf("cluster %q: body %s, want context %s", cluster, req.body, want)
 		}
 	}
 }

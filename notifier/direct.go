@@ -118,6 +118,7 @@ func (b *Bridge) sendToProvider(ctx context.Context, canary *v1alpha1.Canary, ke
 	if err != nil {
 		return err
 	}
+	cfg.cluster = b.opts.ClusterName
 	req, err := format(cfg, ev)
 	if errors.Is(err, errSkip) {
 		logr.FromContextOrDiscard(ctx).V(1).Info("nothing to send for this event", "provider", key.String(), "type", p.Spec.Type)

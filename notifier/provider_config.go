@@ -38,6 +38,9 @@ type providerConfig struct {
 	token    string
 	headers  map[string]string
 	endpoint endpoint
+	// cluster is the agent's --cluster-name, part of the commit status
+	// context.
+	cluster string
 }
 
 // formatter turns an event into the request a Provider type expects, or

@@ -1030,9 +1030,9 @@ type PromotionTarget struct {
 	TargetName string `json:"targetName,omitempty"`
 
 	// Canary names the next stage's Canary, whose commit status
-	// (context serin/NAMESPACE/NAME, posted by its spec.alerts' commit
-	// status Provider) is read back as the stage's verdict; defaults to a
-	// Canary of this Canary's name and namespace.
+	// (context serin/[CLUSTER/]NAMESPACE/NAME, posted by its spec.alerts'
+	// commit status Provider) is read back as the stage's verdict;
+	// defaults to a Canary of this Canary's name and namespace.
 	// +optional
 	Canary *PromotionCanaryReference `json:"canary,omitempty"`
 
@@ -1062,6 +1062,26 @@ type PromotionCanaryReference struct {
 	// +kubebuilder:validation:MaxLength=63
 	// +optional
 	Namespace string `json:"namespace,omitempty"`
+	// Cluster is the --cluster-name of the agent that runs the Canary,
+	// when the stage runs in another cluster: its verdict is read under
+	// the context serin/CLUSTER/NAMESPACE/NAME, so that two clusters
+	// applying the same path never overwrite each other's. Empty reads
+	// serin/NAMESPACE/NAME (an agent without --cluster-name).
+	// +kubebuilder:validation:MaxLength=63
+	// +kubebuilder:validation:Pattern="^[a-z0-9]([-a-z0-9]*[a-z0-9])?$"
+	// +optional
+	Cluster string `json:"cluster,omitempty"`
+}
+
+// CommitStatusContext is the context of the commit statuses a Canary
+// posts (its spec.alerts' commit-status Providers) and a wave reads: its
+// agent's cluster name (--cluster-name), when set, its namespace and its
+// name.
+func CommitStatusContext(cluster, namespace, name string) string {
+	if cluster == "" {
+		return "serin/" + namespace + "/" + name
+	}
+	return "serin/" + cluster + "/" + namespace + "/" + name
 }
 
 // Phases of a stage of a wave (status.promotions[].phase).
