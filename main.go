@@ -385,6 +385,10 @@ type gitopsRevertOptions struct {
 	MaxCloneSize  resource.QuantityValue
 	MaxFileSize   resource.QuantityValue
 	CloneDir      string
+	// CloneDiskBudget bounds all clones together, ConnectTimeout each
+	// request of a clone (docs/security.md#fair-share-and-disk).
+	CloneDiskBudget resource.QuantityValue
+	ConnectTimeout  time.Duration
 }
 
 // BindFlags binds the GitOps revert flags.
@@ -413,6 +417,11 @@ func (o *gitopsRevertOptions) BindFlags(fs *flag.FlagSet) {
 		"The largest file (Git object) a revert clones (a quantity: 16Mi); a repository holding a larger one is refused as its pack arrives, before the object is inflated.")
 	fs.StringVar(&o.CloneDir, "gitops-clone-dir", "",
 		"The directory reverts clone into (each clone is removed when its revert ends); empty for $TMPDIR or /tmp.")
+	o.CloneDiskBudget.Quantity = *resource.NewQuantity(gitops.DefaultCloneDiskBudget, resource.BinarySI)
+	fs.Var(&o.CloneDiskBudget, "gitops-clone-disk-budget",
+		"The disk all clones (reverts, promotions, verdict reads) may take together (a quantity); each write is counted before it is made. Keep it below the clone directory's volume. 0 for no bound.")
+	fs.DurationVar(&o.ConnectTimeout, "gitops-connect-timeout", gitops.DefaultConnectTimeout,
+		"How long a Git host may take to answer each request of a clone or a fetch over HTTP(S), connection and TLS handshake included; a host that does not answer fails the job, retried with backoff. 0 for no bound but the job's 2 minutes.")
 }
 
 // Reverter builds the GitReverter the flags describe.
@@ -434,6 +443,8 @@ func (o *gitopsRevertOptions) Reverter(reader ctrlclient.Reader, extra ...gitops
 		gitops.WithMaxCloneSize(o.MaxCloneSize.Value()),
 		gitops.WithMaxFileSize(o.MaxFileSize.Value()),
 		gitops.WithCloneDir(o.CloneDir),
+		gitops.WithCloneDiskBudget(o.CloneDiskBudget.Value()),
+		gitops.WithConnectTimeout(o.ConnectTimeout),
 	}
 	if o.SigningKey != "" {
 		var pass []byte

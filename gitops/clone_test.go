@@ -19,6 +19,7 @@ package gitops
 import (
 	"context"
 	"errors"
+	"math/rand/v2"
 	"os"
 	"strings"
 	"testing"
@@ -199,5 +200,85 @@ func TestRepository_ShortBranchIsWhole(t *testing.T) {
 	}
 	if _, err := r.Commit("0123456789abcdef0123456789abcdef01234567"); err == nil || errors.Is(err, ErrShallowHistory) {
 		t.Errorf("a commit not in the branch: %v, want not found, not ErrShallowHistory", err)
+	}
+}
+
+// incompressible is n bytes that no pack compresses.
+func incompressible(n int, seed uint64) string {
+	b := make([]byte, n)
+	_, _ = rand.NewChaCha8([32]byte{byte(seed)}).Read(b)
+	return string(b)
+}
+
+// A repository larger than the budget of all clones fails its revert
+// permanently, with a message naming the repository and the budget, when
+// its clone reaches the budget (each write is counted before it is made):
+// nothing is left on disk, nothing of the budget held.
+func TestGitReverter_CloneDiskBudget(t *testing.T) {
+	f := newGitFixture(t)
+	f.pushToMain("apps/podinfo/blob.bin", incompressible(3<<20, 1), "Add a blob")
+	dir := t.TempDir()
+	g := f.reverter(WithCloneDir(dir), WithMaxFileSize(8<<20), WithCloneDiskBudget(1<<20))
+	_, err := g.Revert(t.Context(), f.request(v1alpha1.PullRequestRevert))
+	want := "branch main of " + f.url + " needs more than --gitops-clone-disk-budget (1.0 MiB)"
+	if !errors.Is(err, ErrCloneTooLarge) || !strings.Contains(err.Error(), want) {
+		t.Fatalf("revert of a 3 MiB repository with a 1 MiB budget: %v, want ErrCloneTooLarge saying %q", err, want)
+	}
+	if IsTransient(err) {
+		t.Errorf("%v is transient: it would be retried forever", err)
+	}
+	if after, _ := os.ReadDir(dir); len(after) != 0 {
+		t.Errorf("clone directory after the revert: %v, want it empty", after)
+	}
+	if used := g.clone.disk.inUse(); used != 0 {
+		t.Errorf("%d bytes of the budget held after the revert", used)
+	}
+}
+
+// Two clones that together would pass the budget: the second stops, with
+// a transient ErrCloneDiskBusy, before it writes past what the first
+// leaves, and leaves nothing on disk; once the first is removed, it is
+// made.
+func TestRepository_CloneDiskBudgetShared(t *testing.T) {
+	f := newGitFixture(t)
+	f.pushToMain("apps/podinfo/blob.bin", incompressible(3<<20, 2), "Add a blob")
+	auth := &git.AuthOptions{Transport: git.HTTP, Username: gitUser, Password: gitPassword}
+	parent := t.TempDir()
+	budget := newDiskBudget(5 << 20)
+	open := func() *Repository {
+		r, err := OpenRepository(f.url, "main", WithAuth(auth), withClone(cloneOptions{parent: parent, maxSize: 4 << 20, disk: budget}))
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = r.Close() })
+		return r
+	}
+	first, second := open(), open()
+	if err := first.Clone(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	held := budget.inUse()
+	if held < 3<<20 || held > 4<<20 {
+		t.Errorf("the first clone holds %d bytes of the budget, want its size, 3 to 4 MiB", held)
+	}
+	err := second.Clone(t.Context())
+	if !errors.Is(err, ErrCloneDiskBusy) || !IsTransient(err) || !strings.Contains(err.Error(), "--gitops-clone-disk-budget (5.0 MiB)") {
+		t.Fatalf("a second clone past the budget: %v, want a transient ErrCloneDiskBusy", err)
+	}
+	if budget.inUse() != held {
+		t.Errorf("after the second clone stopped, %d bytes of the budget are held, want the first's %d", budget.inUse(), held)
+	}
+	if entries, _ := os.ReadDir(parent); len(entries) != 1 {
+		t.Errorf("clone directories: %v, want the first's only", entries)
+	}
+	if err := first.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := second.Clone(t.Context()); err != nil {
+		t.Errorf("the second clone once the first was removed: %v", err)
+	}
+	_ = second.Close()
+	if used := budget.inUse(); used != 0 {
+		t.Errorf("%d bytes of the budget held after both clones were removed", used)
 	}
 }

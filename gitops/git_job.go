@@ -74,13 +74,13 @@ type gitJob struct {
 	secretTokenOnly bool
 }
 
-// openJob waits for the turn of src's branch in limiter without holding
-// the caller (when the branch's job or every slot is taken it says so,
-// ErrBusy, and is asked again), then opens the clone of src. done
-// removes the clone and ends the turn.
-func (c *gitCore) openJob(ctx context.Context, limiter *revertLimiter, src *Source) (*gitJob, func(), error) {
+// openJob waits for the turn of src's branch in limiter, and for a slot
+// in the queue of namespace (the tenant's: the Canary's), at most
+// turnWait (then it says so, ErrBusy, and is asked again), then opens
+// the clone of src. done removes the clone and ends the turn.
+func (c *gitCore) openJob(ctx context.Context, limiter *revertLimiter, namespace string, src *Source) (*gitJob, func(), error) {
 	turnCtx, cancelTurn := context.WithTimeout(ctx, turnWait)
-	release, err := limiter.acquire(turnCtx, src.URL, src.Branch)
+	release, err := limiter.acquire(turnCtx, namespace, src.URL, src.Branch)
 	cancelTurn()
 	if err != nil {
 		if ctx.Err() == nil {

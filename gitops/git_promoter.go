@@ -166,7 +166,7 @@ func (g *GitPromoter) openPromotion(ctx context.Context, req PromotionRequest, l
 	if err != nil {
 		return nil, nil, err
 	}
-	base, done, err := g.openJob(ctx, limiter, src)
+	base, done, err := g.openJob(ctx, limiter, req.Canary.Namespace, src)
 	if err != nil {
 		return nil, nil, err
 	}

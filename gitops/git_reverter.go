@@ -132,8 +132,9 @@ func WithClock(now func() time.Time) ReverterOption {
 }
 
 // WithMaxConcurrentReverts bounds the reverts and promotions that run at
-// once, across the agent (DefaultMaxConcurrentReverts by default). Those
-// of the same repository branch run one at a time whatever the bound.
+// once, across the agent (DefaultMaxConcurrentReverts by default), shared
+// fairly among the Canaries' namespaces (revertLimiter). Those of the
+// same repository branch run one at a time whatever the bound.
 func WithMaxConcurrentReverts(n int) ReverterOption {
 	return func(g *GitReverter) error {
 		if n < 1 {
@@ -167,12 +168,45 @@ func WithMaxCloneSize(bytes int64) ReverterOption {
 	}
 }
 
+// WithCloneDiskBudget bounds the disk all clones take together, in bytes
+// (DefaultCloneDiskBudget by default, 0 for no bound): reverts,
+// promotions and verdict reads alike. Each write of a clone is counted
+// before it reaches the disk: a clone that alone would pass the budget
+// stops with ErrCloneTooLarge (permanent), one that would pass what the
+// clones beside it leave stops with ErrCloneDiskBusy (retried). Keep it
+// below the size of the clone directory's volume (the chart's emptyDir).
+func WithCloneDiskBudget(bytes int64) ReverterOption {
+	return func(g *GitReverter) error {
+		if bytes < 0 {
+			return fmt.Errorf("a negative clone disk budget: %d", bytes)
+		}
+		g.clone.disk = newDiskBudget(bytes)
+		return nil
+	}
+}
+
+// WithConnectTimeout bounds how long a Git host may take to answer each
+// request of a clone or a fetch, connection and TLS handshake included
+// (DefaultConnectTimeout by default, 0 for no bound but the job's): a
+// host that answers nothing fails the job with a transient error, which
+// gives its slot back. It applies to Git over HTTP(S).
+func WithConnectTimeout(d time.Duration) ReverterOption {
+	return func(g *GitReverter) error {
+		if d < 0 {
+			return fmt.Errorf("a negative connect timeout: %s", d)
+		}
+		g.clone.connectTimeout = d
+		return nil
+	}
+}
+
 // NewGitReverter returns a Reverter that reads Kubernetes objects with c
 // (an uncached reader: reverts are rare), and its GitPromoter.
 func NewGitReverter(c client.Reader, opts ...ReverterOption) (*GitReverter, error) {
 	core := &gitCore{
 		client: c, author: Signature{Name: "serin", Email: "serin@users.noreply.serin.dev"}, hosts: NewGitProviderHost, now: time.Now,
-		limiter: newRevertLimiter(DefaultMaxConcurrentReverts), clone: cloneOptions{maxSize: DefaultMaxCloneSize}, crossNamespace: true,
+		limiter: newRevertLimiter(DefaultMaxConcurrentReverts), crossNamespace: true,
+		clone: cloneOptions{maxSize: DefaultMaxCloneSize, disk: newDiskBudget(DefaultCloneDiskBudget), connectTimeout: DefaultConnectTimeout},
 	}
 	g := &GitReverter{gitCore: core, promoter: newGitPromoter(core)}
 	var err error
@@ -261,7 +295,7 @@ func (g *GitReverter) Revert(ctx context.Context, req RevertRequest) (RevertResu
 	if err != nil {
 		return RevertResult{}, err
 	}
-	base, done, err := g.openJob(ctx, g.limiter, src)
+	base, done, err := g.openJob(ctx, g.limiter, req.Canary.Namespace, src)
 	if err != nil {
 		return RevertResult{}, err
 	}

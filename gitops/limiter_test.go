@@ -19,8 +19,13 @@ package gitops
 import (
 	"context"
 	"errors"
+	"fmt"
+	"net"
+	"strings"
 	"testing"
 	"time"
+
+	"github.com/serin-dev/serin/api/v1alpha1"
 )
 
 // At most n reverts run at once, one at a time per repository branch; a
@@ -31,7 +36,7 @@ func TestRevertLimiter(t *testing.T) {
 	l := newRevertLimiter(2)
 	acquire := func(url, branch string) func() {
 		t.Helper()
-		release, err := l.acquire(t.Context(), url, branch)
+		release, err := l.acquire(t.Context(), "apps", url, branch)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -41,7 +46,7 @@ func TestRevertLimiter(t *testing.T) {
 		t.Helper()
 		ctx, cancel := context.WithTimeout(t.Context(), 20*time.Millisecond)
 		defer cancel()
-		release, err := l.acquire(ctx, url, branch)
+		release, err := l.acquire(ctx, "apps", url, branch)
 		if err == nil {
 			release()
 			t.Fatalf("%s %s did not wait", url, branch)
@@ -68,7 +73,7 @@ func TestRevertLimiter(t *testing.T) {
 
 	got := make(chan func())
 	go func() {
-		release, _ := l.acquire(t.Context(), repoA, "main")
+		release, _ := l.acquire(t.Context(), "apps", repoA, "main")
 		got <- release
 	}()
 	select {
@@ -86,8 +91,9 @@ func TestRevertLimiter(t *testing.T) {
 	}
 	releaseRelease()
 
-	if len(l.slots) != 0 || len(l.turns) != 0 {
-		t.Errorf("after all reverts: %d slots held, %d repository turns left", len(l.slots), len(l.turns))
+	if l.held != 0 || len(l.branches) != 0 || len(l.running) != 0 || len(l.queues) != 0 || len(l.turns) != 0 {
+		t.Errorf("after all reverts: %d slots held, %d repository turns, %d namespaces running, %d queued left",
+			l.held, len(l.branches), len(l.running), len(l.queues))
 	}
 }
 
@@ -99,7 +105,133 @@ func TestWithMaxConcurrentReverts(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if n := cap(g.limiter.slots); n != 5 {
+	if n := g.limiter.size; n != 5 {
 		t.Errorf("%d reverts at once, want 5", n)
+	}
+}
+
+// A namespace with 20 jobs queued, and both slots, does not keep another
+// namespace's one job waiting more than one slot turn: the next slot to
+// free is the other's; then the noisy namespace's jobs run, in order.
+func TestRevertLimiter_FairAmongNamespaces(t *testing.T) {
+	l := newRevertLimiter(2)
+	ctx := t.Context()
+	repo := func(i int) string { return fmt.Sprintf("https://git.example/noisy/%d.git", i) }
+	var running []func()
+	for i := range 2 {
+		release, err := l.acquire(ctx, "noisy", repo(i), "main")
+		if err != nil {
+			t.Fatal(err)
+		}
+		running = append(running, release)
+	}
+	started := make(chan string, 32)
+	start := func(namespace, url string) {
+		release, err := l.acquire(ctx, namespace, url, "main")
+		if err != nil {
+			return
+		}
+		_ = release // held until the test ends
+		started <- namespace + " " + url
+	}
+	for i := 2; i < 22; i++ {
+		go start("noisy", repo(i))
+		waitFor(t, func() bool { return queued(l, "noisy") == i-1 })
+	}
+	go start("quiet", "https://git.example/quiet/app.git")
+	waitFor(t, func() bool { return queued(l, "quiet") == 1 })
+
+	running[0]() // one slot turn
+	select {
+	case got := <-started:
+		if got != "quiet https://git.example/quiet/app.git" {
+			t.Fatalf("the freed slot went to %s, want the quiet namespace's job that waited", got)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("the quiet namespace's job did not start when a slot was freed")
+	}
+	running[1]()
+	select {
+	case got := <-started:
+		if got != "noisy "+repo(2) {
+			t.Errorf("then %s started, want the noisy namespace's first job waiting", got)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("the noisy namespace's next job did not start")
+	}
+}
+
+// queued is how many jobs of namespace wait for a slot.
+func queued(l *revertLimiter, namespace string) int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return len(l.queues[namespace])
+}
+
+func waitFor(t *testing.T, cond func() bool) {
+	t.Helper()
+	for deadline := time.Now().Add(5 * time.Second); !cond(); time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("timed out")
+		}
+	}
+}
+
+// tarpit is a Git host that accepts connections and answers nothing.
+func tarpit(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = ln.Close() })
+	go func() {
+		for {
+			conn, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			t.Cleanup(func() { _ = conn.Close() })
+		}
+	}()
+	return "http://" + ln.Addr().String() + "/fleet/podinfo.git"
+}
+
+// A host that accepts the connection and answers nothing fails the
+// clone, and the branch listing, at the connect timeout, not the job's 2
+// minutes, with a transient error that names it; the job's slot is free
+// again.
+func TestGitReverter_TarpitHostGivesItsSlotBack(t *testing.T) {
+	url := tarpit(t)
+	r, err := OpenRepository(url, "main", withClone(cloneOptions{parent: t.TempDir(), connectTimeout: 300 * time.Millisecond}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+	defer cancel()
+	for name, call := range map[string]func() error{
+		"clone":       func() error { return r.Clone(ctx) },
+		"branch list": func() error { _, err := r.RemoteBranch(ctx, "main"); return err },
+	} {
+		began := time.Now()
+		err := call()
+		took := time.Since(began)
+		if err == nil || !IsTransient(err) || !strings.Contains(err.Error(), "did not answer within 300ms (--gitops-connect-timeout)") {
+			t.Errorf("%s from a tarpit: %v, want a transient error saying the host did not answer", name, err)
+		}
+		if took > 3*time.Second {
+			t.Errorf("%s from a tarpit took %s, want about the connect timeout (300ms)", name, took)
+		}
+	}
+
+	f := newGitFixture(t)
+	f.k8s = fleetClient(url, f.bad.Hash)
+	g := f.reverter(WithConnectTimeout(300 * time.Millisecond))
+	if _, err := g.Revert(ctx, f.request(v1alpha1.PullRequestRevert)); !IsTransient(err) {
+		t.Errorf("revert through a tarpit: %v, want a transient error (retried with backoff)", err)
+	}
+	if g.limiter.held != 0 {
+		t.Errorf("%d slots held after the revert ended", g.limiter.held)
 	}
 }

@@ -22,6 +22,7 @@ import (
 	"crypto/sha1"
 	"encoding/binary"
 	"errors"
+	"github.com/go-git/go-billy/v5/osfs"
 	"github.com/go-git/go-git/v5/plumbing/format/packfile"
 	"io"
 	"os"
@@ -180,7 +181,7 @@ func TestGuardedPackWriter_CutPackIsNoRefusal(t *testing.T) {
 	sum := sha1.Sum(whole[:len(whole)-packTrailerSize])
 	copy(whole[len(whole)-packTrailerSize:], sum[:])
 	for _, cut := range []error{syscall.ECONNRESET, io.ErrUnexpectedEOF} {
-		s := newCloneStorage(t.TempDir(), 1<<20)
+		s := newCloneStorage(osfs.New(t.TempDir()), 1<<20)
 		err := packfile.WritePackfileToObjectStorage(s, &cutReader{data: whole[:len(whole)/2], err: cut})
 		if !errors.Is(err, cut) || !IsTransient(err) {
 			t.Errorf("a pack cut by %v: %v, want that error, transient", cut, err)
@@ -189,7 +190,7 @@ func TestGuardedPackWriter_CutPackIsNoRefusal(t *testing.T) {
 			t.Errorf("a pack cut by %v was refused: %v", cut, refused)
 		}
 	}
-	w, err := newCloneStorage(t.TempDir(), 1<<20).PackfileWriter()
+	w, err := newCloneStorage(osfs.New(t.TempDir()), 1<<20).PackfileWriter()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -56,6 +56,8 @@ type Repository struct {
 	dir     string
 	storage *boundedStorage
 	repo    *gogit.Repository
+	// meter counts what the clone writes against its bounds.
+	meter *cloneMeter
 }
 
 // RepositoryOption configures a Repository.
@@ -89,9 +91,11 @@ func OpenRepository(url, branch string, opts ...RepositoryOption) (*Repository, 
 // the zero hash when there is no such branch. It fetches nothing.
 func (r *Repository) RemoteBranch(ctx context.Context, branch string) (plumbing.Hash, error) {
 	remote := gogit.NewRemote(memory.NewStorage(), &config.RemoteConfig{Name: remoteName, URLs: []string{r.url}})
+	ctx, answered := answering(ctx, r.clone.connectTimeout, r.url)
 	refs, err := remote.ListContext(ctx, &gogit.ListOptions{
 		Auth: r.transport.auth, CABundle: r.transport.caBundle, ClientCert: r.transport.clientCert, ClientKey: r.transport.clientKey,
 	})
+	err = answered(err)
 	if err != nil {
 		if errors.Is(err, transport.ErrEmptyRemoteRepository) {
 			return plumbing.ZeroHash, nil

@@ -33,7 +33,7 @@ import (
 // defaultArgs are the agent's flags with the chart's default values.
 var defaultArgs = []string{
 	"--watch-all-namespaces=true", "--log-level=info", "--log-encoding=json", "--enable-leader-election=true",
-	"--events-addr=http://notification-controller.flux-system.svc.cluster.local./",
+	"--gitops-clone-disk-budget=896Mi", "--events-addr=http://notification-controller.flux-system.svc.cluster.local./",
 }
 
 // agent returns the rendered Deployment and its agent container.
@@ -208,16 +208,32 @@ extraArgs: [--data-plane=istio, --no-cross-namespace-refs]`,
 			_, c := agent(t, r, "serin-agent")
 			diff(t, "args", []string{
 				"--watch-all-namespaces=true", "--log-level=debug", "--log-encoding=json", "--enable-leader-election=true",
-				"--events-addr=http://notification-controller.flux.svc/", "--metrics-server=http://prometheus.monitoring:9090",
+				"--gitops-clone-disk-budget=896Mi", "--events-addr=http://notification-controller.flux.svc/", "--metrics-server=http://prometheus.monitoring:9090",
 				"--data-plane=istio", "--no-cross-namespace-refs",
 			}, c.Args)
+		},
+	},
+	"clone disk": {
+		values: `cloneDiskMiB: 2048`,
+		want: func(t *testing.T, r *rendered) {
+			d, c := agent(t, r, "serin-agent")
+			diff(t, "clone disk budget flag", "--gitops-clone-disk-budget=1792Mi", c.Args[4])
+			var tmp *corev1.EmptyDirVolumeSource
+			for _, v := range d.Spec.Template.Spec.Volumes {
+				if v.Name == "tmp" {
+					tmp = v.EmptyDir
+				}
+			}
+			if tmp == nil || tmp.SizeLimit == nil || tmp.SizeLimit.Cmp(resource.MustParse("2Gi")) != 0 {
+				t.Fatalf("the tmp volume: %+v, want an emptyDir of 2Gi", tmp)
+			}
 		},
 	},
 	"no events address": {
 		values: `eventsAddr: ""`,
 		want: func(t *testing.T, r *rendered) {
 			_, c := agent(t, r, "serin-agent")
-			diff(t, "args", defaultArgs[:4], c.Args)
+			diff(t, "args", defaultArgs[:5], c.Args)
 		},
 	},
 	"resources without a memory limit": {
