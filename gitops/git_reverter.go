@@ -105,12 +105,25 @@ func WithProvider(p string) ReverterOption {
 	}
 }
 
-// WithProviderTokenFile reads the Git host API token from a file at each
-// revert, instead of the GitRepository secret's password or bearerToken.
+// WithProviderTokenFile reads the agent's own Git host API token from a
+// file at each call to a host of WithProviderHosts, instead of the
+// GitRepository secret's password or bearerToken; it goes to no other
+// host.
 func WithProviderTokenFile(path string) ReverterOption {
 	return func(g *GitReverter) error {
 		g.tokenFile = path
 		return nil
+	}
+}
+
+// WithProviderHosts lists the Git hosts (host or host:port) the token of
+// WithProviderTokenFile is sent to, for reverts and promotions alike;
+// none by default.
+func WithProviderHosts(hosts ...string) ReverterOption {
+	return func(g *GitReverter) error {
+		list, err := ParseHostList(strings.Join(hosts, ","))
+		g.tokenHosts = list
+		return err
 	}
 }
 
@@ -171,7 +184,7 @@ func WithMaxCloneSize(bytes int64) ReverterOption {
 func NewGitReverter(c client.Reader, opts ...ReverterOption) (*GitReverter, error) {
 	core := &gitCore{
 		client: c, author: Signature{Name: "serin", Email: "serin@users.noreply.serin.dev"}, hosts: NewGitProviderHost, now: time.Now,
-		limiter: newRevertLimiter(DefaultMaxConcurrentReverts), clone: cloneOptions{maxSize: DefaultMaxCloneSize}, crossNamespace: true,
+		conditional: newConditionalCache(), limiter: newRevertLimiter(DefaultMaxConcurrentReverts), clone: cloneOptions{maxSize: DefaultMaxCloneSize}, crossNamespace: true,
 	}
 	g := &GitReverter{gitCore: core, promoter: newGitPromoter(core)}
 	var err error
