@@ -304,6 +304,9 @@ func main() {
 		}
 		reconciler.Reverter = reverter
 		reconciler.Promoter = reverter.Promoter()
+		if revertOptions.TokenFile != "" && strings.TrimSpace(revertOptions.TokenHosts) == "" {
+			setupLog.Info("warning: --git-provider-token-file is given without --git-provider-hosts: the token is sent to no host; each GitRepository's own secret is used")
+		}
 	}
 	if err := reconciler.SetupWithManager(ctx, mgr, controllers.CanaryReconcilerOptions{
 		MaxConcurrentReconciles: concurrent,
@@ -377,6 +380,7 @@ type gitopsRevertOptions struct {
 	MessageTemplate string
 	Provider        string
 	TokenFile       string
+	TokenHosts      string
 	SigningKey      string
 	SigningPass     string
 	// MaxConcurrent, MaxCloneSize and CloneDir bound the reverts
@@ -402,7 +406,9 @@ func (o *gitopsRevertOptions) BindFlags(fs *flag.FlagSet) {
 	fs.StringVar(&o.Provider, "git-provider", "",
 		"The Git host API for pull requests: github, gitlab or gitea; inferred for github.com and gitlab.com URLs.")
 	fs.StringVar(&o.TokenFile, "git-provider-token-file", "",
-		"A file holding the Git host API token; by default the GitRepository secret's password or bearerToken.")
+		"A file holding the agent's own Git host API token, sent only to the hosts of --git-provider-hosts; elsewhere the GitRepository secret's password or bearerToken.")
+	fs.StringVar(&o.TokenHosts, "git-provider-hosts", "",
+		"The Git hosts (host[:port], comma-separated) --git-provider-token-file is sent to, for pull requests and commit status reads; none by default.")
 	fs.StringVar(&o.SigningKey, "git-signing-key-file", "",
 		"An ASCII-armored OpenPGP private key file: revert commits are signed with it.")
 	fs.StringVar(&o.SigningPass, "git-signing-passphrase-file", "",
@@ -439,6 +445,7 @@ func (o *gitopsRevertOptions) Reverter(reader ctrlclient.Reader, extra ...gitops
 		gitops.WithMessageTemplate(template),
 		gitops.WithProvider(o.Provider),
 		gitops.WithProviderTokenFile(o.TokenFile),
+		gitops.WithProviderHosts(o.TokenHosts),
 		gitops.WithMaxConcurrentReverts(o.MaxConcurrent),
 		gitops.WithMaxCloneSize(o.MaxCloneSize.Value()),
 		gitops.WithMaxFileSize(o.MaxFileSize.Value()),

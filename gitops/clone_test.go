@@ -49,8 +49,8 @@ func TestGitReverter_ClonesOnDiskAndRemovesTheClone(t *testing.T) {
 	f := newGitFixture(t)
 	dir := t.TempDir()
 	var during []os.DirEntry
-	g := f.reverter(WithCloneDir(dir), WithHostFactory(func(ctx context.Context, repo RepositoryURL, provider, token string) (PullRequestHost, error) {
-		h, err := f.host.factory(ctx, repo, provider, token)
+	g := f.reverter(WithCloneDir(dir), WithHostFactory(func(ctx context.Context, api HostAPI) (PullRequestHost, error) {
+		h, err := f.host.factory(ctx, api)
 		return openHost{PullRequestHost: h, onOpen: func() { during, _ = os.ReadDir(dir) }}, err
 	}))
 	if _, err := g.Revert(t.Context(), f.request(v1alpha1.PullRequestRevert)); err != nil {

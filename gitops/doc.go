@@ -43,8 +43,9 @@ limitations under the License.
 //     how the commit that brought a promotion in is recognized, and the
 //     verdict read from commit statuses.
 //   - git_job.go: what both share: the settings (gitCore) and one job on a
-//     clone (gitJob): its turn, its history, its Git host, and the two ways
-//     of writing a change, a pull request or a push.
+//     clone (gitJob): its turn, its history, its Git host and whose token
+//     it is sent (hostToken), and the two ways of writing a change, a
+//     pull request or a push.
 //   - plan.go, plan_edit.go, snapshot.go, render.go, jsondiff.go,
 //     yamldoc.go, remote_bases.go: planning and verifying a revert by
 //     rendering the target before and after; promote_plan.go plans a
@@ -55,8 +56,11 @@ limitations under the License.
 //   - repository.go, clone.go, packguard.go, push.go, history.go, auth.go:
 //     the clone, bounded on disk and per object, its history, the push, and
 //     the credentials.
-//   - host.go, host_gitprovider.go, host_status.go: the Git host APIs, pull
-//     requests and commit statuses.
+//   - host.go, host_gitprovider.go, host_pulls.go, host_status.go,
+//     host_http.go: the Git host APIs: pull requests (opened through
+//     go-git-providers, found by branch with each host's own query),
+//     commit statuses, and the one HTTP client of a repository's host
+//     (its CA, every page, conditional requests, rate limits).
 //   - limiter.go, transient.go: the turns and bounds of jobs, and which
 //     failures a retry may fix.
 package gitops

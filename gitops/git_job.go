@@ -45,12 +45,17 @@ const pushAttempts = 3
 // clone and file bounds, the clock, and the limiter that gives a
 // repository branch to one writing job at a time.
 type gitCore struct {
-	client    client.Reader
-	author    Signature
-	provider  string
-	tokenFile string
-	hosts     HostFactory
-	now       func() time.Time
+	client   client.Reader
+	author   Signature
+	provider string
+	// tokenFile is the agent's own Git host API token, sent only to
+	// tokenHosts (--git-provider-hosts).
+	tokenFile  string
+	tokenHosts hostList
+	hosts      HostFactory
+	// conditional remembers GitHub's answers for conditional requests.
+	conditional *conditionalCache
+	now         func() time.Time
 	// limiter bounds the jobs that write, reverts and promotions alike.
 	limiter *revertLimiter
 	clone   cloneOptions
@@ -67,11 +72,6 @@ type gitJob struct {
 	*gitCore
 	src  *Source
 	repo *Repository
-	// secretTokenOnly: the Git host API token is the GitRepository
-	// secret's, never the agent's --git-provider-token-file (a promotion's
-	// repository URL is a tenant's choice: the agent's token must not go
-	// to a host the tenant names).
-	secretTokenOnly bool
 }
 
 // openJob waits for the turn of src's branch in limiter, and for a slot
@@ -299,9 +299,15 @@ func (j *gitJob) resume(ctx context.Context, host PullRequestHost, c change, res
 	if err != nil {
 		return res, err
 	}
-	if pr != nil {
+	switch {
+	case pr != nil && pr.State == PullRequestOpen:
 		res.PullRequestURL, res.State = pr.URL, gitOpened
 		res.Message = fmt.Sprintf("pull request #%d from %s is already open", pr.Number, res.Branch)
+		return res, nil
+	case pr != nil && pr.State == PullRequestMerged:
+		// Merged, maybe squashed: the host says so whatever the history.
+		res.PullRequestURL, res.State = pr.URL, gitMerged
+		res.Message = fmt.Sprintf("pull request #%d from %s is already merged", pr.Number, res.Branch)
 		return res, nil
 	}
 	var merged bool
@@ -441,40 +447,57 @@ func (j *gitJob) withHistory(ctx context.Context, f func() error) error {
 
 // host returns the pull request API of the source's repository.
 func (j *gitJob) host(ctx context.Context) (PullRequestHost, error) {
-	u, provider, token, err := j.hostAPI()
+	api, err := j.hostAPI()
 	if err != nil {
 		return nil, err
 	}
-	return j.hosts(ctx, u, provider, token)
+	return j.hosts(ctx, api)
 }
 
-// hostAPI is what a Git host API of the source's repository is reached
-// with: the repository, its provider and the token.
-func (j *gitJob) hostAPI() (RepositoryURL, string, string, error) {
+// hostAPI is how the Git host API of the source's repository is reached:
+// the repository, its provider, the token (hostToken) and a client that
+// trusts the GitRepository's CA.
+func (j *gitJob) hostAPI() (HostAPI, error) {
 	u, err := ParseRepositoryURL(j.src.URL)
 	if err != nil {
-		return RepositoryURL{}, "", "", err
+		return HostAPI{}, err
 	}
 	provider, err := ProviderFor(j.provider, u)
 	if err != nil {
-		return RepositoryURL{}, "", "", err
+		return HostAPI{}, err
 	}
-	token, err := j.hostToken()
+	token, err := j.hostToken(u)
 	if err != nil {
-		return RepositoryURL{}, "", "", err
+		return HostAPI{}, err
 	}
-	return u, provider, token, nil
+	httpClient, err := hostHTTPClient(j.src.Auth)
+	if err != nil {
+		return HostAPI{}, fmt.Errorf("GitRepository %s: %w", j.src.GitRepository, err)
+	}
+	return HostAPI{Repo: u, Provider: provider, Token: token, HTTP: httpClient, conditional: j.conditional}, nil
 }
 
-// hostToken is the Git host API token: the agent's token file, read at
-// each call, else (and always for a promotion) the GitRepository secret's.
-func (j *gitJob) hostToken() (string, error) {
-	if j.tokenFile == "" || j.secretTokenOnly {
+// hostToken is the Git host API token of repo, for reverts and
+// promotions alike: the agent's token file (read at each call) when the
+// platform lists repo's host (--git-provider-hosts), else the
+// GitRepository secret's password or bearerToken. The repository URL is
+// a tenant's to write: the agent's token never goes to a host the
+// platform did not list. Without either, the job cannot go on.
+func (j *gitJob) hostToken(repo RepositoryURL) (string, error) {
+	if j.tokenFile != "" && j.tokenHosts.lists(repo) {
+		b, err := os.ReadFile(j.tokenFile)
+		if err != nil {
+			return "", fmt.Errorf("failed to read the Git provider token: %w", err)
+		}
+		return strings.TrimSpace(string(b)), nil
+	}
+	if j.src.HostToken != "" {
 		return j.src.HostToken, nil
 	}
-	b, err := os.ReadFile(j.tokenFile)
-	if err != nil {
-		return "", fmt.Errorf("failed to read the Git provider token: %w", err)
+	if j.tokenFile != "" {
+		return "", fmt.Errorf("no API token for %s: the secret of GitRepository %s has no password or bearerToken, and the agent's token is only for the hosts of --git-provider-hosts (%s): put a token in the GitRepository's secret, or ask the platform to list %s",
+			repo.Host, j.src.GitRepository, j.tokenHosts, repo.Host)
 	}
-	return strings.TrimSpace(string(b)), nil
+	return "", fmt.Errorf("no API token for %s: the secret of GitRepository %s has no password or bearerToken: put a token with the pull request scope in it",
+		repo.Host, j.src.GitRepository)
 }

@@ -170,7 +170,6 @@ func (g *GitPromoter) openPromotion(ctx context.Context, req PromotionRequest, l
 	if err != nil {
 		return nil, nil, err
 	}
-	base.secretTokenOnly = true
 	stageCanary := StageCanary(req.Canary, req.Stage)
 	job := &promotionJob{
 		gitJob:  base,
@@ -421,10 +420,14 @@ func (g *GitPromoter) Verdict(ctx context.Context, req PromotionRequest, commit 
 			return Verdict{}, err
 		}
 		pr, err := host.Find(ctx, m.branch)
-		if err != nil {
+		switch {
+		case err != nil:
 			return Verdict{}, err
+		case pr == nil:
+			// Not closed: gone, or out of the token's sight. Read again.
+			return Verdict{}, fmt.Errorf("no pull request from %s in %s: deleted, or the API token cannot see it", m.branch, job.src.URL)
 		}
-		return Verdict{Closed: pr == nil}, nil
+		return Verdict{Closed: pr.State == PullRequestClosed}, nil
 	}
 	out := Verdict{Merged: true, StageCommit: in.Hash.String()}
 	reader, err := job.statusReader(ctx, g.statuses)
@@ -462,9 +465,9 @@ func verdictCommits(after []*object.Commit) []*object.Commit {
 
 // statusReader returns the commit status API of the stage's repository.
 func (j *promotionJob) statusReader(ctx context.Context, statuses StatusReaderFactory) (StatusReader, error) {
-	u, provider, token, err := j.hostAPI()
+	api, err := j.hostAPI()
 	if err != nil {
 		return nil, err
 	}
-	return statuses(ctx, u, provider, token)
+	return statuses(ctx, api)
 }

@@ -106,12 +106,25 @@ func WithProvider(p string) ReverterOption {
 	}
 }
 
-// WithProviderTokenFile reads the Git host API token from a file at each
-// revert, instead of the GitRepository secret's password or bearerToken.
+// WithProviderTokenFile reads the agent's own Git host API token from a
+// file at each call to a host of WithProviderHosts, instead of the
+// GitRepository secret's password or bearerToken; it goes to no other
+// host.
 func WithProviderTokenFile(path string) ReverterOption {
 	return func(g *GitReverter) error {
 		g.tokenFile = path
 		return nil
+	}
+}
+
+// WithProviderHosts lists the Git hosts (host or host:port) the token of
+// WithProviderTokenFile is sent to, for reverts and promotions alike;
+// none by default.
+func WithProviderHosts(hosts ...string) ReverterOption {
+	return func(g *GitReverter) error {
+		list, err := ParseHostList(strings.Join(hosts, ","))
+		g.tokenHosts = list
+		return err
 	}
 }
 
@@ -205,7 +218,7 @@ func WithConnectTimeout(d time.Duration) ReverterOption {
 func NewGitReverter(c client.Reader, opts ...ReverterOption) (*GitReverter, error) {
 	core := &gitCore{
 		client: c, author: Signature{Name: "serin", Email: "serin@users.noreply.serin.dev"}, hosts: NewGitProviderHost, now: time.Now,
-		limiter: newRevertLimiter(DefaultMaxConcurrentReverts), crossNamespace: true,
+		conditional: newConditionalCache(), limiter: newRevertLimiter(DefaultMaxConcurrentReverts), crossNamespace: true,
 		clone: cloneOptions{maxSize: DefaultMaxCloneSize, disk: newDiskBudget(DefaultCloneDiskBudget), connectTimeout: DefaultConnectTimeout},
 	}
 	g := &GitReverter{gitCore: core, promoter: newGitPromoter(core)}

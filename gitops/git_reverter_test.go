@@ -264,24 +264,34 @@ type fakePR struct {
 	open                      bool
 }
 
-func (h *fakeHost) factory(_ context.Context, repo RepositoryURL, provider, token string) (PullRequestHost, error) {
+func (h *fakeHost) factory(_ context.Context, api HostAPI) (PullRequestHost, error) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	h.providers = append(h.providers, provider+" "+repo.BaseURL()+" "+repo.Owner+"/"+repo.Name)
-	h.tokens = append(h.tokens, token)
+	h.providers = append(h.providers, api.Provider+" "+api.Repo.BaseURL()+" "+api.Repo.Owner+"/"+api.Repo.Name)
+	h.tokens = append(h.tokens, api.Token)
 	return h, nil
 }
 
+// Find returns the pull request from branch, as a host does: an open one
+// first, else the newest merged or closed one.
 func (h *fakeHost) Find(_ context.Context, branch string) (*PullRequest, error) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
+	var found *PullRequest
 	for _, pr := range h.prs {
-		if pr.open && pr.branch == branch {
-			p := pr.PullRequest
-			return &p, nil
+		if pr.branch != branch {
+			continue
 		}
+		p := pr.PullRequest
+		switch {
+		case pr.open:
+			p.State = PullRequestOpen
+		case p.State != PullRequestMerged:
+			p.State = PullRequestClosed
+		}
+		found = preferred(found, &p)
 	}
-	return nil, nil
+	return found, nil
 }
 
 func (h *fakeHost) Open(_ context.Context, branch, base, title, body string) (*PullRequest, error) {

@@ -19,6 +19,8 @@ package gitops
 import (
 	"context"
 	"fmt"
+	"net"
+	"net/http"
 	"net/url"
 	"strings"
 )
@@ -30,24 +32,56 @@ const (
 	ProviderGitea  = "gitea"
 )
 
+// PullRequestState is what became of a pull request.
+type PullRequestState string
+
+// The states of a pull request, as serin tells them apart on every host.
+const (
+	// PullRequestOpen: open (GitLab's opened and locked).
+	PullRequestOpen PullRequestState = "open"
+	// PullRequestMerged: merged.
+	PullRequestMerged PullRequestState = "merged"
+	// PullRequestClosed: closed without a merge.
+	PullRequestClosed PullRequestState = "closed"
+)
+
 // PullRequest is a pull (or merge) request on a Git host.
 type PullRequest struct {
 	Number int
 	URL    string
-	Merged bool
+	State  PullRequestState
 }
 
 // PullRequestHost finds and opens pull requests in one repository.
 type PullRequestHost interface {
-	// Find returns the open pull request whose head is branch, or nil.
+	// Find returns the pull request whose head is branch in the
+	// repository itself, whatever its state (an open one first, else the
+	// newest merged, else the newest closed), or nil when there is none:
+	// it asks the host for that branch (or reads every page), so a busy
+	// repository hides none.
 	Find(ctx context.Context, branch string) (*PullRequest, error)
 	// Open opens a pull request from branch into base.
 	Open(ctx context.Context, branch, base, title, body string) (*PullRequest, error)
 }
 
-// HostFactory returns the PullRequestHost of a repository, authenticated
-// with token.
-type HostFactory func(ctx context.Context, repo RepositoryURL, provider, token string) (PullRequestHost, error)
+// HostAPI is how the API of one repository's Git host is reached.
+type HostAPI struct {
+	Repo RepositoryURL
+	// Provider is github, gitlab or gitea.
+	Provider string
+	// Token is the API token (hostToken says whose).
+	Token string
+	// HTTP carries every call: it trusts the GitRepository's CA (ca.crt),
+	// presents its client certificate, follows the environment's proxy
+	// and no redirect (hostHTTPClient). Nil is a default client.
+	HTTP *http.Client
+	// conditional remembers GitHub's answers for conditional requests
+	// (nil: none).
+	conditional *conditionalCache
+}
+
+// HostFactory returns the PullRequestHost of a repository.
+type HostFactory func(ctx context.Context, api HostAPI) (PullRequestHost, error)
 
 // RepositoryURL is a Git repository URL split into what a Git host API
 // needs.
@@ -122,4 +156,57 @@ func ProviderFor(configured string, repo RepositoryURL) (string, error) {
 		return ProviderGitLab, nil
 	}
 	return "", fmt.Errorf("cannot tell which Git host serves %s: start the agent with --git-provider=github|gitlab|gitea", repo.Host)
+}
+
+// hostList is the Git hosts the platform lends the agent's own API token
+// to (--git-provider-hosts): host or host:port, as the API is reached
+// (an ssh:// repository's API is https on its host name). Names compare
+// without case; the scheme's default port (443, or 80 for http) may be
+// written or left out.
+type hostList []string
+
+// ParseHostList reads a comma-separated list of host[:port].
+func ParseHostList(s string) (hostList, error) {
+	var out hostList
+	for _, h := range strings.Split(s, ",") {
+		h = strings.ToLower(strings.TrimSpace(h))
+		if h == "" {
+			continue
+		}
+		if strings.ContainsAny(h, "/@?#") || strings.Contains(h, "://") {
+			return nil, fmt.Errorf("invalid Git host %q: want host or host:port, no scheme or path", h)
+		}
+		out = append(out, h)
+	}
+	return out, nil
+}
+
+// lists reports whether repo's API host is listed.
+func (l hostList) lists(repo RepositoryURL) bool {
+	name, port := splitHostPort(strings.ToLower(repo.Host), repo.Scheme)
+	for _, h := range l {
+		if n, p := splitHostPort(h, repo.Scheme); n == name && p == port {
+			return true
+		}
+	}
+	return false
+}
+
+func (l hostList) String() string {
+	if len(l) == 0 {
+		return "none"
+	}
+	return strings.Join(l, ",")
+}
+
+// splitHostPort splits host[:port], the scheme's default port dropped.
+func splitHostPort(hostport, scheme string) (string, string) {
+	name, port, err := net.SplitHostPort(hostport)
+	if err != nil {
+		return strings.Trim(hostport, "[]"), ""
+	}
+	if (scheme == "https" && port == "443") || (scheme == "http" && port == "80") {
+		port = ""
+	}
+	return name, port
 }

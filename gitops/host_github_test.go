@@ -28,14 +28,22 @@ package gitops
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"crypto/x509"
+	"encoding/hex"
 	"encoding/json"
+	"encoding/pem"
 	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/fluxcd/pkg/git"
 )
 
 const fakeAPIToken = "s3cr3t-token"
@@ -47,6 +55,8 @@ type fakeAPI struct {
 	mu     sync.Mutex
 	calls  []string // "METHOD escaped-path?query"
 	posted []map[string]any
+	// conditional is the If-None-Match of each listing read.
+	conditional []string
 }
 
 func (f *fakeAPI) record(r *http.Request) string {
@@ -115,7 +125,7 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 // report the pull request already open from branch, else open one.
 func findOrOpen(ctx context.Context, h PullRequestHost, branch, base, title, body string) (*PullRequest, bool, error) {
 	pr, err := h.Find(ctx, branch)
-	if err != nil || pr != nil {
+	if err != nil || (pr != nil && pr.State == PullRequestOpen) {
 		return pr, false, err
 	}
 	pr, err = h.Open(ctx, branch, base, title, body)
@@ -143,10 +153,16 @@ func githubPR(base string, number int, owner, name, head, into, state string, me
 		"html_url": fmt.Sprintf("%s/%s/%s/pull/%d", base, owner, name, number),
 		"url":      fmt.Sprintf("%s/api/v3/repos/%s/%s/pulls/%d", base, owner, name, number),
 		"merged":   merged,
-		"draft":    false,
-		"head":     map[string]any{"label": owner + ":" + head, "ref": head, "sha": "0123456789abcdef0123456789abcdef01234567"},
-		"base":     map[string]any{"label": owner + ":" + into, "ref": into, "sha": "89abcdef0123456789abcdef0123456789abcdef"},
-		"user":     map[string]any{"login": "serin-bot", "type": "User"},
+		"merged_at": func() any {
+			if merged {
+				return "2025-01-02T04:04:05Z"
+			}
+			return nil
+		}(),
+		"draft": false,
+		"head":  map[string]any{"label": owner + ":" + head, "ref": head, "sha": "0123456789abcdef0123456789abcdef01234567", "repo": map[string]any{"full_name": owner + "/" + name}},
+		"base":  map[string]any{"label": owner + ":" + into, "ref": into, "sha": "89abcdef0123456789abcdef0123456789abcdef"},
+		"user":  map[string]any{"login": "serin-bot", "type": "User"},
 	}
 }
 
@@ -154,13 +170,57 @@ func newFakeGitHub(t *testing.T, owner, name string) *fakeGitHub {
 	f := &fakeGitHub{fakeAPI: fakeAPI{t: t}, owner: owner, name: name, nextNumber: 7}
 	f.srv = httptest.NewTLSServer(http.HandlerFunc(f.serve))
 	t.Cleanup(f.srv.Close)
-	// go-git-providers builds GitHub Enterprise clients for
-	// https://<domain>/api/v3/ only, and serin's transport chain ends in
-	// http.DefaultTransport: trust the test server's certificate there.
-	prev := http.DefaultTransport
-	http.DefaultTransport = f.srv.Client().Transport
-	t.Cleanup(func() { http.DefaultTransport = prev })
 	return f
+}
+
+// client is the Git host client of a GitRepository whose secret carries
+// the test server's CA: go-git-providers builds GitHub Enterprise
+// clients for https://<domain>/api/v3/ only.
+func (f *fakeGitHub) client() *http.Client {
+	f.t.Helper()
+	c, err := hostHTTPClient(&git.AuthOptions{CAFile: pemOf(f.srv.Certificate())})
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	return c
+}
+
+// pemOf is a certificate as a ca.crt holds it.
+func pemOf(c *x509.Certificate) []byte {
+	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: c.Raw})
+}
+
+// page serves items page by page (per_page, page) with GitHub's and
+// Gitea's Link header, and answers 304 to a request whose If-None-Match
+// is the page's ETag.
+func (f *fakeAPI) page(w http.ResponseWriter, r *http.Request, items []map[string]any, sizeParam string, defaultSize int) {
+	size, _ := strconv.Atoi(r.URL.Query().Get(sizeParam))
+	if size <= 0 {
+		size = defaultSize
+	}
+	n, _ := strconv.Atoi(r.URL.Query().Get("page"))
+	n = max(n, 1)
+	from, to := min((n-1)*size, len(items)), min(n*size, len(items))
+	out := items[from:to]
+	if to < len(items) {
+		next := *r.URL
+		q := next.Query()
+		q.Set("page", strconv.Itoa(n+1))
+		next.RawQuery = q.Encode()
+		w.Header().Set("Link", fmt.Sprintf(`<http://%s%s>; rel="next"`, r.Host, next.RequestURI()))
+	}
+	raw, _ := json.Marshal(out)
+	sum := sha256.Sum256(raw)
+	etag := `"` + hex.EncodeToString(sum[:8]) + `"`
+	w.Header().Set("ETag", etag)
+	f.mu.Lock()
+	f.conditional = append(f.conditional, r.Header.Get("If-None-Match"))
+	f.mu.Unlock()
+	if r.Header.Get("If-None-Match") == etag {
+		w.WriteHeader(http.StatusNotModified)
+		return
+	}
+	writeJSON(w, http.StatusOK, out)
 }
 
 // repoURL is the Git URL of the repository on the fake host.
@@ -181,15 +241,15 @@ func (f *fakeGitHub) serve(w http.ResponseWriter, r *http.Request) {
 	// go-github asks for application/vnd.github.v3+json, or for preview
 	// media types on some endpoints (repositories): all GitHub media types.
 	for _, mt := range strings.Split(r.Header.Get("Accept"), ",") {
-		if !strings.HasPrefix(strings.TrimSpace(mt), "application/vnd.github.") {
+		if mt = strings.TrimSpace(mt); !strings.HasPrefix(mt, "application/vnd.github.") && mt != "application/vnd.github+json" {
 			t.Errorf("%s: Accept = %q, want GitHub media types", call, r.Header.Get("Accept"))
 		}
 	}
 	if got := r.Header.Get("X-GitHub-Api-Version"); got != "2022-11-28" {
 		t.Errorf("%s: X-GitHub-Api-Version = %q, want 2022-11-28", call, got)
 	}
-	if ua := r.Header.Get("User-Agent"); !strings.HasPrefix(ua, "go-github/") {
-		t.Errorf("%s: User-Agent = %q, want go-github/...", call, ua)
+	if ua := r.Header.Get("User-Agent"); !strings.HasPrefix(ua, "go-github/") && !strings.HasPrefix(ua, "serin/") {
+		t.Errorf("%s: User-Agent = %q, want go-github/... or serin/...", call, ua)
 	}
 
 	repoPath := "/api/v3/repos/" + f.owner + "/" + f.name
@@ -229,7 +289,9 @@ func (f *fakeGitHub) serve(w http.ResponseWriter, r *http.Request) {
 			out = append(out, pr)
 		}
 		f.mu.Unlock()
-		writeJSON(w, http.StatusOK, out)
+		// GitHub lists the newest first.
+		slices.Reverse(out)
+		f.page(w, r, out, "per_page", 30)
 	case r.Method == http.MethodPost && r.URL.EscapedPath() == repoPath+"/pulls" && r.URL.RawQuery == "":
 		body := f.decodeBody(r, "title", "head", "base", "body")
 		if body == nil {
@@ -262,7 +324,7 @@ func newGitHubHost(t *testing.T, f *fakeGitHub) PullRequestHost {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h, err := NewGitProviderHost(context.Background(), u, provider, fakeAPIToken)
+	h, err := NewGitProviderHost(context.Background(), HostAPI{Repo: u, Provider: provider, Token: fakeAPIToken, HTTP: f.client()})
 	if err != nil {
 		t.Fatalf("NewGitProviderHost(%s): %v", f.repoURL(), err)
 	}
@@ -287,7 +349,7 @@ func TestGitHubHostOpensPullRequest(t *testing.T) {
 		t.Fatalf("findOrOpen found %+v, want a new pull request", pr)
 	}
 	want := f.srv.URL + "/acme/deploy/pull/7"
-	if pr.URL != want || pr.Number != 7 || pr.Merged {
+	if pr.URL != want || pr.Number != 7 || pr.State != PullRequestOpen {
 		t.Errorf("opened %+v, want #7 at %s, not merged", pr, want)
 	}
 	if n := f.count(http.MethodPost); n != 1 {
@@ -306,7 +368,7 @@ func TestGitHubHostOpensPullRequest(t *testing.T) {
 	}
 	wantCalls := []string{
 		"GET /api/v3/repos/acme/deploy",
-		"GET /api/v3/repos/acme/deploy/pulls",
+		"GET /api/v3/repos/acme/deploy/pulls?head=acme%3Aserin%2Frevert-web-abc123&page=1&per_page=100&state=all",
 		"POST /api/v3/repos/acme/deploy/pulls",
 	}
 	if strings.Join(f.calls, "\n") != strings.Join(wantCalls, "\n") {
@@ -361,7 +423,7 @@ func TestGitHubHostRejectedToken(t *testing.T) {
 	}
 	// The fake answers 401 to any other token, as GitHub does.
 	f.rejectToken = "wrong"
-	_, err = NewGitProviderHost(context.Background(), u, ProviderGitHub, "wrong")
+	_, err = NewGitProviderHost(context.Background(), HostAPI{Repo: u, Provider: ProviderGitHub, Token: "wrong", HTTP: f.client()})
 	if err == nil {
 		t.Fatal("NewGitProviderHost with a rejected token succeeded")
 	}

@@ -31,6 +31,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -50,6 +51,12 @@ func newFakeGitLab(t *testing.T, namespace, name string) *fakeGitLab {
 	f.srv = httptest.NewServer(http.HandlerFunc(f.serve))
 	t.Cleanup(f.srv.Close)
 	return f
+}
+
+// client is the Git host client of a GitRepository with no CA.
+func (f *fakeGitLab) client() *http.Client {
+	c, _ := hostHTTPClient(nil)
+	return c
 }
 
 func (f *fakeGitLab) repoURL() string { return f.srv.URL + "/" + f.namespace + "/" + f.name + ".git" }
@@ -105,17 +112,36 @@ func (f *fakeGitLab) serve(w http.ResponseWriter, r *http.Request) {
 			"http_url_to_repo":    f.webURL() + ".git",
 		})
 	case r.Method == http.MethodGet && path == project+"/merge_requests":
-		// GitLab lists merge requests of every state unless told a state.
-		state := r.URL.Query().Get("state")
+		// GitLab lists merge requests of every state unless told a state,
+		// the newest first, 20 a page unless told per_page.
+		q := r.URL.Query()
+		for k := range q {
+			if k != "state" && k != "source_branch" && k != "page" && k != "per_page" {
+				t.Errorf("%s: unexpected query parameter %q", call, k)
+			}
+		}
+		state, source := q.Get("state"), q.Get("source_branch")
 		out := []map[string]any{}
 		f.mu.Lock()
 		for _, mr := range f.mrs {
-			if state == "" || state == "all" || mr["state"] == state {
+			if (state == "" || state == "all" || mr["state"] == state) && (source == "" || mr["source_branch"] == source) {
 				out = append(out, mr)
 			}
 		}
 		f.mu.Unlock()
-		writeJSON(w, http.StatusOK, out)
+		slices.Reverse(out)
+		size, _ := strconv.Atoi(q.Get("per_page"))
+		if size <= 0 {
+			size = 20
+		}
+		page, _ := strconv.Atoi(q.Get("page"))
+		page = max(page, 1)
+		from, to := min((page-1)*size, len(out)), min(page*size, len(out))
+		if to < len(out) {
+			w.Header().Set("X-Next-Page", strconv.Itoa(page+1))
+		}
+		w.Header().Set("X-Total", strconv.Itoa(len(out)))
+		writeJSON(w, http.StatusOK, out[from:to])
 	case r.Method == http.MethodGet && strings.HasPrefix(path, project+"/merge_requests/"):
 		iid, err := strconv.Atoi(strings.TrimPrefix(path, project+"/merge_requests/"))
 		f.mu.Lock()
@@ -164,7 +190,7 @@ func newGitLabHost(t *testing.T, f *fakeGitLab) PullRequestHost {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h, err := NewGitProviderHost(context.Background(), u, provider, fakeAPIToken)
+	h, err := NewGitProviderHost(context.Background(), HostAPI{Repo: u, Provider: provider, Token: fakeAPIToken, HTTP: f.client()})
 	if err != nil {
 		t.Fatalf("NewGitProviderHost(%s): %v", f.repoURL(), err)
 	}
@@ -185,7 +211,7 @@ func TestGitLabHostOpensMergeRequest(t *testing.T) {
 		t.Fatalf("findOrOpen found %+v, want a new merge request", pr)
 	}
 	want := f.webURL() + "/-/merge_requests/12"
-	if pr.URL != want || pr.Number != 12 || pr.Merged {
+	if pr.URL != want || pr.Number != 12 || pr.State != PullRequestOpen {
 		t.Errorf("opened %+v, want !12 at %s, not merged", pr, want)
 	}
 	if n := f.count(http.MethodPost); n != 1 || len(f.posted) != 1 {
@@ -199,8 +225,7 @@ func TestGitLabHostOpensMergeRequest(t *testing.T) {
 	}
 	wantCalls := []string{
 		"GET /api/v4/projects/acme%2Fdeploy",
-		"GET /api/v4/projects/acme%2Fdeploy/merge_requests",
-		"GET /api/v4/projects/acme%2Fdeploy/merge_requests/3",
+		"GET /api/v4/projects/acme%2Fdeploy/merge_requests?page=1&per_page=100&source_branch=serin%2Frevert-web-abc123&state=all",
 		"POST /api/v4/projects/acme%2Fdeploy/merge_requests",
 	}
 	if strings.Join(f.calls, "\n") != strings.Join(wantCalls, "\n") {
@@ -261,7 +286,7 @@ func TestGitLabHostSubgroupProject(t *testing.T) {
 	// not a user's, so its user lookup is skipped.
 	wantCalls := []string{
 		"GET /api/v4/projects/platform%2Fteam%2Fdeploy",
-		"GET /api/v4/projects/platform%2Fteam%2Fdeploy/merge_requests",
+		"GET /api/v4/projects/platform%2Fteam%2Fdeploy/merge_requests?page=1&per_page=100&source_branch=serin%2Frevert-web-abc123&state=all",
 		"POST /api/v4/projects/platform%2Fteam%2Fdeploy/merge_requests",
 	}
 	if strings.Join(f.calls, "\n") != strings.Join(wantCalls, "\n") {

@@ -23,23 +23,35 @@ import (
 	"net/http"
 	"strings"
 
-	giteasdk "code.gitea.io/sdk/gitea"
 	"github.com/fluxcd/go-git-providers/gitea"
 	"github.com/fluxcd/go-git-providers/github"
 	"github.com/fluxcd/go-git-providers/gitlab"
 	"github.com/fluxcd/go-git-providers/gitprovider"
 )
 
-// NewGitProviderHost is the HostFactory of GitHub, GitLab and Gitea,
-// through github.com/fluxcd/go-git-providers. Its API calls are bound to
-// ctx (deadline included).
-func NewGitProviderHost(ctx context.Context, repo RepositoryURL, provider, token string) (PullRequestHost, error) {
-	if token == "" {
-		return nil, fmt.Errorf("no %s API token: set password or bearerToken in the GitRepository's secret, or start the agent with --git-provider-token-file", provider)
+// NewGitProviderHost is the HostFactory of GitHub, GitLab and Gitea: it
+// opens pull requests through github.com/fluxcd/go-git-providers, and
+// finds them with the host's own query by branch, which
+// go-git-providers cannot ask (host_pulls.go). Every call goes through api.HTTP (the
+// GitRepository's CA) and is bound to ctx (deadline included).
+func NewGitProviderHost(ctx context.Context, api HostAPI) (PullRequestHost, error) {
+	repo, provider := api.Repo, api.Provider
+	if api.Token == "" {
+		return nil, fmt.Errorf("no %s API token for %s", provider, repo.Host)
 	}
-	opts := []gitprovider.ClientOption{gitprovider.WithPreChainTransportHook(func(in http.RoundTripper) http.RoundTripper {
-		return contextTransport{ctx: ctx, next: in}
-	})}
+	if api.HTTP == nil {
+		var err error
+		if api.HTTP, err = hostHTTPClient(nil); err != nil {
+			return nil, err
+		}
+	}
+	base := api.HTTP.Transport
+	opts := []gitprovider.ClientOption{
+		gitprovider.WithPostChainTransportHook(func(http.RoundTripper) http.RoundTripper { return base }),
+		gitprovider.WithPreChainTransportHook(func(in http.RoundTripper) http.RoundTripper {
+			return contextTransport{ctx: ctx, next: in}
+		}),
+	}
 	var (
 		client gitprovider.Client
 		domain string
@@ -51,16 +63,16 @@ func NewGitProviderHost(ctx context.Context, repo RepositoryURL, provider, token
 		if repo.Host != github.DefaultDomain {
 			domain = repo.Host
 		}
-		client, err = github.NewClient(append(opts, gitprovider.WithOAuth2Token(token), gitprovider.WithDomain(domain))...)
+		client, err = github.NewClient(append(opts, gitprovider.WithOAuth2Token(api.Token), gitprovider.WithDomain(domain))...)
 	case ProviderGitLab:
 		domain = gitlab.DefaultDomain
 		if repo.Host != gitlab.DefaultDomain {
 			domain = repo.BaseURL()
 		}
-		client, err = gitlab.NewClient(token, "", append(opts, gitprovider.WithDomain(domain))...)
+		client, err = gitlab.NewClient(api.Token, "", append(opts, gitprovider.WithDomain(domain))...)
 	case ProviderGitea:
 		domain = repo.BaseURL()
-		client, err = gitea.NewClient(token, append(opts, gitprovider.WithDomain(domain))...)
+		client, err = gitea.NewClient(api.Token, append(opts, gitprovider.WithDomain(domain))...)
 	default:
 		return nil, fmt.Errorf("unknown Git provider %q", provider)
 	}
@@ -71,7 +83,7 @@ func NewGitProviderHost(ctx context.Context, repo RepositoryURL, provider, token
 	if err != nil {
 		return nil, fmt.Errorf("failed to get repository %s/%s from %s: %w", repo.Owner, repo.Name, domain, err)
 	}
-	return &gitProviderHost{prs: r.PullRequests()}, nil
+	return &gitProviderHost{api: api, prs: r.PullRequests()}, nil
 }
 
 // getRepository reads a repository as a user's, then as an organization's
@@ -101,21 +113,13 @@ func getRepository(ctx context.Context, c gitprovider.Client, domain string, rep
 }
 
 type gitProviderHost struct {
+	api HostAPI
 	prs gitprovider.PullRequestClient
 }
 
-// Find implements PullRequestHost.
+// Find implements PullRequestHost (findPullRequest).
 func (h *gitProviderHost) Find(ctx context.Context, branch string) (*PullRequest, error) {
-	prs, err := h.prs.List(ctx)
-	if err != nil {
-		return nil, fmt.Errorf("failed to list pull requests: %w", err)
-	}
-	for _, pr := range prs {
-		if sourceBranch(pr) == branch {
-			return pullRequestOf(pr), nil
-		}
-	}
-	return nil, nil
+	return findPullRequest(ctx, h.api, branch)
 }
 
 // Open implements PullRequestHost.
@@ -127,21 +131,14 @@ func (h *gitProviderHost) Open(ctx context.Context, branch, base, title, body st
 	return pullRequestOf(pr), nil
 }
 
+// pullRequestOf is a pull request go-git-providers opened.
 func pullRequestOf(pr gitprovider.PullRequest) *PullRequest {
 	info := pr.Get()
-	return &PullRequest{Number: info.Number, URL: info.WebURL, Merged: info.Merged}
-}
-
-// sourceBranch returns a pull request's head branch; go-git-providers'
-// Gitea provider leaves it out of PullRequestInfo.
-func sourceBranch(pr gitprovider.PullRequest) string {
-	if b := pr.Get().SourceBranch; b != "" {
-		return b
+	state := PullRequestOpen
+	if info.Merged {
+		state = PullRequestMerged
 	}
-	if g, ok := pr.APIObject().(*giteasdk.PullRequest); ok && g.Head != nil {
-		return g.Head.Ref
-	}
-	return ""
+	return &PullRequest{Number: info.Number, URL: info.WebURL, State: state}
 }
 
 // contextTransport binds requests without a context (the Gitea SDK's) to

@@ -21,14 +21,10 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
-	"net/http"
 	"net/url"
 	"strings"
 	"time"
 	"unicode/utf8"
-
-	"github.com/fluxcd/go-git-providers/gitprovider"
 )
 
 // Commit status states, as GitHub and Gitea spell them (GitLab's are
@@ -59,45 +55,45 @@ type StatusReader interface {
 	Statuses(ctx context.Context, sha string) ([]CommitStatus, error)
 }
 
-// StatusReaderFactory returns the StatusReader of a repository,
-// authenticated with token.
-type StatusReaderFactory func(ctx context.Context, repo RepositoryURL, provider, token string) (StatusReader, error)
-
-// maxStatusBody bounds a statuses answer a Git host sends (a hostile or
-// broken host must not fill the agent's memory).
-const maxStatusBody = 4 << 20
+// StatusReaderFactory returns the StatusReader of a repository.
+type StatusReaderFactory func(ctx context.Context, api HostAPI) (StatusReader, error)
 
 // NewHTTPStatusReader is the StatusReaderFactory of GitHub, GitLab and
 // Gitea, through their REST APIs: go-git-providers has no commit status
-// API. Its calls are bound to ctx.
-func NewHTTPStatusReader(_ context.Context, repo RepositoryURL, provider, token string) (StatusReader, error) {
-	if token == "" {
-		return nil, fmt.Errorf("no %s API token to read commit statuses with: set password or bearerToken in the GitRepository's secret, or start the agent with --git-provider-token-file", provider)
+// API. It reads every page of a commit's statuses:
+//   - GitHub: GET /repos/{owner}/{repo}/commits/{sha}/statuses?per_page=100&page=N
+//   - GitLab: GET /projects/{id}/repository/commits/{sha}/statuses?per_page=100&page=N
+//   - Gitea: GET /repos/{owner}/{repo}/commits/{sha}/statuses?limit=50&page=N
+//
+// Its calls go through api.HTTP (the GitRepository's CA) and are bound
+// to ctx.
+func NewHTTPStatusReader(_ context.Context, api HostAPI) (StatusReader, error) {
+	if api.Token == "" {
+		return nil, fmt.Errorf("no %s API token for %s to read commit statuses with", api.Provider, api.Repo.Host)
 	}
-	r := &httpStatusReader{provider: provider, token: token, client: &http.Client{Timeout: 30 * time.Second}}
-	switch provider {
+	repo := api.Repo
+	r := &httpStatusReader{api: api}
+	switch api.Provider {
 	case ProviderGitHub:
-		api := "https://api.github.com"
-		if !strings.EqualFold(repo.Host, "github.com") {
-			api = repo.BaseURL() + "/api/v3"
-		}
-		r.url = fmt.Sprintf("%s/repos/%s/%s/commits/{sha}/statuses?per_page=100", api, repo.Owner, repo.Name)
+		r.url = fmt.Sprintf("%s/repos/%s/%s/commits/{sha}/statuses?per_page=%d", githubAPI(repo), url.PathEscape(repo.Owner), url.PathEscape(repo.Name), githubPageSize)
+		r.pageSize = githubPageSize
 	case ProviderGitea:
-		r.url = fmt.Sprintf("%s/api/v1/repos/%s/%s/commits/{sha}/statuses?limit=50", repo.BaseURL(), url.PathEscape(repo.Owner), url.PathEscape(repo.Name))
+		r.url = fmt.Sprintf("%s/api/v1/repos/%s/%s/commits/{sha}/statuses?limit=%d", repo.BaseURL(), url.PathEscape(repo.Owner), url.PathEscape(repo.Name), giteaPageSize)
+		r.pageSize = giteaPageSize
 	case ProviderGitLab:
-		r.url = fmt.Sprintf("%s/api/v4/projects/%s/repository/commits/{sha}/statuses?per_page=100", repo.BaseURL(), url.PathEscape(repo.Owner+"/"+repo.Name))
+		r.url = fmt.Sprintf("%s/api/v4/projects/%s/repository/commits/{sha}/statuses?per_page=%d", repo.BaseURL(), url.PathEscape(repo.Owner+"/"+repo.Name), gitlabPageSize)
+		r.pageSize = gitlabPageSize
 	default:
-		return nil, fmt.Errorf("unknown Git provider %q", provider)
+		return nil, fmt.Errorf("unknown Git provider %q", api.Provider)
 	}
 	return r, nil
 }
 
 type httpStatusReader struct {
-	provider string
+	api HostAPI
 	// url has {sha} where the commit goes.
-	url    string
-	token  string
-	client *http.Client
+	url      string
+	pageSize int
 }
 
 // hostStatus is a status as the three hosts write it: GitHub's state,
@@ -114,43 +110,33 @@ type hostStatus struct {
 	Updated     time.Time `json:"updated_at"`
 }
 
-// Statuses implements StatusReader.
+// Statuses implements StatusReader: every page of them.
 func (r *httpStatusReader) Statuses(ctx context.Context, sha string) ([]CommitStatus, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, strings.Replace(r.url, "{sha}", url.PathEscape(sha), 1), nil)
+	u, err := url.Parse(strings.Replace(r.url, "{sha}", url.PathEscape(sha), 1))
 	if err != nil {
 		return nil, err
 	}
-	req.Header.Set("Accept", "application/json")
-	switch r.provider {
-	case ProviderGitHub:
-		req.Header.Set("Authorization", "Bearer "+r.token)
-		req.Header.Set("Accept", "application/vnd.github+json")
-	case ProviderGitea:
-		req.Header.Set("Authorization", "token "+r.token)
-	case ProviderGitLab:
-		req.Header.Set("PRIVATE-TOKEN", r.token)
-	}
-	resp, err := r.client.Do(req)
-	if err != nil {
-		return nil, fmt.Errorf("failed to read the commit statuses of %s: %w", ShortSHA(sha), err)
-	}
-	defer func() { _ = resp.Body.Close() }()
-	body, err := io.ReadAll(io.LimitReader(resp.Body, maxStatusBody))
-	if err != nil {
-		return nil, fmt.Errorf("failed to read the commit statuses of %s: %w", ShortSHA(sha), err)
-	}
-	if resp.StatusCode == http.StatusNotFound {
+	var out []CommitStatus
+	err = r.api.listPages(ctx, u, r.pageSize, func(body []byte) (int, bool, error) {
+		var raw []hostStatus
+		if err := json.Unmarshal(body, &raw); err != nil {
+			return 0, false, fmt.Errorf("the %s commit statuses are not a JSON list: %w", r.api.Provider, err)
+		}
+		out = append(out, statusesOf(raw)...)
+		return len(raw), false, nil
+	})
+	if isNotFound(err) {
 		return nil, nil // a commit the host does not know yet has no status
 	}
-	if resp.StatusCode/100 != 2 {
-		// gitprovider.HTTPError is what IsTransient reads a host's answer from.
-		return nil, fmt.Errorf("failed to read the commit statuses of %s: %w", ShortSHA(sha),
-			&gitprovider.HTTPError{Response: resp, ErrorMessage: resp.Status})
+	if err != nil {
+		return nil, fmt.Errorf("failed to read the commit statuses of %s: %w", ShortSHA(sha), err)
 	}
-	var raw []hostStatus
-	if err := json.Unmarshal(body, &raw); err != nil {
-		return nil, fmt.Errorf("the %s commit statuses of %s are not a JSON list: %w", r.provider, ShortSHA(sha), err)
-	}
+	return out, nil
+}
+
+// statusesOf reads the statuses a host wrote, bounded, without those in
+// a state serin does not know.
+func statusesOf(raw []hostStatus) []CommitStatus {
 	out := make([]CommitStatus, 0, len(raw))
 	for _, s := range raw {
 		st := CommitStatus{ID: s.ID, Context: s.Context, Description: s.Description, TargetURL: s.TargetURL, Updated: s.Updated}
@@ -168,7 +154,7 @@ func (r *httpStatusReader) Statuses(ctx context.Context, sha string) ([]CommitSt
 		st.TargetURL = webURL(st.TargetURL)
 		out = append(out, st)
 	}
-	return out, nil
+	return out
 }
 
 // maxStatusText bounds a description a Git host answers, before it goes

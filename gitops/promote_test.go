@@ -53,7 +53,7 @@ type fakeStatuses struct {
 	reads []string
 }
 
-func (s *fakeStatuses) factory(context.Context, RepositoryURL, string, string) (StatusReader, error) {
+func (s *fakeStatuses) factory(context.Context, HostAPI) (StatusReader, error) {
 	return s, nil
 }
 
@@ -282,7 +282,7 @@ func TestHTTPStatusReader_WireFormat(t *testing.T) {
 			}))
 			defer srv.Close()
 			u, _ := ParseRepositoryURL(srv.URL + "/fleet/podinfo.git")
-			r, err := NewHTTPStatusReader(context.Background(), u, tc.provider, "tok")
+			r, err := NewHTTPStatusReader(context.Background(), HostAPI{Repo: u, Provider: tc.provider, Token: "tok"})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -303,7 +303,7 @@ func TestHTTPStatusReader_WireFormat(t *testing.T) {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { http.Error(w, "down", http.StatusBadGateway) }))
 	defer srv.Close()
 	u, _ := ParseRepositoryURL(srv.URL + "/fleet/podinfo.git")
-	r, _ := NewHTTPStatusReader(context.Background(), u, ProviderGitea, "tok")
+	r, _ := NewHTTPStatusReader(context.Background(), HostAPI{Repo: u, Provider: ProviderGitea, Token: "tok"})
 	if _, err := r.Statuses(context.Background(), sha); err == nil || !IsTransient(err) {
 		t.Errorf("a 502 gives %v, want a transient error", err)
 	}
@@ -344,8 +344,9 @@ func TestGitPromoter_Typos(t *testing.T) {
 
 // A promotion writes where its path says, so it never borrows a
 // GitRepository of another namespace (the platform's, whose secret other
-// tenants' manifests are written with), and never sends the agent's own
-// --git-provider-token-file token: only its namespace's secret.
+// tenants' manifests are written with), and sends the agent's own
+// --git-provider-token-file token to no host the agent does not list
+// (--git-provider-hosts): here, only its namespace's secret.
 func TestGitPromoter_CredentialsStayInTheNamespace(t *testing.T) {
 	f := newGitFixture(t)
 	host := f.host
@@ -382,7 +383,7 @@ func TestHTTPStatusReader_HostileAnswers(t *testing.T) {
 	}))
 	defer srv.Close()
 	u, _ := ParseRepositoryURL(srv.URL + "/fleet/podinfo.git")
-	r, _ := NewHTTPStatusReader(context.Background(), u, ProviderGitLab, "tok")
+	r, _ := NewHTTPStatusReader(context.Background(), HostAPI{Repo: u, Provider: ProviderGitLab, Token: "tok"})
 	got, err := r.Statuses(context.Background(), sha)
 	if err != nil {
 		t.Fatal(err)

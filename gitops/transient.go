@@ -33,15 +33,16 @@ import (
 // when tried again unchanged: the Git host was unreachable or slow (a
 // refused or reset connection, a name that did not resolve, a timeout, a
 // cut stream), answered 408,
-// 429 or a 5xx, or the branch moved under the push, or the clones running
-// beside it took the disk (ErrCloneDiskBusy). Anything else (401,
+// 429 or a 5xx, refused a call for its rate limit (ErrRateLimited), or
+// the branch moved under the push, or the clones running beside it took
+// the disk (ErrCloneDiskBusy). Anything else (401,
 // 403, 404, a protected branch, a repository that cannot be rendered or
 // verified) needs a person: it is permanent.
 func IsTransient(err error) bool {
 	if err == nil {
 		return false
 	}
-	for _, t := range []error{ErrNonFastForward, ErrCloneDiskBusy, context.DeadlineExceeded, io.EOF, io.ErrUnexpectedEOF,
+	for _, t := range []error{ErrNonFastForward, ErrCloneDiskBusy, ErrRateLimited, context.DeadlineExceeded, io.EOF, io.ErrUnexpectedEOF,
 		syscall.ECONNREFUSED, syscall.ECONNRESET, syscall.EHOSTUNREACH, syscall.ENETUNREACH, syscall.EPIPE} {
 		if errors.Is(err, t) {
 			return true
