@@ -92,12 +92,14 @@ type CanaryReconciler struct {
 	// spec.routing.provider.
 	Router routing.Router
 
-	metrics      *canaryMetrics
-	reverts      *revertJobs
-	promotions   *gitJobs[promotionOutcome]
-	expectations *writeExpectations
-	routeClocks  *routeClocks
-	configs      *configHashes
+	metrics    *canaryMetrics
+	reverts    *revertJobs
+	promotions *gitJobs[promotionOutcome]
+	// commitStatuses deliver the verdicts' commit statuses.
+	commitStatuses *commitStatusJobs
+	expectations   *writeExpectations
+	routeClocks    *routeClocks
+	configs        *configHashes
 }
 
 // CanaryReconcilerOptions tunes the controller.
@@ -122,6 +124,7 @@ func (r *CanaryReconciler) Reconcile(ctx context.Context, req ctrl.Request) (res
 			r.Analysis.Forget(req.NamespacedName)
 			r.reverts.forget(req.NamespacedName)
 			r.promotions.forget(req.NamespacedName)
+			r.commitStatuses.forget(req.NamespacedName)
 		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
@@ -181,6 +184,8 @@ func (r *CanaryReconciler) Reconcile(ctx context.Context, req ctrl.Request) (res
 		return ctrl.Result{}, nil
 	}
 
+	// A verdict's commit status goes out whatever the rollout does next.
+	statusWait := r.deliverCommitStatus(ctx, obj)
 	obs, err := r.observe(ctx, obj)
 	if err != nil {
 		return ctrl.Result{}, err
@@ -197,6 +202,9 @@ func (r *CanaryReconciler) Reconcile(ctx context.Context, req ctrl.Request) (res
 	if err != nil {
 		keepProgressOf(obj, before)
 		return result, err
+	}
+	if statusWait > 0 && (result.RequeueAfter == 0 || statusWait < result.RequeueAfter) {
+		result.RequeueAfter = statusWait
 	}
 	return result, readyOnlyIfServed(obj, obs)
 }
@@ -380,4 +388,5 @@ func (r *CanaryReconciler) recordPhase(ctx context.Context, obj *v1alpha1.Canary
 		}
 	}
 	r.send(ctx, obj, severity, string(phase), final, msg)
+	r.oweCommitStatus(obj, notifier.Event{Severity: severity, Reason: string(phase), Message: msg, Phase: phase, Revision: obj.Status.LastAttemptedRevision})
 }

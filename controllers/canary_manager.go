@@ -166,7 +166,12 @@ func (r *CanaryReconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manage
 	if err := mgr.Add(r.promotions); err != nil {
 		return fmt.Errorf("failed to add the promotion jobs: %w", err)
 	}
-	return b.WatchesRawSource(r.analysisResults()).WatchesRawSource(r.reverts.results()).WatchesRawSource(r.promotions.results()).Complete(r)
+	// A commit status's delivery reconciles its Canary.
+	if err := mgr.Add(r.commitStatuses); err != nil {
+		return fmt.Errorf("failed to add the commit status jobs: %w", err)
+	}
+	return b.WatchesRawSource(r.analysisResults()).WatchesRawSource(r.reverts.results()).WatchesRawSource(r.promotions.results()).
+		WatchesRawSource(r.commitStatuses.results()).Complete(r)
 }
 
 // setDefaults gives the reconciler its in-memory state and the
@@ -176,6 +181,7 @@ func (r *CanaryReconciler) setDefaults(cached, uncached client.Reader) {
 	r.metrics = newCanaryMetrics()
 	r.reverts = newGitJobs[gitops.RevertResult]()
 	r.promotions = newGitJobs[promotionOutcome]()
+	r.commitStatuses = newGitJobs[[]string]()
 	r.expectations = newWriteExpectations()
 	r.routeClocks = newRouteClocks()
 	r.configs = &configHashes{byName: map[string]configHash{}}

@@ -60,8 +60,24 @@ func postCommitStatus(t *testing.T, typ, repo string, e Event) (bool, []received
 	s := newSink(t, func(int) int { return http.StatusCreated })
 	b := testBridge(t, Options{Mode: ModeDirect, Reader: fakeReader(t, commitStatusProvider(typ, s.URL+repo),
 		secret(typ+"-token", map[string]string{"token": testToken}))})
-	ok := deliverNow(b, withAlerts(testCanary(), alertFor(typ, "info")), e)
-	return ok, s.got()
+	canary := withAlerts(testCanary(), alertFor(typ, "info"))
+	ok := deliverNow(b, canary, e)
+	if !IsVerdict(e) {
+		return ok, s.got()
+	}
+	// A verdict's status is the Canary's to deliver (kept in its status
+	// until it arrives): the queue posts none of it.
+	if got := s.got(); len(got) != 0 {
+		t.Errorf("the queue posted a verdict's commit status: %+v", got)
+	}
+	providers := b.CommitStatusProviders(canary, e)
+	for _, p := range providers {
+		if err := b.DeliverCommitStatus(context.Background(), canary, p, e, testTime); err != nil {
+			t.Logf("DeliverCommitStatus(%s) = %v", p, err)
+			ok = false
+		}
+	}
+	return ok && len(providers) == 1, s.got()
 }
 
 // phaseChange is the event of a Canary entering phase, with a message.
@@ -207,7 +223,7 @@ func TestCommitStatusNoToken(t *testing.T) {
 			key := types.NamespacedName{Namespace: "flux-system", Name: "p"}
 			send := func(e Event) error {
 				return b.sendToProvider(context.Background(), testCanary(), key,
-					eventFields{canary: testCanary(), event: e, revision: e.Revision, at: testTime}.providerEvent("serin", "x"))
+					eventFields{canary: testCanary(), event: e, revision: e.Revision, at: testTime}.providerEvent("serin", "x"), anyProvider)
 			}
 			err := send(promoted())
 			if err == nil || !strings.Contains(err.Error(), "'token'") {
@@ -238,7 +254,7 @@ func TestCommitStatusErrorsHideToken(t *testing.T) {
 			b := testBridge(t, Options{Mode: ModeDirect, Reader: fakeReader(t, commitStatusProvider(typ, srv.URL+"/acme/podinfo"),
 				secret(typ+"-token", map[string]string{"token": testToken}))})
 			err := b.sendToProvider(context.Background(), testCanary(), types.NamespacedName{Namespace: "flux-system", Name: typ},
-				eventFields{canary: testCanary(), event: promoted(), revision: testRevision, at: testTime}.providerEvent("serin", "x"))
+				eventFields{canary: testCanary(), event: promoted(), revision: testRevision, at: testTime}.providerEvent("serin", "x"), anyProvider)
 			if err == nil || !strings.Contains(err.Error(), "401") {
 				t.Fatalf("sendToProvider() = %v, want a 401 error", err)
 			}

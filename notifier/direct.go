@@ -20,6 +20,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	notificationv1 "github.com/fluxcd/notification-controller/api/v1beta3"
@@ -77,7 +78,11 @@ func (b *Bridge) sendToProviders(ctx context.Context, j job) bool {
 func (b *Bridge) sendToDestination(ctx context.Context, j job, key types.NamespacedName) bool {
 	f := eventFields{canary: j.canary, event: j.event, revision: j.event.Revision, at: j.at}
 	ev := f.providerEvent(b.opts.ReportingController, b.opts.ReportingInstance)
-	if err := b.sendToProvider(ctx, j.canary, key, ev); err != nil {
+	which := anyProvider
+	if IsVerdict(j.event) {
+		which = notCommitStatus
+	}
+	if err := b.sendToProvider(ctx, j.canary, key, ev, which); err != nil {
 		logr.FromContextOrDiscard(ctx).Error(err, "failed to send notification", "provider", key.String())
 		return false
 	}
@@ -87,7 +92,7 @@ func (b *Bridge) sendToDestination(ctx context.Context, j job, key types.Namespa
 // sendToProvider posts one event to one Provider, unless it is suspended
 // or its type has nothing to send for the event (errSkip), within the
 // Provider's timeout, at most Options.MaxProviderTimeout.
-func (b *Bridge) sendToProvider(ctx context.Context, canary *v1alpha1.Canary, key types.NamespacedName, ev eventv1.Event) error {
+func (b *Bridge) sendToProvider(ctx context.Context, canary *v1alpha1.Canary, key types.NamespacedName, ev eventv1.Event, which sendWhich) error {
 	reader := b.opts.APIReader
 	if b.opts.Tenancy != nil {
 		// As the Canary's service account, when it has one: a tenant
@@ -106,6 +111,9 @@ func (b *Bridge) sendToProvider(ctx context.Context, canary *v1alpha1.Canary, ke
 	}
 	if p.Spec.Suspend {
 		logr.FromContextOrDiscard(ctx).V(1).Info("provider suspended: not sending", "provider", key.String())
+		return nil
+	}
+	if which == commitStatusOnly && !commitStatusTypes[p.Spec.Type] || which == notCommitStatus && commitStatusTypes[p.Spec.Type] {
 		return nil
 	}
 	format, ok := formatters[p.Spec.Type]
@@ -128,4 +136,78 @@ func (b *Bridge) sendToProvider(ctx context.Context, canary *v1alpha1.Canary, ke
 		return redact(err, cfg.address, cfg.token)
 	}
 	return redact(post(ctx, b.opts.Retry, cfg.endpoint, req), cfg.address, cfg.token)
+}
+
+// commitStatusTypes are the Provider types that set commit statuses.
+var commitStatusTypes = map[string]bool{
+	notificationv1.GitHubProvider: true,
+	notificationv1.GitLabProvider: true,
+	notificationv1.GiteaProvider:  true,
+}
+
+// sendWhich selects the Provider types an event goes to.
+type sendWhich int
+
+const (
+	// anyProvider: every type.
+	anyProvider sendWhich = iota
+	// commitStatusOnly: a verdict's commit status, delivered by
+	// DeliverCommitStatus.
+	commitStatusOnly
+	// notCommitStatus: a verdict queued for the other types; its commit
+	// status is the Canary's to deliver (DeliverCommitStatus), kept in
+	// its status until it arrives.
+	notCommitStatus
+)
+
+// IsVerdict reports whether e is a verdict the Canary delivers as a
+// commit status itself: the phase change to Succeeded, Failed or Halted.
+func IsVerdict(e Event) bool {
+	switch e.Phase {
+	case v1alpha1.PhaseSucceeded, v1alpha1.PhaseFailed, v1alpha1.PhaseHalted:
+		return e.Reason == string(e.Phase)
+	}
+	return false
+}
+
+// CommitStatusDeliverer sets a verdict's commit status now, and says
+// whether it arrived: the reconciler keeps a verdict in the Canary's
+// status until every Provider acknowledged it.
+type CommitStatusDeliverer interface {
+	// CommitStatusProviders are the Providers of spec.alerts (NAMESPACE/NAME)
+	// whose severity admits e: those a verdict owes a status.
+	CommitStatusProviders(canary *v1alpha1.Canary, e Event) []string
+	// DeliverCommitStatus posts e, a final phase change, to the Provider
+	// (NAMESPACE/NAME) when it is a commit-status one (github, gitlab,
+	// gitea), with its retries and timeout; any other type is done at
+	// once (its notification went through the queue).
+	DeliverCommitStatus(ctx context.Context, canary *v1alpha1.Canary, provider string, e Event, at time.Time) error
+}
+
+var _ CommitStatusDeliverer = (*Bridge)(nil)
+
+// CommitStatusProviders returns the Providers of spec.alerts that admit e.
+func (b *Bridge) CommitStatusProviders(canary *v1alpha1.Canary, e Event) []string {
+	keys, _ := b.providersOf(context.Background(), job{canary: canary, event: e})
+	out := make([]string, 0, len(keys))
+	for _, k := range keys {
+		out = append(out, k.String())
+	}
+	return out
+}
+
+// DeliverCommitStatus implements CommitStatusDeliverer.
+func (b *Bridge) DeliverCommitStatus(ctx context.Context, canary *v1alpha1.Canary, provider string, e Event, at time.Time) error {
+	ns, name, ok := strings.Cut(provider, "/")
+	if !ok {
+		return fmt.Errorf("invalid provider %q", provider)
+	}
+	key := types.NamespacedName{Namespace: ns, Name: name}
+	if err := b.opts.Tenancy.CheckRef(canary, "spec.alerts[].providerRef", "Provider", key); err != nil {
+		return err
+	}
+	e.Final = true
+	f := eventFields{canary: canary, event: e, revision: e.Revision, at: at}
+	ev := f.providerEvent(b.opts.ReportingController, b.opts.ReportingInstance)
+	return b.sendToProvider(ctx, canary, key, ev, commitStatusOnly)
 }

@@ -434,7 +434,7 @@ func TestProviderErrorsHideSecrets(t *testing.T) {
 	p := provider("slack", notificationv1.SlackProvider, func(p *notificationv1.Provider) { p.Spec.Address = address })
 	b := testBridge(t, Options{Mode: ModeDirect, Reader: fakeReader(t, p)})
 	err := b.sendToProvider(context.Background(), testCanary(), types.NamespacedName{Namespace: "flux-system", Name: "slack"},
-		eventFields{canary: testCanary(), event: promoted(), at: testTime}.providerEvent("serin", "x"))
+		eventFields{canary: testCanary(), event: promoted(), at: testTime}.providerEvent("serin", "x"), anyProvider)
 	if err == nil || !strings.Contains(err.Error(), "403") {
 		t.Fatalf("sendToProvider() = %v, want a 403 error", err)
 	}

@@ -1114,6 +1114,32 @@ const (
 	WaveUpToDate = "UpToDate"
 )
 
+// CommitStatusDelivery is a verdict's commit status on its way to the
+// commit-status Providers of spec.alerts.
+type CommitStatusDelivery struct {
+	// Revision is the Flux revision whose commit gets the status.
+	Revision string `json:"revision"`
+	// Phase is the verdict: Succeeded, Failed or Halted.
+	Phase CanaryPhase `json:"phase"`
+	// Severity is the verdict event's (info, warn, error).
+	Severity string `json:"severity"`
+	// Message is the verdict event's message, the status's description.
+	Message string `json:"message,omitempty"`
+	// Providers are the Providers (NAMESPACE/NAME) that have not
+	// acknowledged it yet; empty once every one did.
+	// +optional
+	Providers []string `json:"providers,omitempty"`
+	// Attempts counts the failed deliveries in a row.
+	// +optional
+	Attempts int32 `json:"attempts,omitempty"`
+	// NextAttemptTime is when a failed delivery is tried again.
+	// +optional
+	NextAttemptTime *metav1.Time `json:"nextAttemptTime,omitempty"`
+	// LastError is why the last delivery failed.
+	// +optional
+	LastError string `json:"lastError,omitempty"`
+}
+
 // PromotionStatus is where one revision stands in one stage of the wave.
 type PromotionStatus struct {
 	// Stage is the stage's name (spec.gitops.promote[].stage).
@@ -1129,6 +1155,10 @@ type PromotionStatus struct {
 	// Message explains the phase.
 	// +optional
 	Message string `json:"message,omitempty"`
+	// Overdue is true once the stage waited in its phase past the
+	// phase's bound (Opened 24h, Merged 30m, Progressing 2h) and warned.
+	// +optional
+	Overdue bool `json:"overdue,omitempty"`
 	// StartedAt is when the wave of this revision started for the stage,
 	// or when a person last promoted it by hand: in mode Push, a change
 	// to the stage's path after it that serin did not write refuses the
@@ -1302,6 +1332,14 @@ type CanaryStatus struct {
 	// +kubebuilder:validation:MaxItems=5
 	// +optional
 	Promotions []PromotionStatus `json:"promotions,omitempty"`
+
+	// CommitStatus is the commit status the last verdict (Succeeded,
+	// Failed, Halted) owes the commit of its revision, through the
+	// commit-status Providers of spec.alerts: kept until each of them
+	// acknowledged it, retried with backoff, across restarts. The next
+	// stage of a wave reads it.
+	// +optional
+	CommitStatus *CommitStatusDelivery `json:"commitStatus,omitempty"`
 
 	// Analyses records the analysis of the last rollouts, newest first:
 	// each step's weight, check values against their ranges and webhook

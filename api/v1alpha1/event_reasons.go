@@ -107,4 +107,11 @@ const (
 	// OrphanedReason: a Canary without revertOnDeletion was deleted; the
 	// objects it generated keep serving, no longer owned by it.
 	OrphanedReason string = "Orphaned"
+	// CommitStatusRetryingReason: a verdict's commit status did not reach
+	// a commit-status Provider; it is tried again with backoff until it
+	// does (status.commitStatus).
+	CommitStatusRetryingReason = "CommitStatusRetrying"
+	// StageOverdueReason: a stage of a wave waited in its phase past the
+	// phase's bound; the message says what it waits for.
+	StageOverdueReason = "StageOverdue"
 )

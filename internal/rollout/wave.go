@@ -362,6 +362,45 @@ type StageVerdict struct {
 // Failed for any other state). It returns the event to emit (none while
 // the stage waits) and when to read again (0: final).
 func WaveVerdict(c *v1alpha1.Canary, stage v1alpha1.PromotionTarget, p *v1alpha1.PromotionStatus, v StageVerdict, now time.Time) (WaveEvent, time.Duration) {
+	ev, wait := waveVerdict(c, stage, p, v, now)
+	if ev.Reason == "" && wait > 0 {
+		ev = overdue(p, v.StageCanary, now)
+	}
+	return ev, wait
+}
+
+// WaitBounds are how long a stage waits in a phase before it warns, once,
+// saying what it waits for: a pull request left unmerged, a stage Canary
+// that does not report (its agent down, or no commit-status Provider, or
+// another cluster name), a rollout that does not end.
+var WaitBounds = map[string]time.Duration{
+	v1alpha1.WaveOpened:      24 * time.Hour,
+	v1alpha1.WaveMerged:      30 * time.Minute,
+	v1alpha1.WaveProgressing: 2 * time.Hour,
+}
+
+// overdue warns once when a stage waited past its phase's bound.
+func overdue(p *v1alpha1.PromotionStatus, stageCanary string, now time.Time) WaveEvent {
+	bound, ok := WaitBounds[p.Phase]
+	if !ok || p.Overdue || p.LastTransitionTime == nil || now.Sub(p.LastTransitionTime.Time) < bound {
+		return WaveEvent{}
+	}
+	p.Overdue = true
+	since := p.LastTransitionTime.UTC().Format(time.RFC3339)
+	var what string
+	switch p.Phase {
+	case v1alpha1.WaveOpened:
+		what = fmt.Sprintf("pull request %s has waited for a merge since %s", cmp.Or(p.PullRequestURL, "of the promotion"), since)
+	case v1alpha1.WaveMerged:
+		what = fmt.Sprintf("Canary %s has not reported on %s since %s: is its agent running, with a commit-status Provider in its spec.alerts, and spec.gitops.promote[].canary.cluster its --cluster-name?", stageCanary, shortSHA(p.StageCommit), since)
+	default:
+		what = fmt.Sprintf("Canary %s has been rolling it out since %s", stageCanary, since)
+	}
+	return WaveEvent{WaveWarning, v1alpha1.StageOverdueReason, fmt.Sprintf("%s: promotion of %s waits past %s: %s", p.Stage, p.Revision, bound, what)}
+}
+
+// waveVerdict is WaveVerdict without the overdue warning.
+func waveVerdict(c *v1alpha1.Canary, stage v1alpha1.PromotionTarget, p *v1alpha1.PromotionStatus, v StageVerdict, now time.Time) (WaveEvent, time.Duration) {
 	p.Attempts = 0
 	switch {
 	case v.Closed && p.Phase == v1alpha1.WaveOpened:
@@ -477,7 +516,7 @@ func promotionOf(ps []v1alpha1.PromotionStatus, stage string) (v1alpha1.Promotio
 func setWavePhase(p *v1alpha1.PromotionStatus, phase, message string, now time.Time) {
 	if p.Phase != phase || p.LastTransitionTime == nil {
 		t := metav1.NewTime(now)
-		p.LastTransitionTime = &t
+		p.LastTransitionTime, p.Overdue = &t, false
 	}
 	p.Phase, p.Message = phase, message
 }

@@ -345,3 +345,28 @@ func TestWaveRetryAndPolls(t *testing.T) {
 		}
 	}
 }
+
+// A stage that waits past its phase's bound warns once, saying what it
+// waits for; a new phase starts the clock again.
+func TestWaveOverdue(t *testing.T) {
+	stage := v1alpha1.PromotionTarget{Stage: "production"}
+	merged := StageVerdict{Merged: true, StageCommit: "beef0123456789", StageCanary: "production/podinfo"}
+	p := v1alpha1.PromotionStatus{Stage: "production", Revision: "main@sha1:v2", Phase: v1alpha1.WaveMerged, LastTransitionTime: mt(t0), StageCommit: "beef0123456789"}
+	if ev, _ := WaveVerdict(waveCanary(0), stage, &p, merged, t0.Add(29*time.Minute)); ev.Reason != "" || p.Overdue {
+		t.Fatalf("within the bound: %+v", ev)
+	}
+	ev, wait := WaveVerdict(waveCanary(0), stage, &p, merged, t0.Add(31*time.Minute))
+	if ev.Reason != v1alpha1.StageOverdueReason || ev.Severity != WaveWarning || !strings.Contains(ev.Message, "has not reported on beef0123") || !strings.Contains(ev.Message, "--cluster-name") || wait == 0 || !p.Overdue {
+		t.Fatalf("past the bound: %+v, next read in %s", ev, wait)
+	}
+	if ev, _ := WaveVerdict(waveCanary(0), stage, &p, merged, t0.Add(time.Hour)); ev.Reason != "" {
+		t.Errorf("warned twice: %+v", ev)
+	}
+	// Progressing: a new phase, a new clock.
+	pending := merged
+	pending.State = VerdictPending
+	WaveVerdict(waveCanary(0), stage, &p, pending, t0.Add(time.Hour))
+	if p.Overdue || p.Phase != v1alpha1.WaveProgressing {
+		t.Errorf("a new phase keeps the warning: %+v", p)
+	}
+}
