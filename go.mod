@@ -5,8 +5,8 @@ go 1.26.0
 replace github.com/serin-dev/serin/api => ./api
 
 require (
-	code.gitea.io/sdk/gitea v0.25.1
 	github.com/ProtonMail/go-crypto v1.4.1
+	github.com/aws/smithy-go/aws-http-auth v1.2.2
 	github.com/chromedp/cdproto v0.159.0
 	github.com/chromedp/chromedp v0.23.0
 	github.com/fluxcd/cli-utils v1.2.3
@@ -49,6 +49,7 @@ require (
 )
 
 require (
+	code.gitea.io/sdk/gitea v0.25.1 // indirect
 	dario.cat/mergo v1.0.1 // indirect
 	github.com/42wim/httpsig v1.2.4 // indirect
 	github.com/Azure/go-ansiterm v0.0.0-20230124172434-306776ec8161 // indirect

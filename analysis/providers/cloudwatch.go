@@ -198,7 +198,9 @@ func (p *cloudWatch) Query(ctx context.Context, query string) (float64, error) {
 		return 0, err
 	}
 	call.Body = body
-	signSigV4(call.Method, call.URL, call.Header, body, p.creds, p.region, cloudWatchSigningName, p.now())
+	if err := signSigV4(call.Method, call.URL, call.Header, body, p.creds, p.region, cloudWatchSigningName, p.now()); err != nil {
+		return 0, fmt.Errorf("cloudwatch: %w", err)
+	}
 	answer, err := p.send(ctx, call)
 	if err != nil {
 		return 0, err

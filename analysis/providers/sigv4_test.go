@@ -44,6 +44,11 @@ func TestSignSigV4_AWSTestSuite(t *testing.T) {
 			method: http.MethodGet, url: "https://example.amazonaws.com/?Param2=value2&Param1=value1",
 			want: scope + "SignedHeaders=host;x-amz-date, Signature=b97d918cfa904a5beff61c982a1b6f458b799221646efd99d3219ec94cdf2500",
 		},
+		"get-header-value-trim": {
+			method: http.MethodGet, url: "https://example.amazonaws.com/",
+			header: http.Header{"My-Header1": {" value1"}, "My-Header2": {`"a   b   c"`}},
+			want:   scope + "SignedHeaders=host;my-header1;my-header2;x-amz-date, Signature=acc3ed3afb60bb290fc8d2dd0098b9911fcaa05412b367055dee359757a9c736",
+		},
 		"post-x-www-form-urlencoded": {
 			method: http.MethodPost, url: "https://example.amazonaws.com/",
 			header: http.Header{"Content-Type": {"application/x-www-form-urlencoded"}}, body: "Param1=value1",
@@ -66,7 +71,9 @@ func TestSignSigV4_AWSTestSuite(t *testing.T) {
 			}
 			c := creds
 			c.SessionToken = tt.sessionToken
-			signSigV4(tt.method, u, header, []byte(tt.body), c, "us-east-1", "service", at)
+			if err := signSigV4(tt.method, u, header, []byte(tt.body), c, "us-east-1", "service", at); err != nil {
+				t.Fatal(err)
+			}
 			if got := header.Get("Authorization"); got != tt.want {
 				t.Errorf("Authorization\n got %s\nwant %s", got, tt.want)
 			}
