@@ -40,8 +40,9 @@ generate: $(CONTROLLER_GEN) ## Generate deepcopy functions.
 manifests: $(CONTROLLER_GEN) ## Generate CRDs and RBAC.
 	cd api && $(CONTROLLER_GEN) crd:allowDangerousTypes=true paths=./... output:crd:artifacts:config=../config/crd/bases
 	$(CONTROLLER_GEN) rbac:roleName=serin-manager paths=./controllers/... output:rbac:artifacts:config=config/rbac
-	@# The Helm chart installs the same CRDs (hack/charttest fails when they differ).
-	rm -f charts/serin/crds/*.yaml && cp config/crd/bases/*.yaml charts/serin/crds/
+	@# The Helm chart installs the same CRDs, alerts and dashboard (hack/charttest fails when they differ).
+	rm -f charts/serin/files/crds/*.yaml && cp config/crd/bases/*.yaml charts/serin/files/crds/
+	cp config/prometheus/serin-alerts.yaml config/grafana/serin-dashboard.json charts/serin/files/
 
 .PHONY: fmt
 fmt: ## Run gofmt on all Go files.
@@ -71,7 +72,7 @@ lint: $(GOLANGCI_LINT) ## Run golangci-lint (.golangci.yml) on the three modules
 
 .PHONY: verify
 verify: generate manifests lint ## Fail when generated files are stale, go.mod is untidy, a Go file lacks its licence header or is not gofmt'ed, or the linter objects.
-	@git diff --exit-code -- api/v1alpha1/zz_generated.deepcopy.go config/crd config/rbac charts/serin/crds \
+	@git diff --exit-code -- api/v1alpha1/zz_generated.deepcopy.go config/crd config/rbac charts/serin/files \
 		|| { echo "generated files are stale: run 'make generate manifests' and commit"; exit 1; }
 	@unformatted=$$(gofmt -l $$(git ls-files '*.go' | grep -v '^hack/testbed/modules/')); \
 		[ -z "$$unformatted" ] || { echo "not gofmt'ed (run 'make fmt'):"; echo "$$unformatted"; exit 1; }

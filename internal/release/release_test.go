@@ -154,7 +154,7 @@ func TestInstallYAML(t *testing.T) {
 		}
 	}
 	if diff := cmp.Diff(map[string]int{
-		"Namespace": 1, "CustomResourceDefinition": 3, "ServiceAccount": 1, "ClusterRole": 1,
+		"Namespace": 1, "CustomResourceDefinition": 3, "ServiceAccount": 1, "ClusterRole": 4,
 		"ClusterRoleBinding": 1, "Role": 1, "RoleBinding": 1, "Deployment": 1, "Service": 1,
 	}, kinds); diff != "" {
 		t.Errorf("kinds (-want +got):\n%s", diff)
