@@ -142,12 +142,19 @@ build: ## Build the agent and the CLI into bin/.
 	go build -ldflags "$(LDFLAGS)" -o bin/serin ./cmd/serin
 
 .PHONY: release
-release: ## Build the release into dist/: agent and CLI archives for linux/darwin × amd64/arm64, install.yaml, the Helm chart, checksums.txt.
+release: ## Build the release into dist/: agent and CLI archives for linux/darwin/windows × amd64/arm64, install.yaml, the Helm chart, checksums.txt.
 	SOURCE_DATE_EPOCH=$(SOURCE_DATE_EPOCH) go run ./hack/release --version=$(VERSION) --ldflags="$(LDFLAGS)" --image=$(IMAGE_REPO) --dist=dist
 
 .PHONY: docker-build
-docker-build: ## Build the container image.
+docker-build: ## Build the container image for this machine's platform.
 	docker build --build-arg VERSION=$(VERSION) --build-arg COMMIT=$(COMMIT) -t $(IMG) .
+
+# The platforms of the released image.
+IMAGE_PLATFORMS ?= linux/amd64,linux/arm64
+
+.PHONY: docker-buildx
+docker-buildx: ## Build the image for IMAGE_PLATFORMS (linux/amd64, linux/arm64) with docker buildx and push it.
+	docker buildx build --platform $(IMAGE_PLATFORMS) --build-arg VERSION=$(VERSION) --build-arg COMMIT=$(COMMIT) -t $(IMG) --push .
 
 .PHONY: deploy
 deploy: ## Install CRDs, RBAC and the agent into the current cluster.
