@@ -40,8 +40,9 @@ generate: $(CONTROLLER_GEN) ## Generate deepcopy functions.
 manifests: $(CONTROLLER_GEN) ## Generate CRDs and RBAC.
 	cd api && $(CONTROLLER_GEN) crd:allowDangerousTypes=true paths=./... output:crd:artifacts:config=../config/crd/bases
 	$(CONTROLLER_GEN) rbac:roleName=serin-manager paths=./controllers/... output:rbac:artifacts:config=config/rbac
-	@# The Helm chart installs the same CRDs (hack/charttest fails when they differ).
-	rm -f charts/serin/crds/*.yaml && cp config/crd/bases/*.yaml charts/serin/crds/
+	@# The Helm chart installs the same CRDs, alerts and dashboard (hack/charttest fails when they differ).
+	rm -f charts/serin/files/crds/*.yaml && cp config/crd/bases/*.yaml charts/serin/files/crds/
+	cp config/prometheus/serin-alerts.yaml config/grafana/serin-dashboard.json charts/serin/files/
 
 .PHONY: fmt
 fmt: ## Run gofmt on all Go files.
@@ -71,7 +72,7 @@ lint: $(GOLANGCI_LINT) ## Run golangci-lint (.golangci.yml) on the three modules
 
 .PHONY: verify
 verify: generate manifests lint ## Fail when generated files are stale, go.mod is untidy, a Go file lacks its licence header or is not gofmt'ed, or the linter objects.
-	@git diff --exit-code -- api/v1alpha1/zz_generated.deepcopy.go config/crd config/rbac charts/serin/crds \
+	@git diff --exit-code -- api/v1alpha1/zz_generated.deepcopy.go config/crd config/rbac charts/serin/files \
 		|| { echo "generated files are stale: run 'make generate manifests' and commit"; exit 1; }
 	@unformatted=$$(gofmt -l $$(git ls-files '*.go' | grep -v '^hack/testbed/modules/')); \
 		[ -z "$$unformatted" ] || { echo "not gofmt'ed (run 'make fmt'):"; echo "$$unformatted"; exit 1; }
@@ -141,12 +142,19 @@ build: ## Build the agent and the CLI into bin/.
 	go build -ldflags "$(LDFLAGS)" -o bin/serin ./cmd/serin
 
 .PHONY: release
-release: ## Build the release into dist/: agent and CLI archives for linux/darwin × amd64/arm64, install.yaml, the Helm chart, checksums.txt.
+release: ## Build the release into dist/: agent and CLI archives for linux/darwin/windows × amd64/arm64, install.yaml, the Helm chart, checksums.txt.
 	SOURCE_DATE_EPOCH=$(SOURCE_DATE_EPOCH) go run ./hack/release --version=$(VERSION) --ldflags="$(LDFLAGS)" --image=$(IMAGE_REPO) --dist=dist
 
 .PHONY: docker-build
-docker-build: ## Build the container image.
+docker-build: ## Build the container image for this machine's platform.
 	docker build --build-arg VERSION=$(VERSION) --build-arg COMMIT=$(COMMIT) -t $(IMG) .
+
+# The platforms of the released image.
+IMAGE_PLATFORMS ?= linux/amd64,linux/arm64
+
+.PHONY: docker-buildx
+docker-buildx: ## Build the image for IMAGE_PLATFORMS (linux/amd64, linux/arm64) with docker buildx and push it.
+	docker buildx build --platform $(IMAGE_PLATFORMS) --build-arg VERSION=$(VERSION) --build-arg COMMIT=$(COMMIT) -t $(IMG) --push .
 
 .PHONY: deploy
 deploy: ## Install CRDs, RBAC and the agent into the current cluster.

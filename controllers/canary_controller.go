@@ -33,7 +33,6 @@ import (
 	kuberecorder "k8s.io/client-go/tools/record"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
 	"github.com/serin-dev/serin/analysis"
 	"github.com/serin-dev/serin/api/v1alpha1"
@@ -173,9 +172,9 @@ func (r *CanaryReconciler) Reconcile(ctx context.Context, req ctrl.Request) (res
 		return r.reconcileDelete(ctx, obj)
 	}
 
-	// Add the finalizer first, so that cleanup runs before the Canary goes.
-	if !controllerutil.ContainsFinalizer(obj, v1alpha1.CanaryFinalizer) {
-		controllerutil.AddFinalizer(obj, v1alpha1.CanaryFinalizer)
+	// Add the finalizer first, so that cleanup runs before the Canary goes
+	// (replacing its legacy name).
+	if ensureFinalizer(obj) {
 		return ctrl.Result{RequeueAfter: time.Millisecond}, nil
 	}
 
@@ -323,7 +322,7 @@ func (r *CanaryReconciler) finalizeStatus(ctx context.Context, obj *v1alpha1.Can
 	}
 	r.metrics.setPhase(obj)
 	r.metrics.setWeight(obj)
-	if !obj.DeletionTimestamp.IsZero() && !controllerutil.ContainsFinalizer(obj, v1alpha1.CanaryFinalizer) {
+	if !obj.DeletionTimestamp.IsZero() && !holdsFinalizer(obj) {
 		// Only the finalizer removal is left to write; the status goes with the object.
 		// Gone once its last finalizer is: the status patch that follows
 		// finds nothing. The patcher aggregates its errors, which

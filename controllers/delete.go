@@ -28,7 +28,6 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	"github.com/serin-dev/serin/api/v1alpha1"
@@ -65,7 +64,7 @@ func (r *CanaryReconciler) reconcileDelete(ctx context.Context, obj *v1alpha1.Ca
 			return ctrl.Result{RequeueAfter: time.Second}, nil
 		}
 	}
-	controllerutil.RemoveFinalizer(obj, v1alpha1.CanaryFinalizer)
+	removeFinalizers(obj)
 	r.Metrics.RecordSuspend(ctx, obj, false)
 	r.metrics.forget(obj)
 	return ctrl.Result{}, nil

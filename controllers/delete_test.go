@@ -114,23 +114,32 @@ func TestOrphanGenerated(t *testing.T) {
 // API server deletes it at once: the status patch that follows finds
 // nothing, which is no error (the patcher aggregates its errors, which
 // apierrors.IsNotFound alone does not see through: every deletion logged a
-// reconcile error and was requeued).
+// reconcile error and was requeued). A Canary that carries the finalizer's
+// legacy name (set by an agent older than the rename) goes the same way.
 func TestReconcile_DeletedCanaryGoesWithoutError(t *testing.T) {
-	canary := podinfoCanary().Obj()
-	canary.Finalizers = []string{v1alpha1.CanaryFinalizer}
-	now := metav1.Now()
-	canary.DeletionTimestamp = &now
-	f := newActionReconciler(t, canary)
+	for name, finalizers := range map[string][]string{
+		"the finalizer":        {v1alpha1.CanaryFinalizer},
+		"the legacy name only": {v1alpha1.LegacyCanaryFinalizer},
+		"both names":           {v1alpha1.LegacyCanaryFinalizer, v1alpha1.CanaryFinalizer},
+	} {
+		t.Run(name, func(t *testing.T) {
+			canary := podinfoCanary().Obj()
+			canary.Finalizers = finalizers
+			now := metav1.Now()
+			canary.DeletionTimestamp = &now
+			f := newActionReconciler(t, canary)
 
-	res, err := f.r.Reconcile(ctrl.LoggerInto(context.Background(), ctrl.Log), reconcileRequest(client.ObjectKeyFromObject(canary)))
-	if err != nil {
-		t.Fatalf("Reconcile: %v", err)
-	}
-	if res != (ctrl.Result{}) {
-		t.Errorf("Reconcile: %+v, want no requeue", res)
-	}
-	if f.get(canary.Name, &v1alpha1.Canary{}) {
-		t.Errorf("the Canary is still there (writes %v)", f.calls.Writes)
+			res, err := f.r.Reconcile(ctrl.LoggerInto(context.Background(), ctrl.Log), reconcileRequest(client.ObjectKeyFromObject(canary)))
+			if err != nil {
+				t.Fatalf("Reconcile: %v", err)
+			}
+			if res != (ctrl.Result{}) {
+				t.Errorf("Reconcile: %+v, want no requeue", res)
+			}
+			if f.get(canary.Name, &v1alpha1.Canary{}) {
+				t.Errorf("the Canary is still there (writes %v)", f.calls.Writes)
+			}
+		})
 	}
 }
 

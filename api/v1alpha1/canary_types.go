@@ -31,7 +31,15 @@ const (
 	// CanaryFinalizer is set on a Canary so that serin can clean up the
 	// objects it generated, and restore the target when revertOnDeletion is
 	// set, before the Canary is deleted.
-	CanaryFinalizer = "finalizers.serin.dev"
+	CanaryFinalizer = "serin.dev/finalizer"
+
+	// LegacyCanaryFinalizer is the finalizer's name before v0.1.0, which
+	// the API server warns about (a finalizer name should be
+	// domain-qualified with a path). The agent still honours it for one
+	// release: it replaces it with CanaryFinalizer on a live Canary, and
+	// removes both when a Canary is deleted. To be removed in the release
+	// after.
+	LegacyCanaryFinalizer = "finalizers.serin.dev"
 
 	// PrimarySuffix is appended to the target's name for the primary copy.
 	PrimarySuffix = "-primary"

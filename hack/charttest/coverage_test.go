@@ -27,9 +27,13 @@ import (
 	"github.com/google/go-cmp/cmp"
 )
 
-// freeForm values are Kubernetes fields passed through whole: one value
-// each, not one per key of their defaults.
-var freeForm = map[string]bool{"resources": true, "podSecurityContext": true, "securityContext": true}
+// freeForm values are Kubernetes fields passed through whole, and maps of
+// named rules users add to: one value each, not one per key of their
+// defaults.
+var freeForm = map[string]bool{
+	"resources": true, "podSecurityContext": true, "securityContext": true,
+	"networkPolicy.egress": true, "networkPolicy.ingress": true,
+}
 
 // valueKeys lists the values of a values document: the dotted path of
 // every scalar, list, empty map and free-form map.

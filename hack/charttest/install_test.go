@@ -218,7 +218,7 @@ func canaryInitializes(g Gomega, cluster client.Client, namespace string) {
 }
 
 // The chart installs on a cluster that has never seen serin: Helm creates
-// the CRDs from crds/, then the RBAC, the ServiceAccount and the agent's
+// the CRDs (templates of the release, kept on uninstall), then the RBAC, the ServiceAccount and the agent's
 // Deployment, whose pod the restricted Pod Security Standard admits and
 // which becomes Available. The agent, run with the Deployment's arguments
 // as the chart's ServiceAccount, initializes a Canary with nothing but the
@@ -240,7 +240,8 @@ func TestInstall_ClusterWide(t *testing.T) {
 	for _, crd := range []string{"canaries.serin.dev", "canarygroups.serin.dev", "metrictemplates.serin.dev"} {
 		got := &apiextensionsv1.CustomResourceDefinition{}
 		g.Expect(cluster.Get(ctx, client.ObjectKey{Name: crd}, got)).To(Succeed())
-		g.Expect(got.Labels).NotTo(HaveKey("app.kubernetes.io/managed-by"), "a CRD of crds/ is not part of the release")
+		g.Expect(got.Labels).To(HaveKeyWithValue("app.kubernetes.io/managed-by", "Helm"), "the CRDs are the release's templates")
+		g.Expect(got.Annotations).To(HaveKeyWithValue("helm.sh/resource-policy", "keep"))
 	}
 	d := &appsv1.Deployment{}
 	g.Expect(cluster.Get(ctx, client.ObjectKey{Namespace: namespace, Name: "serin-agent"}, d)).To(Succeed())
@@ -286,8 +287,10 @@ func TestInstall_ClusterWide(t *testing.T) {
 
 // With watchAllNamespaces false the chart grants Roles only (in the
 // release namespace and those listed), and the agent, as the chart's
-// ServiceAccount, initializes a Canary of its namespace with them. When
-// another release installed the CRDs already, Helm leaves them as they are.
+// ServiceAccount, initializes a Canary of its namespace with them. Another
+// release installed the CRDs already (TestInstall_ClusterWide, whose
+// uninstall kept them): this one does not (crds.install: false), and
+// brings its own ClusterRoles for people and tenants only.
 func TestInstall_OneNamespace(t *testing.T) {
 	tb, cluster := startTestbed(t)
 	g := NewWithT(t)
@@ -299,6 +302,7 @@ func TestInstall_OneNamespace(t *testing.T) {
 	installChart(t, g, tb, cluster, release, namespace, `
 eventsAddr: ""
 watchAllNamespaces: false
+crds: {install: false}
 rbac: {namespaces: [team-a-flux]}`)
 	roles := &rbacv1.RoleList{}
 	g.Expect(cluster.List(ctx, roles, client.MatchingLabels{"app.kubernetes.io/instance": release})).To(Succeed())
@@ -309,7 +313,11 @@ rbac: {namespaces: [team-a-flux]}`)
 	g.Expect(names).To(ConsistOf("team-a/serin-team-a-manager", "team-a/serin-team-a-leader-election", "team-a-flux/serin-team-a-manager"))
 	clusterRoles := &rbacv1.ClusterRoleList{}
 	g.Expect(cluster.List(ctx, clusterRoles, client.MatchingLabels{"app.kubernetes.io/instance": release})).To(Succeed())
-	g.Expect(clusterRoles.Items).To(BeEmpty())
+	names = nil
+	for _, r := range clusterRoles.Items {
+		names = append(names, r.Name)
+	}
+	g.Expect(names).To(ConsistOf("serin-team-a-view", "serin-team-a-edit", "serin-team-a-tenant"))
 
 	serviceAccountAgent(t, g, tb, cluster, namespace, "serin-team-a-agent")
 	canaryInitializes(g, cluster, namespace)

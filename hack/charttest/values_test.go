@@ -18,6 +18,8 @@ package charttest
 
 import (
 	"context"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -25,8 +27,13 @@ import (
 	"helm.sh/helm/v4/pkg/chart/common"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
+	policyv1 "k8s.io/api/policy/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/utils/ptr"
 )
 
@@ -75,7 +82,10 @@ var valueCases = map[string]struct {
 	"defaults": {
 		want: func(t *testing.T, r *rendered) {
 			diff(t, "objects", []string{
-				"ClusterRole /serin-manager", "ClusterRoleBinding /serin-manager",
+				"ClusterRole /serin-edit", "ClusterRole /serin-manager", "ClusterRole /serin-tenant", "ClusterRole /serin-view",
+				"ClusterRoleBinding /serin-manager",
+				"CustomResourceDefinition /canaries.serin.dev", "CustomResourceDefinition /canarygroups.serin.dev",
+				"CustomResourceDefinition /metrictemplates.serin.dev",
 				"Deployment serin-system/serin-agent", "Role serin-system/serin-leader-election",
 				"RoleBinding serin-system/serin-leader-election", "Service serin-system/serin-agent",
 				"ServiceAccount serin-system/serin-agent",
@@ -129,6 +139,28 @@ image:
 		want: func(t *testing.T, r *rendered) {
 			d, _ := agent(t, r, "serin-agent")
 			diff(t, "replicas", ptr.To[int32](3), d.Spec.Replicas)
+			selector := &metav1.LabelSelector{MatchLabels: map[string]string{
+				"app.kubernetes.io/name": "serin", "app.kubernetes.io/instance": "serin", "app.kubernetes.io/component": "agent",
+			}}
+			pdb := &policyv1.PodDisruptionBudget{}
+			r.get(t, "PodDisruptionBudget", testNamespace, "serin-agent", pdb)
+			diff(t, "minAvailable", ptr.To(intstr.FromInt32(1)), pdb.Spec.MinAvailable)
+			diff(t, "PDB selector", selector, pdb.Spec.Selector)
+			diff(t, "anti-affinity", &corev1.Affinity{PodAntiAffinity: &corev1.PodAntiAffinity{
+				PreferredDuringSchedulingIgnoredDuringExecution: []corev1.WeightedPodAffinityTerm{{
+					Weight: 100, PodAffinityTerm: corev1.PodAffinityTerm{TopologyKey: "kubernetes.io/hostname", LabelSelector: selector},
+				}},
+			}}, d.Spec.Template.Spec.Affinity)
+		},
+	},
+	"one replica: no PDB, no anti-affinity": {
+		values: `replicas: 1`,
+		want: func(t *testing.T, r *rendered) {
+			d, _ := agent(t, r, "serin-agent")
+			if _, ok := r.objects[objectKey("PodDisruptionBudget", testNamespace, "serin-agent")]; ok {
+				t.Error("a PodDisruptionBudget of one replica would block every drain")
+			}
+			diff(t, "affinity", (*corev1.Affinity)(nil), d.Spec.Template.Spec.Affinity)
 		},
 	},
 	"replicas without a leader": {
@@ -153,6 +185,9 @@ watchAllNamespaces: false
 rbac: {namespaces: [flux-system, serin-system]}`,
 		want: func(t *testing.T, r *rendered) {
 			diff(t, "objects", []string{
+				"ClusterRole /serin-edit", "ClusterRole /serin-tenant", "ClusterRole /serin-view",
+				"CustomResourceDefinition /canaries.serin.dev", "CustomResourceDefinition /canarygroups.serin.dev",
+				"CustomResourceDefinition /metrictemplates.serin.dev",
 				"Deployment serin-system/serin-agent",
 				"Role flux-system/serin-manager", "Role serin-system/serin-leader-election", "Role serin-system/serin-manager",
 				"RoleBinding flux-system/serin-manager", "RoleBinding serin-system/serin-leader-election", "RoleBinding serin-system/serin-manager",
@@ -169,12 +204,112 @@ rbac: {namespaces: [flux-system, serin-system]}`,
 			}
 		},
 	},
-	"no RBAC": {
-		values: `rbac: {create: false}`,
+	"no RBAC, no CRDs": {
+		values: `{rbac: {create: false}, crds: {install: false}}`,
 		want: func(t *testing.T, r *rendered) {
 			diff(t, "objects", []string{
 				"Deployment serin-system/serin-agent", "Service serin-system/serin-agent", "ServiceAccount serin-system/serin-agent",
 			}, r.keys())
+			if !strings.Contains(r.notes, "did not install the CRDs") {
+				t.Errorf("the notes do not say the CRDs are not installed:\n%s", r.notes)
+			}
+		},
+	},
+	"CRDs deleted on uninstall": {
+		values: `crds: {keep: false}`,
+		want: func(t *testing.T, r *rendered) {
+			for _, k := range r.keys() {
+				if obj := r.objects[k]; obj.GetKind() == "CustomResourceDefinition" {
+					if _, ok := obj.GetAnnotations()["helm.sh/resource-policy"]; ok {
+						t.Errorf("%s is kept on uninstall with crds.keep false", k)
+					}
+				}
+			}
+			if !strings.Contains(r.notes, "helm\nuninstall deletes them") {
+				t.Errorf("the notes do not say helm uninstall deletes the CRDs:\n%s", r.notes)
+			}
+		},
+	},
+	"no roles for people or tenants": {
+		values: `rbac: {aggregate: false, tenantRole: false}`,
+		want: func(t *testing.T, r *rendered) {
+			for _, name := range []string{"serin-view", "serin-edit", "serin-tenant"} {
+				if _, ok := r.objects[objectKey("ClusterRole", "", name)]; ok {
+					t.Errorf("ClusterRole %s rendered", name)
+				}
+			}
+			r.get(t, "ClusterRole", "", "serin-manager", &rbacv1.ClusterRole{})
+		},
+	},
+	"network policy": {
+		values: `
+networkPolicy:
+  enabled: true
+  egress:
+    webhooks: null
+    gitHosts: {cidrs: [203.0.113.0/24], ports: [{port: 443}]}
+  ingress:
+    metrics: {cidrs: [10.1.0.0/16], ports: [{port: 8080}]}`,
+		want: func(t *testing.T, r *rendered) {
+			np := &networkingv1.NetworkPolicy{}
+			r.get(t, "NetworkPolicy", testNamespace, "serin-agent", np)
+			diff(t, "pod selector", map[string]string{
+				"app.kubernetes.io/name": "serin", "app.kubernetes.io/instance": "serin", "app.kubernetes.io/component": "agent",
+			}, np.Spec.PodSelector.MatchLabels)
+			diff(t, "policy types", []networkingv1.PolicyType{networkingv1.PolicyTypeIngress, networkingv1.PolicyTypeEgress}, np.Spec.PolicyTypes)
+			private := []string{"10.0.0.0/8", "172.16.0.0/12", "192.168.0.0/16"}
+			// By name: apiServer, dns, gitHosts, notificationController, prometheus.
+			diff(t, "egress", []rule{
+				{Ports: []string{"TCP/443", "TCP/6443"}},
+				{Ports: []string{"UDP/53", "TCP/53"}},
+				{Ports: []string{"TCP/443"}, CIDRs: []string{"203.0.113.0/24"}},
+				{Ports: []string{"TCP/80", "TCP/9090"}, CIDRs: private},
+				{Ports: []string{"TCP/9090"}, CIDRs: private},
+			}, egressRules(np))
+			diff(t, "ingress", []rule{
+				{Ports: []string{"TCP/9440"}},
+				{Ports: []string{"TCP/8080"}, CIDRs: []string{"10.1.0.0/16"}},
+			}, ingressRules(np))
+		},
+	},
+	"prometheus rule": {
+		values: `{prometheusRule: {enabled: true, labels: {release: kube-prometheus-stack}}, fullnameOverride: delivery}`,
+		want: func(t *testing.T, r *rendered) {
+			pr, ok := r.objects[objectKey("PrometheusRule", testNamespace, "delivery-agent")]
+			if !ok {
+				t.Fatalf("no PrometheusRule rendered: %v", r.keys())
+			}
+			diff(t, "apiVersion", "monitoring.coreos.com/v1", pr.GetAPIVersion())
+			diff(t, "release label", "kube-prometheus-stack", pr.GetLabels()["release"])
+			groups, _, _ := unstructured.NestedSlice(pr.Object, "spec", "groups")
+			var alerts []string
+			for _, g := range groups {
+				for _, rule := range g.(map[string]any)["rules"].([]any) {
+					rule := rule.(map[string]any)
+					alerts = append(alerts, rule["alert"].(string))
+					if rule["alert"] == "SerinAgentDown" {
+						diff(t, "SerinAgentDown's job", `absent(up{job="delivery-agent"} == 1)`, rule["expr"])
+					}
+				}
+			}
+			diff(t, "alerts", []string{
+				"SerinCanaryHalted", "SerinCanaryFailed", "SerinCanaryProgressingTooLong", "SerinCanaryStalled",
+				"SerinReconcileErrors", "SerinAnalysisStepsLate", "SerinNotificationsDropped", "SerinAgentDown",
+			}, alerts)
+		},
+	},
+	"grafana dashboard": {
+		values: `grafanaDashboard: {enabled: true, namespace: monitoring, labels: {team: platform}}`,
+		want: func(t *testing.T, r *rendered) {
+			cm := &corev1.ConfigMap{}
+			r.get(t, "ConfigMap", "monitoring", "serin-dashboard", cm)
+			diff(t, "sidecar label", "1", cm.Labels["grafana_dashboard"])
+			diff(t, "label", "platform", cm.Labels["team"])
+			want, err := os.ReadFile(filepath.Join(repoRoot, "config", "grafana", "serin-dashboard.json"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			diff(t, "dashboard", string(want), cm.Data["serin-dashboard.json"])
 		},
 	},
 	"an existing service account": {
@@ -321,10 +456,61 @@ priorityClassName: system-cluster-critical`,
 			}, svc.Spec.Selector)
 		},
 	},
+	// values.schema.json refuses a values file with a message.
+	"a value the chart does not have": {
+		values:  `replica: 2`,
+		wantErr: "additional properties 'replica' not allowed",
+	},
+	"a number as a word": {
+		values:  `replicas: two`,
+		wantErr: "at '/replicas': got string, want integer",
+	},
+	"a log level the agent does not know": {
+		values:  `logLevel: verbose`,
+		wantErr: "at '/logLevel'",
+	},
+	"a network rule without ports": {
+		values:  `networkPolicy: {egress: {vault: {cidrs: [10.2.0.0/16]}}}`,
+		wantErr: "at '/networkPolicy/egress/vault': missing property 'ports'",
+	},
+	"a CIDR that is not one": {
+		values:  `networkPolicy: {egress: {vault: {cidrs: [vault.example], ports: [{port: 8200}]}}}`,
+		wantErr: "at '/networkPolicy/egress/vault/cidrs/0'",
+	},
 	"a cluster older than the CRDs' validation rules": {
 		kubeVersion: &common.KubeVersion{Version: "v1.28.0", Major: "1", Minor: "28"},
 		wantErr:     "chart requires kubeVersion: >=1.29.0-0 which is incompatible with Kubernetes v1.28.0",
 	},
+}
+
+// rule is a NetworkPolicy rule as a test reads it: PROTOCOL/PORT and CIDRs.
+type rule struct{ Ports, CIDRs []string }
+
+func egressRules(np *networkingv1.NetworkPolicy) []rule {
+	var rules []rule
+	for _, r := range np.Spec.Egress {
+		rules = append(rules, readRule(r.Ports, r.To))
+	}
+	return rules
+}
+
+func ingressRules(np *networkingv1.NetworkPolicy) []rule {
+	var rules []rule
+	for _, r := range np.Spec.Ingress {
+		rules = append(rules, readRule(r.Ports, r.From))
+	}
+	return rules
+}
+
+func readRule(ports []networkingv1.NetworkPolicyPort, peers []networkingv1.NetworkPolicyPeer) rule {
+	var r rule
+	for _, p := range ports {
+		r.Ports = append(r.Ports, string(*p.Protocol)+"/"+p.Port.String())
+	}
+	for _, p := range peers {
+		r.CIDRs = append(r.CIDRs, p.IPBlock.CIDR)
+	}
+	return r
 }
 
 func TestValues(t *testing.T) {

@@ -18,9 +18,11 @@ package release
 
 import (
 	"archive/tar"
+	"archive/zip"
 	"bytes"
 	"compress/gzip"
 	"fmt"
+	"io/fs"
 	"time"
 )
 
@@ -71,6 +73,35 @@ func tarGz(files []archiveFile, modTime time.Time) ([]byte, error) {
 		return nil, err
 	}
 	if err := gz.Close(); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
+}
+
+// zipArchive writes files, in their order, into a zip whose bytes depend
+// only on them and modTime, as tarGz does. A zip has no hard links: a link
+// is a copy of the file it names (kubectl-serin.exe of serin.exe).
+func zipArchive(files []archiveFile, modTime time.Time) ([]byte, error) {
+	data := map[string][]byte{}
+	var buf bytes.Buffer
+	zw := zip.NewWriter(&buf)
+	for _, f := range files {
+		content := f.Data
+		if f.LinkTo != "" {
+			content = data[f.LinkTo]
+		}
+		data[f.Name] = content
+		hdr := &zip.FileHeader{Name: f.Name, Method: zip.Deflate, Modified: modTime.UTC().Truncate(time.Second)}
+		hdr.SetMode(fs.FileMode(f.Mode))
+		w, err := zw.CreateHeader(hdr)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", f.Name, err)
+		}
+		if _, err := w.Write(content); err != nil {
+			return nil, fmt.Errorf("%s: %w", f.Name, err)
+		}
+	}
+	if err := zw.Close(); err != nil {
 		return nil, err
 	}
 	return buf.Bytes(), nil

@@ -36,7 +36,28 @@ type Platform struct{ OS, Arch string }
 func (p Platform) String() string { return p.OS + "/" + p.Arch }
 
 // Platforms are those a release builds for.
-var Platforms = []Platform{{"linux", "amd64"}, {"linux", "arm64"}, {"darwin", "amd64"}, {"darwin", "arm64"}}
+var Platforms = []Platform{
+	{"linux", "amd64"}, {"linux", "arm64"},
+	{"darwin", "amd64"}, {"darwin", "arm64"},
+	{"windows", "amd64"}, {"windows", "arm64"},
+}
+
+// exe is the name of an executable on p: NAME.exe on windows.
+func (p Platform) exe(name string) string {
+	if p.OS == "windows" {
+		return name + ".exe"
+	}
+	return name
+}
+
+// archiveExt is the extension of p's archives: .zip on windows, where it
+// is what people open, .tar.gz elsewhere.
+func (p Platform) archiveExt() string {
+	if p.OS == "windows" {
+		return ".zip"
+	}
+	return ".tar.gz"
+}
 
 // binary is a command a release ships.
 type binary struct {
@@ -44,7 +65,8 @@ type binary struct {
 	Pkg string
 	// Name is the executable's name.
 	Name string
-	// Archive is the archive's name prefix: ARCHIVE_VERSION_OS_ARCH.tar.gz.
+	// Archive is the archive's name prefix: ARCHIVE_VERSION_OS_ARCH.tar.gz
+	// (.zip on windows).
 	Archive string
 	// Links are more names of the executable in the archive.
 	Links []string
@@ -124,11 +146,15 @@ func Run(ctx context.Context, opts Options) ([]Artefact, error) {
 			if err != nil {
 				return nil, err
 			}
-			archive, err := tarGz(binaryArchive(bin, exe, license), opts.ModTime)
+			files := binaryArchive(bin, p, exe, license)
+			archive, err := tarGz(files, opts.ModTime)
+			if p.archiveExt() == ".zip" {
+				archive, err = zipArchive(files, opts.ModTime)
+			}
 			if err != nil {
 				return nil, err
 			}
-			if err := write(fmt.Sprintf("%s_%s_%s_%s.tar.gz", bin.Archive, opts.Version.Tag, p.OS, p.Arch), archive); err != nil {
+			if err := write(fmt.Sprintf("%s_%s_%s_%s%s", bin.Archive, opts.Version.Tag, p.OS, p.Arch, p.archiveExt()), archive); err != nil {
 				return nil, err
 			}
 		}
@@ -162,25 +188,34 @@ func Run(ctx context.Context, opts Options) ([]Artefact, error) {
 	return list(opts.Dist, written)
 }
 
-// goBuild cross-compiles bin for p, statically (CGO_ENABLED=0), with
-// -trimpath and the version ldflags, and returns the executable.
+// goBuild cross-compiles bin for p and returns the executable.
 func goBuild(ctx context.Context, opts Options, dir string, bin binary, p Platform) ([]byte, error) {
-	out := filepath.Join(dir, p.OS+"_"+p.Arch, bin.Name)
-	ldflags := strings.TrimSpace(opts.LDFlags + " -s -w")
-	cmd := exec.CommandContext(ctx, "go", "build", "-trimpath", "-ldflags", ldflags, "-o", out, bin.Pkg)
-	cmd.Dir = opts.Root
-	cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOOS="+p.OS, "GOARCH="+p.Arch)
-	if b, err := cmd.CombinedOutput(); err != nil {
-		return nil, fmt.Errorf("building %s for %s: %w\n%s", bin.Name, p, err, b)
+	out := filepath.Join(dir, p.OS+"_"+p.Arch, p.exe(bin.Name))
+	if err := crossCompile(ctx, opts.Root, opts.LDFlags, bin, p, out); err != nil {
+		return nil, err
 	}
 	return os.ReadFile(out)
 }
 
-// binaryArchive lays out an archive: the executable, its links, LICENSE.
-func binaryArchive(bin binary, exe, license []byte) []archiveFile {
-	files := []archiveFile{{Name: bin.Name, Data: exe, Mode: 0o755}}
+// crossCompile builds bin for p into out, statically (CGO_ENABLED=0), with
+// -trimpath, stripped, and ldflags (the version's -X flags).
+func crossCompile(ctx context.Context, root, ldflags string, bin binary, p Platform, out string) error {
+	ldflags = strings.TrimSpace(ldflags + " -s -w")
+	cmd := exec.CommandContext(ctx, "go", "build", "-trimpath", "-ldflags", ldflags, "-o", out, bin.Pkg)
+	cmd.Dir = root
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOOS="+p.OS, "GOARCH="+p.Arch)
+	if b, err := cmd.CombinedOutput(); err != nil {
+		return fmt.Errorf("building %s for %s: %w\n%s", bin.Name, p, err, b)
+	}
+	return nil
+}
+
+// binaryArchive lays out an archive for p: the executable, its links,
+// LICENSE.
+func binaryArchive(bin binary, p Platform, exe, license []byte) []archiveFile {
+	files := []archiveFile{{Name: p.exe(bin.Name), Data: exe, Mode: 0o755}}
 	for _, link := range bin.Links {
-		files = append(files, archiveFile{Name: link, LinkTo: bin.Name, Mode: 0o755})
+		files = append(files, archiveFile{Name: p.exe(link), LinkTo: p.exe(bin.Name), Mode: 0o755})
 	}
 	return append(files, archiveFile{Name: "LICENSE", Data: license, Mode: 0o644})
 }

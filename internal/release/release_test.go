@@ -18,6 +18,7 @@ package release
 
 import (
 	"archive/tar"
+	"archive/zip"
 	"bytes"
 	"compress/gzip"
 	"context"
@@ -78,7 +79,7 @@ func readTarGz(t *testing.T, b []byte) []tarEntry {
 // The CLI's archive holds serin, kubectl-serin as a hard link to it, and
 // the licence; the bytes depend only on the files and the time stamp.
 func TestBinaryArchive(t *testing.T) {
-	files := binaryArchive(binaries[1], []byte("#!serin"), []byte("Apache License"))
+	files := binaryArchive(binaries[1], Platform{"linux", "amd64"}, []byte("#!serin"), []byte("Apache License"))
 	first, err := tarGz(files, testTime)
 	if err != nil {
 		t.Fatal(err)
@@ -154,7 +155,7 @@ func TestInstallYAML(t *testing.T) {
 		}
 	}
 	if diff := cmp.Diff(map[string]int{
-		"Namespace": 1, "CustomResourceDefinition": 3, "ServiceAccount": 1, "ClusterRole": 1,
+		"Namespace": 1, "CustomResourceDefinition": 3, "ServiceAccount": 1, "ClusterRole": 4,
 		"ClusterRoleBinding": 1, "Role": 1, "RoleBinding": 1, "Deployment": 1, "Service": 1,
 	}, kinds); diff != "" {
 		t.Errorf("kinds (-want +got):\n%s", diff)
@@ -234,6 +235,74 @@ func TestRun(t *testing.T) {
 		}
 		if !strings.HasPrefix(string(out), "serin: v0.3.0-rc.1 (") {
 			t.Errorf("%s version --client printed %q, want the release's version", exe, out)
+		}
+	}
+}
+
+// The windows CLI's archive is a zip of serin.exe, kubectl-serin.exe (a
+// copy: a zip has no hard links) and the licence; its bytes depend only
+// on the files and the time stamp.
+func TestZipArchive(t *testing.T) {
+	files := binaryArchive(binaries[1], Platform{"windows", "arm64"}, []byte("MZserin"), []byte("Apache License"))
+	first, err := zipArchive(files, testTime)
+	if err != nil {
+		t.Fatal(err)
+	}
+	again, err := zipArchive(files, testTime)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(first, again) {
+		t.Error("two archives of the same files differ")
+	}
+	zr, err := zip.NewReader(bytes.NewReader(first), int64(len(first)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]string{}
+	var names []string
+	for _, f := range zr.File {
+		rc, err := f.Open()
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := io.ReadAll(rc)
+		rc.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		names = append(names, f.Name)
+		got[f.Name] = string(b)
+		if !f.Modified.Equal(testTime) {
+			t.Errorf("%s modified %s, want %s", f.Name, f.Modified, testTime)
+		}
+	}
+	if diff := cmp.Diff([]string{"serin.exe", "kubectl-serin.exe", "LICENSE"}, names); diff != "" {
+		t.Errorf("names (-want +got):\n%s", diff)
+	}
+	if got["kubectl-serin.exe"] != "MZserin" || got["serin.exe"] != "MZserin" {
+		t.Errorf("the executables are %q and %q, want the CLI twice", got["serin.exe"], got["kubectl-serin.exe"])
+	}
+}
+
+// The agent and the CLI build for every platform of a release (linux,
+// darwin and windows, amd64 and arm64), as make release builds them: a
+// file or a dependency that does not build on one fails here, not at
+// release time. Twelve links, one after the other (two cores cannot do
+// more at once); the first run after a change of the dependencies takes
+// minutes, later ones reuse Go's build cache.
+func TestCrossCompile(t *testing.T) {
+	if testing.Short() {
+		t.Skip("cross-compiles the agent and the CLI for every platform (skipped in -short mode)")
+	}
+	for _, p := range Platforms {
+		for _, bin := range binaries {
+			start := time.Now()
+			if err := crossCompile(context.Background(), repoRoot, "", bin, p, os.DevNull); err != nil {
+				t.Error(err)
+				continue
+			}
+			t.Logf("%-12s %-8s %s", p, bin.Name, time.Since(start).Round(100*time.Millisecond))
 		}
 	}
 }

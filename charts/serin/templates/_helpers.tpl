@@ -50,3 +50,30 @@ app.kubernetes.io/part-of: serin
 {{- define "serin.roleNamespaces" -}}
 {{- prepend .Values.rbac.namespaces .Release.Namespace | uniq | toJson }}
 {{- end }}
+
+{{/* The labels of the CRDs: the chart's, without the agent's component. */}}
+{{- define "serin.crdLabels" -}}
+helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" | trunc 63 | trimSuffix "-" }}
+app.kubernetes.io/name: {{ include "serin.name" . }}
+app.kubernetes.io/instance: {{ .Release.Name }}
+app.kubernetes.io/version: {{ .Values.image.tag | default .Chart.AppVersion | quote }}
+app.kubernetes.io/managed-by: {{ .Release.Service }}
+app.kubernetes.io/part-of: serin
+{{- end }}
+
+{{/* A rule of the NetworkPolicy: .peers (from or to) .rule.cidrs, on .rule.ports. */}}
+{{- define "serin.networkPolicyRule" -}}
+# {{ .name }}
+- ports:
+  {{- range .rule.ports }}
+  - port: {{ .port }}
+    protocol: {{ .protocol | default "TCP" }}
+  {{- end }}
+  {{- with .rule.cidrs }}
+  {{ $.peers }}:
+  {{- range . }}
+  - ipBlock:
+      cidr: {{ . | quote }}
+  {{- end }}
+  {{- end }}
+{{- end }}

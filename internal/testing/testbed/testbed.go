@@ -34,6 +34,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"syscall"
 	"time"
 
@@ -96,6 +97,7 @@ type Testbed struct {
 	Backends *Backends
 
 	env          *envtest.Environment
+	assets       string
 	procs        []*exec.Cmd
 	stopBackends context.CancelFunc
 }
@@ -116,7 +118,7 @@ func Start(ctx context.Context, opts Options) (_ *Testbed, err error) {
 	if err := os.MkdirAll(opts.Dir, 0o755); err != nil {
 		return nil, err
 	}
-	tb := &Testbed{Dir: opts.Dir}
+	tb := &Testbed{Dir: opts.Dir, assets: opts.AssetsDir}
 	defer func() {
 		if err != nil {
 			_ = tb.Stop()
@@ -174,21 +176,19 @@ func (tb *Testbed) startCluster(ctx context.Context, assets string) error {
 		name string
 		args []string
 	}{
-		{"kube-controller-manager", []string{
-			"--kubeconfig=" + kc, "--authentication-kubeconfig=" + kc, "--authorization-kubeconfig=" + kc,
-			// Without the legacy Endpoints controller (the API is deprecated
-			// since 1.33; serin, Flagger and kube-proxy's successors read
-			// EndpointSlices): at a thousand Services it doubled the endpoint
-			// writes the API server has to take. Without the EndpointSlice
-			// controllers too: the testbed's Backends write the slices, with
-			// the loopback addresses of the pods' real HTTP servers.
-			"--controllers=*,-endpoints-controller,-endpointslice-controller,-endpointslice-mirroring-controller", "--leader-elect=false", "--use-service-account-credentials=false",
-			"--bind-address=127.0.0.1", "--secure-port=" + strconv.Itoa(ports[0]),
+		// Without the legacy Endpoints controller (the API is deprecated
+		// since 1.33; serin, Flagger and kube-proxy's successors read
+		// EndpointSlices): at a thousand Services it doubled the endpoint
+		// writes the API server has to take. Without the EndpointSlice
+		// controllers too: the testbed's Backends write the slices, with
+		// the loopback addresses of the pods' real HTTP servers.
+		{"kube-controller-manager", append(controllerManagerArgs(kc, ports[0],
+			"*,-endpoints-controller,-endpointslice-controller,-endpointslice-mirroring-controller"),
 			"--concurrent-deployment-syncs=10", "--concurrent-replicaset-syncs=10",
 			// As kwokctl does for large fake clusters: the default 20 QPS
 			// would make a thousand Deployments take minutes to roll.
 			"--kube-api-qps=1000", "--kube-api-burst=2000",
-		}},
+		)},
 		{"kube-scheduler", []string{
 			"--kubeconfig=" + kc, "--authentication-kubeconfig=" + kc, "--authorization-kubeconfig=" + kc,
 			"--leader-elect=false", "--bind-address=127.0.0.1", "--secure-port=" + strconv.Itoa(ports[1]),
@@ -213,6 +213,33 @@ func (tb *Testbed) startCluster(ctx context.Context, assets string) error {
 	tb.stopBackends = stopBackends
 	tb.Backends, err = tb.startBackends(backendsCtx, tb.Config)
 	return err
+}
+
+// controllerManagerArgs are kube-controller-manager's flags for the
+// testbed's admin kubeconfig kc, serving on port, running controllers (its
+// --controllers list).
+func controllerManagerArgs(kc string, port int, controllers string) []string {
+	return []string{
+		"--kubeconfig=" + kc, "--authentication-kubeconfig=" + kc, "--authorization-kubeconfig=" + kc,
+		"--controllers=" + controllers, "--leader-elect=false", "--use-service-account-credentials=false",
+		"--bind-address=127.0.0.1", "--secure-port=" + strconv.Itoa(port),
+	}
+}
+
+// StartControllers starts kube-controller-manager with only the named
+// controllers (e.g. clusterrole-aggregation) on a testbed started without
+// Full. It returns an error when the testbed's binaries have no
+// kube-controller-manager.
+func (tb *Testbed) StartControllers(controllers ...string) error {
+	bin := filepath.Join(tb.assets, "kube-controller-manager")
+	if _, err := os.Stat(bin); err != nil {
+		return fmt.Errorf("no kube-controller-manager in %s (hack/testbed/assets.sh gathers it): %w", tb.assets, err)
+	}
+	ports, err := freePorts(1)
+	if err != nil {
+		return err
+	}
+	return tb.startProcess(bin, nil, controllerManagerArgs(tb.Kubeconfig, ports[0], strings.Join(controllers, ","))...)
 }
 
 // startProcess runs a binary with its output in DIR/NAME.log and extra
