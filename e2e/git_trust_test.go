@@ -265,7 +265,9 @@ func TestGitTrust_ForeignBranchIsNeverProposed(t *testing.T) {
 	g.Eventually(func(g Gomega) {
 		last = w.stageOf(g)
 		g.Expect(last.Phase).To(Equal(v1alpha1.WaveError), "promotion: %+v", last)
-	}, time.Minute, 200*time.Millisecond).Should(Succeed(), "the stage reads serin's own pull request (closed), not the other one (open); last seen: phase=%s message=%q", last.Phase, last.Message)
+	}, time.Minute, 200*time.Millisecond).Should(Succeed(), func() string {
+		return fmt.Sprintf("the stage reads serin's own pull request (closed), not the other one (open); last seen: phase=%s message=%q", last.Phase, last.Message)
+	})
 	g.Expect(last.Message).To(ContainSubstring(own.HTMLURL + " was closed without a merge"))
 	g.Expect(readPull(g, repo, evil.Number).State).To(Equal("open"))
 	t.Logf("serin_pull_request_closed_to_error=%s", time.Since(closed).Round(100*time.Millisecond))
@@ -373,7 +375,11 @@ func TestGitTrust_PushModeNeverOverwritesAHotfix(t *testing.T) {
 	soaking := w.stage(g, v2, v1alpha1.WaveSoaking, 10*time.Second)
 	g.Expect(w.canary(g, stg).Spec.GitOps.Promote[0].Mode).To(Equal(v1alpha1.PushRevert))
 
-	// A person's hotfix of production's image, during the soak.
+	// A person's hotfix of production's image, during the soak (a few
+	// seconds into it: Git's and status.promotions[].startedAt's clocks
+	// count whole seconds, and a commit of the wave's first second is
+	// not counted as made after its start).
+	time.Sleep(time.Until(soaking.StartedAt.Add(2 * time.Second)))
 	w.staging.pull(g)
 	hotfix := w.staging.push(map[string]string{"production/kustomization.yaml": productionKustomization(prod, "v1-hotfix")}, "Hotfix: production runs v1-hotfix")
 	g.Expect(time.Now()).To(BeTemporally("<", soaking.SoakUntil.Time), "the hotfix came during the soak")
