@@ -1,0 +1,160 @@
+/*
+Copyright 2026 The serin authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package e2e
+
+import (
+	"context"
+	"encoding/base64"
+	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	. "github.com/onsi/gomega"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/serin-dev/serin/api/v1alpha1"
+	"github.com/serin-dev/serin/gitops"
+	"github.com/serin-dev/serin/internal/testing/testbed"
+)
+
+// credentialRecorder is a Git host a tenant controls: it passes every
+// request on to Gitea and records the credentials it was given.
+type credentialRecorder struct {
+	*httptest.Server
+	mu     sync.Mutex
+	tokens map[string]int
+	api    int
+}
+
+func startCredentialRecorder(t *testing.T, target string) *credentialRecorder {
+	t.Helper()
+	u, err := url.Parse(target)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := &credentialRecorder{tokens: map[string]int{}}
+	proxy := httputil.NewSingleHostReverseProxy(u)
+	r.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		r.record(req)
+		proxy.ServeHTTP(w, req)
+	}))
+	t.Cleanup(r.Close)
+	return r
+}
+
+func (r *credentialRecorder) record(req *http.Request) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if strings.HasPrefix(req.URL.Path, "/api/") {
+		r.api++
+	}
+	auth := req.Header.Get("Authorization")
+	scheme, value, _ := strings.Cut(auth, " ")
+	switch strings.ToLower(scheme) {
+	case "basic":
+		if raw, err := base64.StdEncoding.DecodeString(value); err == nil {
+			_, password, _ := strings.Cut(string(raw), ":")
+			r.tokens[password]++
+		}
+	case "token", "bearer":
+		r.tokens[value]++
+	}
+	if v := req.Header.Get("Private-Token"); v != "" {
+		r.tokens[v]++
+	}
+}
+
+func (r *credentialRecorder) seen() (map[string]int, int) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	out := map[string]int{}
+	for k, v := range r.tokens {
+		out[k] = v
+	}
+	return out, r.api
+}
+
+// platformToken is the agent's --git-provider-token-file: the platform's
+// write token, for the hosts it lists only.
+const platformToken = "platform-write-token-must-stay-home"
+
+// A tenant points its GitRepository at a host it controls (here one that
+// passes everything on to the platform's Gitea, recording credentials)
+// and fails its own canary: serin reverts through it with the
+// GitRepository's own secret, and the platform's token, given to the
+// agent for Gitea's host only (--git-provider-hosts), never reaches it.
+func TestGitTrust_PlatformTokenStaysOnListedHosts(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	ns := newNamespace(t)
+	giteaURL, err := url.Parse(gitea.URL)
+	g.Expect(err).NotTo(HaveOccurred())
+	recorder := startCredentialRecorder(t, gitea.URL)
+	tokenFile := filepath.Join(t.TempDir(), "token")
+	g.Expect(os.WriteFile(tokenFile, []byte(platformToken+"\n"), 0o600)).To(Succeed())
+	own, err := env.StartAgentWith(ctx, "..", testbed.AgentOptions{
+		Name: "serin-agent-tokens",
+		Flags: append([]string{"--metrics-server=" + prom.URL, "--data-plane=traefik", "--log-level=info",
+			"--watch-label-selector=" + shardLabel + "=tokens",
+			"--git-provider-token-file=" + tokenFile, "--git-provider-hosts=" + giteaURL.Host}, gitopsFlags...),
+	})
+	g.Expect(err).NotTo(HaveOccurred())
+	t.Cleanup(func() { _ = own.Kill() })
+
+	app := func(tag, templateMeta string) map[string]string {
+		files := podinfoApp(ns, tag, v1alpha1.PullRequestRevert)
+		files["apps/podinfo/canary.yaml"] = strings.Replace(files["apps/podinfo/canary.yaml"], "metadata:\n  name: podinfo\n",
+			"metadata:\n  name: podinfo\n  labels:\n    "+shardLabel+": tokens\n", 1)
+		files["apps/podinfo/deployment.yaml"] = podinfoDeployment(templateMeta)
+		return files
+	}
+	tenantURL := strings.Replace(gitea.RepositoryURL(ns), gitea.URL, recorder.URL, 1)
+	f := newFleetWith(t, g, ns, app("v1", ""), map[string]any{"url": tenantURL})
+	first, err := f.repo.Reference("refs/heads/main", true)
+	g.Expect(err).NotTo(HaveOccurred())
+	f.sync(g, first.Hash().String())
+	canary := &v1alpha1.Canary{}
+	canary.Namespace, canary.Name = ns, "podinfo"
+	waitForPhase(g, canary, v1alpha1.PhaseInitialized, 60*time.Second)
+	good := f.push(app("v2", ""), "Release podinfo v2")
+	f.sync(g, good)
+	waitForPhase(g, canary, v1alpha1.PhaseSucceeded, 90*time.Second)
+	bad := f.push(app("v3", "\n      annotations:\n        "+testbed.NeverReadyAsPrimaryAnnotation+`: "true"`), "Release podinfo v3")
+	f.sync(g, bad)
+	waitForPhase(g, canary, v1alpha1.PhaseHalted, 90*time.Second)
+
+	// The revert is opened, through the tenant's host, with the tenant's
+	// own credentials.
+	g.Eventually(func(g Gomega) {
+		g.Expect(k8s.Get(ctx, client.ObjectKeyFromObject(canary), canary)).To(Succeed())
+		g.Expect(canary.Status.Revert).NotTo(BeNil())
+		g.Expect(canary.Status.Revert.State).To(Equal(gitops.StateOpened), "revert: %+v", canary.Status.Revert)
+	}, 90*time.Second, 200*time.Millisecond).Should(Succeed())
+	g.Expect(canary.Status.Revert.PullRequestURL).NotTo(BeEmpty())
+	tokens, api := recorder.seen()
+	g.Expect(api).To(BeNumerically(">", 0), "the pull request API went through the tenant's host")
+	g.Expect(tokens).To(HaveKey(gitea.Token), "the GitRepository's own secret authenticated there")
+	g.Expect(tokens).NotTo(HaveKey(platformToken), "the platform's token never reached the tenant's host")
+	t.Logf("tenant_host_api_requests=%d platform_token_seen=%d", api, tokens[platformToken])
+}
