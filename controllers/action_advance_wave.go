@@ -143,7 +143,7 @@ func (r *CanaryReconciler) writePromotion(ctx context.Context, obj *v1alpha1.Can
 
 // readVerdict asks for the stage's verdict and records it.
 func (r *CanaryReconciler) readVerdict(ctx context.Context, obj *v1alpha1.Canary, stage v1alpha1.PromotionTarget, p *v1alpha1.PromotionStatus, now time.Time) time.Duration {
-	req := gitops.PromotionRequest{Canary: obj.DeepCopy(), Stage: stage, Revision: p.Revision, Images: p.Images}
+	req := gitops.PromotionRequest{Canary: obj.DeepCopy(), Stage: stage, Revision: p.Revision, Images: p.Images, Branch: p.Branch}
 	if p.StartedAt != nil {
 		req.Since = p.StartedAt.Time
 	}

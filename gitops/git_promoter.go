@@ -220,11 +220,11 @@ func (j *promotionJob) change(ctx context.Context) change {
 			return plan, j.message(plan), nil
 		},
 		pushed: func(head *object.Commit) (*object.Commit, error) {
-			done, _, err := j.bringsIn(head, j.match(""))
+			done, _, err := j.bringsIn(head, j.match(ctx, ""))
 			return done, err
 		},
 		brought: func(head *object.Commit, tip string) (*object.Commit, error) {
-			m := j.match(tip)
+			m := j.match(ctx, tip)
 			m.tip = tip
 			done, _, err := j.bringsIn(head, m)
 			return done, err
@@ -236,13 +236,16 @@ func (j *promotionJob) change(ctx context.Context) change {
 			if since.IsZero() {
 				return nil
 			}
-			stop := func(c *object.Commit) bool { return !c.Committer.When.After(since) }
+			// Git keeps whole seconds: a commit of the wave's first
+			// second counts as made since it started.
+			start := since.Truncate(time.Second)
+			stop := func(c *object.Commit) bool { return c.Committer.When.Before(start) }
 			path := displayPath(strings.Trim(j.src.Path, "./"))
 			changed, err := j.changedSince(ctx, head, stop, underPath(j.src.Path))
 			if err != nil || changed == nil {
 				return err
 			}
-			return changedMeanwhile("promotion", path, "since the wave started at "+since.UTC().Format(time.RFC3339), changed)
+			return changedMeanwhile("promotion", path, "the wave started at "+since.UTC().Format(time.RFC3339), changed)
 		},
 	}
 }
@@ -291,6 +294,10 @@ type promotionMatch struct {
 	branch string
 	// canary, stage and source are the trailers' values.
 	canary, stage, source string
+	// runsImages reports whether the stage runs the promoted images at a
+	// commit: a commit that matches but does not is not the promotion
+	// (someone else's branch of the same name merged, trailers copied).
+	runsImages func(*object.Commit) (bool, error)
 }
 
 // brings reports whether c brought the promotion in: it is the promotion
@@ -312,7 +319,23 @@ func (m promotionMatch) brings(c *object.Commit) bool {
 			return true
 		}
 	}
-	return m.branch != "" && strings.Contains(c.Message, m.branch)
+	return m.branch != "" && namesBranch(c.Message, m.branch)
+}
+
+// namesBranch reports whether a merge message names branch itself, not a
+// longer branch name it begins (serin/promote/…/abc and …/abc-2).
+func namesBranch(msg, branch string) bool {
+	for i := 0; ; {
+		j := strings.Index(msg[i:], branch)
+		if j < 0 {
+			return false
+		}
+		end := i + j + len(branch)
+		if end == len(msg) || !strings.ContainsRune("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_./", rune(msg[end])) {
+			return true
+		}
+		i = end
+	}
 }
 
 // hasPromoteTrailers reports whether a message carries a promotion's
@@ -342,7 +365,14 @@ func (j *promotionJob) bringsIn(head *object.Commit, m promotionMatch) (*object.
 	c := head
 	for n := 0; since.IsZero() && n < verdictDepth || !since.IsZero() && !c.Committer.When.Before(since.Add(-clockSkew)); n++ {
 		chain = append(chain, c)
-		if m.brings(c) {
+		brings := m.brings(c)
+		if brings && m.runsImages != nil {
+			var err error
+			if brings, err = m.runsImages(c); err != nil {
+				return nil, nil, err
+			}
+		}
+		if brings {
 			after := make([]*object.Commit, 0, len(chain))
 			for i := len(chain) - 1; i >= 0; i-- {
 				after = append(after, chain[i])
@@ -362,11 +392,18 @@ func (j *promotionJob) bringsIn(head *object.Commit, m promotionMatch) (*object.
 }
 
 // match is the job's promotionMatch for the promotion commit.
-func (j *promotionJob) match(commit string) promotionMatch {
+func (j *promotionJob) match(ctx context.Context, commit string) promotionMatch {
 	c := j.promote.Canary
 	m := promotionMatch{commit: commit, canary: c.Namespace + "/" + c.Name, stage: j.promote.Stage.Stage, source: j.source}
 	if j.promote.Stage.Mode != v1alpha1.PushRevert {
-		m.branch = PromoteBranch(c, j.promote.Stage.Stage, j.source)
+		m.branch = cmp.Or(j.promote.Branch, PromoteBranch(c, j.promote.Stage.Stage, j.source))
+	}
+	m.runsImages = func(c *object.Commit) (bool, error) {
+		plan, err := PlanPromotion(ctx, PromotionInput{Head: c, Path: j.src.Path, Target: j.target, Images: j.promote.Images, MaxFileSize: j.maxFile})
+		if err != nil {
+			return false, err
+		}
+		return plan.UpToDate, nil
 	}
 	return m
 }
@@ -382,7 +419,7 @@ func (g *GitPromoter) Verdict(ctx context.Context, req PromotionRequest, commit 
 	defer done()
 	ctx, cancel := context.WithTimeout(ctx, RevertTimeout)
 	defer cancel()
-	m := job.match(commit)
+	m := job.match(ctx, commit)
 	if m.branch != "" {
 		// The branch's tip: newer than the promotion commit when the
 		// host brought the branch up to date before the merge.

@@ -370,7 +370,7 @@ func (j *revertJob) change(ctx context.Context) change {
 			if err != nil || changed == nil {
 				return err
 			}
-			return changedMeanwhile("revert", strings.Join(edits, ", "), "since the bad revision "+ShortSHA(j.bad), changed)
+			return changedMeanwhile("revert", strings.Join(edits, ", "), "the bad revision "+ShortSHA(j.bad), changed)
 		},
 	}
 }

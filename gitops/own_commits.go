@@ -156,7 +156,7 @@ func underPath(dir string) func(string) bool {
 // commit, a change someone else made to what it writes.
 func changedMeanwhile(kind, what string, since string, commit *object.Commit) error {
 	title, _ := splitMessage(commit.Message)
-	return fmt.Errorf("%w %s: %s on %s by %s <%s> (%q) changed %s; serin does not write over it: review it, then write the %s by hand",
+	return fmt.Errorf("%w %s: commit %s, made %s by %s <%s> (%q), changed %s; serin does not write over it: review it, then write the %s by hand",
 		ErrChangedMeanwhile, since, ShortSHA(commit.Hash.String()), commit.Committer.When.UTC().Format(time.RFC3339),
 		commit.Author.Name, commit.Author.Email, title, what, kind)
 }

@@ -118,6 +118,22 @@ func TestGitPromoter_NeverVouchesForABranchItDidNotWrite(t *testing.T) {
 		t.Errorf("again = %+v, %v; %d pull requests", again, err, len(f.host.prs))
 	}
 
+	// Its verdict is read from the branch serin wrote, never from the one
+	// someone else created first: merging theirs is not the promotion
+	// (the stage does not run the promoted images there), and serin's
+	// pull request closed without a merge is told.
+	req.Branch = res.Branch
+	req.Since = testEpoch
+	f.mergeIntoMain(f.branches()[branch].String())
+	v, err := g.Verdict(ctx, req, res.Commit)
+	if err != nil || v.Merged || v.Closed {
+		t.Fatalf("verdict after the foreign branch was merged: %+v, %v", v, err)
+	}
+	f.host.prs[1].open = false
+	if v, err = g.Verdict(ctx, req, res.Commit); err != nil || !v.Closed {
+		t.Errorf("verdict after serin's pull request was closed: %+v, %v", v, err)
+	}
+
 	// Every name taken: nothing is written, and the error names them.
 	f2 := newGitFixture(t)
 	g2 := f2.promoter(WithStatusReaderFactory((&fakeStatuses{}).factory))
@@ -187,6 +203,12 @@ func TestGitPromoter_PushNeverOverwritesAHotfix(t *testing.T) {
 	}
 	if f.branches()["main"] != fix.Hash {
 		t.Fatalf("main moved to %s", f.branches()["main"])
+	}
+	// Git keeps whole seconds: a hotfix of the wave's first second is
+	// one made since it started.
+	req.Since = testEpoch.Add(2*time.Hour + 500*time.Millisecond)
+	if _, err := g.Promote(ctx, req); !errors.Is(err, ErrChangedMeanwhile) {
+		t.Fatalf("promotion over a hotfix of the wave's first second: %v", err)
 	}
 	// Someone else's change outside the stage's path is no reason to stop.
 	f.pushOnMain("main", map[string]string{"README.md": "docs"}, Signature{Name: "Dev", Email: "dev@example.com"}, testEpoch.Add(3*time.Hour), "docs")
@@ -272,5 +294,24 @@ func TestGitPromoter_VerdictAfterManyCommitsFromItsCluster(t *testing.T) {
 	}
 	if len(statuses.reads) > 2*verdictCandidates {
 		t.Errorf("%d status reads, want at most %d", len(statuses.reads), 2*verdictCandidates)
+	}
+}
+
+// A merge message names the branch itself, not a longer name it begins.
+func TestNamesBranch(t *testing.T) {
+	const b = "serin/promote/production/apps/podinfo/c7f9e3ad"
+	cases := map[string]bool{
+		"Merge pull request 'serin: promote' (#2) from " + b + " into main": true,
+		"Merge branch '" + b + "'":                   true,
+		"Merge branch '" + b + "-2'":                 false,
+		"Merge pull request #3 from org/" + b + "-3": false,
+		"Merge " + b + "-2 and then " + b:            true,
+		"Merge pull request #3 from " + b + "/x":     false,
+		"nothing":                                    false,
+	}
+	for msg, want := range cases {
+		if got := namesBranch(msg, b); got != want {
+			t.Errorf("namesBranch(%q) = %v, want %v", msg, got, want)
+		}
 	}
 }

@@ -34,6 +34,10 @@ type PromotionRequest struct {
 	Revision string
 	// Images are the promoted images (the primary's).
 	Images []string
+	// Branch is the promotion's branch as written (status.promotions[].branch),
+	// "" before it is: a verdict is read from it, never from another
+	// branch of the same name someone else created first.
+	Branch string
 	// Since is when the wave started (or a person promoted by hand): in
 	// mode Push, a commit that is not serin's and changed the stage's
 	// path after it refuses the promotion (ErrChangedMeanwhile). Zero
