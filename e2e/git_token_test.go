@@ -95,6 +95,20 @@ func (r *credentialRecorder) seen() (map[string]int, int) {
 	return out, r.api
 }
 
+// shardedApp is podinfoApp (mode PullRequest, reverted when Halted) at
+// tag, for the agent of shard, its pod template's metadata templateMeta.
+func shardedApp(ns, shard, tag, templateMeta string) map[string]string {
+	files := podinfoApp(ns, tag, v1alpha1.PullRequestRevert)
+	files["apps/podinfo/canary.yaml"] = strings.Replace(files["apps/podinfo/canary.yaml"], "metadata:\n  name: podinfo\n",
+		"metadata:\n  name: podinfo\n  labels:\n    "+shardLabel+": "+shard+"\n", 1)
+	files["apps/podinfo/deployment.yaml"] = podinfoDeployment(templateMeta)
+	return files
+}
+
+// neverReady is the pod template metadata of a revision whose primary
+// never becomes ready: its promotion halts.
+const neverReady = "\n      annotations:\n        " + testbed.NeverReadyAsPrimaryAnnotation + `: "true"`
+
 // platformToken is the agent's --git-provider-token-file: the platform's
 // write token, for the hosts it lists only.
 const platformToken = "platform-write-token-must-stay-home"
@@ -122,13 +136,7 @@ func TestGitTrust_PlatformTokenStaysOnListedHosts(t *testing.T) {
 	g.Expect(err).NotTo(HaveOccurred())
 	t.Cleanup(func() { _ = own.Kill() })
 
-	app := func(tag, templateMeta string) map[string]string {
-		files := podinfoApp(ns, tag, v1alpha1.PullRequestRevert)
-		files["apps/podinfo/canary.yaml"] = strings.Replace(files["apps/podinfo/canary.yaml"], "metadata:\n  name: podinfo\n",
-			"metadata:\n  name: podinfo\n  labels:\n    "+shardLabel+": tokens\n", 1)
-		files["apps/podinfo/deployment.yaml"] = podinfoDeployment(templateMeta)
-		return files
-	}
+	app := func(tag, templateMeta string) map[string]string { return shardedApp(ns, "tokens", tag, templateMeta) }
 	tenantURL := strings.Replace(gitea.RepositoryURL(ns), gitea.URL, recorder.URL, 1)
 	f := newFleetWith(t, g, ns, app("v1", ""), map[string]any{"url": tenantURL})
 	first, err := f.repo.Reference("refs/heads/main", true)
@@ -140,7 +148,7 @@ func TestGitTrust_PlatformTokenStaysOnListedHosts(t *testing.T) {
 	good := f.push(app("v2", ""), "Release podinfo v2")
 	f.sync(g, good)
 	waitForPhase(g, canary, v1alpha1.PhaseSucceeded, 90*time.Second)
-	bad := f.push(app("v3", "\n      annotations:\n        "+testbed.NeverReadyAsPrimaryAnnotation+`: "true"`), "Release podinfo v3")
+	bad := f.push(app("v3", neverReady), "Release podinfo v3")
 	f.sync(g, bad)
 	waitForPhase(g, canary, v1alpha1.PhaseHalted, 90*time.Second)
 
