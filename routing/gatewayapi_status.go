@@ -47,6 +47,10 @@ const (
 // routeConditions are the conditions a parent must report True.
 var routeConditions = []gatewayv1.RouteConditionType{gatewayv1.RouteConditionAccepted, gatewayv1.RouteConditionResolvedRefs}
 
+// HTTPRouteStatus is routeStatus for readers outside the router (serin
+// tree): whether every parent programmed the route, and why not.
+func HTTPRouteStatus(route *gatewayv1.HTTPRoute) RouteStatus { return routeStatus(route) }
+
 // routeStatus tells whether every parentRef of the route has a parent status
 // accepting its current generation, and otherwise why not, parent by parent.
 func routeStatus(route *gatewayv1.HTTPRoute) RouteStatus {

@@ -33,9 +33,11 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 	"sigs.k8s.io/yaml"
 
 	"github.com/serin-dev/serin/api/v1alpha1"
@@ -249,6 +251,12 @@ func TestAgainstAPIServer(t *testing.T) {
 			t.Errorf("not found: exit %d, %v", ExitCode(got.err), got.err)
 		}
 	})
+	t.Run("tree: the target and what the Canary controls, with their health", func(t *testing.T) {
+		testTreeAgainstAPIServer(ctx, t, kube, run)
+	})
+	t.Run("check: what is installed, and the agent", func(t *testing.T) {
+		testCheckAgainstAPIServer(ctx, t, kube, run)
+	})
 	t.Run("converted examples pass the CRD validation", func(t *testing.T) {
 		for _, example := range []string{"bluegreen-kubernetes", "canary-gatewayapi", "builtin-metrics-webhooks", "past-serin-bounds"} {
 			for _, object := range readManifests(t, filepath.Join("testdata", "convert", example+".out.yaml")) {
@@ -268,21 +276,28 @@ func TestAgainstAPIServer(t *testing.T) {
 }
 
 // startAPIServer starts etcd and kube-apiserver with serin's CRDs and the
-// namespaces of the tests, and returns a client and an admin kubeconfig.
+// Gateway API's, and the namespaces of the tests, and returns a client and
+// an admin kubeconfig.
 func startAPIServer(t *testing.T) (client.Client, string) {
 	t.Helper()
+	gatewayCRDs, err := testbed.GatewayAPICRDs(context.Background(), filepath.Join("..", ".."))
+	if err != nil {
+		t.Fatal(err)
+	}
 	tb, err := testbed.Start(context.Background(), testbed.Options{
-		CRDDirs: []string{filepath.Join("..", "..", "config", "crd", "bases")},
+		CRDDirs: []string{filepath.Join("..", "..", "config", "crd", "bases"), gatewayCRDs},
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = tb.Stop() })
-	kube, err := client.New(tb.Config, client.Options{Scheme: newScheme()})
+	scheme := newScheme()
+	utilruntime.Must(gatewayv1.Install(scheme))
+	kube, err := client.New(tb.Config, client.Options{Scheme: scheme})
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, namespace := range []string{"apps", "test", "flagger-system"} {
+	for _, namespace := range []string{"apps", "test", "flagger-system", "serin-system"} {
 		mustCreate(t, kube, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: namespace}})
 	}
 	return kube, tb.Kubeconfig

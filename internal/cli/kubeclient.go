@@ -22,6 +22,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
@@ -32,10 +33,11 @@ import (
 )
 
 // newScheme holds the Kubernetes built-in types (Deployments for the agent's
-// version, Events) and serin's API.
+// version, Events), CustomResourceDefinitions (serin check) and serin's API.
 func newScheme() *runtime.Scheme {
 	scheme := runtime.NewScheme()
 	utilruntime.Must(clientgoscheme.AddToScheme(scheme))
+	utilruntime.Must(apiextensionsv1.AddToScheme(scheme))
 	utilruntime.Must(v1alpha1.AddToScheme(scheme))
 	return scheme
 }

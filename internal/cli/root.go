@@ -14,8 +14,8 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-// Package cli implements serin's command line: get, wait, events,
-// reconcile, promote, abort, retry, revert, suspend, resume, dashboard,
+// Package cli implements serin's command line: get, wait, events, tree,
+// check, reconcile, promote, abort, retry, revert, suspend, resume, dashboard,
 // convert, version and completion. It is a library so that cmd/serin
 // stays a few lines and every command can be run in tests against a fake
 // Kubernetes client.
@@ -74,8 +74,9 @@ func newRootCommand(env *environment) *cobra.Command {
 their CanaryGroups the way flux get does (or as JSON and YAML), waits for a
 rollout's verdict and exits with it (for CI), asks the agent to promote,
 abort, retry or revert a revision (of a Canary, or of a group's members),
-suspends and resumes Canaries, serves a web dashboard of them, and converts
-Flagger Canaries to serin ones.`,
+suspends and resumes Canaries, prints the objects a Canary generated with
+their health (tree), checks an installation (check), serves a web dashboard
+of them, and converts Flagger Canaries to serin ones.`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
@@ -93,6 +94,8 @@ Flagger Canaries to serin ones.`,
 		newSuspensionCommand(env, resumeCanary),
 		newWaitCommand(env),
 		newEventsCommand(env),
+		newTreeCommand(env),
+		newCheckCommand(env),
 		newReconcileCommand(env),
 		newDashboardCommand(env),
 		newConvertCommand(),

@@ -128,15 +128,9 @@ func agentVersion(ctx context.Context, env *environment, namespace string) *agen
 	if err := kube.Get(ctx, key, deployment); err != nil {
 		return &agentInfo{Error: err.Error()}
 	}
-	containers := deployment.Spec.Template.Spec.Containers
-	if len(containers) == 0 {
+	image := agentImage(deployment)
+	if image == "" {
 		return &agentInfo{Error: "the serin-agent Deployment has no container"}
-	}
-	image := containers[0].Image
-	for _, container := range containers {
-		if container.Name == agentContainerName {
-			image = container.Image
-		}
 	}
 	return &agentInfo{Version: imageTag(image)}
 }

@@ -19,12 +19,15 @@ package release
 import (
 	"context"
 	"crypto/sha256"
+	_ "embed"
 	"encoding/hex"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -70,13 +73,23 @@ type binary struct {
 	Archive string
 	// Links are more names of the executable in the archive.
 	Links []string
+	// Scripts are shell scripts shipped next to it, by name (unix
+	// archives).
+	Scripts map[string][]byte
 }
 
+// kubectlComplete is kubectl's plugin completion for `kubectl serin`
+// (kubectl_complete-serin, which runs `serin __complete`).
+//
+//go:embed kubectl_complete-serin
+var kubectlComplete []byte
+
 // binaries are the agent and the CLI, which is kubectl's plugin as
-// kubectl-serin.
+// kubectl-serin, with the plugin's completion.
 var binaries = []binary{
 	{Pkg: ".", Name: "serin-agent", Archive: "serin-agent"},
-	{Pkg: "./cmd/serin", Name: "serin", Archive: "serin", Links: []string{"kubectl-serin"}},
+	{Pkg: "./cmd/serin", Name: "serin", Archive: "serin", Links: []string{"kubectl-serin"},
+		Scripts: map[string][]byte{"kubectl_complete-serin": kubectlComplete}},
 }
 
 // Options describe a release.
@@ -211,11 +224,17 @@ func crossCompile(ctx context.Context, root, ldflags string, bin binary, p Platf
 }
 
 // binaryArchive lays out an archive for p: the executable, its links,
-// LICENSE.
+// its scripts by name (not on windows), LICENSE.
 func binaryArchive(bin binary, p Platform, exe, license []byte) []archiveFile {
 	files := []archiveFile{{Name: p.exe(bin.Name), Data: exe, Mode: 0o755}}
 	for _, link := range bin.Links {
 		files = append(files, archiveFile{Name: p.exe(link), LinkTo: p.exe(bin.Name), Mode: 0o755})
+	}
+	for _, name := range slices.Sorted(maps.Keys(bin.Scripts)) {
+		if p.OS == "windows" {
+			break // shell scripts: kubectl's plugin completion is for unix shells
+		}
+		files = append(files, archiveFile{Name: name, Data: bin.Scripts[name], Mode: 0o755})
 	}
 	return append(files, archiveFile{Name: "LICENSE", Data: license, Mode: 0o644})
 }

@@ -76,8 +76,8 @@ func readTarGz(t *testing.T, b []byte) []tarEntry {
 	}
 }
 
-// The CLI's archive holds serin, kubectl-serin as a hard link to it, and
-// the licence; the bytes depend only on the files and the time stamp.
+// The CLI's archive holds serin, kubectl-serin as a hard link to it,
+// kubectl's plugin completion kubectl_complete-serin, and the licence; the bytes depend only on the files and the time stamp.
 func TestBinaryArchive(t *testing.T) {
 	files := binaryArchive(binaries[1], Platform{"linux", "amd64"}, []byte("#!serin"), []byte("Apache License"))
 	first, err := tarGz(files, testTime)
@@ -94,6 +94,7 @@ func TestBinaryArchive(t *testing.T) {
 	want := []tarEntry{
 		{Name: "serin", Type: tar.TypeReg, Mode: 0o755, ModTime: testTime, Data: "#!serin"},
 		{Name: "kubectl-serin", LinkTo: "serin", Type: tar.TypeLink, Mode: 0o755, ModTime: testTime},
+		{Name: "kubectl_complete-serin", Type: tar.TypeReg, Mode: 0o755, ModTime: testTime, Data: string(kubectlComplete)},
 		{Name: "LICENSE", Type: tar.TypeReg, Mode: 0o644, ModTime: testTime, Data: "Apache License"},
 	}
 	if diff := cmp.Diff(want, readTarGz(t, first)); diff != "" {
@@ -303,6 +304,28 @@ func TestCrossCompile(t *testing.T) {
 				continue
 			}
 			t.Logf("%-12s %-8s %s", p, bin.Name, time.Since(start).Round(100*time.Millisecond))
+		}
+	}
+}
+
+// kubectl_complete-serin runs `serin __complete` with kubectl's words,
+// or kubectl-serin's when only the plugin's name is on PATH (krew).
+func TestKubectlComplete(t *testing.T) {
+	for _, exe := range []string{"serin", "kubectl-serin"} {
+		bin := t.TempDir()
+		fake := "#!/bin/sh\necho " + exe + " \"$@\"\n"
+		if err := os.WriteFile(filepath.Join(bin, exe), []byte(fake), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		script := filepath.Join(bin, "kubectl_complete-serin")
+		if err := os.WriteFile(script, kubectlComplete, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		cmd := exec.Command(script, "get", "canary", "")
+		cmd.Env = []string{"PATH=" + bin + ":/usr/bin:/bin"}
+		out, err := cmd.CombinedOutput()
+		if want := exe + " __complete get canary \n"; err != nil || string(out) != want {
+			t.Errorf("with %s: got %q, %v; want %q", exe, out, err, want)
 		}
 	}
 }
