@@ -470,7 +470,7 @@ func (j *gitJob) hostAPI() (HostAPI, error) {
 	if err != nil {
 		return HostAPI{}, err
 	}
-	httpClient, err := hostHTTPClient(j.src.Auth)
+	httpClient, err := hostHTTPClient(j.src.Auth, j.clone.connectTimeout)
 	if err != nil {
 		return HostAPI{}, fmt.Errorf("GitRepository %s: %w", j.src.GitRepository, err)
 	}

@@ -178,7 +178,7 @@ func newFakeGitHub(t *testing.T, owner, name string) *fakeGitHub {
 // clients for https://<domain>/api/v3/ only.
 func (f *fakeGitHub) client() *http.Client {
 	f.t.Helper()
-	c, err := hostHTTPClient(&git.AuthOptions{CAFile: pemOf(f.srv.Certificate())})
+	c, err := hostHTTPClient(&git.AuthOptions{CAFile: pemOf(f.srv.Certificate())}, DefaultConnectTimeout)
 	if err != nil {
 		f.t.Fatal(err)
 	}

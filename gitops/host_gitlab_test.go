@@ -55,7 +55,7 @@ func newFakeGitLab(t *testing.T, namespace, name string) *fakeGitLab {
 
 // client is the Git host client of a GitRepository with no CA.
 func (f *fakeGitLab) client() *http.Client {
-	c, _ := hostHTTPClient(nil)
+	c, _ := hostHTTPClient(nil, DefaultConnectTimeout)
 	return c
 }
 

@@ -41,7 +41,7 @@ func NewGitProviderHost(ctx context.Context, api HostAPI) (PullRequestHost, erro
 	}
 	if api.HTTP == nil {
 		var err error
-		if api.HTTP, err = hostHTTPClient(nil); err != nil {
+		if api.HTTP, err = hostHTTPClient(nil, DefaultConnectTimeout); err != nil {
 			return nil, err
 		}
 	}

@@ -57,8 +57,10 @@ const maxPages = 200
 // trusts the system's roots and the ca.crt of the GitRepository's secret
 // (as the clone does), presents the secret's client certificate, goes
 // through the environment's proxy, follows no redirect (a redirect must
-// not carry the token elsewhere) and bounds each call.
-func hostHTTPClient(auth *git.AuthOptions) (*http.Client, error) {
+// not carry the token elsewhere) and bounds each call, and the wait for
+// an answer to answer (the job's connect timeout, when set: a host that
+// answers nothing is given up on as a clone gives it up).
+func hostHTTPClient(auth *git.AuthOptions, answer time.Duration) (*http.Client, error) {
 	var cfg *tls.Config
 	if auth != nil && (len(auth.CAFile) > 0 || len(auth.ClientCert) > 0) {
 		cfg = &tls.Config{MinVersion: tls.VersionTLS12}
@@ -80,7 +82,7 @@ func hostHTTPClient(auth *git.AuthOptions) (*http.Client, error) {
 			cfg.Certificates = []tls.Certificate{cert}
 		}
 	}
-	return outbound.NewClient(outbound.Options{Timeout: hostCallTimeout, TLS: cfg}), nil
+	return outbound.NewClient(outbound.Options{Timeout: hostCallTimeout, AnswerTimeout: answer, TLS: cfg}), nil
 }
 
 // ErrRateLimited means a Git host refused a call for its rate limit; a
@@ -162,7 +164,7 @@ func (a HostAPI) get(ctx context.Context, rawURL string) (*hostAnswer, error) {
 	}
 	client := a.HTTP
 	if client == nil {
-		if client, err = hostHTTPClient(nil); err != nil {
+		if client, err = hostHTTPClient(nil, DefaultConnectTimeout); err != nil {
 			return nil, err
 		}
 	}

@@ -28,6 +28,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -38,6 +39,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/fluxcd/pkg/git"
 	"k8s.io/apimachinery/pkg/types"
@@ -463,7 +465,7 @@ func TestGitHubHost_PrivateCA(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	noCA, _ := hostHTTPClient(nil)
+	noCA, _ := hostHTTPClient(nil, DefaultConnectTimeout)
 	if _, err := NewGitProviderHost(context.Background(), HostAPI{Repo: u, Provider: ProviderGitHub, Token: fakeAPIToken, HTTP: noCA}); err == nil || !strings.Contains(err.Error(), "certificate") {
 		t.Errorf("without the CA: %v, want a certificate error", err)
 	}
@@ -527,5 +529,38 @@ func TestHostAPI_RateLimit(t *testing.T) {
 	defer srv.Close()
 	if _, err := findPullRequest(context.Background(), hostAPIOf(t, srv.URL, ProviderGitHub, nil), "serin/x"); err == nil || IsTransient(err) {
 		t.Errorf("a plain 403 = %v, want a permanent error", err)
+	}
+}
+
+// A Git host API that accepts and answers nothing is given up on after
+// the job's connect timeout, as a clone gives it up, not after the 30 s a
+// call may take: a tenant's tarpit holds a Git slot that long at most.
+func TestHostHTTPClient_GivesUpOnASilentHost(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			defer c.Close() // accepted, never answered
+		}
+	}()
+	c, err := hostHTTPClient(nil, 300*time.Millisecond)
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	resp, err := c.Get("http://" + ln.Addr().String() + "/api/v1/version")
+	if err == nil {
+		resp.Body.Close()
+		t.Fatal("a silent host answered")
+	}
+	if took := time.Since(start); took > 5*time.Second {
+		t.Errorf("gave up after %s, want about the connect timeout", took)
 	}
 }

@@ -24,6 +24,7 @@ limitations under the License.
 package outbound
 
 import (
+	"cmp"
 	"crypto/tls"
 	"errors"
 	"fmt"
@@ -62,6 +63,10 @@ type Options struct {
 	// TLS is the client TLS configuration (CA, client certificate); it is
 	// cloned, and InsecureSkipVerify applies on top.
 	TLS *tls.Config
+	// AnswerTimeout, when set, bounds the wait for the answer's headers
+	// alone (Timeout otherwise): a host that accepts and answers nothing
+	// is given up on sooner than a slow answer.
+	AnswerTimeout time.Duration
 }
 
 // NewClient returns an HTTP client under serin's policy: it follows no
@@ -77,7 +82,7 @@ func NewClient(opts Options) *http.Client {
 		TLSHandshakeTimeout:    TLSHandshakeTimeout,
 		ExpectContinueTimeout:  time.Second,
 		MaxResponseHeaderBytes: MaxResponseHeaderBytes,
-		ResponseHeaderTimeout:  opts.Timeout,
+		ResponseHeaderTimeout:  cmp.Or(opts.AnswerTimeout, opts.Timeout),
 	}
 	if opts.Proxy != nil {
 		transport.Proxy = http.ProxyURL(opts.Proxy)
