@@ -48,7 +48,7 @@ type generatedKind struct {
 	hasStatus bool
 }
 
-var httpRouteGVK = gatewayv1.SchemeGroupVersion.WithKind("HTTPRoute")
+var httpRouteGVK = schema.GroupVersionKind{Group: gatewayv1.GroupName, Version: "v1", Kind: "HTTPRoute"}
 
 // generatedKinds are listed in the Canary's namespace, in the tree's
 // order: workloads, autoscalers, Services, routes, copied configs, the
