@@ -53,7 +53,9 @@ func TestTestbed_InstallManifestsApply(t *testing.T) {
 		g.Expect(err).NotTo(HaveOccurred(), "%s %s", obj.GetKind(), obj.GetName())
 	}
 	g.Expect(kinds).To(Equal(map[string]int{
-		"Namespace": 1, "CustomResourceDefinition": 3, "ServiceAccount": 1, "ClusterRole": 1,
+		// ClusterRoles: the agent's, and serin-view, serin-edit (aggregated
+		// into Kubernetes' view, edit, admin) and serin-tenant for people.
+		"Namespace": 1, "CustomResourceDefinition": 3, "ServiceAccount": 1, "ClusterRole": 4,
 		"ClusterRoleBinding": 1, "Role": 1, "RoleBinding": 1, "Deployment": 1, "Service": 1,
 	}))
 
