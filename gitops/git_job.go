@@ -195,7 +195,7 @@ func (j *gitJob) pullRequest(ctx context.Context, c change) (gitResult, error) {
 		}
 		res := gitResult{Branch: branch, Commit: tip.String()}
 		var own bool
-		var why string
+		var msg, why string
 		var tipCommit *object.Commit
 		err = j.withHistory(ctx, func() error {
 			if err := j.repo.Fetch(ctx, branch); err != nil {
@@ -208,7 +208,7 @@ func (j *gitJob) pullRequest(ctx context.Context, c change) (gitResult, error) {
 			if tipCommit, err = j.repo.Head(branch); err != nil {
 				return err
 			}
-			own, why, err = j.ownCommit(ctx, c, tipCommit, head)
+			own, msg, why, err = j.ownCommit(ctx, c, tipCommit, head)
 			return err
 		})
 		if err != nil {
@@ -219,7 +219,7 @@ func (j *gitJob) pullRequest(ctx context.Context, c change) (gitResult, error) {
 			foreign = append(foreign, branch+" ("+why+")")
 			continue
 		}
-		return j.resume(ctx, host, c, res, tipCommit)
+		return j.resume(ctx, host, c, res, tipCommit, msg)
 	}
 	return gitResult{Branch: c.branch}, fmt.Errorf("%w: %s; delete them and the %s is written again", ErrForeignBranch, strings.Join(foreign, ", "), c.kind)
 }
@@ -294,7 +294,7 @@ func planSummary(plan *Plan) string {
 // with the change's trailers) is reported merged; otherwise its pull
 // request is opened again (pushed before a restart, or closed), with the
 // words serin plans for it, never the branch's own.
-func (j *gitJob) resume(ctx context.Context, host PullRequestHost, c change, res gitResult, tip *object.Commit) (gitResult, error) {
+func (j *gitJob) resume(ctx context.Context, host PullRequestHost, c change, res gitResult, tip *object.Commit, msg string) (gitResult, error) {
 	pr, err := host.Find(ctx, res.Branch)
 	if err != nil {
 		return res, err
@@ -312,7 +312,6 @@ func (j *gitJob) resume(ctx context.Context, host PullRequestHost, c change, res
 	}
 	var merged bool
 	var brought *object.Commit
-	var msg string
 	err = j.withHistory(ctx, func() error {
 		head, err := j.repo.Head(j.src.Branch)
 		if err != nil {
@@ -327,12 +326,7 @@ func (j *gitJob) resume(ctx context.Context, host PullRequestHost, c change, res
 		if errors.Is(err, ErrShallowHistory) || ctx.Err() != nil {
 			return err
 		}
-		parent, err := firstParent(tip)
-		if err != nil {
-			return err
-		}
-		_, msg, err = c.plan(parent)
-		return err
+		return nil // a history that cannot be walked counts as not merged
 	})
 	if err != nil {
 		return res, err
@@ -381,7 +375,7 @@ func (j *gitJob) pushOnto(ctx context.Context, c change) (gitResult, error) {
 			if done != nil {
 				// Counted as made only when it is serin's own commit for
 				// the change: trailers alone can be copied.
-				own, why, err := j.ownCommit(ctx, c, done, head)
+				own, _, why, err := j.ownCommit(ctx, c, done, head)
 				if err != nil || own {
 					return err
 				}

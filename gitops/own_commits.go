@@ -67,40 +67,42 @@ func branchCandidates(branch string) []string {
 
 // ownCommit reports whether commit is one serin wrote for c: one parent,
 // in the history of head (the tracked branch), authored by serin's
-// author, with the tree c plans on that parent. why says what differs.
-func (j *gitJob) ownCommit(ctx context.Context, c change, commit, head *object.Commit) (own bool, why string, err error) {
+// author, with the tree c plans on that parent; msg is the message c
+// plans there (a pull request opened again carries it). why says what
+// differs.
+func (j *gitJob) ownCommit(ctx context.Context, c change, commit, head *object.Commit) (own bool, msg, why string, err error) {
 	if commit.NumParents() != 1 {
-		return false, fmt.Sprintf("commit %s has %d parents", ShortSHA(commit.Hash.String()), commit.NumParents()), nil
+		return false, "", fmt.Sprintf("commit %s has %d parents", ShortSHA(commit.Hash.String()), commit.NumParents()), nil
 	}
 	if commit.Author.Email != j.author.Email || commit.Author.Name != j.author.Name {
-		return false, fmt.Sprintf("commit %s is by %s <%s>, not serin's author", ShortSHA(commit.Hash.String()), commit.Author.Name, commit.Author.Email), nil
+		return false, "", fmt.Sprintf("commit %s is by %s <%s>, not serin's author", ShortSHA(commit.Hash.String()), commit.Author.Name, commit.Author.Email), nil
 	}
 	parent, err := firstParent(commit)
 	if err != nil {
-		return false, "", err
+		return false, "", "", err
 	}
 	inBranch, err := isAncestor(ctx, parent, head)
 	if err != nil {
-		return false, "", err
+		return false, "", "", err
 	}
 	if !inBranch {
-		return false, fmt.Sprintf("commit %s is not based on %s", ShortSHA(commit.Hash.String()), j.src.Branch), nil
+		return false, "", fmt.Sprintf("commit %s is not based on %s", ShortSHA(commit.Hash.String()), j.src.Branch), nil
 	}
-	plan, _, err := c.plan(parent)
+	plan, msg, err := c.plan(parent)
 	if err != nil {
-		return false, "", err
+		return false, "", "", err
 	}
 	if plan.UpToDate {
-		return false, fmt.Sprintf("commit %s changes what serin would not change", ShortSHA(commit.Hash.String())), nil
+		return false, "", fmt.Sprintf("commit %s changes what serin would not change", ShortSHA(commit.Hash.String())), nil
 	}
 	tree, err := j.repo.PlannedTree(parent, plan.Files)
 	if err != nil {
-		return false, "", err
+		return false, "", "", err
 	}
 	if tree != commit.TreeHash {
-		return false, fmt.Sprintf("commit %s is not the change serin plans on %s", ShortSHA(commit.Hash.String()), ShortSHA(parent.Hash.String())), nil
+		return false, "", fmt.Sprintf("commit %s is not the change serin plans on %s", ShortSHA(commit.Hash.String()), ShortSHA(parent.Hash.String())), nil
 	}
-	return true, "", nil
+	return true, msg, "", nil
 }
 
 // changedSince finds the newest commit of head's first-parent history,
