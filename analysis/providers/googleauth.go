@@ -17,20 +17,23 @@ limitations under the License.
 package providers
 
 import (
+	"bytes"
 	"context"
-	"crypto"
 	"crypto/rsa"
 	"crypto/sha256"
 	"crypto/x509"
-	"encoding/base64"
 	"encoding/json"
 	"encoding/pem"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
-	"net/url"
 	"sync"
 	"time"
+
+	"golang.org/x/oauth2"
+	"golang.org/x/oauth2/google"
+	"golang.org/x/oauth2/jwt"
 
 	"github.com/serin-dev/serin/internal/outbound"
 )
@@ -39,13 +42,11 @@ import (
 // (https://developers.google.com/identity/protocols/oauth2/service-account):
 // a JWT signed with the key's private key (RS256) is exchanged at the
 // key's token_uri for an access token (RFC 7523's JWT bearer grant).
+// golang.org/x/oauth2/google reads the key, signs the assertion and reads
+// the answer; serin checks the key first (to say what is wrong with it),
+// sends the exchange through the provider's outbound policy and caches
+// the tokens.
 const (
-	googleJWTBearerGrant = "urn:ietf:params:oauth:grant-type:jwt-bearer"
-	// googleDefaultTokenURI is the token endpoint of a key that names
-	// none, as Google's client libraries take it.
-	googleDefaultTokenURI = "https://oauth2.googleapis.com/token"
-	// googleAssertionLifetime is the JWT's lifetime: Google's maximum.
-	googleAssertionLifetime = time.Hour
 	// googleTokenRefreshMargin: a cached token with less than this left
 	// is renewed, so that it outlives the query it is sent with (a
 	// provider.timeout is at most 30s).
@@ -58,28 +59,26 @@ const (
 // googleServiceAccount is a service account's JSON key, as the Google
 // Cloud console downloads it, read and checked.
 type googleServiceAccount struct {
-	clientEmail  string
-	privateKeyID string
-	key          *rsa.PrivateKey
-	// tokenURI is the key's token_uri, where its assertions go.
-	tokenURI string
+	clientEmail string
+	// config makes and exchanges the key's assertions.
+	config *jwt.Config
 	// cacheKey identifies the key's access tokens in googleTokens: the
 	// SHA-256 of the key's JSON and the scope.
 	cacheKey [sha256.Size]byte
 }
 
 // googleServiceAccountKey is the part of a service account's JSON key
-// serin reads.
+// serin checks before x/oauth2 reads it.
 type googleServiceAccountKey struct {
-	Type         string `json:"type"`
-	ClientEmail  string `json:"client_email"`
-	PrivateKeyID string `json:"private_key_id"`
-	PrivateKey   string `json:"private_key"`
-	TokenURI     string `json:"token_uri"`
+	Type        string `json:"type"`
+	ClientEmail string `json:"client_email"`
+	PrivateKey  string `json:"private_key"`
 }
 
 // parseGoogleServiceAccount reads a service account's JSON key for
-// scope. Its errors say what is wrong without quoting the key.
+// scope. Its errors say what is wrong without quoting the key. Keys of
+// any other type (a user's, an external account's, an impersonation
+// chain) are refused: serin exchanges service account keys only.
 func parseGoogleServiceAccount(data []byte, scope string) (*googleServiceAccount, error) {
 	var k googleServiceAccountKey
 	if err := json.Unmarshal(data, &k); err != nil {
@@ -98,14 +97,14 @@ func parseGoogleServiceAccount(data []byte, scope string) (*googleServiceAccount
 	case k.PrivateKey == "":
 		return nil, errors.New("has no private_key")
 	}
-	key, err := parseGoogleRSAKey(k.PrivateKey)
-	if err != nil {
+	if err := checkGoogleRSAKey(k.PrivateKey); err != nil {
 		return nil, fmt.Errorf("has a private_key that %w", err)
 	}
-	account := &googleServiceAccount{clientEmail: k.ClientEmail, privateKeyID: k.PrivateKeyID, key: key, tokenURI: k.TokenURI}
-	if account.tokenURI == "" {
-		account.tokenURI = googleDefaultTokenURI
+	config, err := google.JWTConfigFromJSON(data, scope)
+	if err != nil {
+		return nil, errors.New("is not a service account's JSON key: a field has the wrong type")
 	}
+	account := &googleServiceAccount{clientEmail: k.ClientEmail, config: config}
 	h := sha256.New()
 	h.Write(data)
 	h.Write([]byte{0})
@@ -114,105 +113,106 @@ func parseGoogleServiceAccount(data []byte, scope string) (*googleServiceAccount
 	return account, nil
 }
 
-// parseGoogleRSAKey reads the PEM private key of a service account key:
-// PKCS #8, as Google writes it, or PKCS #1.
-func parseGoogleRSAKey(text string) (*rsa.PrivateKey, error) {
+// checkGoogleRSAKey checks the PEM private key of a service account key:
+// PKCS #8, as Google writes it, or PKCS #1, and RSA.
+func checkGoogleRSAKey(text string) error {
 	block, _ := pem.Decode([]byte(text))
 	if block == nil {
-		return nil, errors.New("is not PEM")
+		return errors.New("is not PEM")
 	}
 	parsed, err := x509.ParsePKCS8PrivateKey(block.Bytes)
 	if err != nil {
-		if key, err := x509.ParsePKCS1PrivateKey(block.Bytes); err == nil {
-			return key, nil
+		if _, err := x509.ParsePKCS1PrivateKey(block.Bytes); err == nil {
+			return nil
 		}
-		return nil, fmt.Errorf("is not a PKCS #8 or PKCS #1 private key (PEM %s)", outbound.Excerpt([]byte(block.Type)))
+		return fmt.Errorf("is not a PKCS #8 or PKCS #1 private key (PEM %s)", outbound.Excerpt([]byte(block.Type)))
 	}
-	key, ok := parsed.(*rsa.PrivateKey)
-	if !ok {
-		return nil, fmt.Errorf("is a %T, not an RSA key", parsed)
+	if _, ok := parsed.(*rsa.PrivateKey); !ok {
+		return fmt.Errorf("is a %T, not an RSA key", parsed)
 	}
-	return key, nil
-}
-
-// assertion is the JWT a service account sends to its token endpoint for
-// scope, issued at now and valid googleAssertionLifetime.
-func (a *googleServiceAccount) assertion(scope string, now time.Time) (string, error) {
-	header, err := json.Marshal(struct {
-		Alg string `json:"alg"`
-		Typ string `json:"typ"`
-		Kid string `json:"kid,omitempty"`
-	}{Alg: "RS256", Typ: "JWT", Kid: a.privateKeyID})
-	if err != nil {
-		return "", err
-	}
-	claims, err := json.Marshal(struct {
-		Iss   string `json:"iss"`
-		Scope string `json:"scope"`
-		Aud   string `json:"aud"`
-		Exp   int64  `json:"exp"`
-		Iat   int64  `json:"iat"`
-	}{Iss: a.clientEmail, Scope: scope, Aud: a.tokenURI, Exp: now.Add(googleAssertionLifetime).Unix(), Iat: now.Unix()})
-	if err != nil {
-		return "", err
-	}
-	b64 := base64.RawURLEncoding.EncodeToString
-	signed := b64(header) + "." + b64(claims)
-	digest := sha256.Sum256([]byte(signed))
-	signature, err := rsa.SignPKCS1v15(nil, a.key, crypto.SHA256, digest[:])
-	if err != nil {
-		return "", err
-	}
-	return signed + "." + b64(signature), nil
-}
-
-// googleTokenAnswer is the token endpoint's answer, a token or an OAuth
-// 2.0 error.
-type googleTokenAnswer struct {
-	AccessToken      string `json:"access_token"`
-	ExpiresIn        int64  `json:"expires_in"`
-	Error            string `json:"error"`
-	ErrorDescription string `json:"error_description"`
+	return nil
 }
 
 // accessToken returns an access token of the account for scope: the
 // cached one while it has more than googleTokenRefreshMargin left, else
 // a new one from the token endpoint, through the provider's call (the
-// outbound policy: no redirect, a bounded answer) with a client that
-// verifies certificates, whatever provider.insecureSkipVerify says.
+// outbound policy: no redirect, a bounded answer, the provider's
+// timeout) with a client that verifies certificates, whatever
+// provider.insecureSkipVerify says.
 func (a *googleServiceAccount) accessToken(ctx context.Context, p *httpProvider, scope string) (string, error) {
 	now := p.now()
 	if token, ok := googleTokens.get(a.cacheKey, now); ok {
 		return token, nil
 	}
-	assertion, err := a.assertion(scope, now)
-	if err != nil {
-		return "", a.tokenError(err)
-	}
-	u, err := outbound.JoinURL(a.tokenURI)
+	u, err := outbound.JoinURL(a.config.TokenURL)
 	if err != nil {
 		return "", a.tokenError(fmt.Errorf("token_uri: %w", err))
 	}
-	call := &providerCall{Provider: "token endpoint", Address: a.tokenURI, Method: http.MethodPost, URL: u,
-		Header: http.Header{"Content-Type": {"application/x-www-form-urlencoded"}, "Accept": {"application/json"}},
-		Body:   []byte(url.Values{"grant_type": {googleJWTBearerGrant}, "assertion": {assertion}}.Encode())}
-	answer, err := call.send(ctx, clientOf(nil, false), p.timeout)
+	exchange := &googleExchange{call: providerCall{Provider: "token endpoint", Address: a.config.TokenURL, URL: u}, timeout: p.timeout}
+	ctx = context.WithValue(ctx, oauth2.HTTPClient, &http.Client{Transport: exchange})
+	token, err := a.config.TokenSource(ctx).Token()
+	switch {
+	case exchange.err != nil:
+		// The call failed: the policy's or the network's words.
+		return "", a.tokenError(exchange.err)
+	case exchange.answer == nil:
+		// The assertion could not be made: nothing was sent.
+		return "", a.tokenError(err)
+	case !exchange.answer.OK():
+		var t googleTokenError
+		_ = json.Unmarshal(exchange.answer.Body, &t)
+		return "", a.tokenError(exchange.call.refused(exchange.answer, joinNonEmpty(": ", t.Error, t.ErrorDescription)))
+	case err != nil:
+		return "", a.tokenError(exchange.call.answerError(exchange.answer.Status, fmt.Errorf("no JSON: %q", outbound.Excerpt(exchange.answer.Body))))
+	case token.AccessToken == "":
+		return "", a.tokenError(exchange.call.answerError(exchange.answer.Status, errors.New("no access_token")))
+	}
+	// The expiry on serin's clock: x/oauth2 reckons on the wall clock.
+	var expiresIn time.Duration
+	if secs, ok := token.Extra("expires_in").(float64); ok {
+		expiresIn = time.Duration(secs) * time.Second
+	}
+	googleTokens.put(a.cacheKey, token.AccessToken, now.Add(expiresIn), now)
+	return token.AccessToken, nil
+}
+
+// googleTokenError is the token endpoint's OAuth 2.0 error.
+type googleTokenError struct {
+	Error            string `json:"error"`
+	ErrorDescription string `json:"error_description"`
+}
+
+// googleExchange is the transport x/oauth2 posts a service account's
+// assertion with: the provider's call to the key's token_uri, so that the
+// outbound policy holds (no redirect, no answer over maxProviderAnswer,
+// the provider's timeout), keeping its answer or error for the message.
+type googleExchange struct {
+	call    providerCall
+	timeout time.Duration
+	answer  *providerAnswer
+	err     error
+}
+
+// RoundTrip sends req's form to the token endpoint; it sends nothing to
+// another URL.
+func (e *googleExchange) RoundTrip(req *http.Request) (*http.Response, error) {
+	body, err := io.ReadAll(req.Body)
+	_ = req.Body.Close()
 	if err != nil {
-		return "", a.tokenError(err)
+		return nil, err
 	}
-	var t googleTokenAnswer
-	if !answer.OK() {
-		_ = json.Unmarshal(answer.Body, &t)
-		return "", a.tokenError(call.refused(answer, joinNonEmpty(": ", t.Error, t.ErrorDescription)))
+	if req.URL.String() != e.call.URL.String() {
+		e.err = fmt.Errorf("x/oauth2 asked for %s, not the key's token_uri", outbound.Redact(req.URL.String()))
+		return nil, e.err
 	}
-	if err := call.decodeJSON(answer, &t); err != nil {
-		return "", a.tokenError(err)
+	e.call.Method, e.call.Body = req.Method, body
+	e.call.Header = http.Header{"Content-Type": req.Header.Values("Content-Type"), "Accept": {"application/json"}}
+	e.answer, e.err = e.call.send(req.Context(), clientOf(nil, false), e.timeout)
+	if e.err != nil {
+		return nil, e.err
 	}
-	if t.AccessToken == "" {
-		return "", a.tokenError(call.answerError(answer.Status, errors.New("no access_token")))
-	}
-	googleTokens.put(a.cacheKey, t.AccessToken, now.Add(time.Duration(t.ExpiresIn)*time.Second), now)
-	return t.AccessToken, nil
+	return &http.Response{StatusCode: e.answer.Status, Status: http.StatusText(e.answer.Status), Request: req,
+		Header: http.Header{}, Body: io.NopCloser(bytes.NewReader(e.answer.Body)), ContentLength: int64(len(e.answer.Body))}, nil
 }
 
 // tokenError is an error getting the account's access token.

@@ -101,10 +101,11 @@ func googleKeyJSON(t *testing.T, key crypto.Signer, tokenURI string) string {
 type fakeGoogle struct {
 	t   *testing.T
 	srv *httptest.Server
-	// now is the clock the token endpoint checks the JWT's times against,
-	// give or take tolerance (for a provider on the real clock).
-	now       func() time.Time
-	tolerance time.Duration
+	// now is the provider's clock (the token cache's). The JWT is made
+	// on the wall clock (x/oauth2 signs it, backdated 10s as Google's
+	// libraries do), and checked against it, give or take
+	// googleAssertionSkew.
+	now func() time.Time
 	// expiresIn is the lifetime of the tokens it issues, in seconds.
 	expiresIn int
 	// tokenAnswer, when set, answers the token requests instead.
@@ -117,6 +118,10 @@ type fakeGoogle struct {
 	queries    int
 	validToken string
 }
+
+// googleAssertionSkew is how far a JWT's iat may be from the wall clock:
+// the 10s x/oauth2 backdates it by, and a slow test machine.
+const googleAssertionSkew = 30 * time.Second
 
 func newFakeGoogle(t *testing.T, queryAnswer wireAnswer) *fakeGoogle {
 	t.Helper()
@@ -226,8 +231,8 @@ func (g *fakeGoogle) checkAssertion(assertion string) error {
 	if err := decodeJWTPart(parts[1], &claims); err != nil {
 		return err
 	}
-	now := float64(g.now().Unix())
-	if iat, ok := claims["iat"].(float64); ok && time.Duration(max(iat-now, now-iat))*time.Second <= g.tolerance {
+	now := float64(time.Now().Unix())
+	if iat, ok := claims["iat"].(float64); ok && time.Duration(max(iat-now, now-iat))*time.Second <= googleAssertionSkew {
 		now = iat
 	}
 	want := map[string]any{
@@ -408,6 +413,10 @@ func TestStackdriver_TokenError(t *testing.T) {
 			answer:  wireAnswer{ContentType: "application/json", Body: `{"token_type": "Bearer"}`},
 			wantErr: "answered 200: no access_token",
 		},
+		"not JSON": {
+			answer:  wireAnswer{ContentType: "text/html", Body: `<html>captive portal</html>`},
+			wantErr: `answered 200: no JSON: "<html>captive portal</html>"`,
+		},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
@@ -577,9 +586,9 @@ func TestNewStackdriverProvider(t *testing.T) {
 				t.Fatal(err)
 			}
 			s := p.(*stackdriver)
-			if s.address != "https://monitoring.googleapis.com" || s.project != googleTestProject || s.account.tokenURI != tt.wantTokenURI {
+			if s.address != "https://monitoring.googleapis.com" || s.project != googleTestProject || s.account.config.TokenURL != tt.wantTokenURI {
 				t.Errorf("address %q, project %q, token_uri %q; want https://monitoring.googleapis.com, %s, %s",
-					s.address, s.project, s.account.tokenURI, googleTestProject, tt.wantTokenURI)
+					s.address, s.project, s.account.config.TokenURL, googleTestProject, tt.wantTokenURI)
 			}
 		})
 	}
