@@ -31,6 +31,7 @@ import (
 	"github.com/go-logr/logr"
 	. "github.com/onsi/gomega"
 	"helm.sh/helm/v4/pkg/action"
+	chart "helm.sh/helm/v4/pkg/chart/v2"
 	"helm.sh/helm/v4/pkg/kube"
 	appsv1 "k8s.io/api/apps/v1"
 	coordinationv1 "k8s.io/api/coordination/v1"
@@ -132,6 +133,12 @@ func (w testWriter) Write(p []byte) (int, error) {
 // namespace that enforces the restricted Pod Security Standard.
 func installChart(t *testing.T, g Gomega, tb *testbed.Testbed, cluster client.Client, release, namespace, values string) *action.Configuration {
 	t.Helper()
+	return installChartOf(t, g, tb, cluster, loadChart(t), release, namespace, values)
+}
+
+// installChartOf installs ch as installChart installs the tree's chart.
+func installChartOf(t *testing.T, g Gomega, tb *testbed.Testbed, cluster client.Client, ch *chart.Chart, release, namespace, values string) *action.Configuration {
+	t.Helper()
 	ctx := context.Background()
 	g.Expect(cluster.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: namespace, Labels: map[string]string{
 		"pod-security.kubernetes.io/enforce": "restricted",
@@ -143,7 +150,7 @@ func installChart(t *testing.T, g Gomega, tb *testbed.Testbed, cluster client.Cl
 	install.WaitStrategy = kube.StatusWatcherStrategy
 	install.Timeout = 2 * time.Minute
 	start := time.Now()
-	_, err := install.RunWithContext(ctx, loadChart(t), parseValues(t, values))
+	_, err := install.RunWithContext(ctx, ch, parseValues(t, values))
 	g.Expect(err).NotTo(HaveOccurred())
 	t.Logf("helm install %s in %s: ready in %s", release, namespace, time.Since(start).Round(time.Millisecond))
 	return cfg
@@ -192,6 +199,12 @@ func serviceAccountAgent(t *testing.T, g Gomega, tb *testbed.Testbed, cluster cl
 // namespace and waits until the agent has initialized it: the primary
 // created and ready, the Services written, Ready=True.
 func canaryInitializes(g Gomega, cluster client.Client, namespace string) {
+	canaryInitializesWith(g, cluster, namespace, nil)
+}
+
+// canaryInitializesWith is canaryInitializes with the Canary changed by
+// edit (when not nil) before it is created.
+func canaryInitializesWith(g Gomega, cluster client.Client, namespace string, edit func(*v1alpha1.Canary)) {
 	ctx := context.Background()
 	app := testobj.MakeDeployment("podinfo", namespace).Obj()
 	// The app may run where the restricted Pod Security Standard is
@@ -206,6 +219,9 @@ func canaryInitializes(g Gomega, cluster client.Client, namespace string) {
 	}
 	g.Expect(cluster.Create(ctx, app)).To(Succeed())
 	c := testobj.MakeCanary("podinfo", namespace).ProgressDeadlineSeconds(30).Obj()
+	if edit != nil {
+		edit(c)
+	}
 	g.Expect(cluster.Create(ctx, c)).To(Succeed())
 	g.Eventually(func(g Gomega) {
 		g.Expect(cluster.Get(ctx, client.ObjectKeyFromObject(c), c)).To(Succeed())

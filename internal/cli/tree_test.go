@@ -21,6 +21,7 @@ import (
 	"encoding/json"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
 	appsv1 "k8s.io/api/apps/v1"
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	corev1 "k8s.io/api/core/v1"
@@ -114,4 +115,39 @@ func TestTreeGroup(t *testing.T) {
 	objects := append(treeObjects(), makeGroup("apps", "storefront", "podinfo", "gone").obj())
 	env := newTestEnvironment(t, newFakeClient(objects...))
 	assertRun(t, runCommand(ctx, env, "tree", "group", "storefront"), "", "", "tree", "group.txt")
+}
+
+// An initialized Canary shows the objects it must have and has not: a
+// generated object deleted by hand is NotFound, one of the same name that
+// the Canary does not control is Failed, so that an operator sees what
+// the agent will recreate and what blocks it.
+func TestTreeCanary_MissingObjects(t *testing.T) {
+	ctx := context.Background()
+	orders := makeCanary("apps", "orders").phase(v1alpha1.PhaseProgressing, 10).obj()
+	env := newTestEnvironment(t, newFakeClient(orders,
+		treeDeployment("orders", true),
+		ownedBy(treeDeployment("orders-primary", true), orders),
+		ownedBy(treeService("orders"), orders),
+		// Deleted by hand: orders-primary; put there by someone else:
+		// orders-canary.
+		treeService("orders-canary"),
+	))
+	assertRun(t, runCommand(ctx, env, "tree", "canary", "orders"), "", "", "tree", "canary-missing.txt")
+
+	got := runCommand(ctx, env, "tree", "canary", "orders", "-o", "json")
+	var tree treeNode
+	if err := json.Unmarshal([]byte(got.stdout), &tree); got.err != nil || err != nil {
+		t.Fatalf("-o json: %v, %v:\n%s", got.err, err, got.stdout)
+	}
+	status := map[string]string{}
+	for _, n := range tree.Resources {
+		status[n.Kind+"/"+n.Name] = n.Status
+	}
+	want := map[string]string{
+		"Deployment/orders": "Current", "Deployment/orders-primary": "Current", "Service/orders": "Current",
+		"Service/orders-canary": "Failed", "Service/orders-primary": "NotFound", "HTTPRoute/orders": "NotFound",
+	}
+	if !cmp.Equal(want, status) {
+		t.Errorf("-o json statuses (-want +got):\n%s", cmp.Diff(want, status))
+	}
 }

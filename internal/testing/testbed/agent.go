@@ -25,6 +25,7 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+	"time"
 
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 )
@@ -161,6 +162,29 @@ func (a *Agent) Kill() error {
 		return err
 	}
 	_ = a.cmd.Wait() // "signal: killed"
+	a.log.Close()
+	a.tb.forget(a.cmd)
+	return nil
+}
+
+// Terminate stops the agent's process as the kubelet stops a pod: SIGTERM
+// (the agent releases its Lease and stops its workers), then SIGKILL
+// after grace.
+func (a *Agent) Terminate(grace time.Duration) error {
+	if err := a.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		return err
+	}
+	done := make(chan struct{})
+	go func() {
+		_ = a.cmd.Wait()
+		close(done)
+	}()
+	select {
+	case <-done:
+	case <-time.After(grace):
+		_ = a.cmd.Process.Kill()
+		<-done
+	}
 	a.log.Close()
 	a.tb.forget(a.cmd)
 	return nil
