@@ -290,6 +290,7 @@ func main() {
 		Checks:         checks,
 		Tenancy:        tenants,
 		WatchLabel:     watchLabel,
+		Shard:          shardOf(watchOptions.LabelSelector, watchSelector),
 		Analysis: analysis.NewRunner(webhooks, checks, analysis.RunnerOptions{
 			Workers:                 analysisWorkers,
 			MaxInFlightPerNamespace: analysisPerNamespace,
@@ -321,6 +322,8 @@ func main() {
 		EventRecorder:  eventRecorder,
 		ControllerName: controllers.ControllerName,
 		Notifier:       notifications,
+		Shard:          shardOf(watchOptions.LabelSelector, watchSelector),
+		APIReader:      mgr.GetAPIReader(),
 	}).SetupWithManager(ctx, mgr); err != nil {
 		setupLog.Error(err, "unable to create controller", "controller", v1alpha1.CanaryGroupKind)
 		os.Exit(1)
@@ -342,8 +345,10 @@ func main() {
 func cacheByObject(cfg *rest.Config, canaries labels.Selector, watchLabel string) map[ctrlclient.Object]ctrlcache.ByObject {
 	byObject := map[ctrlclient.Object]ctrlcache.ByObject{
 		&v1alpha1.Canary{}: {Label: canaries},
-		// A group is sharded with its members: give it their label.
-		&v1alpha1.CanaryGroup{}: {Label: canaries},
+		// Every CanaryGroup, whatever its shard (they are few): a member
+		// sees a group of another shard, and stalls saying so; the group
+		// controller reconciles its own shard's (controllers/shard.go).
+		&v1alpha1.CanaryGroup{}: {},
 	}
 	mapper, err := restMapper(cfg)
 	if err != nil {
@@ -361,6 +366,15 @@ func cacheByObject(cfg *rest.Config, canaries labels.Selector, watchLabel string
 		byObject[obj] = ctrlcache.ByObject{Label: workload.WatchSelector(watchLabel)}
 	}
 	return byObject
+}
+
+// shardOf is the selector of the agent's shard: nil when
+// --watch-label-selector is not set (every Canary is the agent's).
+func shardOf(flag string, selector labels.Selector) labels.Selector {
+	if strings.TrimSpace(flag) == "" {
+		return nil
+	}
+	return selector
 }
 
 // restMapper discovers the cluster's APIs.

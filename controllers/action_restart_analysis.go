@@ -18,6 +18,7 @@ package controllers
 
 import (
 	"context"
+	"fmt"
 
 	ctrl "sigs.k8s.io/controller-runtime"
 
@@ -30,12 +31,28 @@ import (
 // restartAnalysis sends all traffic back to the primary and starts the
 // analysis of the target's new revision from the first step.
 func (r *CanaryReconciler) restartAnalysis(ctx context.Context, obj *v1alpha1.Canary, obs rollout.Observation) (ctrl.Result, error) {
+	return r.restartAnalysisBecause(ctx, obj, obs, fmt.Sprintf("new revision %s detected during the analysis of %s",
+		obs.Target.SpecHash, obj.Status.LastAppliedSpec))
+}
+
+// supersedeRelease restarts the analysis of a member whose release another
+// member left for a newer one, in that release: it is never promoted into
+// a release its peers left.
+func (r *CanaryReconciler) supersedeRelease(ctx context.Context, obj *v1alpha1.Canary, obs rollout.Observation, a rollout.SupersedeRelease) (ctrl.Result, error) {
+	return r.restartAnalysisBecause(ctx, obj, obs, fmt.Sprintf("release %s superseded by release %s (%s moved on to it)",
+		releaseOf(obj), a.Release, a.By))
+}
+
+// restartAnalysisBecause sends all traffic back to the primary and starts
+// the analysis of the target's revision from the first step, in the
+// group's newest release, saying why.
+func (r *CanaryReconciler) restartAnalysisBecause(ctx context.Context, obj *v1alpha1.Canary, obs rollout.Observation, why string) (ctrl.Result, error) {
 	if err := r.setRoutes(ctx, obj, routing.AllPrimary); err != nil {
 		return ctrl.Result{}, err
 	}
 	st := &obj.Status
 	r.emit(ctx, obj, notifier.SeverityInfo, v1alpha1.AnalysisRestartedReason,
-		"new revision %s detected during the analysis of %s: traffic back to the primary, analysis restarted", obs.Target.SpecHash, st.LastAppliedSpec)
+		"%s: traffic back to the primary, analysis restarted", why)
 	st.LastAppliedSpec = obs.Target.SpecHash
 	st.LastAttemptedRevision = obs.Target.Revision
 	st.CanaryWeight, st.FailedChecks, st.Iterations = 0, 0, 0

@@ -29,6 +29,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/labels"
 	kerrors "k8s.io/apimachinery/pkg/util/errors"
 	kuberecorder "k8s.io/client-go/tools/record"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -86,6 +87,10 @@ type CanaryReconciler struct {
 	// what it writes and on the targets, autoscalers and configs its
 	// Canaries name (cache_scope.go). Empty when the caches hold everything.
 	WatchLabel string
+	// Shard is the agent's --watch-label-selector: the Canaries its cache
+	// holds. nil (or empty) when it holds every Canary; when set, members
+	// of groups and claims the cache misses are read live (shard.go).
+	Shard labels.Selector
 	// Router, when set, routes every Canary whatever its provider (tests
 	// give a routing.Memory); nil picks the router of each Canary's
 	// spec.routing.provider.
@@ -302,6 +307,10 @@ func (r *CanaryReconciler) act(ctx context.Context, obj *v1alpha1.Canary, obs ro
 		return r.groupAdvance(ctx, obj, obs)
 	case rollout.JoinRelease:
 		return joinEarlierRelease(obj, a)
+	case rollout.SupersedeRelease:
+		return r.supersedeRelease(ctx, obj, obs, a)
+	case rollout.HoldPromotion:
+		return r.holdPromotion(ctx, obj, obs, a)
 	case rollout.AdvanceWave:
 		return r.advanceWave(ctx, obj, obs)
 	case rollout.Idle:

@@ -28,6 +28,7 @@ import (
 	"github.com/fluxcd/pkg/runtime/patch"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/labels"
 	kuberecorder "k8s.io/client-go/tools/record"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
@@ -61,6 +62,13 @@ type CanaryGroupReconciler struct {
 	Notifier notifier.Notifier
 	// Clock returns the current time; nil means time.Now.
 	Clock func() time.Time
+	// Shard is the agent's --watch-label-selector, nil when it reconciles
+	// every CanaryGroup; the cache holds every group, this agent
+	// reconciles its shard's (shard.go).
+	Shard labels.Selector
+	// APIReader reads, live, a member the cache does not hold (another
+	// shard's); nil reads none.
+	APIReader client.Reader
 
 	// announced is the release and phase last announced, by group UID.
 	announced sync.Map
@@ -70,7 +78,8 @@ type CanaryGroupReconciler struct {
 // it changes and when one of its members' status does.
 func (r *CanaryGroupReconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager) error {
 	return ctrl.NewControllerManagedBy(mgr).
-		For(&v1alpha1.CanaryGroup{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
+		For(&v1alpha1.CanaryGroup{}, builder.WithPredicates(predicate.GenerationChangedPredicate{},
+			predicate.NewPredicateFuncs(func(o client.Object) bool { return inShard(r.Shard, o) }))).
 		Watches(&v1alpha1.Canary{}, handler.EnqueueRequestsFromMapFunc(r.groupsOfCanary)).
 		Complete(r)
 }
@@ -82,9 +91,11 @@ func (r *CanaryGroupReconciler) groupsOfCanary(ctx context.Context, o client.Obj
 		ctrl.LoggerFrom(ctx).Error(err, "failed to list the groups of a canary", "canary", o.GetName())
 		return nil
 	}
-	reqs := make([]reconcile.Request, len(groups))
+	reqs := make([]reconcile.Request, 0, len(groups))
 	for i := range groups {
-		reqs[i] = reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&groups[i])}
+		if inShard(r.Shard, &groups[i]) {
+			reqs = append(reqs, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&groups[i])})
+		}
 	}
 	return reqs
 }
@@ -135,7 +146,11 @@ func (r *CanaryGroupReconciler) observeMembers(ctx context.Context, g *v1alpha1.
 		err := r.Get(ctx, client.ObjectKey{Namespace: g.Namespace, Name: m.Name}, c)
 		switch {
 		case apierrors.IsNotFound(err):
-			members = append(members, rollout.ReleaseMember{GroupPeer: rollout.GroupPeer{Name: m.Name}})
+			how, err := memberInOtherShard(ctx, r.APIReader, r.Shard, g.Namespace, m.Name)
+			if err != nil {
+				return nil, nil, err
+			}
+			members = append(members, rollout.ReleaseMember{GroupPeer: rollout.GroupPeer{Name: m.Name}, OtherShard: how})
 			continue
 		case err != nil:
 			return nil, nil, err

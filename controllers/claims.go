@@ -96,7 +96,53 @@ func (r *CanaryReconciler) observeClaims(ctx context.Context, obj *v1alpha1.Cana
 			}
 		}
 	}
+	if sharded(r.Shard) && r.APIReader != nil && (obj.Status.Phase == "" || obj.Status.Phase == v1alpha1.PhaseInitializing) {
+		// Before its first write, a Canary of a shard looks for claims in
+		// the others too (its cache holds its shard's Canaries only): the
+		// Canaries whose spec.targetRef.name (a selectable field) is a
+		// name it claims, read live.
+		for _, name := range claimedNames(obj) {
+			var list v1alpha1.CanaryList
+			if err := r.APIReader.List(ctx, &list, client.InNamespace(obj.Namespace), client.MatchingFields{targetNameField: name}); err != nil {
+				return claimConflict{}, fmt.Errorf("failed to list the canaries of %s naming %s outside the cache: %w", obj.Namespace, name, err)
+			}
+			for i := range list.Items {
+				o := &list.Items[i]
+				if o.UID != obj.UID && !inShard(r.Shard, o) && claimsMeet(mine, claimsOf(o)) {
+					others[o.Name] = o
+				}
+			}
+		}
+	}
 	return decideClaims(obj, mine, others), nil
+}
+
+// targetNameField is the Canary CRD's selectable field of its target's
+// name: the API server lists the Canaries of a target.
+const targetNameField = "spec.targetRef.name"
+
+// claimedNames are the names of the objects a Canary claims, once each.
+func claimedNames(c *v1alpha1.Canary) []string {
+	names := []string{c.Spec.TargetRef.Name, c.GetPrimaryName(), c.GetServiceName(), c.GetPrimaryServiceName(), c.GetCanaryServiceName()}
+	// A target named like what another Canary generates (NAME-primary):
+	// that Canary's target is NAME.
+	for _, suffix := range []string{v1alpha1.PrimarySuffix, v1alpha1.CanarySuffix} {
+		if base, ok := strings.CutSuffix(c.Spec.TargetRef.Name, suffix); ok && base != "" {
+			names = append(names, base)
+		}
+	}
+	slices.Sort(names)
+	return slices.Compact(names)
+}
+
+// claimsMeet reports whether two Canaries claim an object in common.
+func claimsMeet(a, b claims) bool {
+	for _, k := range a.keys() {
+		if slices.Contains(b.keys(), k) {
+			return true
+		}
+	}
+	return false
 }
 
 // decideClaims classifies the Canaries whose claims meet obj's: first any

@@ -37,6 +37,7 @@ import (
 	"github.com/serin-dev/serin/api/v1alpha1"
 	"github.com/serin-dev/serin/gitops"
 	"github.com/serin-dev/serin/internal/rollout"
+	"github.com/serin-dev/serin/notifier"
 )
 
 // This file is a member Canary's side of a CanaryGroup: what it reads of
@@ -84,6 +85,10 @@ func (r *CanaryReconciler) observeGroup(ctx context.Context, obj *v1alpha1.Canar
 		return nil
 	}
 	g := &groups[0]
+	if !inShard(r.Shard, g) {
+		obs.Group.Invalid = otherShardGroup(g, r.Shard)
+		return nil
+	}
 	self, _ := g.Member(obj.Name)
 	obs.Group = rollout.Group{Name: g.Name, DependsOn: self.DependsOn, Window: g.GetWindow()}
 	for _, m := range g.Spec.Members {
@@ -96,8 +101,19 @@ func (r *CanaryReconciler) observeGroup(ctx context.Context, obj *v1alpha1.Canar
 		switch {
 		case client.IgnoreNotFound(err) != nil:
 			return err
+		case err != nil:
+			// Not in the cache: in another shard, or no such Canary.
+			how, err := memberInOtherShard(ctx, r.APIReader, r.Shard, obj.Namespace, m.Name)
+			if err != nil {
+				return err
+			}
+			if how != "" {
+				obs.Group = rollout.Group{Invalid: otherShardMember(g.Name, obj.Namespace, m.Name, how)}
+				return nil
+			}
 		case err == nil:
-			peer.Found, peer.Phase, peer.Status = true, c.Status.Phase, c.Status.Group
+			peer.Found, peer.Phase, peer.Status, peer.Suspended = true, c.Status.Phase, c.Status.Group, c.Spec.Suspend
+			peer.Revision = c.Status.LastAttemptedRevision
 			peer.Message = conditions.GetMessage(&c, meta.ReadyCondition)
 			if t := c.Status.LastTransitionTime; t != nil {
 				peer.Since = t.Time
@@ -132,6 +148,29 @@ func joinEarlierRelease(obj *v1alpha1.Canary, a rollout.JoinRelease) (ctrl.Resul
 	at := metav1.NewTime(a.StartedAt)
 	obj.Status.Group.Release, obj.Status.Group.StartedAt = a.Release, &at
 	return ctrl.Result{RequeueAfter: time.Millisecond}, nil
+}
+
+// releaseOf is the member's release key, "" outside a group.
+func releaseOf(obj *v1alpha1.Canary) string {
+	if obj.Status.Group == nil {
+		return ""
+	}
+	return obj.Status.Group.Release
+}
+
+// holdPromotion takes a promotion a person asked for (serin promote) of a
+// member whose release is not ready: the member holds for the promotion as
+// if its analysis had passed, and is promoted with the release, or rolled
+// back with it.
+func (r *CanaryReconciler) holdPromotion(ctx context.Context, obj *v1alpha1.Canary, obs rollout.Observation, a rollout.HoldPromotion) (ctrl.Result, error) {
+	obj.Status.HandledRequests.Promote = obs.Requests.Promote
+	obj.Status.Group.Holding = v1alpha1.HoldingPromotion
+	if obj.IsBlueGreen() || obj.IsABTest() {
+		obj.Status.Iterations = obj.GetIterations()
+	}
+	r.emit(ctx, obj, notifier.SeverityInfo, v1alpha1.WaitingForGroupReason, "%s", a.Message)
+	transition(obj, obj.Status.Phase, obs.Now, v1alpha1.WaitingForGroupReason, "%s", a.Message)
+	return ctrl.Result{RequeueAfter: obj.GetAnalysisInterval()}, nil
 }
 
 // waitForDependencies parks a rollout whose member depends on members not
@@ -179,6 +218,14 @@ func (r *CanaryReconciler) groupAdvance(ctx context.Context, obj *v1alpha1.Canar
 	held := st.Holding
 	st.Holding = ""
 	out := analysis.Outcome{At: obs.Now}
+	if held == v1alpha1.HoldingPromotion {
+		// The analysis passed, or a person promoted the member: every
+		// member of the release is ready to promote.
+		if obj.IsBlueGreen() || obj.IsABTest() {
+			obj.Status.Iterations = obj.GetIterations()
+		}
+		return r.promote(ctx, obj, obs, rollout.Promote{Reason: "analysis passed with every member of release " + st.Release})
+	}
 	switch a := rollout.DecideStep(obj, obs, rollout.StepVerdict{}).(type) {
 	case rollout.AdvanceWeight:
 		return r.advanceWeight(ctx, obj, obs, out, a)
@@ -252,11 +299,14 @@ func (r *CanaryReconciler) canariesForPeers(ctx context.Context, o client.Object
 	return reqs
 }
 
-// peerMoved is the predicate of canariesForPeers (rollout.PeerMoved).
+// peerMoved is the predicate of canariesForPeers (rollout.PeerMoved, or
+// a suspend or resume).
 func peerMoved(e event.UpdateEvent) bool {
 	old, ok1 := e.ObjectOld.(*v1alpha1.Canary)
 	cur, ok2 := e.ObjectNew.(*v1alpha1.Canary)
-	return ok1 && ok2 && rollout.PeerMoved(&old.Status, &cur.Status)
+	// A suspended member holds its release's promotion: its resume lets
+	// the others go on.
+	return ok1 && ok2 && (rollout.PeerMoved(&old.Status, &cur.Status) || old.Spec.Suspend != cur.Spec.Suspend)
 }
 
 // releaseMembers makes the revert of a member of a group's release the
@@ -278,6 +328,9 @@ func (r *CanaryReconciler) releaseMembers(ctx context.Context, obj *v1alpha1.Can
 		}
 		if c.Status.LastAttemptedRevision == obj.Status.LastAttemptedRevision {
 			req.Members = append(req.Members, c)
+		} else {
+			// Applied from another commit: reverted by its own revert.
+			req.Elsewhere = append(req.Elsewhere, c)
 		}
 	}
 	return nil

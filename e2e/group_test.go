@@ -427,6 +427,74 @@ func TestGroup_BackendFailureRollsBackTheRelease(t *testing.T) {
 	}
 }
 
+// A second commit supersedes the release under way. C1 changes both apps
+// (healthy); while both analyse it, C2 changes api again, to a version
+// that errs, and leaves web at C1's. web has not promoted what Git asks of
+// it, so it belongs to C2's release: it restarts there with api instead of
+// promoting alone, and is rolled back with it. Users are never left on
+// web v2 with api v1, a mix no commit described (seen on the code before:
+// web promoted to v2 on C1, api rolled back to v1 on C2).
+func TestGroup_SecondCommitSupersedesTheRelease(t *testing.T) {
+	g := NewWithT(t)
+	ns := newNamespace(t)
+	s := newShop(t, g, ns, shopOptions{})
+	phases := sample(t, func() string {
+		c := &v1alpha1.Canary{}
+		if err := k8s.Get(context.Background(), types.NamespacedName{Namespace: ns, Name: "web"}, c); err != nil {
+			return "error: " + err.Error()
+		}
+		release := ""
+		if c.Status.Group != nil {
+			release = c.Status.Group.Release
+		}
+		return fmt.Sprintf("web %s %s", c.Status.Phase, release)
+	})
+
+	first := s.release(g, shopRelease{api: shopApp{tag: "v2"}, web: shopApp{tag: "v2"}}, shopOptions{}, "Release the shop v2")
+	g.Eventually(func(g Gomega) {
+		for _, app := range shopApps {
+			g.Expect(routeWeights(ns, app)()).NotTo(Equal("100/0"), "%s has taken a step", app)
+		}
+	}, 2*time.Minute, 100*time.Millisecond).Should(Succeed())
+	second := s.release(g, shopRelease{api: shopApp{tag: "v3", errorPercent: 20}, web: shopApp{tag: "v2"}}, shopOptions{}, "api v3")
+	cg := s.waitForGroup(g, second, v1alpha1.PhaseFailed, 3*time.Minute)
+	g.Eventually(func() v1alpha1.CanaryPhase { return s.canary(g, "web").Status.Phase }, 30*time.Second).Should(Equal(v1alpha1.PhaseFailed))
+
+	web := s.canary(g, "web")
+	g.Expect(web.Status.Group.Release).To(Equal("main@sha1:"+second), "web moved into the second commit's release")
+	g.Expect(web.Status.Group.FailedBy).To(Equal("api"))
+	g.Expect(web.Status.LastPromotedSpec).NotTo(Equal(web.Status.LastAppliedSpec), "web was never promoted")
+	g.Expect(cg.Status.Release.Members).To(HaveLen(2), "the second commit's release has both members")
+	seen := phases.seen()
+	t.Logf("web's phases:\n  %s", strings.Join(seen, "\n  "))
+	g.Expect(seen).NotTo(ContainElement(HavePrefix("web Succeeded")), "web was promoted on its own")
+	g.Expect(seen).To(ContainElement("web Progressing main@sha1:"+first), "web analysed the first commit")
+	var events corev1.EventList
+	g.Expect(k8s.List(context.Background(), &events, client.InNamespace(ns))).To(Succeed())
+	superseded := 0
+	for _, e := range events.Items {
+		if e.InvolvedObject.Name == "web" && e.Reason == v1alpha1.AnalysisRestartedReason && strings.Contains(e.Message, "superseded") {
+			superseded++
+			t.Logf("web: %s", e.Message)
+		}
+	}
+	g.Expect(superseded).To(Equal(1), "one restart of web into the second release")
+
+	verdict := s.canary(g, "api").Status.LastTransitionTime.Time
+	after := verdict.Add(groupInterval)
+	time.Sleep(time.Until(after.Add(2 * time.Second)))
+	late := answeredBy(s.users["web"], "v2", after)
+	t.Logf("group_second_commit web_v2_answers_after_verdict_plus_interval=%d web_v2_answers_total=%d api_v3_answers_total=%d",
+		late, answeredBy(s.users["web"], "v2", time.Time{}), answeredBy(s.users["api"], "v3", time.Time{}))
+	g.Expect(late).To(BeZero(), "users of web were answered by v2 while api is back on v1")
+	for _, app := range shopApps {
+		primary := &appsv1.Deployment{}
+		g.Expect(k8s.Get(context.Background(), types.NamespacedName{Namespace: ns, Name: app + "-primary"}, primary)).To(Succeed())
+		g.Expect(primary.Spec.Template.Spec.Containers[0].Image).To(Equal(app+":v1"), "%s's primary keeps v1", app)
+		g.Eventually(func() string { return routeWeights(ns, app)() }, 10*time.Second).Should(Equal("100/0"))
+	}
+}
+
 // dependsOn: web depends on api. web's analysis starts only once api's new
 // version is promoted; in the next release api fails, and web never
 // starts: no canary weight, no request answered by its new version.

@@ -24,14 +24,18 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fluxcd/pkg/apis/meta"
+	"github.com/fluxcd/pkg/runtime/conditions"
 	. "github.com/onsi/gomega"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/serin-dev/serin/api/v1alpha1"
 	"github.com/serin-dev/serin/internal/testing/testbed"
+	"github.com/serin-dev/serin/internal/testing/testobj"
 	"github.com/serin-dev/serin/internal/workload"
 )
 
@@ -155,4 +159,73 @@ func TestSharding_EachCanaryDrivenByOneShard(t *testing.T) {
 			t.Logf("%s caches %v of the cluster's %d %ss", shard, cached, len(all), kind.name)
 		}
 	}
+}
+
+// A shard boundary neither hides a member of a group nor lets two Canaries
+// claim one target. A group of shard-a whose member web carries shard-b's
+// label is Stalled, naming the label to fix, and api (shard-a) starts no
+// rollout: before, shard-a took web for a typo and released api alone.
+// Two Canaries of one Deployment, in two shards: the later one is Stalled
+// with TargetClaimed before its first write, as within one shard; before,
+// both drove the Deployment.
+func TestSharding_GroupsAndClaimsAcrossShards(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	for _, shard := range []string{"shard-a", "shard-b"} {
+		a, err := env.StartAgentWith(ctx, "..", testbed.AgentOptions{
+			Name: "serin-agent-cross-" + shard,
+			Flags: []string{"--metrics-server=" + prom.URL, "--data-plane=traefik",
+				"--watch-label-selector=" + shardLabel + "=" + shard, "--gitops-revert=false"},
+		})
+		g.Expect(err).NotTo(HaveOccurred())
+		t.Cleanup(func() { _ = a.Kill() })
+	}
+	inShard := func(shard string) func(*v1alpha1.Canary) {
+		return func(c *v1alpha1.Canary) { c.Labels = map[string]string{shardLabel: shard} }
+	}
+
+	// A group across shards.
+	ns := newNamespace(t)
+	for app, shard := range map[string]string{"api": "shard-a", "web": "shard-b"} {
+		g.Expect(k8s.Create(ctx, testobj.MakeDeployment(app, ns).Replicas(1).Image(app+":v1").Obj())).To(Succeed())
+		c := testobj.MakeCanary(app, ns).Analysis(v1alpha1.CanaryAnalysis{Interval: &metav1.Duration{Duration: time.Second}, Iterations: 3}).Obj()
+		inShard(shard)(c)
+		g.Expect(k8s.Create(ctx, c)).To(Succeed())
+	}
+	group := &v1alpha1.CanaryGroup{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "shop", Labels: map[string]string{shardLabel: "shard-a"}},
+		Spec: v1alpha1.CanaryGroupSpec{Members: []v1alpha1.GroupMember{{Name: "api"}, {Name: "web"}}}}
+	g.Expect(k8s.Create(ctx, group)).To(Succeed())
+	g.Eventually(func(g Gomega) {
+		g.Expect(k8s.Get(ctx, client.ObjectKeyFromObject(group), group)).To(Succeed())
+		g.Expect(conditions.IsStalled(group)).To(BeTrue())
+		g.Expect(conditions.GetMessage(group, meta.StalledCondition)).To(ContainSubstring(
+			"member web is in another shard (Canary " + ns + "/web has " + shardLabel + "=shard-b, where this agent's --watch-label-selector is " + shardLabel + "=shard-a)"))
+	}, 30*time.Second, 200*time.Millisecond).Should(Succeed())
+	t.Logf("the group: %s", conditions.GetMessage(group, meta.StalledCondition))
+	api := &v1alpha1.Canary{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "api"}}
+	g.Eventually(func(g Gomega) {
+		g.Expect(k8s.Get(ctx, client.ObjectKeyFromObject(api), api)).To(Succeed())
+		g.Expect(conditions.GetReason(api, meta.ReadyCondition)).To(Equal(v1alpha1.InvalidGroupReason))
+		g.Expect(conditions.GetMessage(api, meta.ReadyCondition)).To(ContainSubstring("member web is in another shard"))
+	}, 60*time.Second, 200*time.Millisecond).Should(Succeed())
+	setImage(g, ns, "api", "api:v2")
+	g.Consistently(func(g Gomega) {
+		g.Expect(k8s.Get(ctx, client.ObjectKeyFromObject(api), api)).To(Succeed())
+		g.Expect(api.Status.Phase).NotTo(Equal(v1alpha1.PhaseProgressing), "api released alone")
+	}, 5*time.Second, 200*time.Millisecond).Should(Succeed())
+
+	// One target, two shards.
+	ns = newNamespace(t)
+	first := gatewayCanary(t, g, ns, inShard("shard-a"))
+	second := testobj.MakeCanary("podinfo-b", ns).Target("apps/v1", v1alpha1.DeploymentKind, "podinfo").Obj()
+	inShard("shard-b")(second)
+	g.Expect(k8s.Create(ctx, second)).To(Succeed())
+	g.Eventually(func(g Gomega) {
+		g.Expect(k8s.Get(ctx, client.ObjectKeyFromObject(second), second)).To(Succeed())
+		g.Expect(conditions.GetReason(second, meta.ReadyCondition)).To(Equal(v1alpha1.TargetClaimedReason))
+	}, 30*time.Second, 200*time.Millisecond).Should(Succeed())
+	t.Logf("the second Canary: %s", conditions.GetMessage(second, meta.ReadyCondition))
+	g.Expect(second.Status.Phase).To(BeEmpty(), "the second Canary wrote nothing")
+	g.Expect(k8s.Get(ctx, client.ObjectKeyFromObject(first), first)).To(Succeed())
+	g.Expect(conditions.IsReady(first)).To(BeTrue(), "the first Canary keeps its target")
 }

@@ -268,22 +268,45 @@ func (j *revertJob) marker() string {
 }
 
 // memberSources finds the source of each other member of a group's
-// release: it must be the Canary's repository and branch (one commit
-// reverts them all); its path may differ.
-func (g *GitReverter) memberSources(ctx context.Context, req RevertRequest, src *Source) ([]*Source, error) {
-	out := make([]*Source, len(req.Members))
-	for i, m := range req.Members {
+// release. The members applied from the Canary's repository and branch
+// (their paths may differ) are reverted by this revert, in one commit: it
+// returns them and their sources. Those applied from another repository
+// or branch (req.Members with another source, and req.Elsewhere) revert
+// their own there; the notes name them and the branch of their revert.
+func (g *GitReverter) memberSources(ctx context.Context, req RevertRequest, src *Source) ([]*v1alpha1.Canary, []*Source, []string, error) {
+	var members []*v1alpha1.Canary
+	var sources []*Source
+	var notes []string
+	elsewhere := func(m *v1alpha1.Canary, ms *Source) {
+		where := "another commit"
+		if ms != nil {
+			where = fmt.Sprintf("%s (branch %s)", ms.URL, ms.Branch)
+		}
+		branch := "its own revert branch"
+		if c, err := CommitOf(m.Status.LastAttemptedRevision); err == nil {
+			branch = GroupRevertBranch(m.Namespace, req.Group, c)
+		}
+		notes = append(notes, fmt.Sprintf("member %s of the release is applied from %s: it is reverted there, on %s", m.Name, where, branch))
+	}
+	for _, m := range req.Members {
 		ms, err := DiscoverSource(ctx, g.client, m, g.crossNamespace)
 		if err != nil {
-			return nil, fmt.Errorf("member %s of group %s: %w", m.Name, req.Group, err)
+			return nil, nil, nil, fmt.Errorf("member %s of group %s: %w", m.Name, req.Group, err)
 		}
 		if ms.URL != src.URL || ms.Branch != src.Branch {
-			return nil, fmt.Errorf("%w: member %s of group %s is applied from %s (branch %s), not %s (branch %s): one commit cannot revert the release",
-				ErrUnverifiable, m.Name, req.Group, ms.URL, ms.Branch, src.URL, src.Branch)
+			elsewhere(m, ms)
+			continue
 		}
-		out[i] = ms
+		members, sources = append(members, m), append(sources, ms)
 	}
-	return out, nil
+	for _, m := range req.Elsewhere {
+		ms, err := DiscoverSource(ctx, g.client, m, g.crossNamespace)
+		if err != nil {
+			ms = nil // named all the same: its own revert says what is wrong
+		}
+		elsewhere(m, ms)
+	}
+	return members, sources, notes, nil
 }
 
 // Revert implements Reverter. It is idempotent: with mode PullRequest the
@@ -304,10 +327,11 @@ func (g *GitReverter) Revert(ctx context.Context, req RevertRequest) (RevertResu
 	if err != nil {
 		return RevertResult{}, err
 	}
-	members, err := g.memberSources(ctx, req, src)
+	members, sources, elsewhere, err := g.memberSources(ctx, req, src)
 	if err != nil {
 		return RevertResult{}, err
 	}
+	req.Members = members
 	base, done, err := g.openJob(ctx, g.limiter, req.Canary.Namespace, src)
 	if err != nil {
 		return RevertResult{}, err
@@ -316,7 +340,7 @@ func (g *GitReverter) Revert(ctx context.Context, req RevertRequest) (RevertResu
 	// The time bound starts once the revert runs, not while it waited.
 	ctx, cancel := context.WithTimeout(ctx, RevertTimeout)
 	defer cancel()
-	job := &revertJob{gitJob: base, message: g.message, req: req, members: members, bad: bad}
+	job := &revertJob{gitJob: base, message: g.message, req: req, members: sources, elsewhere: elsewhere, bad: bad}
 	ctx = ctrl.LoggerInto(ctx, ctrl.LoggerFrom(ctx).WithValues("repository", src.URL, "branch", src.Branch, "badCommit", ShortSHA(bad)))
 	m := req.Canary.Spec.GitOps
 	push := m != nil && m.Revert != nil && m.Revert.Mode == v1alpha1.PushRevert
@@ -339,7 +363,10 @@ type revertJob struct {
 	req     RevertRequest
 	// members are the sources of req.Members, in order.
 	members []*Source
-	bad     string
+	// elsewhere names the members of the release that revert their own,
+	// in another repository or branch (the message's notes).
+	elsewhere []string
+	bad       string
 }
 
 // change is the revert as gitJob.write asks for it. With mode Push, a
@@ -442,7 +469,7 @@ func (j *revertJob) plan(ctx context.Context, head *object.Commit) (*Plan, strin
 		Strategy:        string(plan.Strategy),
 		RevertedCommits: plan.RevertedCommits,
 		Files:           plan.Paths(),
-		Notes:           append(notes, plan.Notes...),
+		Notes:           append(append(notes, plan.Notes...), j.elsewhere...),
 	}, j.bad)
 	return plan, msg, err
 }

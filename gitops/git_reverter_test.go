@@ -506,3 +506,90 @@ func TestGitReverter_StaleBadRevision(t *testing.T) {
 		t.Errorf("revert of a stale revision on %s:\n%s\n%s", res.Branch, got, commit.Message)
 	}
 }
+
+// A group's release whose member web is applied from another repository:
+// the revert of this repository is opened all the same (before, the whole
+// revert failed as unverifiable and was never retried, losing this
+// member's own), and its message names web, its repository and the branch
+// of its own revert there. web's own request, made by web (wantsRevert),
+// reverts it in its repository.
+func TestGitReverter_GroupMemberOfAnotherRepository(t *testing.T) {
+	for name, edit := range map[string]func(RevertRequest, *v1alpha1.Canary) RevertRequest{
+		// Applied from another commit: the controller passes it as Elsewhere.
+		"another commit": func(r RevertRequest, web *v1alpha1.Canary) RevertRequest {
+			r.Elsewhere = []*v1alpha1.Canary{web}
+			return r
+		},
+		// Applied from the same commit, by another repository's source.
+		"the same revision from another repository": func(r RevertRequest, web *v1alpha1.Canary) RevertRequest {
+			w := web.DeepCopy()
+			w.Status.LastAttemptedRevision = r.BadRevision
+			r.Members = []*v1alpha1.Canary{w}
+			return r
+		},
+	} {
+		t.Run(name, func(t *testing.T) {
+			f := newGitFixture(t)
+			web, other := webOfAnotherRepository(t, f)
+			req := f.request(v1alpha1.PullRequestRevert)
+			req.Group = "shop"
+			req = edit(req, web)
+			res, err := f.reverter().Revert(context.Background(), req)
+			if err != nil || res.State != StateOpened {
+				t.Fatalf("revert = %+v, %v", res, err)
+			}
+			_, commit := f.file(res.Branch, "apps/podinfo/kustomization.yaml")
+			want := "member web of the release is applied from " + other + " (branch main): it is reverted there, on serin/revert/apps/groups/shop/" +
+				webBadCommit(req, web)
+			if !strings.Contains(commit.Message, want) {
+				t.Errorf("the revert's message does not name web's own revert (%q):\n%s", want, commit.Message)
+			}
+		})
+	}
+}
+
+// webOfAnotherRepository adds to f's cluster the Canary web of a Deployment
+// applied by the Kustomization "web" from the GitRepository "other", of
+// another repository, and returns it and that repository's URL.
+func webOfAnotherRepository(t *testing.T, f *gitFixture) (*v1alpha1.Canary, string) {
+	t.Helper()
+	other := f.server.HTTPAddress() + "/fleet/web.git"
+	web := &v1alpha1.Canary{
+		ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "apps"},
+		Spec:       v1alpha1.CanarySpec{TargetRef: v1alpha1.TargetReference{APIVersion: "apps/v1", Kind: "Deployment", Name: "web"}},
+		Status:     v1alpha1.CanaryStatus{LastAttemptedRevision: "main@sha1:0123456789abcdef0123456789abcdef01234567"},
+	}
+	for _, obj := range []client.Object{
+		&appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "apps", Labels: map[string]string{
+			"kustomize.toolkit.fluxcd.io/name": "web", "kustomize.toolkit.fluxcd.io/namespace": "flux-system",
+		}}},
+		&kustomizev1.Kustomization{
+			ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "flux-system"},
+			Spec: kustomizev1.KustomizationSpec{Path: "./apps/web",
+				SourceRef: kustomizev1.CrossNamespaceSourceReference{Kind: sourcev1.GitRepositoryKind, Name: "other"}},
+			Status: kustomizev1.KustomizationStatus{LastAppliedRevision: web.Status.LastAttemptedRevision,
+				Inventory: &kustomizev1.ResourceInventory{Entries: []kustomizev1.ResourceRef{{ID: "apps_web_apps_Deployment", Version: "v1"}}}},
+		},
+		&sourcev1.GitRepository{
+			ObjectMeta: metav1.ObjectMeta{Name: "other", Namespace: "flux-system"},
+			Spec: sourcev1.GitRepositorySpec{URL: other, Reference: &sourcev1.GitRepositoryRef{Branch: "main"},
+				SecretRef: &meta.LocalObjectReference{Name: "git-auth"}},
+		},
+	} {
+		if err := f.k8s.Create(context.Background(), obj); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return web, other
+}
+
+// webBadCommit is the short SHA of web's bad commit in req: its own
+// revision, or the request's when it shares it.
+func webBadCommit(req RevertRequest, web *v1alpha1.Canary) string {
+	rev := web.Status.LastAttemptedRevision
+	if len(req.Members) > 0 {
+		rev = req.Members[0].Status.LastAttemptedRevision
+	}
+	c, _ := CommitOf(rev)
+	return ShortSHA(c)
+}

@@ -52,9 +52,13 @@ type RevertRequest struct {
 	Group string
 	// Members are the other members of the release whose targets the
 	// revision changed; each is restored to its own last promoted
-	// revision. Their Kustomizations must apply from the same repository
-	// and branch as the Canary's.
+	// revision. A member applied from another repository or branch is
+	// left to its own revert there, and named in this one's message.
 	Members []*v1alpha1.Canary
+	// Elsewhere are the members of the release applied from another
+	// commit (another repository): each reverts its own; this revert's
+	// message names them and their branches.
+	Elsewhere []*v1alpha1.Canary
 }
 
 // RevertResult is what the revert produced.

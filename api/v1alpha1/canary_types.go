@@ -1425,6 +1425,7 @@ type RevertStatus struct {
 // +kubebuilder:printcolumn:name="MaxWeight",type="integer",JSONPath=".spec.analysis.maxWeight",priority=1
 // +kubebuilder:printcolumn:name="Suspended",type="boolean",JSONPath=".spec.suspend",priority=1
 // +kubebuilder:printcolumn:name="Age",type="date",JSONPath=".metadata.creationTimestamp"
+// +kubebuilder:selectablefield:JSONPath=".spec.targetRef.name"
 type Canary struct {
 	metav1.TypeMeta   `json:",inline"`
 	metav1.ObjectMeta `json:"metadata,omitempty"`

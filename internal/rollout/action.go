@@ -210,6 +210,23 @@ type WaitForGroup struct {
 // weight, iteration or the promotion, without checking again.
 type GroupAdvance struct{}
 
+// SupersedeRelease moves a member whose release was superseded (another
+// member began a newer release of the group while this one was not
+// promoted) into the newer release: traffic back to the primary, the
+// analysis restarted from the first step in Release, which By began.
+type SupersedeRelease struct {
+	Release string
+	By      string
+}
+
+// HoldPromotion records a promotion requested by hand (serin promote) of
+// a member whose release is not ready to promote: the member holds for
+// the promotion as if its analysis had passed, and is promoted with the
+// others, or rolled back with them.
+type HoldPromotion struct {
+	Message string
+}
+
 // JoinRelease merges the member's release into an earlier one of its
 // group that began within the window (members without a Flux revision
 // that started at once).
@@ -219,6 +236,8 @@ type JoinRelease struct {
 }
 
 func (JoinRelease) isAction()            {}
+func (SupersedeRelease) isAction()       {}
+func (HoldPromotion) isAction()          {}
 func (WaitForGroup) isAction()           {}
 func (GroupAdvance) isAction()           {}
 func (Stall) isAction()                  {}
@@ -297,6 +316,10 @@ func (CountIteration) String() string       { return "count-iteration" }
 func (a WaitForGroup) String() string       { return "wait-for-group(" + a.Message + ")" }
 func (GroupAdvance) String() string         { return "group-advance" }
 func (a JoinRelease) String() string        { return "join-release(" + a.Release + ")" }
+func (a SupersedeRelease) String() string {
+	return "supersede-release(" + a.Release + " by " + a.By + ")"
+}
+func (a HoldPromotion) String() string { return "hold-promotion(" + a.Message + ")" }
 func (a WaitForGate) String() string {
 	if a.Promotion {
 		return "wait-for-promotion-gate(" + a.Message + ")"

@@ -170,6 +170,10 @@ func decideIdle(c *v1alpha1.Canary, o Observation) Action {
 		return StartRollout{Retry: true}
 	case st.Phase == v1alpha1.PhaseFailed && wantsRevert(c, o):
 		return OpenRevert{}
+	case st.Phase == v1alpha1.PhaseFailed && inNewerRelease(c, o):
+		// Git still asks for the revision that failed, and another member
+		// began a newer release: this member's revision is part of it.
+		return StartRollout{}
 	case o.Primary.Health.Serving == 0 && !o.Primary.Health.Ready:
 		// Ready must not say True while the apex has nothing to serve it
 		// (the primary's pods evicted or failing); nor does the canary
@@ -223,9 +227,11 @@ func decideAnalysis(c *v1alpha1.Canary, o Observation) Action {
 	case st.FailedChecks >= c.GetThreshold():
 		return Rollback{Reason: fmt.Sprintf("%d failed checks reached the threshold of %d", st.FailedChecks, c.GetThreshold())}
 	}
-	if o.Requests.Promote == "" {
-		// A member of a group fails with its release, and steps with it.
-		if a, ok := decideInGroup(c, o); ok {
+	// A member of a group fails with its release, and steps with it; a
+	// promotion requested by hand waits for the release (HoldPromotion)
+	// rather than for the member's next step.
+	if a, ok := decideInGroup(c, o); ok {
+		if _, wait := a.(WaitForGroup); !wait || o.Requests.Promote == "" || c.Status.Group.Holding == v1alpha1.HoldingPromotion {
 			return a
 		}
 	}
@@ -235,6 +241,9 @@ func decideAnalysis(c *v1alpha1.Canary, o Observation) Action {
 	wait := untilDue(c, o)
 	switch {
 	case o.Requests.Promote != "":
+		if why := releasePromotionGate(c, o); why != "" {
+			return HoldPromotion{Message: "promotion requested; held for the release: " + why}
+		}
 		return whenRoutesProgrammed(c, o, wait, Promote{Reason: "promotion requested"})
 	case c.Spec.SkipAnalysis:
 		return whenRoutesProgrammed(c, o, wait, Promote{Reason: "analysis skipped (spec.skipAnalysis)"})
@@ -398,8 +407,12 @@ func wantsRevert(c *v1alpha1.Canary, o Observation) bool {
 	st := c.Status
 	if g := st.Group; g != nil && g.FailedBy != "" && (st.Revert == nil || st.Revert.Revision != st.LastAttemptedRevision) {
 		// Rolled back with its group's release: the member that failed
-		// reverts the whole release.
-		return false
+		// reverts the whole release, in one commit, when this member was
+		// applied from the same commit. One applied from another (another
+		// repository) reverts its own, as its triggers say.
+		if decider, ok := o.Group.peer(g.FailedBy); !ok || decider.Revision == st.LastAttemptedRevision {
+			return false
+		}
 	}
 	if r := st.Revert; r != nil && r.Revision == st.LastAttemptedRevision && r.State == revertPending {
 		// The revert runs off the reconcile: its result is to be recorded.

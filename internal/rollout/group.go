@@ -55,6 +55,23 @@ type GroupPeer struct {
 	Message string
 	// Since is when the member entered its phase (status.lastTransitionTime).
 	Since time.Time
+	// Suspended is the member's spec.suspend: it takes no step, and no
+	// promotion, until resumed.
+	Suspended bool
+	// Revision is the Flux revision the member analyses or analysed last
+	// (status.lastAttemptedRevision): members applied from one commit
+	// share it, and one revert restores them all.
+	Revision string
+}
+
+// peer returns the member of the group named name.
+func (g Group) peer(name string) (GroupPeer, bool) {
+	for _, p := range g.Members {
+		if p.Name == name && p.Found {
+			return p, true
+		}
+	}
+	return GroupPeer{}, false
 }
 
 // inItsRelease reports whether the peer entered its phase in the release
@@ -89,6 +106,10 @@ func (g Group) ReleasePeers(c *v1alpha1.Canary) []GroupPeer {
 // started one within the window, or a new one that begins now. It returns
 // the key and when the release began.
 func ReleaseKey(c *v1alpha1.Canary, o Observation) (string, time.Time) {
+	if join, _, ok := newerRelease(c, o); ok && o.Target.SpecHash == c.Status.LastAppliedSpec {
+		// What it has not promoted belongs to the newest release.
+		return join.Release, join.StartedAt
+	}
 	if st := c.Status.Group; st != nil && st.Release != "" && st.Name == o.Group.Name &&
 		c.Status.LastAppliedSpec == o.Target.SpecHash && c.Status.Phase == v1alpha1.PhaseWaiting {
 		// Started already, waiting for the members it depends on.
@@ -123,6 +144,67 @@ func ReleaseKey(c *v1alpha1.Canary, o Observation) (string, time.Time) {
 		return rev, start
 	}
 	return atKey("", o)
+}
+
+// newerRelease returns the newest release of the group under way that
+// began after the member's own, and the member that began it, when the
+// member has something unpromoted (its applied spec is not its promoted
+// one): what Git asks of it is part of the newest release, whichever
+// commit changed it, so a second commit supersedes the release under way
+// for every member that has not promoted. A release that merges into the
+// member's own (earlierRelease, the same base within the window) is not a
+// newer one.
+func newerRelease(c *v1alpha1.Canary, o Observation) (JoinRelease, string, bool) {
+	st := c.Status.Group
+	if !o.Group.InGroup() || st == nil || st.Name != o.Group.Name || st.Release == "" || st.StartedAt == nil ||
+		c.Status.LastAppliedSpec == "" || c.Status.LastAppliedSpec == c.Status.LastPromotedSpec {
+		return JoinRelease{}, "", false
+	}
+	mine := st.StartedAt.Time
+	myBase, myAt, myTimed := timedKey(st.Release)
+	best, by := JoinRelease{}, ""
+	for _, p := range o.Group.Members {
+		ps := p.Status
+		if !p.Found || ps == nil || ps.Name != o.Group.Name || ps.Release == st.Release || ps.StartedAt == nil ||
+			!ps.StartedAt.Time.After(mine) || !releaseOpen(p) || !p.inItsRelease() {
+			continue
+		}
+		if base, at, ok := timedKey(ps.Release); ok && myTimed && base == myBase && at.Sub(myAt) <= o.Group.Window {
+			// It merges into this member's release.
+			continue
+		}
+		if by == "" || ps.StartedAt.Time.After(best.StartedAt) {
+			best, by = JoinRelease{Release: ps.Release, StartedAt: ps.StartedAt.Time}, p.Name
+		}
+	}
+	return best, by, by != ""
+}
+
+// supersededBy returns the move of a member that has not promoted into the
+// group's newer release, when one is under way.
+func supersededBy(c *v1alpha1.Canary, o Observation) (SupersedeRelease, bool) {
+	join, by, ok := newerRelease(c, o)
+	if !ok {
+		return SupersedeRelease{}, false
+	}
+	return SupersedeRelease{Release: join.Release, By: by}, true
+}
+
+// inNewerRelease reports whether a newer release of the group is under
+// way that the member's unpromoted revision belongs to.
+func inNewerRelease(c *v1alpha1.Canary, o Observation) bool {
+	_, _, ok := newerRelease(c, o)
+	return ok
+}
+
+// releasePromotionGate is what a member of a release waits for before it
+// may promote (GroupGate for the promotion); "" outside a release.
+func releasePromotionGate(c *v1alpha1.Canary, o Observation) string {
+	st := c.Status.Group
+	if !o.Group.InGroup() || st == nil || st.Name != o.Group.Name || st.Release == "" {
+		return ""
+	}
+	return GroupGate(c, o, st.StepsPassed, true)
 }
 
 // atKey is the key of a release that begins now: base (a revision, or
@@ -307,6 +389,15 @@ func finished(p GroupPeer) bool {
 	return p.Status.Holding == v1alpha1.HoldingPromotion
 }
 
+// promoted reports whether a member's promotion is under way or done.
+func promoted(p GroupPeer) bool {
+	switch p.Phase {
+	case v1alpha1.PhasePromoting, v1alpha1.PhaseFinalising, v1alpha1.PhaseSucceeded:
+		return true
+	}
+	return false
+}
+
 // analysing reports whether a member of the release takes part in its
 // lockstep: it analyses, or waits for its confirm-rollout gate; a member
 // that waits for the members it depends on does not yet.
@@ -340,6 +431,10 @@ func GroupGate(c *v1alpha1.Canary, o Observation, passed int, promotion bool) st
 	var behind []string
 	for _, p := range o.Group.ReleasePeers(c) {
 		switch {
+		case promotion && p.Suspended && !promoted(p):
+			// Its promotion would wait for the resume: the release's
+			// waits with it, rather than leave it behind.
+			behind = append(behind, p.Name+" (suspended)")
 		case finished(p), !analysing(p):
 		case promotion:
 			behind = append(behind, fmt.Sprintf("%s (%d steps passed)", p.Name, p.Status.StepsPassed))
@@ -401,6 +496,10 @@ func decideInGroup(c *v1alpha1.Canary, o Observation) (Action, bool) {
 	if join, ok := earlierRelease(c, o); ok {
 		return join, true
 	}
+	if move, ok := supersededBy(c, o); ok {
+		// Never promoted into a release its peers left.
+		return move, true
+	}
 	if m, msg := ReleaseFailure(c, o); m != "" {
 		return Rollback{Reason: fmt.Sprintf("release %s failed: %s failed: %s", st.Release, m, msg), FailedBy: m}, true
 	}
@@ -440,6 +539,9 @@ func decideGroupWaiting(c *v1alpha1.Canary, o Observation) (Action, bool) {
 	}
 	if join, ok := earlierRelease(c, o); ok {
 		return join, true
+	}
+	if move, ok := supersededBy(c, o); ok {
+		return move, true
 	}
 	if m, msg := ReleaseFailure(c, o); m != "" && o.Group.InGroup() {
 		return Rollback{Reason: fmt.Sprintf("release %s failed before this member started: %s failed: %s", st.Release, m, msg), FailedBy: m}, true

@@ -41,6 +41,10 @@ type ReleaseMember struct {
 	GroupPeer
 	// ListedBy are the CanaryGroups that list the member, sorted by name.
 	ListedBy []string
+	// OtherShard, for a member not Found, says how the Canary that exists
+	// by that name is outside the agent's shard (its labels and the
+	// agent's selector); "" when there is no such Canary.
+	OtherShard string
 	// Weight is the canary's traffic percentage (status.canaryWeight).
 	Weight int
 	// AnalysisSummary summarises the member's latest analysis record.

@@ -160,14 +160,60 @@ func TestDecide_Group(t *testing.T) {
 			want: GroupAdvance{},
 		},
 		{
-			name: "a promotion asked for by a person is not held",
+			name: "a suspended member holds the release's promotion",
+			c:    canary(v1alpha1.PhaseProgressing, inRelease(3, v1alpha1.HoldingPromotion)),
+			o: func() Observation {
+				p := peer("api", v1alpha1.PhaseProgressing, member(release, 3, v1alpha1.HoldingPromotion))
+				p.Suspended = true
+				return grouped(later, p)
+			}(),
+			want: WaitForGroup{Message: "analysis passed; waiting for api (suspended)"},
+		},
+		{
+			name: "a promotion asked for by a person is held for the release",
 			c:    canary(v1alpha1.PhaseProgressing, inRelease(1, v1alpha1.HoldingStep)),
 			o: func() Observation {
 				o := grouped(later, peer("api", v1alpha1.PhaseProgressing, member(release, 0, "")))
 				o.Requests.Promote = "now"
 				return o
 			}(),
+			want: HoldPromotion{Message: "promotion requested; held for the release: analysis passed; waiting for api (0 steps passed)"},
+		},
+		{
+			name: "a promotion asked for by a person of a member not holding is held too",
+			c:    canary(v1alpha1.PhaseProgressing, inRelease(1, "")),
+			o: func() Observation {
+				o := grouped(later, peer("api", v1alpha1.PhaseProgressing, member(release, 1, "")))
+				o.Requests.Promote = "now"
+				return o
+			}(),
+			want: HoldPromotion{Message: "promotion requested; held for the release: analysis passed; waiting for api (1 steps passed)"},
+		},
+		{
+			name: "a promotion asked for by a person goes ahead once every member passed",
+			c:    canary(v1alpha1.PhaseProgressing, inRelease(1, "")),
+			o: func() Observation {
+				o := grouped(later, peer("api", v1alpha1.PhasePromoting, member(release, 3, "")))
+				o.Requests.Promote = "now"
+				return o
+			}(),
 			want: Promote{Reason: "promotion requested"},
+		},
+		{
+			name: "a held promotion asked for by a person promotes with the release",
+			c:    canary(v1alpha1.PhaseProgressing, inRelease(1, v1alpha1.HoldingPromotion)),
+			o:    grouped(later, peer("api", v1alpha1.PhaseProgressing, member(release, 3, v1alpha1.HoldingPromotion))),
+			want: GroupAdvance{},
+		},
+		{
+			name: "a promotion asked for by a person still fails with the release",
+			c:    canary(v1alpha1.PhaseProgressing, inRelease(1, v1alpha1.HoldingPromotion)),
+			o: func() Observation {
+				o := grouped(later, peer("api", v1alpha1.PhaseFailed, member(release, 1, "")))
+				o.Requests.Promote = "now"
+				return o
+			}(),
+			want: Rollback{Reason: "release main@sha1:abc failed: api failed: api says why", FailedBy: "api"},
 		},
 		{
 			name: "a dependent member never starts when the release failed",
@@ -440,6 +486,139 @@ func TestPeerMoved(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			if got := PeerMoved(tc.old, tc.cur); got != tc.want {
 				t.Errorf("PeerMoved = %t, want %t", got, tc.want)
+			}
+		})
+	}
+}
+
+// newer is a member of group shop in the release of the second commit,
+// begun a minute after the first one's.
+func newer(passed int, holding string) *v1alpha1.GroupStatus {
+	at := metav1.NewTime(t0.Add(time.Minute))
+	return &v1alpha1.GroupStatus{Name: "shop", Release: "main@sha1:def", StartedAt: &at, StepsPassed: passed, Holding: holding}
+}
+
+// A release is the commit: a member that has not promoted what Git asks of
+// it belongs to the group's newest release, whichever commit changed it.
+// A second commit that changes api while web and api analyse the first
+// moves web into the second release (it restarts there) rather than let
+// it promote alone; a member that promoted, or whose peers' newer release
+// is over or merges into its own, stays where it is.
+func TestDecide_SupersededRelease(t *testing.T) {
+	later := t0.Add(2 * time.Minute)
+	moved := func(phase v1alpha1.CanaryPhase, st *v1alpha1.GroupStatus) GroupPeer {
+		p := peer("api", phase, st)
+		p.Since = t0.Add(time.Minute + time.Second)
+		return p
+	}
+	tests := []struct {
+		name string
+		c    *v1alpha1.Canary
+		o    Observation
+		want Action
+	}{
+		{
+			name: "a member analysing the first commit restarts in the second",
+			c:    canary(v1alpha1.PhaseProgressing, inRelease(2, "")),
+			o:    grouped(later, moved(v1alpha1.PhaseProgressing, newer(0, ""))),
+			want: SupersedeRelease{Release: "main@sha1:def", By: "api"},
+		},
+		{
+			name: "a member holding its promotion does not promote into a release its peers left",
+			c:    canary(v1alpha1.PhaseProgressing, inRelease(3, v1alpha1.HoldingPromotion)),
+			o:    grouped(later, moved(v1alpha1.PhaseProgressing, newer(0, ""))),
+			want: SupersedeRelease{Release: "main@sha1:def", By: "api"},
+		},
+		{
+			name: "a member waiting for its dependencies moves too",
+			c: canary(v1alpha1.PhaseWaiting, inRelease(0, ""), func(c *v1alpha1.Canary) {
+				c.Status.Group.WaitingFor = []string{"api"}
+			}),
+			o:    grouped(later, moved(v1alpha1.PhaseWaiting, newer(0, ""))),
+			want: SupersedeRelease{Release: "main@sha1:def", By: "api"},
+		},
+		{
+			name: "a member that failed with the first commit is analysed again in the second",
+			c:    canary(v1alpha1.PhaseFailed, inRelease(1, "")),
+			o:    grouped(later, moved(v1alpha1.PhaseProgressing, newer(0, ""))),
+			want: StartRollout{},
+		},
+		{
+			name: "a member that promoted stays out of the second commit's release",
+			c: canary(v1alpha1.PhaseSucceeded, inRelease(3, ""), func(c *v1alpha1.Canary) {
+				c.Status.LastPromotedSpec = c.Status.LastAppliedSpec
+			}),
+			o:    grouped(later, moved(v1alpha1.PhaseProgressing, newer(0, ""))),
+			want: ScaleDownCanary{},
+		},
+		{
+			name: "a newer release that is over supersedes nothing",
+			c:    canary(v1alpha1.PhaseFailed, inRelease(1, "")),
+			o:    grouped(later, moved(v1alpha1.PhaseSucceeded, newer(3, ""))),
+			want: ScaleDownCanary{},
+		},
+		{
+			name: "an older release of a peer is not a newer one",
+			c: canary(v1alpha1.PhaseProgressing, func(c *v1alpha1.Canary) {
+				c.Status.Group = newer(2, "")
+				c.Status.LastAttemptedRevision = "main@sha1:def"
+			}),
+			o: func() Observation {
+				o := grouped(later, peer("api", v1alpha1.PhaseProgressing, member(release, 2, "")))
+				o.Target.Revision = "main@sha1:def"
+				return o
+			}(),
+			want: Step{},
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := Decide(tc.c, tc.o); !cmp.Equal(tc.want, got) {
+				t.Errorf("Decide = %s, want %s", got, tc.want)
+			}
+		})
+	}
+
+	// The second commit's key is the release a moved member joins.
+	c := canary(v1alpha1.PhaseProgressing, inRelease(2, ""))
+	o := grouped(later, moved(v1alpha1.PhaseProgressing, newer(0, "")))
+	key, start := ReleaseKey(c, o)
+	if key != "main@sha1:def" || !start.Equal(t0.Add(time.Minute)) {
+		t.Errorf("ReleaseKey = %s at %s, want main@sha1:def at %s", key, start, t0.Add(time.Minute))
+	}
+}
+
+// A member rolled back with its release opens no revert when the member
+// that failed shares its commit (that one revert restores both), and its
+// own when it was applied from another commit, another repository: its
+// change is never left in Git because it is in a group.
+func TestDecide_GroupRevertPerCommit(t *testing.T) {
+	later := t0.Add(time.Minute)
+	rolledBack := func(c *v1alpha1.Canary) {
+		c.Status.Group = member(release, 1, "")
+		c.Status.Group.FailedBy = "api"
+		c.Status.LastAttemptedRevision = release
+	}
+	decider := func(rev string) Observation {
+		p := peer("api", v1alpha1.PhaseFailed, member(release, 1, ""))
+		p.Revision = rev
+		o := grouped(later, p)
+		o.Target.SpecHash = "v2"
+		return o
+	}
+	tests := []struct {
+		name string
+		o    Observation
+		want Action
+	}{
+		{"applied from the failed member's commit", decider(release), ScaleDownCanary{}},
+		{"applied from another commit", decider("main@sha1:other"), OpenRevert{}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			c := canary(v1alpha1.PhaseFailed, revertOn(v1alpha1.RevertTrigger(v1alpha1.PhaseFailed)), rolledBack)
+			if got := Decide(c, tc.o); !cmp.Equal(tc.want, got) {
+				t.Errorf("Decide = %s, want %s", got, tc.want)
 			}
 		})
 	}

@@ -49,12 +49,15 @@ func InvalidGroup(canary string, groups []v1alpha1.CanaryGroup) string {
 }
 
 // GroupProblems says why the group cannot be followed, one problem each:
-// a member that does not exist, one that other groups list too, a
-// dependsOn cycle. members are the group's, in spec.members order.
+// a member that does not exist, one in another shard, one that other
+// groups list too, a dependsOn cycle. members are the group's, in spec.members order.
 func GroupProblems(g *v1alpha1.CanaryGroup, members []ReleaseMember) []string {
 	var problems []string
 	for _, m := range members {
 		switch {
+		case !m.Found && m.OtherShard != "":
+			problems = append(problems, fmt.Sprintf("member %s is in another shard (Canary %s/%s has %s): give the CanaryGroup and every member the same shard label",
+				m.Name, g.Namespace, m.Name, m.OtherShard))
 		case !m.Found:
 			problems = append(problems, fmt.Sprintf("member %s: no Canary %s/%s: create it or remove it from spec.members", m.Name, g.Namespace, m.Name))
 		case len(m.ListedBy) > 1:

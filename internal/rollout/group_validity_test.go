@@ -110,6 +110,13 @@ func TestGroupProblems(t *testing.T) {
 				"spec.members[].dependsOn forms a cycle (web → api → web)",
 			},
 		},
+		"a member in another shard is not taken for a typo": {
+			spec: []v1alpha1.GroupMember{dependsOn("api"), dependsOn("web")},
+			members: []ReleaseMember{found("api", "shop"), {GroupPeer: GroupPeer{Name: "web"},
+				OtherShard: "sharding.fluxcd.io/key=b, where this agent's --watch-label-selector is sharding.fluxcd.io/key=a"}},
+			want: []string{"member web is in another shard (Canary apps/web has sharding.fluxcd.io/key=b, where this agent's " +
+				"--watch-label-selector is sharding.fluxcd.io/key=a): give the CanaryGroup and every member the same shard label"},
+		},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
