@@ -18,7 +18,9 @@ limitations under the License.
 // Flagger's payload and semantics) and metric checks (a MetricTemplate's
 // query against its provider, or a built-in check's query for the Canary's
 // data plane against the agent's Prometheus, compared with the
-// thresholdRange), run by the Runner off the reconcile workers, the
+// thresholdRange, and for a metric with a judge block, compared with the
+// primary as two series by analysis/judge: judge_checks.go), run by the
+// Runner off the reconcile workers, the
 // namespaces taking turns. The metric providers are in analysis/providers,
 // one file each behind the Provider seam. Every call has a timeout;
 // nothing here decides what the rollout does next.

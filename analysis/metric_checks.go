@@ -32,6 +32,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/serin-dev/serin/analysis/judge"
 	"github.com/serin-dev/serin/analysis/providers"
 	"github.com/serin-dev/serin/api/v1alpha1"
 	"github.com/serin-dev/serin/dataplane"
@@ -52,6 +53,11 @@ type MetricResult struct {
 	Passed bool
 	// Message explains a failure for events and conditions.
 	Message string
+	// Judged holds a judged metric's series, the canary's and the
+	// primary's, for the step's judgement (judge_checks.go); nil for a
+	// metric without judge, in a soak, or when the check failed before
+	// the series were read.
+	Judged *judge.MetricInput
 }
 
 // Metrics runs metric checks: MetricTemplates, read with Reader, and their
@@ -70,6 +76,8 @@ type Metrics struct {
 	// routing.dataPlane (the agent's --data-plane); empty means
 	// dataplane.Default.
 	DataPlane v1alpha1.DataPlane
+	// now is the clock of the judge's range queries; nil is time.Now.
+	now func() time.Time
 }
 
 // Check runs one metric check of a Canary's canary side.
@@ -81,6 +89,15 @@ func (m *Metrics) Check(ctx context.Context, canary *v1alpha1.Canary, metric v1a
 // primary is true (a soak): the built-in checks query the primary's
 // Service and pods, and a MetricTemplate's {{ target }} is the primary.
 func (m *Metrics) check(ctx context.Context, canary *v1alpha1.Canary, metric v1alpha1.CanaryMetric, primary bool) MetricResult {
+	if metric.Judge != nil && !primary {
+		return m.judgedCheck(ctx, canary, metric)
+	}
+	return m.thresholdCheck(ctx, canary, metric, primary)
+}
+
+// thresholdCheck queries a check's value and holds it to its
+// thresholdRange.
+func (m *Metrics) thresholdCheck(ctx context.Context, canary *v1alpha1.Canary, metric v1alpha1.CanaryMetric, primary bool) MetricResult {
 	res := MetricResult{Name: metric.Name}
 	if r := metric.ThresholdRange; r != nil {
 		res.Min, res.Max = r.Min, r.Max
@@ -94,15 +111,10 @@ func (m *Metrics) check(ctx context.Context, canary *v1alpha1.Canary, metric v1a
 		return fail("%v", err)
 	}
 	v, err := m.query(ctx, provider, timeout, query)
-	var noData *providers.ErrNoData
-	switch {
-	case errors.As(err, &noData) && metric.IsBuiltin():
-		dataPlane := dataplane.Of(canary, m.DataPlane)
-		return fail("%v: is the canary receiving traffic through %s, and does Prometheus scrape its metrics? "+
-			"(the data plane is routing.dataPlane, else the agent's --data-plane)", err, dataPlane)
-	case errors.As(err, &noData):
-		return fail("%v: is the canary receiving traffic?", err)
-	case err != nil:
+	if errors.As(err, new(*providers.ErrNoData)) {
+		return fail("%v: %s", err, m.noDataHint(canary, metric))
+	}
+	if err != nil {
 		return fail("%v", err)
 	}
 	res.Value, res.HasValue = v, true
@@ -117,6 +129,15 @@ func (m *Metrics) check(ctx context.Context, canary *v1alpha1.Canary, metric v1a
 	res.Passed = true
 	res.Message = fmt.Sprintf("metric %s: %g", metric.Name, v)
 	return res
+}
+
+// noDataHint is what a check without data asks the user.
+func (m *Metrics) noDataHint(canary *v1alpha1.Canary, metric v1alpha1.CanaryMetric) string {
+	if metric.IsBuiltin() {
+		return fmt.Sprintf("is the canary receiving traffic through %s, and does Prometheus scrape its metrics? "+
+			"(the data plane is routing.dataPlane, else the agent's --data-plane)", dataplane.Of(canary, m.DataPlane))
+	}
+	return "is the canary receiving traffic?"
 }
 
 // query sends a query to its provider within timeout. A query that gets no
@@ -163,16 +184,9 @@ func (m *Metrics) builtinSource(canary *v1alpha1.Canary, metric v1alpha1.CanaryM
 // templateSource is a MetricTemplate's rendered query, its provider and
 // the provider's timeout.
 func (m *Metrics) templateSource(ctx context.Context, canary *v1alpha1.Canary, metric v1alpha1.CanaryMetric, primary bool) (string, providers.Provider, time.Duration, error) {
-	tpl := &v1alpha1.MetricTemplate{}
-	key := types.NamespacedName{Namespace: metric.TemplateRef.Namespace, Name: metric.TemplateRef.Name}
-	if key.Namespace == "" {
-		key.Namespace = canary.Namespace
-	}
-	if err := m.Tenancy.CheckRef(canary, templateRefField(canary, metric), "MetricTemplate", key); err != nil {
+	tpl, err := m.template(ctx, canary, metric)
+	if err != nil {
 		return "", nil, 0, err
-	}
-	if err := m.Reader.Get(ctx, key, tpl); err != nil {
-		return "", nil, 0, fmt.Errorf("failed to get MetricTemplate %s: %w", key, err)
 	}
 	query, err := renderQuery(tpl.Spec.Query, tpl.Spec.Provider.Type, canary, metric, primary)
 	if err != nil {
@@ -183,6 +197,23 @@ func (m *Metrics) templateSource(ctx context.Context, canary *v1alpha1.Canary, m
 		return "", nil, 0, err
 	}
 	return query, provider, tpl.GetTimeout(), nil
+}
+
+// template reads the MetricTemplate of a check, if the Canary may
+// reference it.
+func (m *Metrics) template(ctx context.Context, canary *v1alpha1.Canary, metric v1alpha1.CanaryMetric) (*v1alpha1.MetricTemplate, error) {
+	tpl := &v1alpha1.MetricTemplate{}
+	key := types.NamespacedName{Namespace: metric.TemplateRef.Namespace, Name: metric.TemplateRef.Name}
+	if key.Namespace == "" {
+		key.Namespace = canary.Namespace
+	}
+	if err := m.Tenancy.CheckRef(canary, templateRefField(canary, metric), "MetricTemplate", key); err != nil {
+		return nil, err
+	}
+	if err := m.Reader.Get(ctx, key, tpl); err != nil {
+		return nil, fmt.Errorf("failed to get MetricTemplate %s: %w", key, err)
+	}
+	return tpl, nil
 }
 
 // templateRefField names a check's templateRef in the Canary's spec, for

@@ -104,14 +104,17 @@ type Outcome struct {
 	RollbackBy string
 	// HookErr is the first failed hook.
 	HookErr error
-	// MetricFailure is the message of the first failed metric check.
+	// MetricFailure is the message of the first failed metric check, the
+	// judge's verdict counted as the last check.
 	MetricFailure string
 	// Passed are the messages of the metric checks when all passed.
 	Passed []string
 	// GateClosed is the error of the first gate webhook that did not
 	// answer 2xx; empty when the gate is open or was not asked.
 	GateClosed string
-	// Metrics are the results of every metric check, in the Canary's order.
+	// Metrics are the results of every metric check, in the Canary's
+	// order, then, when metrics have a judge block (and the Work is not
+	// a soak), the judge's verdict as a check named JudgeCheck.
 	Metrics []MetricResult
 	// Hooks are the answers of every webhook called: rollback, then
 	// pre-rollout or rollout, then the gate's, each in the Canary's order.
@@ -493,6 +496,11 @@ func (r *Runner) runStep(ctx context.Context, w Work) Outcome {
 		wg.Go(func() { metrics[i] = r.metrics.check(ctx, w.Canary, m, w.Primary) })
 	}
 	wg.Wait()
+	if !w.Primary {
+		if verdict, ok := judgeStep(w.Canary, metrics); ok {
+			metrics = append(metrics, verdict)
+		}
+	}
 
 	out := Outcome{At: w.At, HookErr: firstError(hooks), Metrics: metrics}
 	out.Hooks = appendHooks(out.Hooks, w.Rollback, rollback)

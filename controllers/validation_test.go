@@ -144,6 +144,79 @@ func TestValidation_CanaryCEL(t *testing.T) {
 	}
 }
 
+// The judge's fields are checked at admission: its scores, alpha and step
+// in their ranges, percentages that the direction can use, and
+// analysis.judge only with a judged metric.
+func TestValidation_JudgeCEL(t *testing.T) {
+	ns := newNamespace(t)
+	judged := func(name string, j v1alpha1.MetricJudge, aj *v1alpha1.AnalysisJudge) *v1alpha1.Canary {
+		return testobj.MakeCanary(name, ns).Analysis(v1alpha1.CanaryAnalysis{Iterations: 5, Judge: aj, Metrics: []v1alpha1.CanaryMetric{
+			{Name: v1alpha1.RequestDurationCheck, ThresholdRange: &v1alpha1.ThresholdRange{Max: ptr.To(500.0)}, Judge: &j},
+		}}).Obj()
+	}
+	tests := map[string]struct {
+		canary  *v1alpha1.Canary
+		wantErr string
+	}{
+		"every field at its limit": {
+			canary: judged("j-ok", v1alpha1.MetricJudge{Direction: v1alpha1.JudgeEither, MaxIncreasePercent: ptr.To(1000.0),
+				MaxDecreasePercent: ptr.To(99.9), Weight: ptr.To(100), Critical: true},
+				&v1alpha1.AnalysisJudge{PassScore: ptr.To(100), MarginalScore: ptr.To(100), Alpha: ptr.To(0.001), Step: metaDuration(time.Hour)}),
+		},
+		"the defaults": {
+			canary: judged("j-defaults", v1alpha1.MetricJudge{}, nil),
+		},
+		"analysis.judge without a judged metric": {
+			canary: testobj.MakeCanary("j1", ns).Analysis(v1alpha1.CanaryAnalysis{Iterations: 5,
+				Judge: &v1alpha1.AnalysisJudge{PassScore: ptr.To(90)}}).Obj(),
+			wantErr: "analysis.judge scores the metrics that have a judge block, and none has one",
+		},
+		"marginalScore above passScore": {
+			canary:  judged("j2", v1alpha1.MetricJudge{}, &v1alpha1.AnalysisJudge{MarginalScore: ptr.To(96)}),
+			wantErr: "analysis.judge.marginalScore must not exceed passScore (defaults: passScore 95, marginalScore 75)",
+		},
+		"marginalScore 0": {
+			canary:  judged("j3", v1alpha1.MetricJudge{}, &v1alpha1.AnalysisJudge{MarginalScore: ptr.To(0)}),
+			wantErr: "spec.analysis.judge.marginalScore in body should be greater than or equal to 1",
+		},
+		"alpha 0.5": {
+			canary:  judged("j4", v1alpha1.MetricJudge{}, &v1alpha1.AnalysisJudge{Alpha: ptr.To(0.5)}),
+			wantErr: "analysis.judge.alpha is a significance level: more than 0 and less than 0.5",
+		},
+		"step over 1h": {
+			canary:  judged("j5", v1alpha1.MetricJudge{}, &v1alpha1.AnalysisJudge{Step: metaDuration(2 * time.Hour)}),
+			wantErr: "analysis.judge.step, the time between two values of a judged series, must be between 1s and 1h",
+		},
+		"an unknown direction": {
+			canary:  judged("j6", v1alpha1.MetricJudge{Direction: "Up"}, nil),
+			wantErr: `spec.analysis.metrics[0].judge.direction: Unsupported value: "Up"`,
+		},
+		"maxIncreasePercent with direction Decrease": {
+			canary:  judged("j7", v1alpha1.MetricJudge{Direction: v1alpha1.JudgeDecrease, MaxIncreasePercent: ptr.To(5.0)}, nil),
+			wantErr: "judge.maxIncreasePercent tolerates an increase, which direction Decrease never counts as bad",
+		},
+		"maxDecreasePercent with direction Increase": {
+			canary:  judged("j8", v1alpha1.MetricJudge{Direction: v1alpha1.JudgeIncrease, MaxDecreasePercent: ptr.To(5.0)}, nil),
+			wantErr: "judge.maxDecreasePercent tolerates a decrease, which direction Increase never counts as bad",
+		},
+		"maxDecreasePercent 100": {
+			canary:  judged("j9", v1alpha1.MetricJudge{MaxDecreasePercent: ptr.To(100.0)}, nil),
+			wantErr: "judge.maxDecreasePercent must be at least 0 and less than 100 (percent)",
+		},
+		"a negative maxIncreasePercent": {
+			canary:  judged("j10", v1alpha1.MetricJudge{MaxIncreasePercent: ptr.To(-1.0)}, nil),
+			wantErr: "judge.maxIncreasePercent must be between 0 and 1000 (percent)",
+		},
+		"weight 0": {
+			canary:  judged("j11", v1alpha1.MetricJudge{Weight: ptr.To(0)}, nil),
+			wantErr: "spec.analysis.metrics[0].judge.weight in body should be greater than or equal to 1",
+		},
+	}
+	for name, tt := range tests {
+		t.Run(name, func(t *testing.T) { expectAdmission(t, tt.canary, tt.wantErr) })
+	}
+}
+
 // Each bound of the Canary and MetricTemplate CRDs rejects a value past it
 // with a message that says what to fix, and accepts the value at it.
 func TestValidation_CanaryBounds(t *testing.T) {

@@ -32,13 +32,19 @@ import (
 // direction or the allowed ratio: "Pass (significant, but lower is not
 // bad)", "Pass (significant, but within the allowed +10 %)", "Pass
 // (significant, but the mean is not higher)".
-func (r MetricResult) String() string {
+func (r MetricResult) String() string { return r.Against("baseline") }
+
+// Against is String with the baseline named baseline, e.g. "primary" when
+// the canary is compared with the primary:
+//
+//	latency p99: canary 182 ms vs primary 121 ms (+50.4 %, p = 0.002): High
+func (r MetricResult) Against(baseline string) string {
 	name := r.Metric.Name
 	if r.Class == NoData {
 		return fmt.Sprintf("%s: %s: %s", name, r.NoDataReason, r.Class)
 	}
-	return fmt.Sprintf("%s: canary %s vs baseline %s (%s, %s): %s%s", name,
-		r.value(r.CanaryMean), r.value(r.BaselineMean), formatChange(r.Ratio), formatP(r.Test.P),
+	return fmt.Sprintf("%s: canary %s vs %s %s (%s, %s): %s%s", name,
+		r.value(r.CanaryMean), baseline, r.value(r.BaselineMean), formatChange(r.Ratio), formatP(r.Test.P),
 		r.Class, r.qualifier())
 }
 

@@ -105,3 +105,20 @@ func TestFormat(t *testing.T) {
 		})
 	}
 }
+
+// Against names the side the canary is compared with: the primary, when
+// the baseline is the primary (serin's phase 1).
+func TestMetricResult_Against(t *testing.T) {
+	r, err := Classify(MetricInput{Metric: Metric{Name: "latency p99", Unit: "ms", Direction: Increase},
+		Canary: series(20, 150, 1), Baseline: series(20, 100, 1)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "latency p99: canary 159.5 ms vs primary 109.5 ms (+45.7 %, p < 0.001): High"
+	if got := r.Against("primary"); got != want {
+		t.Errorf("got  %q\nwant %q", got, want)
+	}
+	if got, want := r.String(), "latency p99: canary 159.5 ms vs baseline 109.5 ms (+45.7 %, p < 0.001): High"; got != want {
+		t.Errorf("got  %q\nwant %q", got, want)
+	}
+}

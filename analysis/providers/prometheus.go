@@ -24,6 +24,7 @@ import (
 	"maps"
 	"math"
 	"net/http"
+	"net/url"
 	"slices"
 	"strconv"
 	"strings"
@@ -47,7 +48,8 @@ func (e *ErrNoData) Error() string {
 	return fmt.Sprintf("no values found for query %q", e.Query)
 }
 
-// Prometheus queries the Prometheus HTTP API (/api/v1/query).
+// Prometheus queries the Prometheus HTTP API (/api/v1/query, and
+// /api/v1/query_range for the judge).
 type Prometheus struct {
 	Address string
 	// Username and Password (basic auth) or Token (bearer), from the
@@ -78,13 +80,66 @@ type promResponse struct {
 // Mimir one has) joined with /api/v1/query; errors name it redacted and
 // quote at most an excerpt of the answer.
 func (p *Prometheus) Query(ctx context.Context, query string) (float64, error) {
-	u, err := outbound.JoinURL(p.Address, "api/v1/query")
+	r, err := p.get(ctx, "api/v1/query", url.Values{"query": {query}})
 	if err != nil {
-		return 0, fmt.Errorf("prometheus: %w", err)
+		return 0, err
 	}
-	params := u.Query()
-	params.Set("query", query)
-	u.RawQuery = params.Encode()
+	return singleValue(r, query)
+}
+
+// Range is the time range of a range query and the time between two of
+// its values.
+type Range struct {
+	Start, End time.Time
+	Step       time.Duration
+}
+
+// RangeQuerier is a Provider that also answers a query with the values of
+// one series over a time range: the judge's samples.
+type RangeQuerier interface {
+	RangeQuery(ctx context.Context, query string, r Range) ([]float64, error)
+}
+
+// RangeQuery runs a range query (/api/v1/query_range, start and end in
+// Unix seconds, step in seconds) and returns the values of its single
+// series, oldest first. The points that are NaN (a ratio of no requests)
+// are left out; no series, or only NaN, is *ErrNoData; several series, or
+// an infinite value, fail as in Query. Address, authentication, headers,
+// timeout and the outbound policy are Query's.
+func (p *Prometheus) RangeQuery(ctx context.Context, query string, rng Range) ([]float64, error) {
+	r, err := p.get(ctx, "api/v1/query_range", url.Values{
+		"query": {query},
+		"start": {formatUnix(rng.Start)},
+		"end":   {formatUnix(rng.End)},
+		"step":  {strconv.FormatFloat(rng.Step.Seconds(), 'f', -1, 64)},
+	})
+	if err != nil {
+		return nil, err
+	}
+	return seriesValues(r, query)
+}
+
+// formatUnix writes a time as Prometheus reads it: Unix seconds, with a
+// fraction when there is one.
+func formatUnix(t time.Time) string {
+	return strconv.FormatFloat(float64(t.UnixNano())/1e9, 'f', -1, 64)
+}
+
+// get sends a query API request to path, joined to the provider's address
+// (a path prefix included, as a Thanos or a Mimir one has), with params,
+// and returns its successful answer; errors name the address redacted and
+// quote at most an excerpt of the answer.
+func (p *Prometheus) get(ctx context.Context, path string, params url.Values) (promResponse, error) {
+	var r promResponse
+	u, err := outbound.JoinURL(p.Address, path)
+	if err != nil {
+		return r, fmt.Errorf("prometheus: %w", err)
+	}
+	q := u.Query()
+	for k, v := range params {
+		q[k] = v
+	}
+	u.RawQuery = q.Encode()
 	header := p.Headers.Clone()
 	if header == nil {
 		header = http.Header{}
@@ -98,16 +153,64 @@ func (p *Prometheus) Query(ctx context.Context, query string) (float64, error) {
 	}
 	answer, err := call.send(ctx, clientOf(p.Client, p.InsecureSkipVerify), p.Timeout)
 	if err != nil {
-		return 0, err
+		return r, err
 	}
-	var r promResponse
 	if err := call.decodeJSON(answer, &r); err != nil {
-		return 0, err
+		return r, err
 	}
 	if r.Status != "success" {
-		return 0, fmt.Errorf("prometheus query %q failed: %s: %s", query, outbound.Excerpt([]byte(r.ErrorType)), outbound.Excerpt([]byte(r.Error)))
+		return r, fmt.Errorf("prometheus query %q failed: %s: %s", params.Get("query"), outbound.Excerpt([]byte(r.ErrorType)), outbound.Excerpt([]byte(r.Error)))
 	}
-	return singleValue(r, query)
+	return r, nil
+}
+
+// promSeries is one series of a matrix answer.
+type promSeries struct {
+	Metric map[string]string `json:"metric"`
+	Values [][2]any          `json:"values"`
+}
+
+// seriesValues reads the values of the one series of a matrix answer,
+// NaN points left out.
+func seriesValues(r promResponse, query string) ([]float64, error) {
+	if r.Data.ResultType != "matrix" {
+		return nil, fmt.Errorf("range query %q returned a %s; the judge needs a matrix of one series", query, r.Data.ResultType)
+	}
+	var series []promSeries
+	if err := json.Unmarshal(r.Data.Result, &series); err != nil {
+		return nil, err
+	}
+	switch len(series) {
+	case 0:
+		return nil, &ErrNoData{Query: query}
+	case 1:
+	default:
+		samples := make([]promSample, len(series))
+		for i, s := range series {
+			samples[i].Metric = s.Metric
+		}
+		return nil, fmt.Errorf("range query %q returned %d series (%s); the judge needs one series a side: "+
+			"aggregate the query to a single series, e.g. sum(...)", query, len(series), seriesLabels(samples))
+	}
+	values := make([]float64, 0, len(series[0].Values))
+	for _, pair := range series[0].Values {
+		s, _ := pair[1].(string)
+		v, err := strconv.ParseFloat(s, 64)
+		switch {
+		case err != nil:
+			return nil, fmt.Errorf("range query %q returned %q, not a number", query, outbound.Excerpt([]byte(s)))
+		case math.IsNaN(v):
+			continue
+		case math.IsInf(v, 0):
+			return nil, fmt.Errorf("range query %q returned %s, not a finite number (a division by zero, or a "+
+				"histogram_quantile above the largest finite bucket)", query, s)
+		}
+		values = append(values, v)
+	}
+	if len(values) == 0 {
+		return nil, &ErrNoData{Query: query, NaN: true}
+	}
+	return values, nil
 }
 
 // promSample is one series of a vector answer.

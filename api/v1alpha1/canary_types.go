@@ -587,6 +587,7 @@ func (in GatewayReference) GetKind() ParentKind {
 // +kubebuilder:validation:XValidation:rule="!has(self.maxWeight) || self.maxWeight <= 100",message="analysis.maxWeight is a percentage and must be at most 100"
 // +kubebuilder:validation:XValidation:rule="!has(self.stepWeights) || (self.stepWeights.all(w, w > 0 && w <= 100) && self.stepWeights.isSorted())",message="analysis.stepWeights must be ascending percentages between 1 and 100"
 // +kubebuilder:validation:XValidation:rule="!has(self.stepWeight) || !has(self.maxWeight) || self.stepWeight <= self.maxWeight",message="analysis.stepWeight must not exceed analysis.maxWeight"
+// +kubebuilder:validation:XValidation:rule="!has(self.judge) || (has(self.metrics) && self.metrics.exists(m, has(m.judge)))",message="analysis.judge scores the metrics that have a judge block, and none has one: add metrics[].judge, or remove analysis.judge"
 type CanaryAnalysis struct {
 	// Interval between two analysis steps, from 1s to 24h; defaults to 1m.
 	// +kubebuilder:validation:Type=string
@@ -718,6 +719,106 @@ type CanaryAnalysis struct {
 	// +optional
 	// +kubebuilder:validation:MaxItems=20
 	Webhooks []CanaryWebhook `json:"webhooks,omitempty"`
+
+	// Judge sets how the metrics with a judge block are scored together at
+	// each step: the score bounds, the significance level and the
+	// resolution of the series. Optional: every field has a default. It
+	// needs at least one metric with a judge block.
+	// +optional
+	Judge *AnalysisJudge `json:"judge,omitempty"`
+}
+
+// The defaults of analysis.judge.
+const (
+	// DefaultJudgePassScore is the score a step's judgement passes with.
+	DefaultJudgePassScore = 95
+	// DefaultJudgeMarginalScore is the score under which it fails outright.
+	DefaultJudgeMarginalScore = 75
+	// DefaultJudgeAlpha is the significance level of the judge's test.
+	DefaultJudgeAlpha = 0.05
+	// DefaultJudgeStep is the time between two values of a judged series.
+	DefaultJudgeStep = 30 * time.Second
+)
+
+// AnalysisJudge scores the judged metrics of a step together, as Spinnaker
+// Kayenta does: the score is 100 times the weight of the metrics whose
+// canary is not significantly worse than the primary, over the weight of
+// all the judged metrics. A score of at least passScore passes the
+// step's checks; below it (Marginal, from marginalScore, or Fail) the
+// step counts one failed check, as a metric out of its thresholdRange
+// does: analysis.threshold decides how many are tolerated.
+// +kubebuilder:validation:XValidation:rule="(has(self.marginalScore) ? self.marginalScore : 75) <= (has(self.passScore) ? self.passScore : 95)",message="analysis.judge.marginalScore must not exceed passScore (defaults: passScore 95, marginalScore 75)"
+type AnalysisJudge struct {
+	// PassScore is the lowest score that passes, from 1 to 100; defaults
+	// to 95.
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=100
+	// +optional
+	PassScore *int `json:"passScore,omitempty"`
+
+	// MarginalScore is the lowest score that is Marginal rather than
+	// Fail, from 1 to passScore; defaults to 75. Marginal fails the step's
+	// checks too: it only tells a near miss from a clear failure in the
+	// message.
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=100
+	// +optional
+	MarginalScore *int `json:"marginalScore,omitempty"`
+
+	// Alpha is the significance level of the Mann-Whitney test of each
+	// judged metric, strictly between 0 and 0.5; defaults to 0.05. A
+	// difference between the canary and the primary counts only when its
+	// p-value is below alpha.
+	// +kubebuilder:validation:XValidation:rule="self > 0.0 && self < 0.5",message="analysis.judge.alpha is a significance level: more than 0 and less than 0.5 (0.05 by default)"
+	// +optional
+	Alpha *float64 `json:"alpha,omitempty"`
+
+	// Step is the time between two values of a judged metric's series,
+	// from 1s to 1h; defaults to 30s. Each value is the metric's query
+	// with {{ interval }} set to the step, so that the values cover
+	// distinct windows: make it at least twice Prometheus' scrape
+	// interval, and give the metric an interval of at least four steps
+	// (ten give the test some power).
+	// +kubebuilder:validation:Type=string
+	// +kubebuilder:validation:MaxLength=64
+	// +kubebuilder:validation:Pattern="^([0-9]+(\\.[0-9]+)?(ms|s|m|h))+$"
+	// +kubebuilder:validation:XValidation:rule="!self.matches('^([0-9]+([.][0-9]+)?(ms|s|m|h))+$') || (duration(self) >= duration('1s') && duration(self) <= duration('1h'))",message="analysis.judge.step, the time between two values of a judged series, must be between 1s and 1h"
+	// +optional
+	Step *metav1.Duration `json:"step,omitempty"`
+}
+
+// GetPassScore is the pass score, DefaultJudgePassScore when unset.
+func (in *AnalysisJudge) GetPassScore() int {
+	if in == nil || in.PassScore == nil {
+		return DefaultJudgePassScore
+	}
+	return *in.PassScore
+}
+
+// GetMarginalScore is the marginal score, DefaultJudgeMarginalScore when
+// unset.
+func (in *AnalysisJudge) GetMarginalScore() int {
+	if in == nil || in.MarginalScore == nil {
+		return DefaultJudgeMarginalScore
+	}
+	return *in.MarginalScore
+}
+
+// GetAlpha is the significance level, DefaultJudgeAlpha when unset.
+func (in *AnalysisJudge) GetAlpha() float64 {
+	if in == nil || in.Alpha == nil {
+		return DefaultJudgeAlpha
+	}
+	return *in.Alpha
+}
+
+// GetStep is the time between two values of a judged series,
+// DefaultJudgeStep when unset.
+func (in *AnalysisJudge) GetStep() time.Duration {
+	if in == nil || in.Step == nil || in.Step.Duration <= 0 {
+		return DefaultJudgeStep
+	}
+	return in.Step.Duration
 }
 
 // SessionAffinity is the cookie that pins a user to the side that served
@@ -833,6 +934,75 @@ type CanaryMetric struct {
 	// +kubebuilder:validation:XValidation:rule="!self.matches('^([0-9]+([.][0-9]+)?(ms|s|m|h))+$') || (duration(self) >= duration('1s') && duration(self) <= duration('24h'))",message="metrics[].interval, the query's range window, must be between 1s and 24h"
 	// +optional
 	Interval *metav1.Duration `json:"interval,omitempty"`
+
+	// Judge compares the canary with the primary on this metric, over the
+	// metric's interval, instead of (or as well as) holding it to a fixed
+	// range: the query runs for each side as a series, and a Mann-Whitney
+	// test says whether the canary is significantly and substantially
+	// worse (analysis.judge scores the judged metrics together). With a
+	// thresholdRange too, both must pass: the range is a hard floor, the
+	// judge a relative bound. The query must tell the sides apart: the
+	// built-in checks do, and a MetricTemplate must select the workload
+	// with {{ target }} (the primary's is {{ target }}-primary) and use the
+	// prometheus provider; otherwise the check fails saying so.
+	// +optional
+	Judge *MetricJudge `json:"judge,omitempty"`
+}
+
+// JudgeDirection is which change of a judged metric is bad.
+// +kubebuilder:validation:Enum=Increase;Decrease;Either
+type JudgeDirection string
+
+const (
+	// JudgeIncrease: a canary higher than the primary is bad (an error
+	// rate, a latency).
+	JudgeIncrease JudgeDirection = "Increase"
+	// JudgeDecrease: a canary lower than the primary is bad (a success
+	// rate, a throughput).
+	JudgeDecrease JudgeDirection = "Decrease"
+	// JudgeEither: a change either way is bad. The default.
+	JudgeEither JudgeDirection = "Either"
+)
+
+// MetricJudge says how the judge compares the canary with the primary on
+// one metric.
+// +kubebuilder:validation:XValidation:rule="!has(self.maxIncreasePercent) || !has(self.direction) || self.direction != 'Decrease'",message="judge.maxIncreasePercent tolerates an increase, which direction Decrease never counts as bad: remove it, or change the direction"
+// +kubebuilder:validation:XValidation:rule="!has(self.maxDecreasePercent) || !has(self.direction) || self.direction != 'Increase'",message="judge.maxDecreasePercent tolerates a decrease, which direction Increase never counts as bad: remove it, or change the direction"
+type MetricJudge struct {
+	// Direction is which change of the canary against the primary is bad:
+	// Increase (an error rate, a latency), Decrease (a success rate) or
+	// Either; defaults to Either. A significant change the other way
+	// passes, and is reported.
+	// +optional
+	Direction JudgeDirection `json:"direction,omitempty"`
+
+	// MaxIncreasePercent is how much higher, in percent, the canary's mean
+	// may be than the primary's before a significant increase is bad: 10
+	// tolerates 10 % more. From 0 to 1000; defaults to 0 (any significant
+	// increase is bad).
+	// +kubebuilder:validation:XValidation:rule="self >= 0.0 && self <= 1000.0",message="judge.maxIncreasePercent must be between 0 and 1000 (percent)"
+	// +optional
+	MaxIncreasePercent *float64 `json:"maxIncreasePercent,omitempty"`
+
+	// MaxDecreasePercent is how much lower, in percent, the canary's mean
+	// may be than the primary's before a significant decrease is bad: 10
+	// tolerates 10 % less. From 0 to less than 100; defaults to 0 (any
+	// significant decrease is bad).
+	// +kubebuilder:validation:XValidation:rule="self >= 0.0 && self < 100.0",message="judge.maxDecreasePercent must be at least 0 and less than 100 (percent)"
+	// +optional
+	MaxDecreasePercent *float64 `json:"maxDecreasePercent,omitempty"`
+
+	// Weight of the metric in the step's score, from 1 to 100; defaults
+	// to 1.
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=100
+	// +optional
+	Weight *int `json:"weight,omitempty"`
+
+	// Critical makes the metric, when bad, fail the step's judgement
+	// whatever the score.
+	// +optional
+	Critical bool `json:"critical,omitempty"`
 }
 
 // TemplateReference names a MetricTemplate.
