@@ -90,6 +90,7 @@ func main() {
 		analysisWorkers       int
 		analysisPerNamespace  int
 		analysisStepTimeout   time.Duration
+		dataPlaneSettle       time.Duration
 		clientOptions         client.Options
 		logOptions            logger.Options
 		leaderElectionOptions leaderelection.Options
@@ -131,6 +132,8 @@ func main() {
 			"a step running for more than a second gives its worker back, and at most 8 times this many steps are in flight.")
 	flag.IntVar(&analysisPerNamespace, "analysis-max-in-flight-per-namespace", 0,
 		"The analysis steps of one namespace in flight at most, so that a tenant whose webhooks hang holds that share of the pool and no more; 0 for a quarter of the steps in flight (8 × --analysis-workers / 4).")
+	flag.DurationVar(&dataPlaneSettle, "data-plane-settle-time", 2*time.Second,
+		"How long after the primary's endpoints changed a promotion waits before it moves traffic or completes: the time the data plane takes to stop sending requests to the pods of the previous revision (Traefik's providersThrottleDuration is 2s by default).")
 	flag.DurationVar(&analysisStepTimeout, "analysis-step-timeout", analysis.DefaultStepTimeout,
 		"The deadline of all the calls of one analysis step; a call still unanswered then fails its check.")
 	// Flux's tenancy flags, with their names and meaning
@@ -281,16 +284,17 @@ func main() {
 		DataPlane:     defaultDataPlane,
 	}
 	reconciler := &controllers.CanaryReconciler{
-		Client:         mgr.GetClient(),
-		EventRecorder:  eventRecorder,
-		Metrics:        helper.NewMetrics(mgr, metrics.MustMakeRecorder(), v1alpha1.CanaryFinalizer),
-		ControllerName: controllers.ControllerName,
-		Notifier:       notifications,
-		Webhooks:       webhooks,
-		Checks:         checks,
-		Tenancy:        tenants,
-		WatchLabel:     watchLabel,
-		Shard:          shardOf(watchOptions.LabelSelector, watchSelector),
+		Client:          mgr.GetClient(),
+		EventRecorder:   eventRecorder,
+		Metrics:         helper.NewMetrics(mgr, metrics.MustMakeRecorder(), v1alpha1.CanaryFinalizer),
+		ControllerName:  controllers.ControllerName,
+		Notifier:        notifications,
+		Webhooks:        webhooks,
+		Checks:          checks,
+		Tenancy:         tenants,
+		WatchLabel:      watchLabel,
+		Shard:           shardOf(watchOptions.LabelSelector, watchSelector),
+		DataPlaneSettle: dataPlaneSettle,
 		Analysis: analysis.NewRunner(webhooks, checks, analysis.RunnerOptions{
 			Workers:                 analysisWorkers,
 			MaxInFlightPerNamespace: analysisPerNamespace,

@@ -87,6 +87,11 @@ type CanaryReconciler struct {
 	// what it writes and on the targets, autoscalers and configs its
 	// Canaries name (cache_scope.go). Empty when the caches hold everything.
 	WatchLabel string
+	// DataPlaneSettle is how long after a change of the primary's endpoints
+	// a promotion waits before it moves on (--data-plane-settle-time): the
+	// time the data plane takes to stop sending requests to the pods that
+	// left them.
+	DataPlaneSettle time.Duration
 	// Shard is the agent's --watch-label-selector: the Canaries its cache
 	// holds. nil (or empty) when it holds every Canary; when set, members
 	// of groups and claims the cache misses are read live (shard.go).
@@ -103,6 +108,7 @@ type CanaryReconciler struct {
 	commitStatuses *commitStatusJobs
 	expectations   *writeExpectations
 	routeClocks    *routeClocks
+	endpointClocks *endpointClocks
 	configs        *configHashes
 }
 
@@ -125,6 +131,7 @@ func (r *CanaryReconciler) Reconcile(ctx context.Context, req ctrl.Request) (res
 		if apierrors.IsNotFound(err) {
 			r.expectations.forget(req.NamespacedName)
 			r.routeClocks.forget(req.NamespacedName)
+			r.endpointClocks.forget(req.NamespacedName)
 			r.Analysis.Forget(req.NamespacedName)
 			r.reverts.forget(req.NamespacedName)
 			r.promotions.forget(req.NamespacedName)

@@ -184,6 +184,7 @@ func (r *CanaryReconciler) setDefaults(cached, uncached client.Reader) {
 	r.commitStatuses = newGitJobs[[]string]()
 	r.expectations = newWriteExpectations()
 	r.routeClocks = newRouteClocks()
+	r.endpointClocks = newEndpointClocks()
 	r.configs = &configHashes{byName: map[string]configHash{}}
 	if _, wrapped := r.Client.(tenantClient); !wrapped {
 		r.Client = tenantClient{Client: r.Client, scope: scope{key: r.WatchLabel, live: uncached, scheme: r.Client.Scheme()}}
@@ -261,13 +262,20 @@ func (r *CanaryReconciler) canariesForAutoscaler(ctx context.Context, o client.O
 }
 
 // canariesForEndpoints maps an EndpointSlice of <name>-primary or
-// <name>-canary to the Canaries whose Service target is <name>: their
-// readiness is their endpoints'.
+// <name>-canary to the Canaries whose Service target is <name> (their
+// readiness is their endpoints'), and one of a primary Service to the
+// Canary that generated it (a promotion waits for the old pods to leave
+// its endpoints).
 func (r *CanaryReconciler) canariesForEndpoints(ctx context.Context, o client.Object) []reconcile.Request {
 	svc := o.GetLabels()[discoveryv1.LabelServiceName]
 	for _, suffix := range []string{v1alpha1.PrimarySuffix, v1alpha1.CanarySuffix} {
 		if base, ok := strings.CutSuffix(svc, suffix); ok {
-			return r.canariesForTarget(v1alpha1.ServiceKind)(ctx, &metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{Namespace: o.GetNamespace(), Name: base}})
+			reqs := r.canariesForTarget(v1alpha1.ServiceKind)(ctx, &metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{Namespace: o.GetNamespace(), Name: base}})
+			if suffix == v1alpha1.PrimarySuffix {
+				key := targetIndexValue(v1alpha1.ServiceKind, svc)
+				reqs = append(reqs, r.canariesBy(ctx, o.GetNamespace(), claimsIndexKey, key, key)...)
+			}
+			return reqs
 		}
 	}
 	return nil

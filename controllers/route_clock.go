@@ -77,3 +77,50 @@ func (c *routeClocks) forget(key types.NamespacedName) {
 	defer c.mu.Unlock()
 	delete(c.seen, key)
 }
+
+// endpointClocks remembers, for each Canary, the primary's endpoints the
+// agent last observed during a promotion and since when they have been
+// so. A data plane applies a change of the endpoints a moment after it:
+// until then it may still send requests to a pod that left them, so a
+// promotion waits --data-plane-settle-time from the change before it
+// moves traffic or completes. Like routeClocks, a memory of observations:
+// lost on a restart, the next change is timed again.
+type endpointClocks struct {
+	mu   sync.Mutex
+	seen map[types.NamespacedName]endpointClock
+}
+
+type endpointClock struct {
+	endpoints string
+	since     time.Time
+}
+
+func newEndpointClocks() *endpointClocks {
+	return &endpointClocks{seen: map[types.NamespacedName]endpointClock{}}
+}
+
+// changedAt records an observation of a Canary's primary endpoints (a
+// canonical list of them) and returns when they last changed: the first
+// observation of this list after another one. Zero when the agent did not
+// see them change.
+func (c *endpointClocks) changedAt(key types.NamespacedName, endpoints string, now time.Time) time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	last, known := c.seen[key]
+	next := endpointClock{endpoints: endpoints}
+	switch {
+	case known && last.endpoints == endpoints:
+		next.since = last.since
+	case known:
+		next.since = now
+	}
+	c.seen[key] = next
+	return next.since
+}
+
+// forget drops a deleted Canary.
+func (c *endpointClocks) forget(key types.NamespacedName) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	delete(c.seen, key)
+}

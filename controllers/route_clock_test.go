@@ -63,3 +63,32 @@ func TestRouteClocks(t *testing.T) {
 		t.Errorf("after forget: %v, want zero", got)
 	}
 }
+
+// The endpoint clock times a change of the primary's endpoints from the
+// first observation of the new ones; the first observation of all is no
+// change the agent saw.
+func TestEndpointClocks(t *testing.T) {
+	c := newEndpointClocks()
+	key := types.NamespacedName{Namespace: "apps", Name: "podinfo"}
+	t0 := time.Date(2026, 11, 28, 7, 0, 0, 0, time.UTC)
+	steps := []struct {
+		endpoints string
+		at        time.Time
+		want      time.Time
+	}{
+		{"a b", t0, time.Time{}},
+		{"a b", t0.Add(time.Second), time.Time{}},
+		{"a c", t0.Add(2 * time.Second), t0.Add(2 * time.Second)},
+		{"a c", t0.Add(3 * time.Second), t0.Add(2 * time.Second)},
+		{"c", t0.Add(4 * time.Second), t0.Add(4 * time.Second)},
+	}
+	for _, s := range steps {
+		if got := c.changedAt(key, s.endpoints, s.at); !got.Equal(s.want) {
+			t.Errorf("changedAt(%q, %s) = %s, want %s", s.endpoints, s.at, got, s.want)
+		}
+	}
+	c.forget(key)
+	if got := c.changedAt(key, "d", t0.Add(5*time.Second)); !got.IsZero() {
+		t.Errorf("after forget: %s", got)
+	}
+}

@@ -77,6 +77,11 @@ func (t daemonSetTarget) observePrimary(ctx context.Context, obj *v1alpha1.Canar
 		SpecHash: primary.Annotations[specHashAnnotation],
 		Health:   workload.DaemonSetHealth(primary, obj.GetPrimaryReadyThreshold()),
 	}
+	if promoting(obj) {
+		if err := t.r.leavingEndpoints(ctx, obj, obs, primary.Status.NumberReady); err != nil {
+			return nil, err
+		}
+	}
 	return primary, nil
 }
 

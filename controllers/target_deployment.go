@@ -117,6 +117,12 @@ func (t deploymentTarget) observePrimary(ctx context.Context, obj *v1alpha1.Cana
 		ScaledDown: primary.Spec.Replicas != nil && *primary.Spec.Replicas == 0 && !obj.Spec.AutoscalerRef.IsScaledObject() &&
 			metav1.IsControlledBy(primary, obj),
 	}
+	if promoting(obj) {
+		if err := t.r.leavingEndpoints(ctx, obj, obs, primary.Status.ReadyReplicas); err != nil {
+			return nil, err
+		}
+		obs.Primary.Terminating = ptr.Deref(primary.Status.TerminatingReplicas, 0)
+	}
 	return primary, nil
 }
 

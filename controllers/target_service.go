@@ -150,6 +150,39 @@ func (r *CanaryReconciler) observeServiceTarget(ctx context.Context, obj *v1alph
 	return r.observeRoutes(ctx, obj, router, rt, obs)
 }
 
+// promoting reports whether the Canary's promotion is under way, or halted:
+// the phases in which the primary's leaving pods are counted.
+func promoting(obj *v1alpha1.Canary) bool {
+	switch obj.Status.Phase {
+	case v1alpha1.PhasePromoting, v1alpha1.PhaseFinalising, v1alpha1.PhaseHalted:
+		return true
+	}
+	return false
+}
+
+// leavingEndpoints counts the endpoints of the Canary's primary Service that
+// may still answer though their pod is on its way out, for a primary of
+// ready pods: the data plane may route a request to them
+// (workload.LeavingEndpoints).
+func (r *CanaryReconciler) leavingEndpoints(ctx context.Context, obj *v1alpha1.Canary, obs *rollout.Observation, ready int32) error {
+	var slices discoveryv1.EndpointSliceList
+	name := obj.GetPrimaryServiceName()
+	if err := r.List(ctx, &slices, client.InNamespace(obj.Namespace), client.MatchingLabels{discoveryv1.LabelServiceName: name}); err != nil {
+		return fmt.Errorf("failed to list endpoints of %s: %w", name, err)
+	}
+	obs.Primary.Leaving = workload.LeavingEndpoints(slices.Items, ready)
+	changed := workload.EndpointsChangedAt(slices.Items)
+	if r.endpointClocks != nil {
+		if seen := r.endpointClocks.changedAt(client.ObjectKeyFromObject(obj), workload.EndpointsKey(slices.Items), obs.Now); seen.After(changed) {
+			changed = seen
+		}
+	}
+	if !changed.IsZero() {
+		obs.Primary.EndpointsSettleAt = changed.Add(r.DataPlaneSettle)
+	}
+	return nil
+}
+
 // serviceHealth judges a generated Service by its ready endpoints.
 func (r *CanaryReconciler) serviceHealth(ctx context.Context, namespace, name string) (workload.Health, error) {
 	var slices discoveryv1.EndpointSliceList

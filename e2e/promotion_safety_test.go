@@ -317,3 +317,78 @@ func TestPromotionSafety_CorrectedRevisionIsAnalysed(t *testing.T) {
 	g.Expect(routeWeights(ns, "podinfo")()).To(Equal("100/0"))
 	expectNoUserErrors(t, g, ns)
 }
+
+// Promoted means no old pod answers. The quota case, 20 times: a
+// ResourceQuota halts the promotion (the primary's surge pod is refused),
+// the quota is raised, and the primary's rolling update finishes while
+// its old pods terminate. The promotion completes only once no pod of the
+// previous revision serves in the primary's endpoints, so that no user
+// request sent after the Canary says Succeeded is answered by the old
+// version (before: 1 of 250 requests in the next 5 s, in 2 of 3 runs).
+// Five namespaces promote four revisions each, in parallel.
+func TestPromotionSafety_NoOldPodAnswersAfterSucceeded(t *testing.T) {
+	const namespaces, promotions = 5, 4
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	late, checked := map[string]int{}, 0
+	for range namespaces {
+		ns := newNamespace(t)
+		wg.Go(func() {
+			g := NewWithT(t)
+			ctx := context.Background()
+			c := safetyCanary(t, g, ns)
+			quota := &corev1.ResourceQuota{
+				ObjectMeta: metav1.ObjectMeta{Name: "pods", Namespace: ns},
+				Spec:       corev1.ResourceQuotaSpec{Hard: corev1.ResourceList{corev1.ResourcePods: resource.MustParse("4")}},
+			}
+			g.Expect(k8s.Create(ctx, quota)).To(Succeed())
+			old := "v1"
+			for i := range promotions {
+				version := fmt.Sprintf("v%d", i+2)
+				setImage(g, ns, "podinfo", "podinfo:"+version)
+				waitForPhase(g, c, v1alpha1.PhaseHalted, 90*time.Second)
+				setQuota(g, quota, "10")
+				waitForPhase(g, c, v1alpha1.PhaseSucceeded, 90*time.Second)
+				succeeded := c.Status.LastTransitionTime.Time
+				time.Sleep(time.Until(succeeded.Add(5 * time.Second)))
+				n, last := 0, time.Duration(0)
+				for _, s := range usersIn(ns).Samples(succeeded, time.Time{}) {
+					if s.Version == old {
+						n, last = n+1, s.Sent.Sub(succeeded)
+					}
+				}
+				mu.Lock()
+				checked++
+				if n > 0 {
+					late[fmt.Sprintf("%s %s→%s (last %s after)", ns, old, version, last.Round(time.Millisecond))] = n
+				}
+				mu.Unlock()
+				// Back to 4 pods for the next promotion's halt: the
+				// canary is scaled down, the primary runs 2.
+				setQuota(g, quota, "4")
+				old = version
+			}
+			expectNoUserErrors(t, g, ns)
+		})
+	}
+	wg.Wait()
+	total := 0
+	for _, n := range late {
+		total += n
+	}
+	t.Logf("promotion_no_old_pod promotions=%d answers_by_the_old_version_after_succeeded=%d %v", checked, total, late)
+	if checked != namespaces*promotions || total != 0 {
+		t.Errorf("%d of %d promotions checked; requests answered by the old version after Succeeded: %v", checked, namespaces*promotions, late)
+	}
+}
+
+// setQuota sets the ResourceQuota's hard limit on pods.
+func setQuota(g Gomega, quota *corev1.ResourceQuota, pods string) {
+	g.Eventually(func() error {
+		if err := k8s.Get(context.Background(), client.ObjectKeyFromObject(quota), quota); err != nil {
+			return err
+		}
+		quota.Spec.Hard[corev1.ResourcePods] = resource.MustParse(pods)
+		return k8s.Update(context.Background(), quota)
+	}, 10*time.Second, 100*time.Millisecond).Should(Succeed())
+}

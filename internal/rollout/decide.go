@@ -280,7 +280,41 @@ func decidePromoting(c *v1alpha1.Canary, o Observation) Action {
 	case !o.Primary.Health.Ready:
 		return WaitForPromotion{Message: o.Primary.Health.Message, RequeueAfter: transitionTime(c).Add(c.GetProgressDeadline()).Sub(o.Now)}
 	}
+	if wait, ok := waitForLeavingPods(c, o); ok {
+		// No request goes back to the primary while a pod of its old
+		// revision may still answer it.
+		return wait
+	}
 	return whenRoutesProgrammed(c, o, untilDue(c, o), Finalise{})
+}
+
+// waitForLeavingPods holds a promotion while pods of the primary's previous
+// revision may still answer: promoted means no old pod answers. An endpoint
+// that still serves while its pod terminates (o.Primary.Leaving) holds it
+// until it is gone (a pod on a lost node does not serve); a terminating
+// replica the endpoints do not show (o.Primary.Terminating, the endpoints
+// not updated yet) holds it no longer than the progress deadline, counted
+// from the promotion's last transition; and once they are gone, the data
+// plane is given the time to apply the endpoints' last change
+// (o.Primary.EndpointsSettleAt).
+func waitForLeavingPods(c *v1alpha1.Canary, o Observation) (Action, bool) {
+	left := transitionTime(c).Add(c.GetProgressDeadline()).Sub(o.Now)
+	n := o.Primary.Leaving
+	if left > 0 {
+		n = max(n, o.Primary.Terminating)
+	}
+	if n > 0 {
+		return WaitForPromotion{
+			Message:      fmt.Sprintf("pods of the primary's previous revision still terminating: %d; waiting until none may answer", n),
+			RequeueAfter: time.Second,
+		}, true
+	}
+	if settle := o.Primary.EndpointsSettleAt.Sub(o.Now); settle > 0 {
+		// The endpoints changed a moment ago: the data plane may still
+		// send requests to the pods that left them.
+		return WaitForPromotion{Message: "the primary's endpoints changed a moment ago: waiting for the data plane to apply them", RequeueAfter: settle}, true
+	}
+	return nil, false
 }
 
 // decideFinalising moves traffic to the ready primary, then scales the
@@ -296,6 +330,9 @@ func decideFinalising(c *v1alpha1.Canary, o Observation) Action {
 		return WaitForPromotion{Message: o.Primary.Health.Message, RequeueAfter: transitionTime(c).Add(c.GetProgressDeadline()).Sub(o.Now)}
 	}
 	wait := untilDue(c, o)
+	if wait, ok := waitForLeavingPods(c, o); ok {
+		return wait
+	}
 	switch {
 	case o.CanaryWeight == 0:
 		// The canary scales down only once the data plane sends it nothing.
@@ -322,6 +359,9 @@ func decideHalted(c *v1alpha1.Canary, o Observation) Action {
 	st := c.Status
 	switch {
 	case o.Primary.SpecHash == st.LastAppliedSpec && o.Primary.Health.Ready:
+		if wait, ok := waitForLeavingPods(c, o); ok {
+			return wait
+		}
 		return whenRoutesProgrammed(c, o, untilDue(c, o), Finalise{})
 	case o.Target.SpecHash == st.LastPromotedSpec:
 		return restorePrimaryThen(o, st.LastPromotedSpec, CompleteRestore{Phase: v1alpha1.PhaseSucceeded, Reason: v1alpha1.RevertedReason})

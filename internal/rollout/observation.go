@@ -111,6 +111,19 @@ type Primary struct {
 	ScaledDown bool
 	// Health is the primary's rollout state.
 	Health workload.Health
+	// Leaving counts the endpoints of the primary Service that still serve
+	// while their pod terminates: pods on their way out to which the data
+	// plane may route a request. A promotion is not complete while any
+	// old pod may answer.
+	Leaving int32
+	// Terminating is the primary Deployment's status.terminatingReplicas:
+	// pods on their way out, which the endpoints may not show yet (or
+	// never will, on a lost node).
+	Terminating int32
+	// EndpointsSettleAt is when the data plane has had time to apply the
+	// last change of the primary's endpoints (the change's time, plus the
+	// agent's --data-plane-settle-time); zero when unknown.
+	EndpointsSettleAt time.Time
 }
 
 // Requests are the user's pending requests: the value of each request

@@ -22,10 +22,14 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
+	"slices"
+	"strings"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
 
 	"github.com/serin-dev/serin/api/v1alpha1"
 )
@@ -86,6 +90,60 @@ func MutateMetadata(canary *v1alpha1.Canary, obj metav1.Object, custom *v1alpha1
 	labels, annotations := mergeGenerated(canary, obj, custom.GetLabels(), custom.GetAnnotations())
 	obj.SetLabels(labels)
 	obj.SetAnnotations(annotations)
+}
+
+// LeavingEndpoints counts the endpoints of slices that may still answer
+// for a workload of ready pods: those that serve while their pod
+// terminates (conditions.terminating and serving, or ready when serving is
+// not published), and the ready ones beyond ready (the endpoints of pods
+// the workload no longer counts, not updated yet). These are pods on
+// their way out, to which a data plane may still route a request.
+func LeavingEndpoints(slices []discoveryv1.EndpointSlice, ready int32) int32 {
+	var leaving, serving int32
+	for _, s := range slices {
+		for _, e := range s.Endpoints {
+			c := e.Conditions
+			switch {
+			case ptr.Deref(c.Terminating, false):
+				if ptr.Deref(c.Serving, ptr.Deref(c.Ready, false)) {
+					leaving++
+				}
+			case ptr.Deref(c.Ready, false):
+				serving++
+			}
+		}
+	}
+	return leaving + max(serving-ready, 0)
+}
+
+// EndpointsChangedAt is when the last change of the pods that slices
+// reflect happened (the endpointslice controller's
+// endpoints.kubernetes.io/last-change-trigger-time): the data plane
+// applies it some time after. Zero when no slice says.
+func EndpointsChangedAt(slices []discoveryv1.EndpointSlice) time.Time {
+	var last time.Time
+	for _, s := range slices {
+		t, err := time.Parse(time.RFC3339Nano, s.Annotations[corev1.EndpointsLastChangeTriggerTime])
+		if err == nil && t.After(last) {
+			last = t
+		}
+	}
+	return last
+}
+
+// EndpointsKey is a canonical list of the endpoints of slices and their
+// conditions: it changes whenever the endpoints a data plane routes to do.
+func EndpointsKey(endpointSlices []discoveryv1.EndpointSlice) string {
+	var keys []string
+	for _, s := range endpointSlices {
+		for _, e := range s.Endpoints {
+			c := e.Conditions
+			keys = append(keys, fmt.Sprintf("%s/%v/%v/%v", strings.Join(e.Addresses, ","),
+				ptr.Deref(c.Ready, false), ptr.Deref(c.Serving, false), ptr.Deref(c.Terminating, false)))
+		}
+	}
+	slices.Sort(keys)
+	return strings.Join(keys, " ")
 }
 
 // EndpointsHealth judges a Service by its ready endpoints, as the
