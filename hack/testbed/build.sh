@@ -8,7 +8,8 @@
 #
 # Components: etcd kube-apiserver kube-controller-manager kube-scheduler kwok
 #             notification-controller
-#             gitea source-controller kustomize-controller traefik
+#             gitea source-controller kustomize-controller helm-controller
+#             traefik
 #             flagger flagger-previous flagger-vX.Y.Z (only for `make bench`:
 #             the side-by-side comparison; versions.env pins the first two)
 set -euo pipefail
@@ -110,6 +111,12 @@ component() {
 		export KEEP=config/crd
 		build_module "$1" "$FLUX_CONTROLLERS_VERSION" "github.com/fluxcd/$1" -- -ldflags "-s -w" .
 	) ;;
+	helm-controller) (
+		# Flux's helm-controller (HelmReleases), the same recipe: its ./api is
+		# replaced by the proxy's version of the same tag.
+		export KEEP=config/crd
+		build_module helm-controller "$HELM_CONTROLLER_VERSION" github.com/fluxcd/helm-controller -- -ldflags "-s -w" .
+	) ;;
 	gitea) (
 		export CGO_ENABLED=1 KEEP="templates options public"
 		build_module gitea "$GITEA_VERSION" code.gitea.io/gitea -- \
@@ -131,5 +138,5 @@ component() {
 }
 
 components=("$@")
-[[ ${#components[@]} -gt 0 ]] || components=(etcd kube-apiserver kwok kube-controller-manager kube-scheduler notification-controller source-controller kustomize-controller gitea traefik)
+[[ ${#components[@]} -gt 0 ]] || components=(etcd kube-apiserver kwok kube-controller-manager kube-scheduler notification-controller source-controller kustomize-controller helm-controller gitea traefik)
 for c in "${components[@]}"; do component "$c"; done

@@ -75,7 +75,9 @@ var ErrUnverified = errors.New("not applied by the Flux object its labels name")
 // Applied is a Flux owner that Verify found to really apply an object.
 type Applied struct {
 	Owner
-	// Revision is the source revision it is applying (see revisionOf).
+	// Revision is the source revision it is applying (see revisionOf); for
+	// a HelmRelease that a Kustomization applied, the Kustomization's (see
+	// helmReleaseSource).
 	Revision string
 }
 
@@ -107,7 +109,35 @@ func Verify(ctx context.Context, reader client.Reader, obj client.Object, gk sch
 		return Applied{}, true, fmt.Errorf("%w: %s %s/%s is labelled as applied by %s %s/%s, whose status.inventory does not list it",
 			ErrUnverified, gk.Kind, obj.GetNamespace(), obj.GetName(), o.Kind, o.Namespace, o.Name)
 	}
-	return Applied{Owner: o, Revision: revisionOf(u)}, true, nil
+	rev := revisionOf(u)
+	if o.Group == HelmGroup {
+		if git, ok := helmReleaseSource(ctx, reader, u, crossNamespace); ok {
+			rev = git
+		}
+	}
+	return Applied{Owner: o, Revision: rev}, true, nil
+}
+
+// helmReleaseGroupKind is a HelmRelease's, as a Kustomization's inventory
+// lists it.
+var helmReleaseGroupKind = schema.GroupKind{Group: HelmGroup, Kind: "HelmRelease"}
+
+// helmReleaseSource returns the Git revision of the Kustomization that
+// applied a HelmRelease, when the HelmRelease's labels name one whose
+// inventory lists it. A HelmRelease's own lastAttemptedRevision is its
+// chart's version: the same for every change of its values, so two
+// revisions of the target would look like one. The commit that changed the
+// HelmRelease (its values, its chart version) is what attributes a
+// revision, as for a target a Kustomization applies directly.
+func helmReleaseSource(ctx context.Context, reader client.Reader, hr *unstructured.Unstructured, crossNamespace bool) (string, bool) {
+	if o, ok := Of(hr); !ok || o.Group != KustomizeGroup {
+		return "", false
+	}
+	applied, _, err := Verify(ctx, reader, hr, helmReleaseGroupKind, crossNamespace)
+	if err != nil || applied.Revision == "" {
+		return "", false
+	}
+	return applied.Revision, true
 }
 
 // InventoryID is the id of an object in a Flux inventory

@@ -148,3 +148,71 @@ func TestVerify(t *testing.T) {
 		t.Errorf("InventoryID of a core object = %q", id)
 	}
 }
+
+// A target rendered by a HelmRelease takes the Git revision of the
+// Kustomization that applied the HelmRelease, verified by its inventory;
+// otherwise the HelmRelease's own revision, its chart version.
+func TestVerify_HelmRelease(t *testing.T) {
+	const commit = "main@sha1:0123456789abcdef0123456789abcdef01234567"
+	deployment := schema.GroupKind{Group: "apps", Kind: "Deployment"}
+	inventory := func(ids ...string) map[string]any {
+		entries := make([]any, 0, len(ids))
+		for _, id := range ids {
+			entries = append(entries, map[string]any{"id": id, "v": "v1"})
+		}
+		return map[string]any{"entries": entries}
+	}
+	helmRelease := func(name string, labels map[string]any) *unstructured.Unstructured {
+		return &unstructured.Unstructured{Object: map[string]any{
+			"apiVersion": "helm.toolkit.fluxcd.io/v2", "kind": "HelmRelease",
+			"metadata": map[string]any{"name": name, "namespace": "team-a", "labels": labels},
+			"status":   map[string]any{"lastAttemptedRevision": "0.1.0", "inventory": inventory("team-a_" + name + "_apps_Deployment")},
+		}}
+	}
+	kustomization := func(ns, name string, ids ...string) *unstructured.Unstructured {
+		return &unstructured.Unstructured{Object: map[string]any{
+			"apiVersion": "kustomize.toolkit.fluxcd.io/v1", "kind": "Kustomization",
+			"metadata": map[string]any{"name": name, "namespace": ns},
+			"status":   map[string]any{"lastAttemptedRevision": commit, "inventory": inventory(ids...)},
+		}}
+	}
+	appliedBy := func(ns, name string) map[string]any {
+		return map[string]any{"kustomize.toolkit.fluxcd.io/name": name, "kustomize.toolkit.fluxcd.io/namespace": ns}
+	}
+	c := fake.NewClientBuilder().WithScheme(runtime.NewScheme()).WithObjects(
+		helmRelease("from-git", appliedBy("team-a", "apps")),
+		helmRelease("by-hand", nil),
+		helmRelease("borrowed", appliedBy("team-a", "apps")),
+		helmRelease("tenant", appliedBy("flux-system", "tenants")),
+		kustomization("team-a", "apps", "team-a_from-git_helm.toolkit.fluxcd.io_HelmRelease"),
+		kustomization("flux-system", "tenants", "team-a_tenant_helm.toolkit.fluxcd.io_HelmRelease"),
+	).Build()
+	tests := map[string]struct {
+		release        string
+		crossNamespace bool
+		want           string
+	}{
+		"applied by a Kustomization":                              {release: "from-git", want: commit},
+		"created by hand":                                         {release: "by-hand", want: "0.1.0"},
+		"labelled with a Kustomization that does not list it":     {release: "borrowed", want: "0.1.0"},
+		"applied from another namespace, cross-namespace allowed": {release: "tenant", crossNamespace: true, want: commit},
+		"applied from another namespace, cross-namespace refused": {release: "tenant", want: "0.1.0"},
+	}
+	for name, tt := range tests {
+		t.Run(name, func(t *testing.T) {
+			target := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Name: tt.release, Labels: map[string]string{
+				"helm.toolkit.fluxcd.io/name": tt.release, "helm.toolkit.fluxcd.io/namespace": "team-a",
+			}}}
+			got, found, err := Verify(context.Background(), c, target, deployment, tt.crossNamespace)
+			if err != nil || !found {
+				t.Fatalf("Verify() found = %v, err = %v", found, err)
+			}
+			if got.Kind != "HelmRelease" || got.Name != tt.release {
+				t.Errorf("owner = %s %s, want HelmRelease %s", got.Kind, got.Name, tt.release)
+			}
+			if got.Revision != tt.want {
+				t.Errorf("revision = %q, want %q", got.Revision, tt.want)
+			}
+		})
+	}
+}
