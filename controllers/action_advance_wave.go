@@ -48,8 +48,10 @@ type promotionOutcome struct {
 }
 
 // advanceWave carries out rollout.AdvanceWave: each stage of the wave of
-// the Canary's promoted revision moves one step.
-func (r *CanaryReconciler) advanceWave(ctx context.Context, obj *v1alpha1.Canary, obs rollout.Observation) (ctrl.Result, error) {
+// the Canary's promoted revision moves one step; a member of a group
+// writes no promotion while its release is not promoted whole (a.Hold),
+// and stops the stages it would write when the release failed (a.Stop).
+func (r *CanaryReconciler) advanceWave(ctx context.Context, obj *v1alpha1.Canary, obs rollout.Observation, a rollout.AdvanceWave) (ctrl.Result, error) {
 	st := &obj.Status
 	if len(obj.Spec.GitOps.GetPromote()) == 0 {
 		st.Promotions = nil
@@ -75,10 +77,16 @@ func (r *CanaryReconciler) advanceWave(ctx context.Context, obj *v1alpha1.Canary
 	wake(r.soak(ctx, obj, now))
 	for i, stage := range obj.Spec.GitOps.GetPromote() {
 		p := &st.Promotions[i]
-		switch work, wait := rollout.NextStageWork(obj, p, now); work {
-		case rollout.WritePromotion:
+		switch work, wait := rollout.NextStageWork(obj, p, now); {
+		case work == rollout.WritePromotion && a.Stop != "" && stage.Stage != byHand:
+			r.emitWave(ctx, obj, rollout.StageStopped(p, a.Stop, now))
+		case work == rollout.WritePromotion && a.Hold != "" && stage.Stage != byHand:
+			// The other members' status changes reconcile this one.
+			p.Message = a.Hold
+			wake(obj.GetAnalysisInterval())
+		case work == rollout.WritePromotion:
 			wake(r.writePromotion(ctx, obj, stage, p, now))
-		case rollout.ReadVerdict:
+		case work == rollout.ReadVerdict:
 			wake(r.readVerdict(ctx, obj, stage, p, now))
 		default:
 			wake(wait)

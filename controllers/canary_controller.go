@@ -319,7 +319,7 @@ func (r *CanaryReconciler) act(ctx context.Context, obj *v1alpha1.Canary, obs ro
 	case rollout.HoldPromotion:
 		return r.holdPromotion(ctx, obj, obs, a)
 	case rollout.AdvanceWave:
-		return r.advanceWave(ctx, obj, obs)
+		return r.advanceWave(ctx, obj, obs, a)
 	case rollout.Idle:
 		return ctrl.Result{}, nil
 	}

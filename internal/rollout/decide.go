@@ -46,6 +46,10 @@ func Decide(c *v1alpha1.Canary, o Observation) Action {
 	a := decideRollout(c, o)
 	if _, idle := a.(Idle); idle {
 		if wave, ok := DecideWave(c); ok {
+			if w, ok := wave.(AdvanceWave); ok {
+				w.Hold, w.Stop = ReleaseWaveGate(c, o)
+				return w
+			}
 			return wave
 		}
 	}

@@ -623,3 +623,38 @@ func TestDecide_GroupRevertPerCommit(t *testing.T) {
 		})
 	}
 }
+
+// A member of a group writes the promotions of its wave only for a
+// release every member of which is promoted, and never for one another
+// member failed: the next stage never gets part of a release.
+func TestReleaseWaveGate(t *testing.T) {
+	later := t0.Add(time.Minute)
+	promoted := func(c *v1alpha1.Canary) {
+		c.Status.LastPromotedSpec, c.Status.LastPromotedRevision = c.Status.LastAppliedSpec, release
+		c.Spec.GitOps = &v1alpha1.GitOpsSpec{Promote: []v1alpha1.PromotionTarget{{Stage: "production"}}}
+	}
+	tests := []struct {
+		name string
+		peer GroupPeer
+		want Action
+	}{
+		{"every member promoted", peer("api", v1alpha1.PhaseSucceeded, member(release, 3, "")), AdvanceWave{}},
+		{"a member still analysing (dependsOn)", peer("web", v1alpha1.PhaseProgressing, member(release, 1, "")),
+			AdvanceWave{Hold: "waiting for every member of release main@sha1:abc to be promoted before writing the promotion: web (Progressing)"}},
+		{"a member failed the release", peer("web", v1alpha1.PhaseFailed, member(release, 1, "")),
+			AdvanceWave{Stop: "release main@sha1:abc was not promoted whole: web is Failed; the next stages get none of it"}},
+		{"a member in a newer release", peer("web", v1alpha1.PhaseProgressing, newer(1, "")), AdvanceWave{}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			c := canary(v1alpha1.PhaseSucceeded, inRelease(3, ""), promoted)
+			o := grouped(later, tc.peer)
+			o.Target.SpecHash = c.Status.LastAppliedSpec
+			o.Target.Replicas = 0
+			o.Primary.SpecHash = c.Status.LastAppliedSpec
+			if got := Decide(c, o); !cmp.Equal(tc.want, got) {
+				t.Errorf("Decide = %#v, want %#v", got, tc.want)
+			}
+		})
+	}
+}

@@ -45,8 +45,13 @@ import (
 
 // AdvanceWave moves the stages of the wave of the Canary's promoted
 // revision one step (spec.gitops.promote); the Canary is Succeeded and
-// the rollout has nothing else to do.
-type AdvanceWave struct{}
+// the rollout has nothing else to do. A member of a CanaryGroup writes a
+// promotion only for a release every member of which is promoted
+// (ReleaseWaveGate): Hold says what it waits for, Stop why the release is
+// never promoted to the next stages.
+type AdvanceWave struct {
+	Hold, Stop string
+}
 
 // WaveSeverity is how an event of the wave is reported (notifier's
 // severities; rollout does not import notifier).
@@ -81,6 +86,33 @@ func DecideWave(c *v1alpha1.Canary) (Action, bool) {
 		return nil, false
 	}
 	return AdvanceWave{}, true
+}
+
+// ReleaseWaveGate says whether a member of a group may write the
+// promotions of its wave: not until every member of its release is
+// promoted in it (hold: what it waits for), and never when another member
+// failed or halted the release (stop: why), so that the next stage never
+// gets part of a release the first one did not promote whole. "" and ""
+// outside a release.
+func ReleaseWaveGate(c *v1alpha1.Canary, o Observation) (hold, stop string) {
+	st := c.Status.Group
+	if !o.Group.InGroup() || st == nil || st.Name != o.Group.Name || st.Release == "" {
+		return "", ""
+	}
+	var waiting []string
+	for _, p := range o.Group.ReleasePeers(c) {
+		switch {
+		case !p.inItsRelease():
+		case p.Phase == v1alpha1.PhaseFailed || p.Phase == v1alpha1.PhaseHalted:
+			return "", fmt.Sprintf("release %s was not promoted whole: %s is %s; the next stages get none of it", st.Release, p.Name, p.Phase)
+		case p.Phase != v1alpha1.PhaseSucceeded:
+			waiting = append(waiting, fmt.Sprintf("%s (%s)", p.Name, cmp.Or(string(p.Phase), "new")))
+		}
+	}
+	if len(waiting) > 0 {
+		return fmt.Sprintf("waiting for every member of release %s to be promoted before writing the promotion: %s", st.Release, strings.Join(waiting, ", ")), ""
+	}
+	return "", ""
 }
 
 // PromoteToRefusal says why a serin.dev/promote-to request (its stage)
@@ -448,6 +480,15 @@ func WaveRetry(p *v1alpha1.PromotionStatus, what, reason string, now time.Time) 
 		return WaveEvent{}, wait
 	}
 	return WaveEvent{WaveWarning, v1alpha1.StageRetryingReason, fmt.Sprintf("%s: %s of %s failed, retrying with backoff: %s", p.Stage, what, p.Revision, reason)}, wait
+}
+
+// StageStopped stops a stage whose promotion is not to be written (the
+// release it belongs to failed): nothing goes to Git for the revision;
+// serin promote --to writes it by hand.
+func StageStopped(p *v1alpha1.PromotionStatus, msg string, now time.Time) WaveEvent {
+	p.NextAttemptTime = nil
+	setWavePhase(p, v1alpha1.WaveStopped, msg, now)
+	return WaveEvent{WaveWarning, v1alpha1.StageStoppedReason, fmt.Sprintf("%s: promotion of %s stopped: %s", p.Stage, p.Revision, msg)}
 }
 
 // StageError records a promotion that cannot be written or followed
