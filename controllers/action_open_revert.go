@@ -74,6 +74,7 @@ func (r *CanaryReconciler) openRevert(ctx context.Context, obj *v1alpha1.Canary,
 		PullRequestURL: res.PullRequestURL,
 		State:          res.State,
 		Message:        res.Message,
+		Covered:        res.Covered,
 	}
 	if err != nil && gitops.IsTransient(err) {
 		return r.retryRevert(ctx, obj, prev, err, obs.Now)

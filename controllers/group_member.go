@@ -113,7 +113,7 @@ func (r *CanaryReconciler) observeGroup(ctx context.Context, obj *v1alpha1.Canar
 			}
 		case err == nil:
 			peer.Found, peer.Phase, peer.Status, peer.Suspended = true, c.Status.Phase, c.Status.Group, c.Spec.Suspend
-			peer.Revision = c.Status.LastAttemptedRevision
+			peer.Revision, peer.Revert = c.Status.LastAttemptedRevision, c.Status.Revert
 			peer.Message = conditions.GetMessage(&c, meta.ReadyCondition)
 			if t := c.Status.LastTransitionTime; t != nil {
 				peer.Since = t.Time
@@ -310,8 +310,9 @@ func peerMoved(e event.UpdateEvent) bool {
 }
 
 // releaseMembers makes the revert of a member of a group's release the
-// release's: one pull request that restores every member the revision
-// changed, whichever member asks first (the branch is the group's).
+// release's: one pull request per repository that restores every member
+// of the release applied from it, whichever member asks first (the
+// branch is the group's).
 func (r *CanaryReconciler) releaseMembers(ctx context.Context, obj *v1alpha1.Canary, obs rollout.Observation, req *gitops.RevertRequest) error {
 	st := obj.Status.Group
 	if st == nil || !obs.Group.InGroup() || st.Name != obs.Group.Name || st.Release == "" {
@@ -326,12 +327,10 @@ func (r *CanaryReconciler) releaseMembers(ctx context.Context, obj *v1alpha1.Can
 			}
 			return err
 		}
-		if c.Status.LastAttemptedRevision == obj.Status.LastAttemptedRevision {
-			req.Members = append(req.Members, c)
-		} else {
-			// Applied from another commit: reverted by its own revert.
-			req.Elsewhere = append(req.Elsewhere, c)
-		}
+		// Each is restored to its own last promoted revision, whichever
+		// commit of the release changed it; one of another repository is
+		// left to its own revert (gitops names it).
+		req.Members = append(req.Members, c)
 	}
 	return nil
 }

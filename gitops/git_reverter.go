@@ -269,42 +269,29 @@ func (j *revertJob) marker() string {
 
 // memberSources finds the source of each other member of a group's
 // release. The members applied from the Canary's repository and branch
-// (their paths may differ) are reverted by this revert, in one commit: it
-// returns them and their sources. Those applied from another repository
-// or branch (req.Members with another source, and req.Elsewhere) revert
-// their own there; the notes name them and the branch of their revert.
+// (their paths and Kustomizations may differ) are reverted by this
+// revert, in one commit: it returns them and their sources. Each applied
+// from another repository or branch reverts its own there; the notes name
+// them and the branch of their revert.
 func (g *GitReverter) memberSources(ctx context.Context, req RevertRequest, src *Source) ([]*v1alpha1.Canary, []*Source, []string, error) {
 	var members []*v1alpha1.Canary
 	var sources []*Source
 	var notes []string
-	elsewhere := func(m *v1alpha1.Canary, ms *Source) {
-		where := "another commit"
-		if ms != nil {
-			where = fmt.Sprintf("%s (branch %s)", ms.URL, ms.Branch)
-		}
-		branch := "its own revert branch"
-		if c, err := CommitOf(m.Status.LastAttemptedRevision); err == nil {
-			branch = GroupRevertBranch(m.Namespace, req.Group, c)
-		}
-		notes = append(notes, fmt.Sprintf("member %s of the release is applied from %s: it is reverted there, on %s", m.Name, where, branch))
-	}
 	for _, m := range req.Members {
 		ms, err := DiscoverSource(ctx, g.client, m, g.crossNamespace)
 		if err != nil {
 			return nil, nil, nil, fmt.Errorf("member %s of group %s: %w", m.Name, req.Group, err)
 		}
-		if ms.URL != src.URL || ms.Branch != src.Branch {
-			elsewhere(m, ms)
+		if ms.URL == src.URL && ms.Branch == src.Branch {
+			members, sources = append(members, m), append(sources, ms)
 			continue
 		}
-		members, sources = append(members, m), append(sources, ms)
-	}
-	for _, m := range req.Elsewhere {
-		ms, err := DiscoverSource(ctx, g.client, m, g.crossNamespace)
-		if err != nil {
-			ms = nil // named all the same: its own revert says what is wrong
+		branch := "its own revert branch"
+		if c, err := CommitOf(m.Status.LastAttemptedRevision); err == nil {
+			branch = GroupRevertBranch(m.Namespace, req.Group, c)
 		}
-		elsewhere(m, ms)
+		notes = append(notes, fmt.Sprintf("member %s of the release is applied from %s (branch %s): it is reverted there, on %s",
+			m.Name, ms.URL, ms.Branch, branch))
 	}
 	return members, sources, notes, nil
 }
@@ -345,7 +332,14 @@ func (g *GitReverter) Revert(ctx context.Context, req RevertRequest) (RevertResu
 	m := req.Canary.Spec.GitOps
 	push := m != nil && m.Revert != nil && m.Revert.Mode == v1alpha1.PushRevert
 	res, err := job.write(ctx, push, job.change(ctx))
-	return res.revertResult(), err
+	out := res.revertResult()
+	if req.Group != "" {
+		out.Covered = []string{req.Canary.Name}
+		for _, m := range members {
+			out.Covered = append(out.Covered, m.Name)
+		}
+	}
+	return out, err
 }
 
 // revertResult tells r as a revert's result. A revert has no UpToDate

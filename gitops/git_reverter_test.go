@@ -510,41 +510,26 @@ func TestGitReverter_StaleBadRevision(t *testing.T) {
 // A group's release whose member web is applied from another repository:
 // the revert of this repository is opened all the same (before, the whole
 // revert failed as unverifiable and was never retried, losing this
-// member's own), and its message names web, its repository and the branch
-// of its own revert there. web's own request, made by web (wantsRevert),
-// reverts it in its repository.
+// member's own), covers this repository's members only, and its message
+// names web, its repository and the branch of its own revert there (web
+// opens it once it sees this one does not cover it: wantsRevert).
 func TestGitReverter_GroupMemberOfAnotherRepository(t *testing.T) {
-	for name, edit := range map[string]func(RevertRequest, *v1alpha1.Canary) RevertRequest{
-		// Applied from another commit: the controller passes it as Elsewhere.
-		"another commit": func(r RevertRequest, web *v1alpha1.Canary) RevertRequest {
-			r.Elsewhere = []*v1alpha1.Canary{web}
-			return r
-		},
-		// Applied from the same commit, by another repository's source.
-		"the same revision from another repository": func(r RevertRequest, web *v1alpha1.Canary) RevertRequest {
-			w := web.DeepCopy()
-			w.Status.LastAttemptedRevision = r.BadRevision
-			r.Members = []*v1alpha1.Canary{w}
-			return r
-		},
-	} {
-		t.Run(name, func(t *testing.T) {
-			f := newGitFixture(t)
-			web, other := webOfAnotherRepository(t, f)
-			req := f.request(v1alpha1.PullRequestRevert)
-			req.Group = "shop"
-			req = edit(req, web)
-			res, err := f.reverter().Revert(context.Background(), req)
-			if err != nil || res.State != StateOpened {
-				t.Fatalf("revert = %+v, %v", res, err)
-			}
-			_, commit := f.file(res.Branch, "apps/podinfo/kustomization.yaml")
-			want := "member web of the release is applied from " + other + " (branch main): it is reverted there, on serin/revert/apps/groups/shop/" +
-				webBadCommit(req, web)
-			if !strings.Contains(commit.Message, want) {
-				t.Errorf("the revert's message does not name web's own revert (%q):\n%s", want, commit.Message)
-			}
-		})
+	f := newGitFixture(t)
+	web, other := webOfAnotherRepository(t, f)
+	req := f.request(v1alpha1.PullRequestRevert)
+	req.Group = "shop"
+	req.Members = []*v1alpha1.Canary{web}
+	res, err := f.reverter().Revert(context.Background(), req)
+	if err != nil || res.State != StateOpened {
+		t.Fatalf("revert = %+v, %v", res, err)
+	}
+	if len(res.Covered) != 1 || res.Covered[0] != "podinfo" {
+		t.Errorf("covered = %v, want [podinfo]: web reverts its own", res.Covered)
+	}
+	_, commit := f.file(res.Branch, "apps/podinfo/kustomization.yaml")
+	want := "member web of the release is applied from " + other + " (branch main): it is reverted there, on serin/revert/apps/groups/shop/01234567"
+	if !strings.Contains(commit.Message, want) {
+		t.Errorf("the revert's message does not name web's own revert (%q):\n%s", want, commit.Message)
 	}
 }
 
@@ -581,15 +566,4 @@ func webOfAnotherRepository(t *testing.T, f *gitFixture) (*v1alpha1.Canary, stri
 		}
 	}
 	return web, other
-}
-
-// webBadCommit is the short SHA of web's bad commit in req: its own
-// revision, or the request's when it shares it.
-func webBadCommit(req RevertRequest, web *v1alpha1.Canary) string {
-	rev := web.Status.LastAttemptedRevision
-	if len(req.Members) > 0 {
-		rev = req.Members[0].Status.LastAttemptedRevision
-	}
-	c, _ := CommitOf(rev)
-	return ShortSHA(c)
 }

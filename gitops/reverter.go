@@ -50,15 +50,11 @@ type RevertRequest struct {
 	// release's: one branch, commit and pull request for the group and
 	// the revision, which restores Members' targets too.
 	Group string
-	// Members are the other members of the release whose targets the
-	// revision changed; each is restored to its own last promoted
-	// revision. A member applied from another repository or branch is
-	// left to its own revert there, and named in this one's message.
+	// Members are the other members of the release; each is restored to
+	// its own last promoted revision. A member applied from another
+	// repository or branch is left to its own revert there, and named in
+	// this one's message.
 	Members []*v1alpha1.Canary
-	// Elsewhere are the members of the release applied from another
-	// commit (another repository): each reverts its own; this revert's
-	// message names them and their branches.
-	Elsewhere []*v1alpha1.Canary
 }
 
 // RevertResult is what the revert produced.
@@ -70,6 +66,9 @@ type RevertResult struct {
 	State string
 	// Message explains the state.
 	Message string
+	// Covered are the members of a group's release the revert restores
+	// (the Canary's and the other members of its repository and branch).
+	Covered []string
 }
 
 // ErrNotConfigured means the agent runs without GitOps revert support.

@@ -1575,6 +1575,12 @@ type RevertStatus struct {
 	// NextAttemptTime is when a Retrying revert is tried again.
 	// +optional
 	NextAttemptTime *metav1.Time `json:"nextAttemptTime,omitempty"`
+	// Covered are the members of the CanaryGroup's release this revert
+	// restores (this Canary's repository and branch); a member applied
+	// from another opens the revert of its own.
+	// +optional
+	// +kubebuilder:validation:MaxItems=64
+	Covered []string `json:"covered,omitempty"`
 }
 
 // Canary drives the progressive delivery of a Deployment or Service. Its

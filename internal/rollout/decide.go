@@ -399,11 +399,12 @@ func revertRetryDue(c *v1alpha1.Canary) (time.Time, bool) {
 	return r.NextAttemptTime.Time, true
 }
 
-// revertRetrying and revertPending are gitops.StateRetrying and
-// gitops.StatePending (rollout does not import gitops).
+// revertRetrying, revertPending and revertFailed are gitops.StateRetrying,
+// StatePending and StateFailed (rollout does not import gitops).
 const (
 	revertRetrying = "Retrying"
 	revertPending  = "Pending"
+	revertFailed   = "Failed"
 )
 
 // shieldDarkSide takes all traffic off a side that has no pod ready to
@@ -451,12 +452,17 @@ func wantsRevert(c *v1alpha1.Canary, o Observation) bool {
 	st := c.Status
 	if g := st.Group; g != nil && g.FailedBy != "" && (st.Revert == nil || st.Revert.Revision != st.LastAttemptedRevision) {
 		// Rolled back with its group's release: the member that failed
-		// reverts the whole release, in one commit, when this member was
-		// applied from the same commit. One applied from another (another
-		// repository) reverts its own, as its triggers say.
-		if decider, ok := o.Group.peer(g.FailedBy); !ok || decider.Revision == st.LastAttemptedRevision {
+		// reverts the release, in one commit per repository. This member
+		// waits for that revert, and reverts its own when it does not
+		// restore it (another repository, or the revert failed).
+		decider, ok := o.Group.peer(g.FailedBy)
+		if !ok {
 			return false
 		}
+		if done, covers := revertCovers(decider, c.Name); !done || covers {
+			return false
+		}
+		return c.GetRevertTriggers() != nil
 	}
 	if r := st.Revert; r != nil && r.Revision == st.LastAttemptedRevision && r.State == revertPending {
 		// The revert runs off the reconcile: its result is to be recorded.

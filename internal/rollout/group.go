@@ -59,9 +59,11 @@ type GroupPeer struct {
 	// promotion, until resumed.
 	Suspended bool
 	// Revision is the Flux revision the member analyses or analysed last
-	// (status.lastAttemptedRevision): members applied from one commit
-	// share it, and one revert restores them all.
+	// (status.lastAttemptedRevision).
 	Revision string
+	// Revert is the member's status.revert: the revert it opened, and the
+	// members of its release that revert restores (covered).
+	Revert *v1alpha1.RevertStatus
 }
 
 // peer returns the member of the group named name.
@@ -554,6 +556,30 @@ func decideGroupWaiting(c *v1alpha1.Canary, o Observation) (Action, bool) {
 	return StartRollout{}, true
 }
 
+// revertState is a revert's revision and state, "" for none.
+func revertState(r *v1alpha1.RevertStatus) string {
+	if r == nil {
+		return ""
+	}
+	return r.Revision + "/" + r.State
+}
+
+// revertCovers reports whether the revert of the member that decided a
+// release is over for its revision (written, or failed), and whether it
+// restores the member named name: a member of another repository is left
+// to its own.
+func revertCovers(decider GroupPeer, name string) (done, covers bool) {
+	r := decider.Revert
+	if r == nil || r.Revision != decider.Revision {
+		return false, false
+	}
+	switch r.State {
+	case "", revertPending, revertRetrying:
+		return false, false
+	}
+	return true, r.State != revertFailed && slices.Contains(r.Covered, name)
+}
+
 // WaitingForMessage says which members a dependent member waits for.
 func WaitingForMessage(pending []string) string {
 	return fmt.Sprintf("waiting for %s to be promoted (dependsOn)", strings.Join(pending, ", "))
@@ -565,7 +591,9 @@ func WaitingForMessage(pending []string) string {
 // passed a step, began or stopped holding one, or the number of members
 // it waits for (dependsOn) changed.
 func PeerMoved(old, cur *v1alpha1.CanaryStatus) bool {
-	if old.Phase != cur.Phase {
+	if old.Phase != cur.Phase || revertState(old.Revert) != revertState(cur.Revert) {
+		// A revert that ended tells the members rolled back with it
+		// whether it restores them (wantsRevert).
 		return true
 	}
 	a, b := old.Group, cur.Group

@@ -588,31 +588,39 @@ func TestDecide_SupersededRelease(t *testing.T) {
 	}
 }
 
-// A member rolled back with its release opens no revert when the member
-// that failed shares its commit (that one revert restores both), and its
-// own when it was applied from another commit, another repository: its
-// change is never left in Git because it is in a group.
-func TestDecide_GroupRevertPerCommit(t *testing.T) {
+// A member rolled back with its release waits for the revert of the
+// member that failed: it opens none when that revert restores it (its
+// repository), and its own when it does not (another repository) or when
+// that revert failed: its change is never left in Git because it is in a
+// group.
+func TestDecide_GroupRevertPerRepository(t *testing.T) {
 	later := t0.Add(time.Minute)
 	rolledBack := func(c *v1alpha1.Canary) {
 		c.Status.Group = member(release, 1, "")
 		c.Status.Group.FailedBy = "api"
 		c.Status.LastAttemptedRevision = release
 	}
-	decider := func(rev string) Observation {
+	decider := func(r *v1alpha1.RevertStatus) Observation {
 		p := peer("api", v1alpha1.PhaseFailed, member(release, 1, ""))
-		p.Revision = rev
+		p.Revision, p.Revert = "main@sha1:def", r
 		o := grouped(later, p)
 		o.Target.SpecHash = "v2"
 		return o
+	}
+	reverted := func(state string, covered ...string) *v1alpha1.RevertStatus {
+		return &v1alpha1.RevertStatus{Revision: "main@sha1:def", State: state, Covered: covered}
 	}
 	tests := []struct {
 		name string
 		o    Observation
 		want Action
 	}{
-		{"applied from the failed member's commit", decider(release), ScaleDownCanary{}},
-		{"applied from another commit", decider("main@sha1:other"), OpenRevert{}},
+		{"the failed member's revert has not run yet", decider(nil), ScaleDownCanary{}},
+		{"it runs", decider(reverted("Pending")), ScaleDownCanary{}},
+		{"it restores this member", decider(reverted("Opened", "api", "podinfo")), ScaleDownCanary{}},
+		{"it restores the failed member's repository only", decider(reverted("Opened", "api")), OpenRevert{}},
+		{"it failed", decider(reverted("Failed")), OpenRevert{}},
+		{"it is of another revision", decider(&v1alpha1.RevertStatus{Revision: "main@sha1:old", State: "Opened"}), ScaleDownCanary{}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
