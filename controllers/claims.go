@@ -23,6 +23,7 @@ import (
 	"slices"
 	"strings"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
@@ -101,11 +102,11 @@ func (r *CanaryReconciler) observeClaims(ctx context.Context, obj *v1alpha1.Cana
 		// the others too (its cache holds its shard's Canaries only): the
 		// Canaries whose spec.targetRef.name (a selectable field) is a
 		// name it claims, read live.
-		for _, name := range claimedNames(obj) {
-			var list v1alpha1.CanaryList
-			if err := r.APIReader.List(ctx, &list, client.InNamespace(obj.Namespace), client.MatchingFields{targetNameField: name}); err != nil {
-				return claimConflict{}, fmt.Errorf("failed to list the canaries of %s naming %s outside the cache: %w", obj.Namespace, name, err)
-			}
+		lists, err := r.liveCanariesNaming(ctx, obj.Namespace, claimedNames(obj))
+		if err != nil {
+			return claimConflict{}, err
+		}
+		for _, list := range lists {
 			for i := range list.Items {
 				o := &list.Items[i]
 				if o.UID != obj.UID && !inShard(r.Shard, o) && claimsMeet(mine, claimsOf(o)) {
@@ -120,6 +121,30 @@ func (r *CanaryReconciler) observeClaims(ctx context.Context, obj *v1alpha1.Cana
 // targetNameField is the Canary CRD's selectable field of its target's
 // name: the API server lists the Canaries of a target.
 const targetNameField = "spec.targetRef.name"
+
+// liveCanariesNaming lists, live, the Canaries of namespace whose
+// spec.targetRef.name is one of names. An API server that cannot select
+// on the field (before Kubernetes 1.32) is asked for the namespace's
+// Canaries once instead.
+func (r *CanaryReconciler) liveCanariesNaming(ctx context.Context, namespace string, names []string) ([]v1alpha1.CanaryList, error) {
+	var out []v1alpha1.CanaryList
+	for _, name := range names {
+		var list v1alpha1.CanaryList
+		err := r.APIReader.List(ctx, &list, client.InNamespace(namespace), client.MatchingFields{targetNameField: name})
+		if apierrors.IsBadRequest(err) {
+			var all v1alpha1.CanaryList
+			if err := r.APIReader.List(ctx, &all, client.InNamespace(namespace)); err != nil {
+				return nil, fmt.Errorf("failed to list the canaries of %s outside the cache: %w", namespace, err)
+			}
+			return []v1alpha1.CanaryList{all}, nil
+		}
+		if err != nil {
+			return nil, fmt.Errorf("failed to list the canaries of %s naming %s outside the cache: %w", namespace, name, err)
+		}
+		out = append(out, list)
+	}
+	return out, nil
+}
 
 // claimedNames are the names of the objects a Canary claims, once each.
 func claimedNames(c *v1alpha1.Canary) []string {
