@@ -50,6 +50,11 @@ func (r *CanaryReconciler) reconcileDelete(ctx context.Context, obj *v1alpha1.Ca
 	// target another Canary generates) has nothing to hand back: what it
 	// would scale or route is the other Canary's.
 	if obj.Status.Phase != "" && conflict.Reason == "" {
+		// The baseline lives only during an analysis: gone first, off the
+		// routes before, whatever the routes become.
+		if err := r.dropBaseline(ctx, obj); err != nil {
+			return ctrl.Result{}, err
+		}
 		var err error
 		var done bool
 		if obj.Spec.RevertOnDeletion {
