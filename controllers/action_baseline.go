@@ -162,16 +162,19 @@ func kindOf(o client.Object) string {
 	return "object"
 }
 
-// dropBaseline takes the baseline off routes that name it and removes it,
-// when the Canary is deleted: the routes the Canary leaves behind (handed
-// back or orphaned) never name a Service that is going away.
-func (r *CanaryReconciler) dropBaseline(ctx context.Context, obj *v1alpha1.Canary) error {
+// dropBaseline takes the baseline off routes that name it and, once the
+// data plane applies them (a gateway still on the last routes would send
+// requests to pods that are going away), removes it, when the Canary is
+// deleted: the routes the Canary leaves behind (handed back or orphaned)
+// never name a Service that is going away. done is false while it waits
+// for the data plane.
+func (r *CanaryReconciler) dropBaseline(ctx context.Context, obj *v1alpha1.Canary) (done bool, err error) {
 	if !obj.WantsBaseline() {
-		return nil
+		return true, nil
 	}
 	router, err := r.router(obj)
 	if err != nil {
-		return err
+		return false, err
 	}
 	// The names alone: the target and the primary may be gone already.
 	rt := routing.Target{
@@ -183,12 +186,13 @@ func (r *CanaryReconciler) dropBaseline(ctx context.Context, obj *v1alpha1.Canar
 	}
 	routes, err := router.GetRoutes(ctx, obj, rt)
 	if err != nil {
-		return fmt.Errorf("failed to read routes: %w", err)
+		return false, fmt.Errorf("failed to read routes: %w", err)
 	}
-	if routes.Found && routes.Baseline {
-		if err := router.SetRoutes(ctx, obj, rt, routes.Weights); err != nil {
-			return err
-		}
+	switch {
+	case routes.Found && routes.Baseline:
+		return false, router.SetRoutes(ctx, obj, rt, routes.Weights)
+	case routes.Found && !routes.Status.Programmed:
+		return false, nil
 	}
-	return r.deleteBaseline(ctx, obj)
+	return true, r.deleteBaseline(ctx, obj)
 }

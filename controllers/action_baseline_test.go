@@ -319,22 +319,37 @@ func TestRemoveBaseline(t *testing.T) {
 }
 
 // A Canary deleted mid-analysis leaves no baseline: taken off the routes
-// first (they are handed back or orphaned as they are), then removed,
-// however the target and primary stand.
+// first (they are handed back or orphaned as they are), then, once the
+// data plane applies them, removed, however the target and primary stand.
 func TestDropBaselineOnDeletion(t *testing.T) {
 	c := baselinePodinfo(v1alpha1.PhaseProgressing)
 	target, primary := baselineWorld(c, 3)
 	baseline := withStatus(baselineOf(c, target, primary, 3, "v2"), 3)
 	cases := map[string]actionCase{
-		"routed: off the routes, then removed": {
+		"routed: off the routes, not removed yet": {
 			canary: c.DeepCopy(), objs: []client.Object{target, primary, baseline, baselineServiceOf(c, target)},
 			setup: func(f *actionFixture) { f.router.SetBaseline("apps", "podinfo", routing.Canary(25), true) },
-			want: actionWant{weights: []routing.Weights{routing.Canary(25)},
-				writes: []string{"patch Deployment/podinfo-baseline", "delete Deployment/podinfo-baseline", "delete Service/podinfo-baseline"}},
+			want:  actionWant{result: ctrl.Result{RequeueAfter: 100 * time.Millisecond}, weights: []routing.Weights{routing.Canary(25)}},
 			check: func(t *testing.T, f *actionFixture, obj *v1alpha1.Canary) {
 				got, _ := f.router.GetRoutes(context.Background(), obj, routing.Target{ApexService: "podinfo", BaselineService: "podinfo-baseline"})
-				if got.Baseline || f.get("podinfo-baseline", &appsv1.Deployment{}) {
-					t.Errorf("routes %+v, or the baseline is still there", got)
+				if got.Baseline || !f.get("podinfo-baseline", &appsv1.Deployment{}) {
+					t.Errorf("routes %+v, want off them; the baseline kept until the gateway applies them", got)
+				}
+			},
+		},
+		"off the routes, which the gateway has not applied yet: kept": {
+			canary: c.DeepCopy(), objs: []client.Object{target, primary, baseline, baselineServiceOf(c, target)},
+			routes: ptr.To(routing.Canary(25)),
+			setup:  func(f *actionFixture) { f.router.Status = &routing.RouteStatus{Message: "waiting for the gateway"} },
+			want:   actionWant{result: ctrl.Result{RequeueAfter: 100 * time.Millisecond}},
+		},
+		"off the routes the gateway applies: removed": {
+			canary: c.DeepCopy(), objs: []client.Object{target, primary, baseline, baselineServiceOf(c, target)},
+			routes: ptr.To(routing.Canary(25)),
+			want:   actionWant{writes: []string{"patch Deployment/podinfo-baseline", "delete Deployment/podinfo-baseline", "delete Service/podinfo-baseline"}},
+			check: func(t *testing.T, f *actionFixture, _ *v1alpha1.Canary) {
+				if f.get("podinfo-baseline", &appsv1.Deployment{}) {
+					t.Error("the baseline is still there")
 				}
 			},
 		},
@@ -348,6 +363,9 @@ func TestDropBaselineOnDeletion(t *testing.T) {
 		},
 	}
 	runActionCases(t, cases, func(ctx context.Context, r *CanaryReconciler, obj *v1alpha1.Canary, _ rollout.Observation, _ rollout.Action) (ctrl.Result, error) {
-		return ctrl.Result{}, r.dropBaseline(ctx, obj)
+		if done, err := r.dropBaseline(ctx, obj); err != nil || !done {
+			return ctrl.Result{RequeueAfter: 100 * time.Millisecond}, err
+		}
+		return ctrl.Result{}, nil
 	})
 }

@@ -52,8 +52,8 @@ func (r *CanaryReconciler) reconcileDelete(ctx context.Context, obj *v1alpha1.Ca
 	if obj.Status.Phase != "" && conflict.Reason == "" {
 		// The baseline lives only during an analysis: gone first, off the
 		// routes before, whatever the routes become.
-		if err := r.dropBaseline(ctx, obj); err != nil {
-			return ctrl.Result{}, err
+		if done, err := r.dropBaseline(ctx, obj); err != nil || !done {
+			return ctrl.Result{RequeueAfter: 100 * time.Millisecond}, err
 		}
 		var err error
 		var done bool

@@ -48,8 +48,9 @@ func inAnalysis(c *v1alpha1.Canary) bool {
 
 // decideBaseline returns, whatever the phase, what comes first for the
 // baseline: off the routes when it must not be routed (no ready pod, or
-// its analysis ended), and, once off them, removed when its analysis
-// ended. false when the baseline needs nothing here.
+// its analysis ended), and, once the data plane applies routes without it,
+// removed when its analysis ended. false when the baseline needs nothing
+// here.
 func decideBaseline(c *v1alpha1.Canary, o Observation) (Action, bool) {
 	b := o.Baseline
 	switch {
@@ -57,7 +58,9 @@ func decideBaseline(c *v1alpha1.Canary, o Observation) (Action, bool) {
 		return RouteBaseline{Reason: "the baseline has no pod ready to serve: " + b.Health.Message}, true
 	case b.Routed && !BaselineRouted(c, b):
 		return RouteBaseline{Reason: "the analysis ended"}, true
-	case b.Exists && !b.Routed && (!inAnalysis(c) || !c.WantsBaseline()):
+	case b.Exists && !b.Routed && (!inAnalysis(c) || !c.WantsBaseline()) && o.Routes.Programmed:
+		// Not before: a gateway still on the last routes would send
+		// requests to pods that are going away.
 		return RemoveBaseline{}, true
 	}
 	return nil, false
