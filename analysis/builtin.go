@@ -43,20 +43,44 @@ func podNamePattern(target v1alpha1.TargetReference) (string, error) {
 // or request-duration) for a Canary on a data plane, its names escaped for
 // PromQL string literals as a MetricTemplate's are (EscapePromQL).
 func BuiltinQuery(canary *v1alpha1.Canary, metric v1alpha1.CanaryMetric, name v1alpha1.DataPlane) (string, error) {
-	return builtinQuery(canary, metric, name, false)
+	return builtinQuery(canary, metric, name, canarySide)
 }
 
-// builtinQuery is BuiltinQuery of the canary side, or of the primary
-// (its Service, its pods, its Deployment) when primary is true: a soak
-// judges the promoted primary.
-func builtinQuery(canary *v1alpha1.Canary, metric v1alpha1.CanaryMetric, name v1alpha1.DataPlane, primary bool) (string, error) {
+// side is the workload a query reads: the canary, the primary (a soak
+// judges the promoted primary; without a baseline the judge compares
+// with it) or the baseline (analysis.judge.baseline).
+type side int
+
+const (
+	canarySide side = iota
+	primarySide
+	baselineSide
+)
+
+// String names the side in the judge's words.
+func (s side) String() string {
+	switch s {
+	case primarySide:
+		return "primary"
+	case baselineSide:
+		return "baseline"
+	}
+	return "canary"
+}
+
+// builtinQuery is BuiltinQuery of one side: the canary's, or another's
+// Service, pods and Deployment (<name>-primary, <name>-baseline).
+func builtinQuery(canary *v1alpha1.Canary, metric v1alpha1.CanaryMetric, name v1alpha1.DataPlane, s side) (string, error) {
 	d, ok := dataplane.Lookup(name)
 	if !ok {
 		return "", fmt.Errorf("data plane %q has no built-in checks", name)
 	}
 	target, service := canary.Spec.TargetRef, canary.GetCanaryServiceName()
-	if primary {
+	switch s {
+	case primarySide:
 		target.Name, service = canary.GetPrimaryName(), canary.GetPrimaryServiceName()
+	case baselineSide:
+		target.Name, service = canary.GetBaselineName(), canary.GetBaselineServiceName()
 	}
 	vars := dataplane.Vars{
 		Namespace: EscapePromQL(canary.Namespace),

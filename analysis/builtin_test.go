@@ -305,33 +305,47 @@ func TestMetrics_BuiltinCheckDataPlane(t *testing.T) {
 	}
 }
 
-// A soak judges the primary: every data plane's built-in checks render
-// with the primary's Service, pods and Deployment where the canary's
-// were, and a MetricTemplate's {{ target }} is the primary.
-func TestBuiltinQuery_Primary(t *testing.T) {
+// A soak judges the primary, and with analysis.judge.baseline the judge
+// reads the baseline: every data plane's built-in checks render with that
+// side's Service, pods and Deployment where the canary's were, and a
+// MetricTemplate's {{ target }} is that side's workload.
+func TestBuiltinQuery_Sides(t *testing.T) {
 	c := builtinCanary(v1alpha1.GatewayAPIRouting)
-	for _, name := range dataplane.Names() {
-		d, _ := dataplane.Lookup(name)
-		for check := range d.Checks {
-			canarySide, err := builtinQuery(c, builtinMetric(check), name, false)
-			if err != nil {
-				continue // not available on this data plane
-			}
-			primarySide, err := builtinQuery(c, builtinMetric(check), name, true)
-			if err != nil {
-				t.Fatalf("%s/%s: %v", name, check, err)
-			}
-			// Every name of the canary's side becomes the primary's.
-			want := strings.NewReplacer(c.GetCanaryServiceName(), c.GetPrimaryServiceName(),
-				c.Spec.TargetRef.Name+"-[", c.GetPrimaryName()+"-[",
-				`"`+c.Spec.TargetRef.Name+`"`, `"`+c.GetPrimaryName()+`"`).Replace(canarySide)
-			if primarySide != want || primarySide == canarySide {
-				t.Errorf("%s/%s primary query:\n%s\nwant:\n%s", name, check, primarySide, want)
+	tests := map[side]struct {
+		workload, service, template string
+	}{
+		primarySide:  {c.GetPrimaryName(), c.GetPrimaryServiceName(), `up{pod=~"podinfo-primary-.*"}`},
+		baselineSide: {c.GetBaselineName(), c.GetBaselineServiceName(), `up{pod=~"podinfo-baseline-.*"}`},
+	}
+	for s, tt := range tests {
+		for _, name := range dataplane.Names() {
+			d, _ := dataplane.Lookup(name)
+			for check := range d.Checks {
+				canaryQuery, err := builtinQuery(c, builtinMetric(check), name, canarySide)
+				if err != nil {
+					continue // not available on this data plane
+				}
+				got, err := builtinQuery(c, builtinMetric(check), name, s)
+				if err != nil {
+					t.Fatalf("%s %s/%s: %v", s, name, check, err)
+				}
+				// Every name of the canary's side becomes the other's.
+				want := strings.NewReplacer(c.GetCanaryServiceName(), tt.service,
+					c.Spec.TargetRef.Name+"-[", tt.workload+"-[",
+					`"`+c.Spec.TargetRef.Name+`"`, `"`+tt.workload+`"`).Replace(canaryQuery)
+				if got != want || got == canaryQuery {
+					t.Errorf("%s %s/%s query:\n%s\nwant:\n%s", s, name, check, got, want)
+				}
 			}
 		}
+		q, err := renderQuery(`up{pod=~"{{ target }}-.*"}`, v1alpha1.PrometheusProvider, c, builtinMetric("custom"), s)
+		if err != nil || q != tt.template {
+			t.Errorf("template on the %s = %q, %v", s, q, err)
+		}
 	}
-	q, err := renderQuery(`up{pod=~"{{ target }}-.*"}`, v1alpha1.PrometheusProvider, c, builtinMetric("custom"), true)
-	if err != nil || q != `up{pod=~"podinfo-primary-.*"}` {
-		t.Errorf("template on the primary = %q, %v", q, err)
+	// The testbed's data plane, spelled out.
+	q, err := builtinQuery(c, builtinMetric(v1alpha1.RequestSuccessRateCheck), v1alpha1.TraefikDataPlane, baselineSide)
+	if err != nil || !strings.Contains(q, `service="apps-podinfo-baseline-http-9898@kubernetesgateway"`) {
+		t.Errorf("traefik baseline query = %q, %v", q, err)
 	}
 }

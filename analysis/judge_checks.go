@@ -31,19 +31,27 @@ import (
 	"github.com/serin-dev/serin/api/v1alpha1"
 )
 
-// The judge, phase 1 (issue #47): a metric with a judge block is queried
-// for the canary and for the primary as two series over the metric's
-// interval, and classified by analysis/judge; the step's judged metrics
-// are then scored together (judgeStep), and the verdict is one more check
-// of the step, named JudgeCheck. The baseline is the primary: it serves
-// the same requests at the same time, but its pods are older and, at
-// most weights, carry more of the load.
+// The judge (issue #47): a metric with a judge block is queried for the
+// canary and for its baseline as two series over the metric's interval,
+// and classified by analysis/judge; the step's judged metrics are then
+// scored together (judgeStep), and the verdict is one more check of the
+// step, named JudgeCheck. The baseline is <target>-baseline with
+// analysis.judge.baseline (the primary's revision, pods as young as the
+// canary's, on the canary's share of the traffic), else the primary: it
+// serves the same requests at the same time, but its pods are older and,
+// at most weights, carry more of the load.
 
 // JudgeCheck names the judge's verdict among a step's checks.
 const JudgeCheck = "judge"
 
-// judgeBaseline names the side the canary is compared with, in messages.
-const judgeBaseline = "primary"
+// judgeSide is the side the canary is compared with: the baseline
+// Deployment with analysis.judge.baseline, else the primary.
+func judgeSide(canary *v1alpha1.Canary) side {
+	if canary.WantsBaseline() {
+		return baselineSide
+	}
+	return primarySide
+}
 
 // judgedCheck runs a judged metric: its thresholdRange first, as any
 // check, when it has one (a hard floor); then its query for each side as
@@ -55,7 +63,7 @@ const judgeBaseline = "primary"
 func (m *Metrics) judgedCheck(ctx context.Context, canary *v1alpha1.Canary, metric v1alpha1.CanaryMetric) MetricResult {
 	res := MetricResult{Name: metric.Name}
 	if metric.ThresholdRange != nil {
-		if res = m.thresholdCheck(ctx, canary, metric, false); !res.Passed {
+		if res = m.thresholdCheck(ctx, canary, metric, canarySide); !res.Passed {
 			return res
 		}
 	}
@@ -74,15 +82,16 @@ func (m *Metrics) judgedCheck(ctx context.Context, canary *v1alpha1.Canary, metr
 		return fail("%v", err)
 	}
 	res.Judged = &in
+	against := judgeSide(canary).String()
 	if r.Class == judge.NoData {
 		return fail("%s: no data, which fails the check as a query without values does: %s",
-			strings.ReplaceAll(r.NoDataReason, "baseline", judgeBaseline), m.noDataHint(canary, metric))
+			strings.ReplaceAll(r.NoDataReason, "baseline", against), m.noDataHint(canary, metric))
 	}
 	if !res.HasValue {
 		res.Value, res.HasValue = r.CanaryMean, true
 	}
 	res.Passed = true
-	res.Message = "metric " + r.Against(judgeBaseline)
+	res.Message = "metric " + r.Against(against)
 	return res
 }
 
@@ -129,12 +138,13 @@ func builtinUnit(metric v1alpha1.CanaryMetric) string {
 	return "%"
 }
 
-// series reads a judged metric's series, the canary's and the primary's,
+// series reads a judged metric's series, the canary's and its baseline's
+// (judgeSide),
 // over the same range: the metric's interval up to now, truncated to the
 // step, one value per analysis.judge.step, each the query with
 // {{ interval }} set to the step so that the values cover distinct
 // windows. A side without data has no values.
-func (m *Metrics) series(ctx context.Context, canary *v1alpha1.Canary, metric v1alpha1.CanaryMetric) (canarySide, primarySide []float64, err error) {
+func (m *Metrics) series(ctx context.Context, canary *v1alpha1.Canary, metric v1alpha1.CanaryMetric) (canaryValues, baselineValues []float64, err error) {
 	step := analysisJudge(canary).GetStep()
 	window := metric
 	window.Interval = &metav1.Duration{Duration: step}
@@ -174,7 +184,7 @@ func (m *Metrics) rangeQuery(ctx context.Context, provider providers.RangeQuerie
 }
 
 // seriesSource returns the queries of a judged metric, the canary's then
-// the primary's, the provider that answers them as series and its
+// its baseline's (judgeSide), the provider that answers them as series and its
 // timeout: a built-in check's and the agent's Prometheus, or a prometheus
 // MetricTemplate's whose query tells the sides apart with {{ target }}.
 // Other providers cannot be judged in this version.
@@ -184,8 +194,8 @@ func (m *Metrics) seriesSource(ctx context.Context, canary *v1alpha1.Canary, met
 	case metric.IsBuiltin():
 		var provider providers.Provider
 		var err error
-		for i, primary := range []bool{false, true} {
-			if queries[i], provider, err = m.builtinSource(canary, metric, primary); err != nil {
+		for i, s := range []side{canarySide, judgeSide(canary)} {
+			if queries[i], provider, err = m.builtinSource(canary, metric, s); err != nil {
 				return queries, nil, 0, err
 			}
 		}
@@ -203,15 +213,16 @@ func (m *Metrics) seriesSource(ctx context.Context, canary *v1alpha1.Canary, met
 		return queries, nil, 0, fmt.Errorf("MetricTemplate %s uses the %s provider, and the judge reads series from prometheus only "+
 			"(and the built-in checks): use a prometheus MetricTemplate, or remove the metric's judge block", name, t)
 	}
-	for i, primary := range []bool{false, true} {
-		if queries[i], err = renderQuery(tpl.Spec.Query, tpl.Spec.Provider.Type, canary, metric, primary); err != nil {
+	for i, s := range []side{canarySide, judgeSide(canary)} {
+		if queries[i], err = renderQuery(tpl.Spec.Query, tpl.Spec.Provider.Type, canary, metric, s); err != nil {
 			return queries, nil, 0, err
 		}
 	}
 	if queries[0] == queries[1] {
-		return queries, nil, 0, fmt.Errorf("the query of MetricTemplate %s is the same for the canary and the primary: "+
+		against := judgeSide(canary)
+		return queries, nil, 0, fmt.Errorf("the query of MetricTemplate %s is the same for the canary and the %s: "+
 			"the judge queries each side, so the query must select the workload with {{ target }} "+
-			"(the primary's is {{ target }}-primary)", name)
+			"(the %s's is {{ target }}-%s)", name, against, against, against)
 	}
 	provider, err := m.provider(ctx, canary, tpl, metricInterval(canary, metric))
 	if err != nil {
@@ -255,20 +266,21 @@ func judgeStep(canary *v1alpha1.Canary, results []MetricResult) (MetricResult, b
 		}
 	}
 	res.Passed = v.Class == judge.Pass
-	res.Message = judgeMessage(v)
+	res.Message = judgeMessage(v, judgeSide(canary).String())
 	return res, true
 }
 
 // judgeMessage is the verdict in the judge's words: the score against
 // its bounds, the class and the metrics that are High or Low, then each
-// of those with its means, change and p-value, e.g.
+// of those with its means, change and p-value against the side named
+// against (baseline or primary), e.g.
 //
 //	judge: score 50 (pass >= 95, marginal >= 75): Fail — request-duration High; request-duration: canary 182 ms vs primary 121 ms (+50.4 %, p = 0.002): High
-func judgeMessage(v judge.Verdict) string {
+func judgeMessage(v judge.Verdict, against string) string {
 	parts := []string{"judge: " + v.String()}
 	for _, r := range v.Metrics {
 		if r.Class == judge.High || r.Class == judge.Low {
-			parts = append(parts, r.Against(judgeBaseline))
+			parts = append(parts, r.Against(against))
 		}
 	}
 	return strings.Join(parts, "; ")

@@ -39,8 +39,9 @@ var judgeNow = time.Unix(1795435212, 0)
 // judgePrometheus is a Prometheus whose range queries must span the
 // judge's window (5m up to judgeNow truncated to 30s, a value each 30s)
 // and whose series are primary's for a query that names the primary,
-// else canary's; nil is no series. An instant query gets instant.
-func judgePrometheus(t *testing.T, canary, primary []float64, instant string) *httptest.Server {
+// baseline's for one that names the baseline, else canary's; nil is no
+// series. An instant query gets instant.
+func judgePrometheus(t *testing.T, canary, primary, baseline []float64, instant string) *httptest.Server {
 	t.Helper()
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		q := r.URL.Query()
@@ -64,6 +65,9 @@ func judgePrometheus(t *testing.T, canary, primary []float64, instant string) *h
 		values := canary
 		if strings.Contains(q.Get("query"), "podinfo-primary") {
 			values = primary
+		}
+		if strings.Contains(q.Get("query"), "podinfo-baseline") {
+			values = baseline
 		}
 		var points []string
 		for i, v := range values {
@@ -166,7 +170,7 @@ func TestRunStep_Judge(t *testing.T) {
 	}
 	for name, tt := range tests {
 		t.Run(name, func(t *testing.T) {
-			srv := judgePrometheus(t, tt.canary, tt.primary, tt.instant)
+			srv := judgePrometheus(t, tt.canary, tt.primary, nil, tt.instant)
 			tpl := func(name string, provider v1alpha1.MetricProviderType, query string) *v1alpha1.MetricTemplate {
 				tpl := &v1alpha1.MetricTemplate{ObjectMeta: metav1.ObjectMeta{Namespace: "apps", Name: name}}
 				tpl.Spec.Provider = v1alpha1.MetricProvider{Type: provider, Address: srv.URL}
@@ -190,6 +194,87 @@ func TestRunStep_Judge(t *testing.T) {
 				if r.Name == JudgeCheck && tt.wantJudgeValue != 0 && (!r.HasValue || r.Value != tt.wantJudgeValue || *r.Min != 95) {
 					t.Errorf("judge value %v (%v), min %v; want %v, min 95", r.Value, r.HasValue, *r.Min, tt.wantJudgeValue)
 				}
+			}
+			if diff := cmp.Diff(tt.wantChecks, checks); diff != "" {
+				t.Errorf("checks (-want +got):\n%s", diff)
+			}
+			if !strings.HasPrefix(out.MetricFailure, tt.wantFailure) || (tt.wantFailure == "") != (out.MetricFailure == "") {
+				t.Errorf("failure\n got %q\nwant %q", out.MetricFailure, tt.wantFailure)
+			}
+		})
+	}
+}
+
+// With analysis.judge.baseline the judge compares the canary with
+// <target>-baseline, not the primary, and says so: the built-in checks
+// read <service>-baseline's series, a template's {{ target }} is the
+// baseline.
+func TestRunStep_JudgeBaseline(t *testing.T) {
+	steady := []float64{120, 122, 118, 121, 119, 120, 123, 117, 120, 121}
+	slower := []float64{180, 183, 178, 182, 181, 179, 184, 180, 182, 181}
+	duration := judged(v1alpha1.RequestDurationCheck, v1alpha1.MetricJudge{Direction: v1alpha1.JudgeIncrease, MaxIncreasePercent: ptr.To(10.0)})
+	latency := judged("latency", v1alpha1.MetricJudge{Direction: v1alpha1.JudgeIncrease})
+	latency.TemplateRef = &v1alpha1.TemplateReference{Name: "latency"}
+	errors := judged("errors", v1alpha1.MetricJudge{})
+	errors.TemplateRef = &v1alpha1.TemplateReference{Name: "errors"}
+	tests := map[string]struct {
+		metrics []v1alpha1.CanaryMetric
+		// The primary is as slow as the canary: only a comparison with
+		// the baseline finds the canary High.
+		canary, primary, baseline []float64
+		wantChecks                []string
+		wantFailure               string
+	}{
+		"built-in: High against the baseline, whatever the primary": {
+			metrics: []v1alpha1.CanaryMetric{duration}, canary: slower, primary: slower, baseline: steady,
+			wantChecks: []string{"request-duration: true", "judge: false"},
+			wantFailure: "judge: score 0 (pass >= 95, marginal >= 75): Fail — request-duration High; " +
+				"request-duration: canary 181 ms vs baseline 120.1 ms (+50.7 %, p < 0.001): High",
+		},
+		"built-in: Pass against the baseline, whatever the primary": {
+			metrics: []v1alpha1.CanaryMetric{duration}, canary: steady, primary: slower, baseline: steady,
+			wantChecks: []string{"request-duration: true", "judge: true"},
+		},
+		"a template's {{ target }} is the baseline": {
+			metrics: []v1alpha1.CanaryMetric{latency}, canary: slower, primary: slower, baseline: steady,
+			wantChecks:  []string{"latency: true", "judge: false"},
+			wantFailure: "judge: score 0 (pass >= 95, marginal >= 75): Fail — latency High; latency: canary 181 vs baseline 120.1",
+		},
+		"a baseline without data fails the metric's check, naming it": {
+			metrics: []v1alpha1.CanaryMetric{duration}, canary: steady, primary: steady, baseline: nil,
+			wantChecks:  []string{"request-duration: false", "judge: false"},
+			wantFailure: "metric request-duration: judge: 10 canary and 0 baseline values, at least 3 a side needed: no data",
+		},
+		"a template without {{ target }} names the baseline": {
+			metrics: []v1alpha1.CanaryMetric{errors}, canary: steady, primary: steady, baseline: steady,
+			wantChecks: []string{"errors: false"},
+			wantFailure: "metric errors: judge: the query of MetricTemplate apps/errors is the same for the canary and the baseline: " +
+				"the judge queries each side, so the query must select the workload with {{ target }} (the baseline's is {{ target }}-baseline)",
+		},
+	}
+	for name, tt := range tests {
+		t.Run(name, func(t *testing.T) {
+			srv := judgePrometheus(t, tt.canary, tt.primary, tt.baseline, "")
+			tpl := func(name, query string) *v1alpha1.MetricTemplate {
+				tpl := &v1alpha1.MetricTemplate{ObjectMeta: metav1.ObjectMeta{Namespace: "apps", Name: name}}
+				tpl.Spec.Provider = v1alpha1.MetricProvider{Type: v1alpha1.PrometheusProvider, Address: srv.URL}
+				tpl.Spec.Query = query
+				return tpl
+			}
+			m := &Metrics{
+				MetricsServer: srv.URL,
+				Reader: fakeReader(t,
+					tpl("errors", `sum(rate(errors{namespace="{{ namespace }}"}[{{ interval }}]))`),
+					tpl("latency", `avg(rate(latency{pod=~"{{ target }}-[a-z0-9]+-[a-z0-9]+"}[{{ interval }}]))`)),
+				now: func() time.Time { return judgeNow },
+			}
+			c := builtinCanary(v1alpha1.GatewayAPIRouting)
+			c.Spec.Analysis.Metrics = tt.metrics
+			c.Spec.Analysis.Judge = &v1alpha1.AnalysisJudge{Baseline: true}
+			out := (&Runner{metrics: m}).runStep(context.Background(), Work{Canary: c, Metrics: tt.metrics})
+			var checks []string
+			for _, r := range out.Metrics {
+				checks = append(checks, fmt.Sprintf("%s: %v", r.Name, r.Passed))
 			}
 			if diff := cmp.Diff(tt.wantChecks, checks); diff != "" {
 				t.Errorf("checks (-want +got):\n%s", diff)

@@ -82,22 +82,22 @@ type Metrics struct {
 
 // Check runs one metric check of a Canary's canary side.
 func (m *Metrics) Check(ctx context.Context, canary *v1alpha1.Canary, metric v1alpha1.CanaryMetric) MetricResult {
-	return m.check(ctx, canary, metric, false)
+	return m.check(ctx, canary, metric, canarySide)
 }
 
-// check runs one metric check of the canary side, or of the primary when
-// primary is true (a soak): the built-in checks query the primary's
-// Service and pods, and a MetricTemplate's {{ target }} is the primary.
-func (m *Metrics) check(ctx context.Context, canary *v1alpha1.Canary, metric v1alpha1.CanaryMetric, primary bool) MetricResult {
-	if metric.Judge != nil && !primary {
+// check runs one metric check of the canary side, or of the primary (a
+// soak): the built-in checks query the primary's Service and pods, and a
+// MetricTemplate's {{ target }} is the primary.
+func (m *Metrics) check(ctx context.Context, canary *v1alpha1.Canary, metric v1alpha1.CanaryMetric, s side) MetricResult {
+	if metric.Judge != nil && s == canarySide {
 		return m.judgedCheck(ctx, canary, metric)
 	}
-	return m.thresholdCheck(ctx, canary, metric, primary)
+	return m.thresholdCheck(ctx, canary, metric, s)
 }
 
 // thresholdCheck queries a check's value and holds it to its
 // thresholdRange.
-func (m *Metrics) thresholdCheck(ctx context.Context, canary *v1alpha1.Canary, metric v1alpha1.CanaryMetric, primary bool) MetricResult {
+func (m *Metrics) thresholdCheck(ctx context.Context, canary *v1alpha1.Canary, metric v1alpha1.CanaryMetric, s side) MetricResult {
 	res := MetricResult{Name: metric.Name}
 	if r := metric.ThresholdRange; r != nil {
 		res.Min, res.Max = r.Min, r.Max
@@ -106,7 +106,7 @@ func (m *Metrics) thresholdCheck(ctx context.Context, canary *v1alpha1.Canary, m
 		res.Message = fmt.Sprintf("metric %s: ", metric.Name) + fmt.Sprintf(format, args...)
 		return res
 	}
-	query, provider, timeout, err := m.source(ctx, canary, metric, primary)
+	query, provider, timeout, err := m.source(ctx, canary, metric, s)
 	if err != nil {
 		return fail("%v", err)
 	}
@@ -156,22 +156,22 @@ func (m *Metrics) query(ctx context.Context, provider providers.Provider, timeou
 // source returns the query of a check, the provider to send it to and the
 // query's timeout: a built-in check's preset and the agent's metrics
 // server, or a MetricTemplate's query and provider.
-func (m *Metrics) source(ctx context.Context, canary *v1alpha1.Canary, metric v1alpha1.CanaryMetric, primary bool) (string, providers.Provider, time.Duration, error) {
+func (m *Metrics) source(ctx context.Context, canary *v1alpha1.Canary, metric v1alpha1.CanaryMetric, s side) (string, providers.Provider, time.Duration, error) {
 	switch {
 	case metric.IsBuiltin():
-		query, provider, err := m.builtinSource(canary, metric, primary)
+		query, provider, err := m.builtinSource(canary, metric, s)
 		return query, provider, v1alpha1.DefaultMetricTimeout, err
 	case metric.TemplateRef == nil:
 		return "", nil, 0, fmt.Errorf("templateRef is required unless the name is a built-in check: %s or %s",
 			v1alpha1.RequestSuccessRateCheck, v1alpha1.RequestDurationCheck)
 	}
-	return m.templateSource(ctx, canary, metric, primary)
+	return m.templateSource(ctx, canary, metric, s)
 }
 
 // builtinSource is a built-in check's query for the Canary's data plane,
 // sent to the agent's metrics server.
-func (m *Metrics) builtinSource(canary *v1alpha1.Canary, metric v1alpha1.CanaryMetric, primary bool) (string, providers.Provider, error) {
-	query, err := builtinQuery(canary, metric, dataplane.Of(canary, m.DataPlane), primary)
+func (m *Metrics) builtinSource(canary *v1alpha1.Canary, metric v1alpha1.CanaryMetric, s side) (string, providers.Provider, error) {
+	query, err := builtinQuery(canary, metric, dataplane.Of(canary, m.DataPlane), s)
 	if err != nil {
 		return "", nil, err
 	}
@@ -183,12 +183,12 @@ func (m *Metrics) builtinSource(canary *v1alpha1.Canary, metric v1alpha1.CanaryM
 
 // templateSource is a MetricTemplate's rendered query, its provider and
 // the provider's timeout.
-func (m *Metrics) templateSource(ctx context.Context, canary *v1alpha1.Canary, metric v1alpha1.CanaryMetric, primary bool) (string, providers.Provider, time.Duration, error) {
+func (m *Metrics) templateSource(ctx context.Context, canary *v1alpha1.Canary, metric v1alpha1.CanaryMetric, s side) (string, providers.Provider, time.Duration, error) {
 	tpl, err := m.template(ctx, canary, metric)
 	if err != nil {
 		return "", nil, 0, err
 	}
-	query, err := renderQuery(tpl.Spec.Query, tpl.Spec.Provider.Type, canary, metric, primary)
+	query, err := renderQuery(tpl.Spec.Query, tpl.Spec.Provider.Type, canary, metric, s)
 	if err != nil {
 		return "", nil, 0, err
 	}
@@ -277,15 +277,19 @@ func (m *Metrics) provider(ctx context.Context, canary *v1alpha1.Canary, tpl *v1
 // _ . : / * -), else the check fails naming the variable: no value can
 // change the query's shape (querylang.go).
 func RenderQuery(query string, provider v1alpha1.MetricProviderType, canary *v1alpha1.Canary, metric v1alpha1.CanaryMetric) (string, error) {
-	return renderQuery(query, provider, canary, metric, false)
+	return renderQuery(query, provider, canary, metric, canarySide)
 }
 
-// renderQuery is RenderQuery with {{ target }} the primary when primary
-// is true (a soak judges the promoted primary).
-func renderQuery(query string, provider v1alpha1.MetricProviderType, canary *v1alpha1.Canary, metric v1alpha1.CanaryMetric, primary bool) (string, error) {
+// renderQuery is RenderQuery with {{ target }} the workload of side s:
+// the primary (a soak judges the promoted primary, the judge without a
+// baseline compares with it) or the baseline.
+func renderQuery(query string, provider v1alpha1.MetricProviderType, canary *v1alpha1.Canary, metric v1alpha1.CanaryMetric, s side) (string, error) {
 	target := canary.Spec.TargetRef.Name
-	if primary {
+	switch s {
+	case primarySide:
 		target = canary.GetPrimaryName()
+	case baselineSide:
+		target = canary.GetBaselineName()
 	}
 	interval := metricInterval(canary, metric)
 	// Each value is rendered as a marker first, found with the language's

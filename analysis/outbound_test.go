@@ -392,7 +392,7 @@ func TestMetrics_TemplateTenancy(t *testing.T) {
 			if res.Passed != tt.wantPassed || res.Message != tt.wantMessage {
 				t.Errorf("Check = %v %q, want %v %q", res.Passed, res.Message, tt.wantPassed, tt.wantMessage)
 			}
-			_, _, _, err := m.templateSource(context.Background(), c, metric, false)
+			_, _, _, err := m.templateSource(context.Background(), c, metric, canarySide)
 			if got := acl.IsAccessDenied(err); got != tt.accessError {
 				t.Errorf("access denied = %v, want %v (%v)", got, tt.accessError, err)
 			}

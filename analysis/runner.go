@@ -492,8 +492,12 @@ func (r *Runner) runStep(ctx context.Context, w Work) Outcome {
 	var wg sync.WaitGroup
 	r.callEach(ctx, &wg, w.Canary, w.Rollback, rollback)
 	r.callEach(ctx, &wg, w.Canary, w.Hooks, hooks)
+	s := canarySide
+	if w.Primary {
+		s = primarySide
+	}
 	for i, m := range w.Metrics {
-		wg.Go(func() { metrics[i] = r.metrics.check(ctx, w.Canary, m, w.Primary) })
+		wg.Go(func() { metrics[i] = r.metrics.check(ctx, w.Canary, m, s) })
 	}
 	wg.Wait()
 	if !w.Primary {

@@ -320,6 +320,14 @@ func (r *CanaryReconciler) act(ctx context.Context, obj *v1alpha1.Canary, obs ro
 		return r.holdPromotion(ctx, obj, obs, a)
 	case rollout.AdvanceWave:
 		return r.advanceWave(ctx, obj, obs, a)
+	case rollout.SyncBaseline:
+		return r.syncBaseline(ctx, obj, obs)
+	case rollout.RouteBaseline:
+		return r.routeBaseline(ctx, obj, obs, a)
+	case rollout.WaitForBaseline:
+		return r.waitForBaseline(obj, obs, a)
+	case rollout.RemoveBaseline:
+		return r.removeBaseline(ctx, obj)
 	case rollout.Idle:
 		return ctrl.Result{}, nil
 	}

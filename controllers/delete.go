@@ -50,6 +50,11 @@ func (r *CanaryReconciler) reconcileDelete(ctx context.Context, obj *v1alpha1.Ca
 	// target another Canary generates) has nothing to hand back: what it
 	// would scale or route is the other Canary's.
 	if obj.Status.Phase != "" && conflict.Reason == "" {
+		// The baseline lives only during an analysis: gone first, off the
+		// routes before, whatever the routes become.
+		if done, err := r.dropBaseline(ctx, obj); err != nil || !done {
+			return ctrl.Result{RequeueAfter: 100 * time.Millisecond}, err
+		}
 		var err error
 		var done bool
 		if obj.Spec.RevertOnDeletion {

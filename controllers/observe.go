@@ -144,6 +144,7 @@ func (r *CanaryReconciler) observeRoutes(ctx context.Context, obj *v1alpha1.Cana
 	obs.ServicesInSync = obs.ServicesInSync && routes.Found
 	obs.CanaryWeight = routes.Weights.Canary
 	obs.ABTest = routes.Weights.ABTest
+	obs.Baseline.Routed = routes.Baseline
 	obs.Routes = rollout.Routes{
 		Programmed:   routes.Status.Programmed,
 		Rejected:     routes.Status.Rejected,
@@ -192,9 +193,11 @@ func (r *CanaryReconciler) routing(ctx context.Context, obj *v1alpha1.Canary) (r
 	return router, rt, nil
 }
 
-// routingTarget describes the Services a router routes between.
+// routingTarget describes the Services a router routes between; the
+// baseline's is named with analysis.judge.baseline, and routed only when
+// the caller says so (Target.RouteBaseline).
 func routingTarget(obj *v1alpha1.Canary, pods podTarget) routing.Target {
-	return routing.Target{
+	rt := routing.Target{
 		ApexService:     obj.GetServiceName(),
 		PrimaryService:  obj.GetPrimaryServiceName(),
 		CanaryService:   obj.GetCanaryServiceName(),
@@ -202,6 +205,10 @@ func routingTarget(obj *v1alpha1.Canary, pods podTarget) routing.Target {
 		CanarySelector:  pods.selector,
 		Port:            obj.Spec.Service.Port,
 	}
+	if obj.WantsBaseline() {
+		rt.BaselineService = obj.GetBaselineServiceName()
+	}
+	return rt
 }
 
 // podServicesInSync reports whether the generated Services exist with the

@@ -78,7 +78,8 @@ func (t deploymentTarget) observe(ctx context.Context, obj *v1alpha1.Canary, obs
 		return nil
 	}
 	obs.Target.Health = workload.DeploymentHealth(target, obj.GetCanaryReadyThreshold())
-	if _, err := t.observePrimary(ctx, obj, obs); err != nil {
+	primary, err := t.observePrimary(ctx, obj, obs)
+	if err != nil {
 		return err
 	}
 	pods := deploymentPods(target)
@@ -92,6 +93,9 @@ func (t deploymentTarget) observe(ctx context.Context, obj *v1alpha1.Canary, obs
 			return err
 		}
 		obs.ServicesInSync = obs.ServicesInSync && inSync
+	}
+	if err := r.observeBaseline(ctx, obj, target, primary, obs); err != nil {
+		return err
 	}
 	router, err := r.router(obj)
 	if err != nil {
@@ -149,7 +153,11 @@ func (t deploymentTarget) routingTarget(ctx context.Context, obj *v1alpha1.Canar
 	if err != nil {
 		return routing.Target{}, err
 	}
-	return routingTarget(obj, deploymentPods(target)), nil
+	rt := routingTarget(obj, deploymentPods(target))
+	if rt.RouteBaseline, err = r.baselineRouted(ctx, obj); err != nil {
+		return routing.Target{}, err
+	}
+	return rt, nil
 }
 
 func (t deploymentTarget) initialize(ctx context.Context, obj *v1alpha1.Canary, obs rollout.Observation) (string, error) {

@@ -88,7 +88,7 @@ func (r *GatewayAPIRouter) SetRoutes(ctx context.Context, canary *v1alpha1.Canar
 		// Another Canary's route, or one a person made: never its weights.
 		return notManaged("HTTPRoute", route)
 	}
-	if current, ok := weightsOf(route, t, canary.IsABTest()); ok && current == w {
+	if current, ok := weightsOf(route, t, canary.IsABTest()); ok && current == w && routesBaseline(route, t) == t.routedBaseline() {
 		return nil
 	}
 	patch := client.MergeFrom(route.DeepCopy())
@@ -115,7 +115,7 @@ func (r *GatewayAPIRouter) GetRoutes(ctx context.Context, canary *v1alpha1.Canar
 		return Routes{}, nil
 	}
 	w, ok := weightsOf(route, t, canary.IsABTest())
-	return Routes{Found: ok, Weights: w, Status: routeStatus(route)}, nil
+	return Routes{Found: ok, Weights: w, Baseline: routesBaseline(route, t), Status: routeStatus(route)}, nil
 }
 
 // Finalize sends every rule of the HTTPRoute to the apex Service alone and
@@ -176,6 +176,15 @@ func routeSpec(canary *v1alpha1.Canary, t Target, w Weights) gatewayv1.HTTPRoute
 			backend(t.PrimaryService, w.Primary),
 			backend(t.CanaryService, w.Canary),
 		},
+	}
+	if t.routedBaseline() {
+		// The baseline takes the canary's weight from the primary's share.
+		b := baselineWeight(w)
+		rule.BackendRefs = []gatewayv1.HTTPBackendRef{
+			backend(t.PrimaryService, w.Primary-b),
+			backend(t.BaselineService, b),
+			backend(t.CanaryService, w.Canary),
+		}
 	}
 	applyRuleSettings(&rule, canary.Spec.Routing)
 	if w.Mirror {
@@ -301,8 +310,28 @@ func mirrorsTo(rule gatewayv1.HTTPRouteRule, service string) bool {
 	return false
 }
 
+// routedBaseline reports whether routes written for t name the baseline.
+func (t Target) routedBaseline() bool {
+	return t.RouteBaseline && t.BaselineService != ""
+}
+
+// routesBaseline reports whether the route's first rule names the
+// baseline's Service.
+func routesBaseline(route *gatewayv1.HTTPRoute, t Target) bool {
+	if t.BaselineService == "" || len(route.Spec.Rules) == 0 {
+		return false
+	}
+	for _, b := range route.Spec.Rules[0].BackendRefs {
+		if string(b.Name) == t.BaselineService {
+			return true
+		}
+	}
+	return false
+}
+
 // ruleWeights reads the primary and canary weights of one rule; found is
-// false unless the rule names both.
+// false unless the rule names both. The baseline's weight, when the rule
+// names it, counts in the primary's share, which it was taken from.
 func ruleWeights(rule gatewayv1.HTTPRouteRule, t Target) (Weights, bool) {
 	var w Weights
 	found := 0
@@ -313,9 +342,11 @@ func ruleWeights(rule gatewayv1.HTTPRouteRule, t Target) (Weights, bool) {
 		}
 		switch string(b.Name) {
 		case t.PrimaryService:
-			w.Primary, found = weight, found+1
+			w.Primary, found = w.Primary+weight, found+1
 		case t.CanaryService:
 			w.Canary, found = weight, found+1
+		case t.BaselineService:
+			w.Primary += weight
 		}
 	}
 	return w, found == 2

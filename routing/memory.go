@@ -92,10 +92,11 @@ func (m *Memory) SetRoutes(_ context.Context, canary *v1alpha1.Canary, t Target,
 	if !ok {
 		return fmt.Errorf("routes %s not found", key)
 	}
-	if routes.Weights == w {
+	baseline := t.routedBaseline()
+	if routes.Weights == w && routes.Baseline == baseline {
 		return nil
 	}
-	routes.Weights = w
+	routes.Weights, routes.Baseline = w, baseline
 	m.routes[key] = routes
 	m.writes[key] = append(m.writes[key], w)
 	return nil
@@ -138,6 +139,16 @@ func (m *Memory) SetWeights(namespace, apexService string, w Weights) {
 	defer m.mu.Unlock()
 	m.init()
 	m.routes[types.NamespacedName{Namespace: namespace, Name: apexService}] = Routes{Found: true, Weights: w}
+}
+
+// SetBaseline puts routes in place with weights w that name the baseline
+// or not, as if a router had written them earlier, without recording a
+// write.
+func (m *Memory) SetBaseline(namespace, apexService string, w Weights, baseline bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.init()
+	m.routes[types.NamespacedName{Namespace: namespace, Name: apexService}] = Routes{Found: true, Weights: w, Baseline: baseline}
 }
 
 // Writes returns the weights every changing SetRoutes wrote for the routes

@@ -71,6 +71,21 @@ type Target struct {
 	PrimarySelector, CanarySelector map[string]string
 	// Port is the Services' port.
 	Port int32
+	// BaselineService selects the baseline's pods (analysis.judge.baseline,
+	// gatewayapi); "" without a baseline. The routes are read with it, so
+	// that a route naming the baseline is seen as such.
+	BaselineService string
+	// RouteBaseline gives BaselineService the canary's weight, taken from
+	// the primary's share (rollout.BaselineRouted decides when); without
+	// it, routes written name only primary and canary.
+	RouteBaseline bool
+}
+
+// baselineWeight is the weight of the baseline in routes that give the
+// primary's share w.Primary and the canary w.Canary: the canary's, within
+// the primary's share.
+func baselineWeight(w Weights) int {
+	return min(w.Canary, w.Primary)
 }
 
 // Router shifts traffic between primary and canary.
@@ -98,6 +113,10 @@ type Routes struct {
 	// Weights are the weights the routing objects ask for; they are in
 	// force only when Status.Programmed.
 	Weights Weights
+	// Baseline is true when the routing objects name the baseline's
+	// Service (Target.BaselineService), with any weight; its weight is
+	// counted in Weights.Primary.
+	Baseline bool
 	// Status tells whether the data plane applies the weights.
 	Status RouteStatus
 }

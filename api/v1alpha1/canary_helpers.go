@@ -177,6 +177,24 @@ func (in *Canary) GetCanaryServiceName() string {
 	return in.GetServiceName() + CanarySuffix
 }
 
+// WantsBaseline reports whether the analysis runs a baseline Deployment
+// for the judge (analysis.judge.baseline).
+func (in *Canary) WantsBaseline() bool {
+	a := in.Spec.Analysis
+	return a != nil && a.Judge != nil && a.Judge.Baseline
+}
+
+// GetBaselineName returns the name of the baseline Deployment.
+func (in *Canary) GetBaselineName() string {
+	return in.Spec.TargetRef.Name + BaselineSuffix
+}
+
+// GetBaselineServiceName returns the name of the Service selecting the
+// baseline.
+func (in *Canary) GetBaselineServiceName() string {
+	return in.GetServiceName() + BaselineSuffix
+}
+
 // GetPortName returns the name of the Services' port.
 func (in *Canary) GetPortName() string {
 	if in.Spec.Service.PortName != "" {

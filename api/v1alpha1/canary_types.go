@@ -47,6 +47,11 @@ const (
 	// CanarySuffix is appended to the target's name for the Service that
 	// selects the canary pods.
 	CanarySuffix = "-canary"
+
+	// BaselineSuffix is appended to the target's name for the baseline
+	// Deployment, and to the apex Service's for the Service that selects
+	// its pods (analysis.judge.baseline).
+	BaselineSuffix = "-baseline"
 )
 
 // Defaults applied by the getters when a field is not set.
@@ -98,6 +103,8 @@ const (
 // +kubebuilder:validation:XValidation:rule="self.targetRef.kind != 'Service' || !has(self.analysis) || (!has(self.analysis.primaryReadyThreshold) && !has(self.analysis.canaryReadyThreshold))",message="analysis.primaryReadyThreshold and analysis.canaryReadyThreshold count a Deployment's replicas: a Service target has none (serin judges it by its ready endpoints), remove them"
 // +kubebuilder:validation:XValidation:rule="self.targetRef.kind != 'DaemonSet' || !has(self.routing) || !has(self.routing.provider) || self.routing.provider == 'kubernetes'",message="a DaemonSet target needs routing.provider kubernetes: serin rolls a DaemonSet out blue/green through the apex Service (analysis.iterations), never by traffic weights, as Flagger does"
 // +kubebuilder:validation:XValidation:rule="self.targetRef.kind != 'DaemonSet' || !has(self.autoscalerRef)",message="autoscalerRef scales a Deployment: a DaemonSet target runs one pod per node and has no replicas to scale, remove it"
+// +kubebuilder:validation:XValidation:rule="!has(self.analysis) || !has(self.analysis.judge) || !has(self.analysis.judge.baseline) || !self.analysis.judge.baseline || (self.targetRef.kind == 'Deployment' && has(self.routing) && has(self.routing.provider) && self.routing.provider == 'gatewayapi')",message="analysis.judge.baseline runs a <target>-baseline Deployment that the HTTPRoute routes to: it needs a Deployment targetRef and routing.provider gatewayapi; remove baseline (the judge then compares the canary with the primary)"
+// +kubebuilder:validation:XValidation:rule="!has(self.analysis) || !has(self.analysis.judge) || !has(self.analysis.judge.baseline) || !self.analysis.judge.baseline || size(has(self.service.name) ? self.service.name : self.targetRef.name) <= 54",message="analysis.judge.baseline names a Service <service>-baseline, at most 63 characters: shorten service.name (or targetRef.name) to 54 characters, or remove baseline"
 // +kubebuilder:validation:XValidation:rule="!has(self.routing) || !has(self.routing.mirrors) || self.routing.mirrors.all(m, !(m.name in [has(self.service.name) ? self.service.name : self.targetRef.name, (has(self.service.name) ? self.service.name : self.targetRef.name) + '-primary', (has(self.service.name) ? self.service.name : self.targetRef.name) + '-canary']))",message="routing.mirrors must not name the apex, primary or canary Service: the route already serves them (analysis.mirror copies requests to the canary)"
 type CanarySpec struct {
 	// TargetRef is the Deployment, DaemonSet or Service this Canary rolls
@@ -588,6 +595,7 @@ func (in GatewayReference) GetKind() ParentKind {
 // +kubebuilder:validation:XValidation:rule="!has(self.stepWeights) || (self.stepWeights.all(w, w > 0 && w <= 100) && self.stepWeights.isSorted())",message="analysis.stepWeights must be ascending percentages between 1 and 100"
 // +kubebuilder:validation:XValidation:rule="!has(self.stepWeight) || !has(self.maxWeight) || self.stepWeight <= self.maxWeight",message="analysis.stepWeight must not exceed analysis.maxWeight"
 // +kubebuilder:validation:XValidation:rule="!has(self.judge) || (has(self.metrics) && self.metrics.exists(m, has(m.judge)))",message="analysis.judge scores the metrics that have a judge block, and none has one: add metrics[].judge, or remove analysis.judge"
+// +kubebuilder:validation:XValidation:rule="!has(self.judge) || !has(self.judge.baseline) || !self.judge.baseline || ((!has(self.iterations) || self.iterations == 0) && !has(self.sessionAffinity) && (!has(self.maxWeight) || self.maxWeight <= 50) && (!has(self.stepWeights) || self.stepWeights.all(w, w <= 50)))",message="analysis.judge.baseline gives the baseline the canary's weight, taken from the primary's share: it needs weights (stepWeight or stepWeights, not iterations) of at most 50 (maxWeight, stepWeights; maxWeight defaults to 50), and no sessionAffinity; change them, or remove baseline"
 type CanaryAnalysis struct {
 	// Interval between two analysis steps, from 1s to 24h; defaults to 1m.
 	// +kubebuilder:validation:Type=string
@@ -785,6 +793,19 @@ type AnalysisJudge struct {
 	// +kubebuilder:validation:XValidation:rule="!self.matches('^([0-9]+([.][0-9]+)?(ms|s|m|h))+$') || (duration(self) >= duration('1s') && duration(self) <= duration('1h'))",message="analysis.judge.step, the time between two values of a judged series, must be between 1s and 1h"
 	// +optional
 	Step *metav1.Duration `json:"step,omitempty"`
+
+	// Baseline, when true, runs <target>-baseline during each analysis:
+	// a Deployment of the primary's pod template (the last promoted
+	// revision) at the canary's replicas, created when the analysis
+	// starts and removed when it ends, behind the Service
+	// <service>-baseline. The HTTPRoute gives it the canary's weight,
+	// taken from the primary's share, once it has a ready pod, and the
+	// judge compares the canary with it rather than with the primary:
+	// pods as young as the canary's, on as much traffic. It needs a
+	// Deployment target, routing.provider gatewayapi and weights of at
+	// most 50. Defaults to false: the judge compares with the primary.
+	// +optional
+	Baseline bool `json:"baseline,omitempty"`
 }
 
 // GetPassScore is the pass score, DefaultJudgePassScore when unset.

@@ -102,6 +102,11 @@ const (
 	// generation yet); the rollout waits, and stalls past the progress
 	// deadline.
 	RouteNotProgrammedReason string = "RouteNotProgrammed"
+	// BaselineNotReadyReason: the baseline Deployment the judge compares
+	// the canary with (analysis.judge.baseline) has no ready pods; the
+	// analysis waits for it, and stalls past the progress deadline, the
+	// baseline never routed meanwhile.
+	BaselineNotReadyReason string = "BaselineNotReady"
 	// AccessDeniedReason: a reference the agent refuses (another namespace
 	// under --no-cross-namespace-refs), or a write the API server refused
 	// to the service account serin impersonates for the Canary. The message

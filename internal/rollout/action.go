@@ -170,6 +170,24 @@ type PrimaryUnavailable struct{ Message string }
 // lost (the agent stopped between the two) is judged for a whole interval.
 type RecordWeights struct{}
 
+// SyncBaseline creates the baseline Deployment and its Service for the
+// analysis under way (analysis.judge.baseline), or puts them back as the
+// analysis wants them (deleted, edited, or made for an earlier analysis).
+type SyncBaseline struct{}
+
+// RouteBaseline writes the routes again with the weights they carry, the
+// baseline given the canary's weight or taken out as BaselineRouted says:
+// routed once it has a ready pod during an analysis, never otherwise.
+type RouteBaseline struct{ Reason string }
+
+// WaitForBaseline waits for the baseline to become ready before the next
+// analysis step: the judge compares the canary with it.
+type WaitForBaseline struct{ Message string }
+
+// RemoveBaseline scales the baseline to zero and deletes it and its
+// Service, once the routes no longer name it: its analysis ended.
+type RemoveBaseline struct{}
+
 // Idle has nothing to do: no new revision and nothing drifted.
 type Idle struct{}
 
@@ -269,6 +287,10 @@ func (ScalePrimary) isAction()           {}
 func (PrimaryUnavailable) isAction()     {}
 func (RecordWeights) isAction()          {}
 func (Idle) isAction()                   {}
+func (SyncBaseline) isAction()           {}
+func (RouteBaseline) isAction()          {}
+func (WaitForBaseline) isAction()        {}
+func (RemoveBaseline) isAction()         {}
 func (FailCheck) isAction()              {}
 func (AdvanceWeight) isAction()          {}
 func (CountIteration) isAction()         {}
@@ -310,6 +332,10 @@ func (ScalePrimary) String() string         { return "scale-primary" }
 func (a PrimaryUnavailable) String() string { return "primary-unavailable(" + a.Message + ")" }
 func (RecordWeights) String() string        { return "record-weights" }
 func (Idle) String() string                 { return "idle" }
+func (SyncBaseline) String() string         { return "sync-baseline" }
+func (a RouteBaseline) String() string      { return "route-baseline(" + a.Reason + ")" }
+func (a WaitForBaseline) String() string    { return "wait-for-baseline(" + a.Message + ")" }
+func (RemoveBaseline) String() string       { return "remove-baseline" }
 func (a FailCheck) String() string          { return "fail-check(" + a.Message + ")" }
 func (a AdvanceWeight) String() string      { return fmt.Sprintf("advance-weight(%d)", a.Weight) }
 func (CountIteration) String() string       { return "count-iteration" }

@@ -94,6 +94,9 @@ func decideRollout(c *v1alpha1.Canary, o Observation) Action {
 	if repair, ok := repairPrimary(c, o); ok {
 		return repair
 	}
+	if a, ok := decideBaseline(c, o); ok {
+		return a
+	}
 	switch c.Status.Phase {
 	case v1alpha1.PhaseInitialized, v1alpha1.PhaseSucceeded, v1alpha1.PhaseFailed:
 		return decideIdle(c, o)
@@ -239,6 +242,9 @@ func decideAnalysis(c *v1alpha1.Canary, o Observation) Action {
 			return a
 		}
 	}
+	if a, ok := prepareBaseline(c, o); ok {
+		return a
+	}
 	if !o.Target.Health.Ready {
 		return WaitForCanary{Message: o.Target.Health.Message}
 	}
@@ -258,6 +264,9 @@ func decideAnalysis(c *v1alpha1.Canary, o Observation) Action {
 		return RecordWeights{}
 	case wait > 0:
 		return whenRoutesProgrammed(c, o, wait, Wait{RequeueAfter: wait})
+	}
+	if a, ok := waitForBaseline(c, o); ok {
+		return a
 	}
 	return whenRoutesProgrammed(c, o, wait, Step{})
 }

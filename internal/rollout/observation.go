@@ -34,6 +34,10 @@ type Observation struct {
 	// Primary is the primary Deployment (Deployment targets).
 	Primary Primary
 
+	// Baseline is the baseline Deployment the judge compares the canary
+	// with (analysis.judge.baseline); the zero value without one.
+	Baseline Baseline
+
 	// ServicesInSync is true when the generated Services exist with the
 	// selectors and ports serin wants, and the routing objects exist.
 	ServicesInSync bool
@@ -124,6 +128,22 @@ type Primary struct {
 	// last change of the primary's endpoints (the change's time, plus the
 	// agent's --data-plane-settle-time); zero when unknown.
 	EndpointsSettleAt time.Time
+}
+
+// Baseline is the observed state of <target>-baseline, read only for a
+// Canary with analysis.judge.baseline.
+type Baseline struct {
+	// Exists is true when the Canary controls a baseline Deployment.
+	Exists bool
+	// InSync is true when it and its Service run what the analysis under
+	// way wants: the primary's template for this revision's analysis, at
+	// the canary's replicas.
+	InSync bool
+	// Health is the baseline's rollout state.
+	Health workload.Health
+	// Routed is true when the routing objects name the baseline's
+	// Service (with any weight).
+	Routed bool
 }
 
 // Requests are the user's pending requests: the value of each request

@@ -62,6 +62,9 @@ type Sample struct {
 	Sent time.Time
 	// Version is the version that answered ("" when none did).
 	Version string
+	// Pod is the pod that answered (the app's X-App-Pod header): it tells
+	// apart two workloads of one version, a primary and a baseline.
+	Pod string
 	// Code is the HTTP status, 0 for a transport error or timeout.
 	Code int
 }
@@ -143,7 +146,7 @@ func (l *Load) send(ctx context.Context) Sample {
 	}
 	_, _ = io.Copy(io.Discard, resp.Body)
 	resp.Body.Close()
-	s.Code, s.Version = resp.StatusCode, resp.Header.Get(VersionHeader)
+	s.Code, s.Version, s.Pod = resp.StatusCode, resp.Header.Get(VersionHeader), resp.Header.Get(PodHeader)
 	return s
 }
 
