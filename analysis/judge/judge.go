@@ -19,6 +19,7 @@ package judge
 import (
 	"fmt"
 	"math"
+	"strconv"
 )
 
 // Direction is which change of a metric is bad.
@@ -183,8 +184,9 @@ func Classify(in MetricInput) (MetricResult, error) {
 		return MetricResult{}, err
 	}
 	res := MetricResult{Metric: m, Class: NoData}
-	n1, n2 := len(in.Canary), len(in.Baseline)
-	test, err := MannWhitney(in.Canary, in.Baseline)
+	canary, baseline := quantized(in.Canary), quantized(in.Baseline)
+	n1, n2 := len(canary), len(baseline)
+	test, err := MannWhitney(canary, baseline)
 	switch {
 	case n1 < MinSamples || n2 < MinSamples:
 		res.NoDataReason = fmt.Sprintf("%d canary and %d baseline values, at least %d a side needed", n1, n2, MinSamples)
@@ -198,7 +200,7 @@ func Classify(in MetricInput) (MetricResult, error) {
 		return res, nil
 	}
 	res.Test = test
-	res.CanaryMean, res.BaselineMean = mean(in.Canary), mean(in.Baseline)
+	res.CanaryMean, res.BaselineMean = mean(canary), mean(baseline)
 	res.Ratio = ratio(res.CanaryMean, res.BaselineMean)
 	res.Class = Pass
 	switch {
@@ -210,6 +212,29 @@ func Classify(in MetricInput) (MetricResult, error) {
 		res.Class = Low
 	}
 	return res, nil
+}
+
+// significantDigits is the precision the values are compared at: a query's
+// arithmetic (100 * (1 - errors/total)) leaves float noise in its last
+// bits, which must not rank two equal success rates apart.
+const significantDigits = 9
+
+// quantized returns the values rounded to significantDigits (NaN and
+// infinities kept, for MannWhitney to refuse).
+func quantized(values []float64) []float64 {
+	out := make([]float64, len(values))
+	for i, v := range values {
+		if math.IsNaN(v) || math.IsInf(v, 0) || v == 0 {
+			out[i] = v
+			continue
+		}
+		r, err := strconv.ParseFloat(strconv.FormatFloat(v, 'g', significantDigits, 64), 64)
+		if err != nil {
+			r = v
+		}
+		out[i] = r
+	}
+	return out
 }
 
 // significant is true when the test's p-value is below the metric's

@@ -265,3 +265,18 @@ func series(n int, from, step float64) []float64 {
 	}
 	return xs
 }
+
+// Float noise is no difference: two success rates of 100 % that a query's
+// arithmetic leaves one bit apart tie (seen on the testbed: "Low
+// (-1.11e-14 %, p = 0.0131)" rolled a good release back).
+func TestClassify_FloatNoiseTies(t *testing.T) {
+	canary := []float64{100, 99.99999999999999, 100, 99.99999999999999, 100, 99.99999999999999, 100, 99.99999999999999}
+	baseline := []float64{100, 100, 100, 100, 100, 100, 100, 100}
+	res, err := Classify(MetricInput{Metric: Metric{Name: "request-success-rate", Direction: Decrease}, Canary: canary, Baseline: baseline})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Class != Pass || res.Test.P != 1 {
+		t.Errorf("Classify = %s (p = %g), want Pass with p = 1: %s", res.Class, res.Test.P, res.Explain())
+	}
+}
