@@ -22,6 +22,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -98,13 +99,19 @@ import (
 // Releases run in parallel namespaces, SERIN_BENCH_JUDGE_BATCH at a time
 // (10 unless set: 500 requests/s through Traefik on the testbed's two
 // cores; it held them); SERIN_BENCH_JUDGE_RELEASES sets how many good
-// releases, and as many bad ones (20). The record, and why the judge
+// releases, and as many bad ones (20); SERIN_BENCH_JUDGE_INTERVAL the
+// analysis and metric interval (30s); SERIN_BENCH_JUDGE_KINDS keeps only
+// some kinds (e.g. good-fault,bad-errors-in-fault). The record, and why the judge
 // misses the last bad kind: bench/results/judge-confusion-matrix.txt.
 func BenchmarkJudgeConfusionMatrix(b *testing.B) {
 	ctx := context.Background()
 	perKind := envInt("SERIN_BENCH_JUDGE_RELEASES", 20)
 	batch := envInt("SERIN_BENCH_JUDGE_BATCH", 10)
 	releases := judgeReleases(perKind)
+	if kinds := os.Getenv("SERIN_BENCH_JUDGE_KINDS"); kinds != "" {
+		// Only some kinds, e.g. to measure one with another interval.
+		releases = slices.DeleteFunc(releases, func(r judgeRelease) bool { return !slices.Contains(strings.Split(kinds, ","), r.kind) })
+	}
 	start := time.Now()
 	results := make([]judgeOutcome, len(releases))
 	for first := 0; first < len(releases); first += batch {
@@ -123,13 +130,16 @@ func BenchmarkJudgeConfusionMatrix(b *testing.B) {
 	printJudgeMatrix(results, wall, batch)
 }
 
+// judgeBenchInterval is the analysis interval and the judged metrics'
+// interval: 30s, or SERIN_BENCH_JUDGE_INTERVAL.
+var judgeBenchInterval = envDuration("SERIN_BENCH_JUDGE_INTERVAL", 30*time.Second)
+
 // The app's normal latency, and the Canary's analysis.
 const (
-	judgeBenchLatency  = 75 * time.Millisecond
-	judgeBenchInterval = 30 * time.Second
-	judgeBenchStep     = 5 * time.Second
-	judgeBenchNoiseAt  = 15 * time.Second
-	judgeBenchThresh   = 2
+	judgeBenchLatency = 75 * time.Millisecond
+	judgeBenchStep    = 5 * time.Second
+	judgeBenchNoiseAt = 15 * time.Second
+	judgeBenchThresh  = 2
 )
 
 var judgeBenchWeights = []int{30, 40, 50}
@@ -528,6 +538,15 @@ func printJudgeMatrix(results []judgeOutcome, wall time.Duration, batch int) {
 	}
 	fmt.Printf("bench=judge_cost extra_range_queries_per_step=%d points_per_range_query=%d extra_pods=0 wall_s=%.0f failed_runs=%d\n",
 		2*2, int(judgeBenchInterval/judgeBenchStep)+1, wall.Seconds(), failedRuns)
+}
+
+// envDuration reads a positive duration from the environment, def when
+// unset.
+func envDuration(name string, def time.Duration) time.Duration {
+	if d, err := time.ParseDuration(os.Getenv(name)); err == nil && d > 0 {
+		return d
+	}
+	return def
 }
 
 // envInt reads a positive integer from the environment, def when unset.
