@@ -20,6 +20,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"net"
 	"net/http"
@@ -55,16 +56,30 @@ import (
 
 // The behaviour of a backend comes from its pod, as a real app's comes from
 // its image and configuration: the version it answers is the image tag, and
-// these pod (template) annotations make a revision bad.
+// these pod (template) annotations make a revision bad. The backend reads
+// them again whenever its pod changes, so that a test changes the
+// environment of running pods (a downstream fault, a latency drift) by
+// patching their annotations, as the world changes under a running app.
 const (
 	// ErrorPercentAnnotation makes the pod answer this percentage of its
-	// requests (0–100, spread evenly) with 500.
+	// requests (0–100, decimals allowed: "1.5"; spread evenly) with 500.
 	ErrorPercentAnnotation = "testbed.serin.dev/error-percent"
 	// ErrorPercentOfAnnotation makes pods of some versions only answer a
 	// percentage of their requests with 500: "v3=20,v4=100". An
 	// environment whose configuration breaks a release that works
 	// elsewhere (the production of a wave) carries it in its manifests.
 	ErrorPercentOfAnnotation = "testbed.serin.dev/error-percent-of"
+	// ErrorPercentOfPathAnnotation makes the pod answer a percentage of
+	// the requests for some paths only with 500, spread evenly among each
+	// path's requests: "/checkout=7.5,/cart=2". A release that breaks one
+	// endpoint of the app carries it.
+	ErrorPercentOfPathAnnotation = "testbed.serin.dev/error-percent-of-path"
+	// FaultErrorPercentAnnotation makes each request fail (500) with this
+	// probability, in percent, at random: the failures a faulty
+	// downstream dependency passes on to the app's answers. A test sets it
+	// on running pods (every pod of a namespace, primary and canary alike)
+	// to make the environment noisy.
+	FaultErrorPercentAnnotation = "testbed.serin.dev/fault-error-percent"
 	// LatencyAnnotation delays every answer of the pod by this Go duration
 	// (e.g. 250ms).
 	LatencyAnnotation = "testbed.serin.dev/latency"
@@ -117,11 +132,13 @@ type backend struct {
 	ip      string
 	pod     string
 	version string
-	// errorPercent of the requests fail, spread evenly: request n fails
-	// when n*errorPercent/100 steps up.
-	errorPercent int
-	latency      time.Duration
-	requests     atomic.Uint64
+	// behaviour is what the pod's annotations say, read again whenever
+	// the pod changes.
+	behaviour atomic.Pointer[behaviour]
+	requests  atomic.Uint64
+	// pathRequests counts the requests of each path that has its own
+	// error percentage (*atomic.Uint64 by path).
+	pathRequests sync.Map
 	// durations observes each answer, by status code.
 	durations prometheus.ObserverVec
 	servers   []*http.Server
@@ -237,10 +254,31 @@ func (b *Backends) reconcilePod(ctx context.Context, req reconcile.Request) (rec
 		return reconcile.Result{}, nil
 	}
 	if podReady(pod) {
-		_, err := b.ensure(pod)
-		return reconcile.Result{}, err
+		if _, err := b.ensure(pod); err != nil {
+			return reconcile.Result{}, err
+		}
+		return reconcile.Result{}, b.update(pod)
 	}
 	return reconcile.Result{}, nil
+}
+
+// update reads the behaviour of a pod whose backend runs from its
+// annotations again: a test patches running pods to change their
+// environment. A pod whose annotations do not parse keeps its behaviour,
+// and the error is retried as the pod's reconcile.
+func (b *Backends) update(pod *corev1.Pod) error {
+	b.mu.Lock()
+	be := b.running[pod.UID]
+	b.mu.Unlock()
+	if be == nil {
+		return nil
+	}
+	bh, err := readBehaviour(pod, be.version)
+	if err != nil {
+		return err
+	}
+	be.behaviour.Store(bh)
+	return nil
 }
 
 // serviceSelectorIndex indexes the Services by each key=value of their
@@ -503,33 +541,113 @@ func newBackend(pod *corev1.Pod) (*backend, error) {
 	if len(pod.Spec.Containers) > 0 {
 		be.version = imageTag(pod.Spec.Containers[0].Image)
 	}
+	bh, err := readBehaviour(pod, be.version)
+	if err != nil {
+		return nil, err
+	}
+	be.behaviour.Store(bh)
+	return be, nil
+}
+
+// behaviour is what a pod's annotations make its app do.
+type behaviour struct {
+	// errorPercent of the requests fail, spread evenly (see failsEvenly).
+	errorPercent float64
+	// pathErrorPercent of the requests of each path fail, spread evenly
+	// among that path's requests.
+	pathErrorPercent map[string]float64
+	// faultPercent of the requests fail at random.
+	faultPercent float64
+	latency      time.Duration
+}
+
+// readBehaviour reads the behaviour of a pod running version from its
+// annotations.
+func readBehaviour(pod *corev1.Pod, version string) (*behaviour, error) {
+	name := pod.Namespace + "/" + pod.Name
+	bh := &behaviour{}
+	var err error
 	if v := pod.Annotations[ErrorPercentAnnotation]; v != "" {
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 0 || n > 100 {
-			return nil, fmt.Errorf("testbed: pod %s: %s=%q is not a percentage", be.pod, ErrorPercentAnnotation, v)
+		if bh.errorPercent, err = parsePercent(v); err != nil {
+			return nil, fmt.Errorf("testbed: pod %s: %s=%q is not a percentage", name, ErrorPercentAnnotation, v)
 		}
-		be.errorPercent = n
 	}
 	if v := pod.Annotations[ErrorPercentOfAnnotation]; v != "" {
-		for _, entry := range strings.Split(v, ",") {
-			version, percent, ok := strings.Cut(strings.TrimSpace(entry), "=")
-			n, err := strconv.Atoi(percent)
-			if !ok || err != nil || n < 0 || n > 100 {
-				return nil, fmt.Errorf("testbed: pod %s: %s=%q: want version=percent[,version=percent]", be.pod, ErrorPercentOfAnnotation, v)
-			}
-			if version == be.version {
-				be.errorPercent = n
-			}
+		byVersion, err := parsePercentMap(v)
+		if err != nil {
+			return nil, fmt.Errorf("testbed: pod %s: %s=%q: want version=percent[,version=percent]", name, ErrorPercentOfAnnotation, v)
+		}
+		if n, ok := byVersion[version]; ok {
+			bh.errorPercent = n
+		}
+	}
+	if v := pod.Annotations[ErrorPercentOfPathAnnotation]; v != "" {
+		if bh.pathErrorPercent, err = parsePercentMap(v); err != nil {
+			return nil, fmt.Errorf("testbed: pod %s: %s=%q: want /path=percent[,/path=percent]", name, ErrorPercentOfPathAnnotation, v)
+		}
+	}
+	if v := pod.Annotations[FaultErrorPercentAnnotation]; v != "" {
+		if bh.faultPercent, err = parsePercent(v); err != nil {
+			return nil, fmt.Errorf("testbed: pod %s: %s=%q is not a percentage", name, FaultErrorPercentAnnotation, v)
 		}
 	}
 	if v := pod.Annotations[LatencyAnnotation]; v != "" {
 		d, err := time.ParseDuration(v)
 		if err != nil || d < 0 {
-			return nil, fmt.Errorf("testbed: pod %s: %s=%q is not a duration", be.pod, LatencyAnnotation, v)
+			return nil, fmt.Errorf("testbed: pod %s: %s=%q is not a duration", name, LatencyAnnotation, v)
 		}
-		be.latency = d
+		bh.latency = d
 	}
-	return be, nil
+	return bh, nil
+}
+
+// parsePercent parses a percentage, 0 to 100, decimals allowed.
+func parsePercent(v string) (float64, error) {
+	n, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
+	if err != nil || n < 0 || n > 100 {
+		return 0, fmt.Errorf("%q is not a percentage", v)
+	}
+	return n, nil
+}
+
+// parsePercentMap parses "key=percent[,key=percent]".
+func parsePercentMap(v string) (map[string]float64, error) {
+	m := map[string]float64{}
+	for _, entry := range strings.Split(v, ",") {
+		key, percent, ok := strings.Cut(strings.TrimSpace(entry), "=")
+		if !ok || key == "" {
+			return nil, fmt.Errorf("%q is not key=percent", entry)
+		}
+		n, err := parsePercent(percent)
+		if err != nil {
+			return nil, err
+		}
+		m[key] = n
+	}
+	return m, nil
+}
+
+// failsEvenly says whether the n-th request (from 0) of a series fails
+// when percent of them fail, spread evenly: when n*percent/100 steps up,
+// counted in hundredths of a percent.
+func failsEvenly(n uint64, percent float64) bool {
+	hundredths := uint64(math.Round(percent * 100))
+	return (n+1)*hundredths/10000 != n*hundredths/10000
+}
+
+// fails says whether the backend answers a request for path with 500,
+// counting the request.
+func (be *backend) fails(bh *behaviour, path string) bool {
+	n := be.requests.Add(1) - 1
+	failed := failsEvenly(n, bh.errorPercent)
+	if percent, ok := bh.pathErrorPercent[path]; ok {
+		counter, _ := be.pathRequests.LoadOrStore(path, new(atomic.Uint64))
+		failed = failsEvenly(counter.(*atomic.Uint64).Add(1)-1, percent) || failed
+	}
+	if bh.faultPercent > 0 && rand.Float64()*100 < bh.faultPercent {
+		failed = true
+	}
+	return failed
 }
 
 // imageTag returns the tag of an image reference ("latest" without one).
@@ -560,17 +678,18 @@ func (be *backend) listen(ip string, ports []int32, served *atomic.Uint64) error
 	be.ip = ip
 	handler := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
-		n := be.requests.Add(1) - 1
+		bh := be.behaviour.Load()
+		failed := be.fails(bh, r.URL.Path)
 		served.Add(1)
-		if be.latency > 0 {
+		if bh.latency > 0 {
 			select {
-			case <-time.After(be.latency):
+			case <-time.After(bh.latency):
 			case <-r.Context().Done():
 				return
 			}
 		}
 		status := http.StatusOK
-		if (n+1)*uint64(be.errorPercent)/100 != n*uint64(be.errorPercent)/100 {
+		if failed {
 			status = http.StatusInternalServerError
 		}
 		if be.durations != nil {

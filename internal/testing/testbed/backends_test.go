@@ -25,6 +25,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/intstr"
 )
 
@@ -50,15 +51,8 @@ func TestBackendServesItsPodTemplate(t *testing.T) {
 		ObjectMeta: metav1.ObjectMeta{Namespace: "apps", Name: "podinfo-abc", Annotations: map[string]string{ErrorPercentAnnotation: "10"}},
 		Spec:       corev1.PodSpec{Containers: []corev1.Container{{Image: "podinfo:v3"}}},
 	}
-	be, err := newBackend(pod)
-	if err != nil {
-		t.Fatal(err)
-	}
 	var served atomic.Uint64
-	if err := be.listen("127.0.0.1", []int32{0}, &served); err != nil {
-		t.Fatal(err)
-	}
-	defer be.stop()
+	be := serveTestBackend(t, pod, &served)
 	// Port 0 picked a free port: find it from the listener's server.
 	addr := be.addrs[0]
 	codes := map[int]int{}
@@ -96,8 +90,26 @@ func TestBackendServesItsPodTemplate(t *testing.T) {
 	}
 }
 
+// serveTestBackend runs the backend of pod on a free loopback port until
+// the test ends.
+func serveTestBackend(t *testing.T, pod *corev1.Pod, served *atomic.Uint64) *backend {
+	t.Helper()
+	be, err := newBackend(pod)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := be.listen("127.0.0.1", []int32{0}, served); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(be.stop)
+	return be
+}
+
 func TestBackendRejectsBadAnnotations(t *testing.T) {
-	for k, v := range map[string]string{ErrorPercentAnnotation: "110", LatencyAnnotation: "soon"} {
+	for k, v := range map[string]string{
+		ErrorPercentAnnotation: "110", LatencyAnnotation: "soon", FaultErrorPercentAnnotation: "-1",
+		ErrorPercentOfPathAnnotation: "/checkout", ErrorPercentOfAnnotation: "v3=ten",
+	} {
 		pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "p", Annotations: map[string]string{k: v}}}
 		if _, err := newBackend(pod); err == nil {
 			t.Errorf("%s=%q accepted", k, v)
@@ -105,8 +117,79 @@ func TestBackendRejectsBadAnnotations(t *testing.T) {
 	}
 	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "p", Annotations: map[string]string{LatencyAnnotation: "20ms"}}}
 	be, err := newBackend(pod)
-	if err != nil || be.latency != 20*time.Millisecond {
+	if err != nil || be.behaviour.Load().latency != 20*time.Millisecond {
 		t.Errorf("latency %v, %v", be, err)
+	}
+}
+
+// A running backend reads its pod's annotations again when the pod
+// changes: a test makes every pod of a namespace err (a downstream fault,
+// at random) or slow down (a latency drift) mid-analysis by patching them,
+// and a release breaks one endpoint only with error-percent-of-path.
+func TestBackendFollowsItsPod(t *testing.T) {
+	pod := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "apps", Name: "podinfo-abc", UID: "uid-1",
+			Annotations: map[string]string{ErrorPercentOfPathAnnotation: "/checkout=7.5"}},
+		Spec: corev1.PodSpec{Containers: []corev1.Container{{Image: "podinfo:v2"}}},
+	}
+	be := serveTestBackend(t, pod, new(atomic.Uint64))
+	b := &Backends{running: map[types.UID]*backend{pod.UID: be}}
+	count := func(path string, n int) (failed int, slowest time.Duration) {
+		t.Helper()
+		for range n {
+			start := time.Now()
+			resp, err := http.Get("http://" + be.addrs[0] + path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, _ = io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+			slowest = max(slowest, time.Since(start))
+			if resp.StatusCode == http.StatusInternalServerError {
+				failed++
+			}
+		}
+		return failed, slowest
+	}
+	if failed, _ := count("/checkout", 400); failed != 30 {
+		t.Errorf("/checkout: %d of 400 failed, want 30 (7.5 %%)", failed)
+	}
+	if failed, _ := count("/", 400); failed != 0 {
+		t.Errorf("/: %d of 400 failed, want none: only /checkout is broken", failed)
+	}
+
+	pod.Annotations = map[string]string{FaultErrorPercentAnnotation: "30", ErrorPercentAnnotation: "1.5"}
+	if err := b.update(pod); err != nil {
+		t.Fatal(err)
+	}
+	// 1.5 % spread evenly (6) or 30 % at random: 120 expected, 4 standard
+	// deviations either side.
+	if failed, _ := count("/", 400); failed < 80 || failed > 160 {
+		t.Errorf("with a 30 %% fault: %d of 400 failed, want about 120", failed)
+	}
+
+	pod.Annotations = map[string]string{LatencyAnnotation: "20ms"}
+	if err := b.update(pod); err != nil {
+		t.Fatal(err)
+	}
+	if _, slowest := count("/", 5); slowest < 20*time.Millisecond {
+		t.Errorf("the slowest answer took %v, want the 20ms latency the pod now has", slowest)
+	}
+
+	pod.Annotations = map[string]string{ErrorPercentAnnotation: "1.5"}
+	if err := b.update(pod); err != nil {
+		t.Fatal(err)
+	}
+	if failed, _ := count("/", 400); failed != 6 {
+		t.Errorf("the fault gone: %d of 400 failed, want 6 (1.5 %%, spread evenly)", failed)
+	}
+
+	pod.Annotations = map[string]string{ErrorPercentAnnotation: "lots"}
+	if err := b.update(pod); err == nil {
+		t.Error("an annotation that does not parse was accepted")
+	}
+	if got := be.behaviour.Load().errorPercent; got != 1.5 {
+		t.Errorf("after a bad annotation the error percent is %v, want 1.5 kept", got)
 	}
 }
 

@@ -19,6 +19,7 @@ package testbed
 import (
 	"context"
 	"io"
+	"math/rand/v2"
 	"net/http"
 	"sort"
 	"sync"
@@ -41,6 +42,38 @@ type LoadOptions struct {
 	Duration time.Duration
 	// Timeout bounds one request; 5s when zero.
 	Timeout time.Duration
+	// Paths, when set, sends each request to one of these paths (appended
+	// to URL), picked at random by their shares: users who call several
+	// endpoints of the app. Picked at random, not in turn: requests of a
+	// path sent at a fixed rhythm keep in step with the data plane's
+	// weighted round robin, and reach the canary always or never.
+	Paths []LoadPath
+}
+
+// LoadPath is one endpoint of the app the load calls, with its share of
+// the requests (a weight, relative to the other paths').
+type LoadPath struct {
+	Path  string
+	Share int
+}
+
+// url is the URL of the next request: a path picked by its share when
+// the load has Paths.
+func (l *Load) url() string {
+	total := 0
+	for _, p := range l.opts.Paths {
+		total += p.Share
+	}
+	if total <= 0 {
+		return l.opts.URL
+	}
+	n := rand.IntN(total)
+	for _, p := range l.opts.Paths {
+		if n -= p.Share; n < 0 {
+			return l.opts.URL + p.Path
+		}
+	}
+	return l.opts.URL
 }
 
 // Load is the app's users: requests at a steady rate through the data
@@ -129,7 +162,7 @@ func (l *Load) run(ctx context.Context) {
 
 func (l *Load) send(ctx context.Context) Sample {
 	s := Sample{Sent: time.Now()}
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, l.opts.URL, nil)
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, l.url(), nil)
 	if err != nil {
 		return s
 	}

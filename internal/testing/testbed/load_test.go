@@ -75,3 +75,28 @@ func TestLoadCountsTransportErrors(t *testing.T) {
 		t.Errorf("counts %+v", c)
 	}
 }
+
+// A load with paths spreads its requests among them by their shares, at
+// random.
+func TestLoadSpreadsItsPaths(t *testing.T) {
+	var root, checkout atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/":
+			root.Add(1)
+		case "/checkout":
+			checkout.Add(1)
+		default:
+			t.Errorf("path %q", r.URL.Path)
+		}
+	}))
+	defer srv.Close()
+	l := StartLoad(context.Background(), LoadOptions{URL: srv.URL, Rate: 400, Duration: time.Second,
+		Paths: []LoadPath{{Path: "/", Share: 4}, {Path: "/checkout", Share: 1}}})
+	time.Sleep(1200 * time.Millisecond)
+	l.Stop()
+	total := root.Load() + checkout.Load()
+	if share := 100 * float64(checkout.Load()) / float64(total); total < 200 || share < 12 || share > 28 {
+		t.Errorf("/checkout had %d of %d requests (%.1f %%), want about 20 %%", checkout.Load(), total, share)
+	}
+}
