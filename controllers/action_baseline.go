@@ -23,7 +23,6 @@ import (
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
-	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
@@ -56,8 +55,9 @@ func (r *CanaryReconciler) syncBaseline(ctx context.Context, obj *v1alpha1.Canar
 		return ctrl.Result{}, err
 	}
 	if found && metav1.IsControlledBy(baseline, obj) && baseline.Spec.Selector != nil && !maps.Equal(baseline.Spec.Selector.MatchLabels, want.Spec.Selector.MatchLabels) {
-		// A selector is immutable: made again with the baseline's own.
-		return ctrl.Result{RequeueAfter: time.Second}, r.deleteGenerated(ctx, obj, baseline)
+		// A selector is immutable, and the agent deletes no Deployment.
+		return ctrl.Result{}, fmt.Errorf("baseline deployment %s selects %v, not %v: delete it, and serin creates it again",
+			baseline.Name, baseline.Spec.Selector.MatchLabels, want.Spec.Selector.MatchLabels)
 	}
 	if err := r.applyService(ctx, obj, svc); err != nil {
 		return ctrl.Result{}, err
@@ -102,64 +102,31 @@ func (r *CanaryReconciler) waitForBaseline(obj *v1alpha1.Canary, obs rollout.Obs
 	return ctrl.Result{RequeueAfter: max(deadline, 0) + 100e6}, nil
 }
 
-// removeBaseline scales the baseline to zero and deletes it and its
-// Service, which the routes no longer name (decide took it off them).
+// removeBaseline scales the baseline to zero, which the routes no longer
+// name (decide took it off them). The Deployment and its Service stay,
+// for the next analysis; the garbage collector deletes them with the
+// Canary.
 func (r *CanaryReconciler) removeBaseline(ctx context.Context, obj *v1alpha1.Canary) (ctrl.Result, error) {
-	if err := r.deleteBaseline(ctx, obj); err != nil {
+	if err := r.retireBaseline(ctx, obj); err != nil {
 		return ctrl.Result{}, err
 	}
-	ctrl.LoggerFrom(ctx).Info("baseline removed: its analysis ended", "deployment", obj.GetBaselineName())
+	ctrl.LoggerFrom(ctx).Info("baseline scaled to zero: its analysis ended", "deployment", obj.GetBaselineName())
 	return ctrl.Result{RequeueAfter: 10 * time.Millisecond}, nil
 }
 
-// deleteBaseline scales the baseline the Canary controls to zero, then
-// deletes it and its Service; one of another controller is left alone.
-func (r *CanaryReconciler) deleteBaseline(ctx context.Context, obj *v1alpha1.Canary) error {
+// retireBaseline scales the baseline the Canary controls to zero; one of
+// another controller is left alone.
+func (r *CanaryReconciler) retireBaseline(ctx context.Context, obj *v1alpha1.Canary) error {
 	baseline, _, err := r.readBaseline(ctx, obj)
-	if err != nil {
+	if err != nil || baseline == nil || !metav1.IsControlledBy(baseline, obj) || ptr.Deref(baseline.Spec.Replicas, 1) == 0 {
 		return err
 	}
-	if baseline != nil {
-		if ptr.Deref(baseline.Spec.Replicas, 1) != 0 {
-			patch := client.MergeFrom(baseline.DeepCopy())
-			baseline.Spec.Replicas = ptr.To(int32(0))
-			if err := client.IgnoreNotFound(r.Patch(ctx, baseline, patch, client.FieldOwner(r.ControllerName))); err != nil {
-				return fmt.Errorf("failed to scale baseline %s to zero: %w", baseline.Name, err)
-			}
-		}
-		if err := r.deleteGenerated(ctx, obj, baseline); err != nil {
-			return err
-		}
-	}
-	svc, err := r.baselineService(ctx, obj)
-	if err != nil || svc == nil {
-		return err
-	}
-	return r.deleteGenerated(ctx, obj, svc)
-}
-
-// deleteGenerated deletes an object the Canary controls, at the version
-// read: one changed since (another controller took it) is not deleted.
-func (r *CanaryReconciler) deleteGenerated(ctx context.Context, obj *v1alpha1.Canary, o client.Object) error {
-	if !metav1.IsControlledBy(o, obj) {
-		return nil
-	}
-	err := r.Delete(ctx, o, client.Preconditions{UID: ptr.To(o.GetUID())}, client.PropagationPolicy(metav1.DeletePropagationBackground))
-	if err = client.IgnoreNotFound(err); err != nil {
-		return fmt.Errorf("failed to delete %s %s: %w", kindOf(o), o.GetName(), err)
+	patch := client.MergeFrom(baseline.DeepCopy())
+	baseline.Spec.Replicas = ptr.To(int32(0))
+	if err := client.IgnoreNotFound(r.Patch(ctx, baseline, patch, client.FieldOwner(r.ControllerName))); err != nil {
+		return fmt.Errorf("failed to scale baseline %s to zero: %w", baseline.Name, err)
 	}
 	return nil
-}
-
-// kindOf names a generated object's kind in messages.
-func kindOf(o client.Object) string {
-	switch o.(type) {
-	case *appsv1.Deployment:
-		return "deployment"
-	case *corev1.Service:
-		return "service"
-	}
-	return "object"
 }
 
 // dropBaseline takes the baseline off routes that name it and, once the
@@ -194,5 +161,5 @@ func (r *CanaryReconciler) dropBaseline(ctx context.Context, obj *v1alpha1.Canar
 	case routes.Found && !routes.Status.Programmed:
 		return false, nil
 	}
-	return true, r.deleteBaseline(ctx, obj)
+	return true, r.retireBaseline(ctx, obj)
 }

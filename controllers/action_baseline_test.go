@@ -268,30 +268,32 @@ func TestRouteBaseline(t *testing.T) {
 	})
 }
 
-// removeBaseline scales the baseline to zero, then deletes it and its
-// Service; what the Canary does not control is left alone.
+// removeBaseline scales the baseline to zero and keeps it and its Service
+// for the next analysis (the agent deletes no Deployment or Service; the
+// garbage collector deletes them with the Canary); what the Canary does
+// not control is left alone.
 func TestRemoveBaseline(t *testing.T) {
 	c := baselinePodinfo(v1alpha1.PhaseSucceeded)
 	target, primary := baselineWorld(c, 3)
 	baseline := withStatus(baselineOf(c, target, primary, 3, "v2"), 3)
 	foreign := baseline.DeepCopy()
 	foreign.OwnerReferences = nil
-	gone := func(t *testing.T, f *actionFixture, _ *v1alpha1.Canary) {
-		if f.get("podinfo-baseline", &appsv1.Deployment{}) || f.get("podinfo-baseline", &corev1.Service{}) {
-			t.Error("the baseline or its Service is still there")
+	scaledDown := func(t *testing.T, f *actionFixture, _ *v1alpha1.Canary) {
+		if got := f.replicas("podinfo-baseline"); got != 0 || !f.get("podinfo-baseline", &corev1.Service{}) {
+			t.Errorf("replicas %d, want 0, the Service kept", got)
 		}
 	}
 	cases := map[string]actionCase{
-		"scaled to zero, then deleted with its Service": {
+		"scaled to zero, kept with its Service": {
 			canary: c.DeepCopy(), objs: []client.Object{target, primary, baseline, baselineServiceOf(c, target)},
 			want: actionWant{result: ctrl.Result{RequeueAfter: 10 * time.Millisecond},
-				writes: []string{"patch Deployment/podinfo-baseline", "delete Deployment/podinfo-baseline", "delete Service/podinfo-baseline"}},
-			check: gone,
+				writes: []string{"patch Deployment/podinfo-baseline"}},
+			check: scaledDown,
 		},
-		"its Service alone left: deleted": {
-			canary: c.DeepCopy(), objs: []client.Object{target, primary, baselineServiceOf(c, target)},
-			want:  actionWant{result: ctrl.Result{RequeueAfter: 10 * time.Millisecond}, writes: []string{"delete Service/podinfo-baseline"}},
-			check: gone,
+		"already at zero: nothing written": {
+			canary: c.DeepCopy(), objs: []client.Object{target, primary, withStatus(baselineOf(c, target, primary, 0, "v2"), 0), baselineServiceOf(c, target)},
+			want:  actionWant{result: ctrl.Result{RequeueAfter: 10 * time.Millisecond}},
+			check: scaledDown,
 		},
 		"another controller's: left alone": {
 			canary: c.DeepCopy(), objs: []client.Object{target, primary, foreign},
@@ -302,15 +304,10 @@ func TestRemoveBaseline(t *testing.T) {
 				}
 			},
 		},
-		"the delete fails: retried, scaled to zero meanwhile": {
+		"the scale-down fails: retried": {
 			canary: c.DeepCopy(), objs: []client.Object{target, primary, baseline, baselineServiceOf(c, target)},
-			fail: []string{"delete Deployment/podinfo-baseline"},
-			want: actionWant{err: injected, writes: []string{"patch Deployment/podinfo-baseline", "delete Deployment/podinfo-baseline"}},
-			check: func(t *testing.T, f *actionFixture, _ *v1alpha1.Canary) {
-				if got := f.replicas("podinfo-baseline"); got != 0 {
-					t.Errorf("replicas %d, want 0", got)
-				}
-			},
+			fail: []string{"patch Deployment/podinfo-baseline"},
+			want: actionWant{err: injected, writes: []string{"patch Deployment/podinfo-baseline"}},
 		},
 	}
 	runActionCases(t, cases, func(ctx context.Context, r *CanaryReconciler, obj *v1alpha1.Canary, _ rollout.Observation, _ rollout.Action) (ctrl.Result, error) {
@@ -318,9 +315,10 @@ func TestRemoveBaseline(t *testing.T) {
 	})
 }
 
-// A Canary deleted mid-analysis leaves no baseline: taken off the routes
-// first (they are handed back or orphaned as they are), then, once the
-// data plane applies them, removed, however the target and primary stand.
+// A Canary deleted mid-analysis leaves no baseline serving: taken off the
+// routes first (they are handed back or orphaned as they are), then, once
+// the data plane applies them, scaled to zero, however the target and
+// primary stand (the garbage collector deletes it with the Canary).
 func TestDropBaselineOnDeletion(t *testing.T) {
 	c := baselinePodinfo(v1alpha1.PhaseProgressing)
 	target, primary := baselineWorld(c, 3)
@@ -343,20 +341,20 @@ func TestDropBaselineOnDeletion(t *testing.T) {
 			setup:  func(f *actionFixture) { f.router.Status = &routing.RouteStatus{Message: "waiting for the gateway"} },
 			want:   actionWant{result: ctrl.Result{RequeueAfter: 100 * time.Millisecond}},
 		},
-		"off the routes the gateway applies: removed": {
+		"off the routes the gateway applies: scaled to zero": {
 			canary: c.DeepCopy(), objs: []client.Object{target, primary, baseline, baselineServiceOf(c, target)},
 			routes: ptr.To(routing.Canary(25)),
-			want:   actionWant{writes: []string{"patch Deployment/podinfo-baseline", "delete Deployment/podinfo-baseline", "delete Service/podinfo-baseline"}},
+			want:   actionWant{writes: []string{"patch Deployment/podinfo-baseline"}},
 			check: func(t *testing.T, f *actionFixture, _ *v1alpha1.Canary) {
-				if f.get("podinfo-baseline", &appsv1.Deployment{}) {
-					t.Error("the baseline is still there")
+				if got := f.replicas("podinfo-baseline"); got != 0 {
+					t.Errorf("the baseline runs %d replicas, want 0", got)
 				}
 			},
 		},
-		"the target and primary gone: removed all the same": {
+		"the target and primary gone: scaled to zero all the same": {
 			canary: c.DeepCopy(), objs: []client.Object{baseline},
 			routes: ptr.To(routing.Canary(25)),
-			want:   actionWant{writes: []string{"patch Deployment/podinfo-baseline", "delete Deployment/podinfo-baseline"}},
+			want:   actionWant{writes: []string{"patch Deployment/podinfo-baseline"}},
 		},
 		"without analysis.judge.baseline: nothing read, nothing written": {
 			canary: weightedPodinfo().Phase(v1alpha1.PhaseProgressing).Obj(), objs: []client.Object{target, primary},

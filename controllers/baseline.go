@@ -24,6 +24,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
 
 	"github.com/serin-dev/serin/api/v1alpha1"
 	"github.com/serin-dev/serin/internal/rollout"
@@ -38,7 +39,8 @@ import (
 
 // readBaseline reads the baseline Deployment the Canary controls from the
 // cache, and what rollout needs of it to route it (rollout.BaselineRouted):
-// whether it exists and its health. nil without one (or one of another
+// whether it exists (one scaled to zero after its analysis does not: it
+// waits for the next) and its health. nil without one (or one of another
 // controller, which serin never touches: the next write of it stalls).
 func (r *CanaryReconciler) readBaseline(ctx context.Context, obj *v1alpha1.Canary) (*appsv1.Deployment, rollout.Baseline, error) {
 	baseline := &appsv1.Deployment{}
@@ -46,7 +48,8 @@ func (r *CanaryReconciler) readBaseline(ctx context.Context, obj *v1alpha1.Canar
 	if err != nil || !found || !metav1.IsControlledBy(baseline, obj) {
 		return nil, rollout.Baseline{}, err
 	}
-	return baseline, rollout.Baseline{Exists: true, Health: workload.DeploymentHealth(baseline, obj.GetCanaryReadyThreshold())}, nil
+	return baseline, rollout.Baseline{Exists: ptr.Deref(baseline.Spec.Replicas, 1) > 0,
+		Health: workload.DeploymentHealth(baseline, obj.GetCanaryReadyThreshold())}, nil
 }
 
 // observeBaseline fills obs.Baseline for a Canary with

@@ -36,11 +36,12 @@ package controllers
 // Targets, the primary Deployment or DaemonSet and the generated Services
 // are cached, created, updated (create-or-update) and patched (replicas, a
 // DaemonSet's scale-to-zero node selector, restore, selectors, orphaning).
-// The baseline Deployment and its Service (analysis.judge.baseline) are
-// deleted when their analysis ends.
-// +kubebuilder:rbac:groups=apps,resources=deployments,verbs=get;list;watch;create;update;patch;delete
+// The baseline Deployment (analysis.judge.baseline) is scaled to zero when
+// its analysis ends; the garbage collector deletes it and its Service with
+// the Canary: the agent deletes no Deployment or Service.
+// +kubebuilder:rbac:groups=apps,resources=deployments,verbs=get;list;watch;create;update;patch
 // +kubebuilder:rbac:groups=apps,resources=daemonsets,verbs=get;list;watch;create;update;patch
-// +kubebuilder:rbac:groups="",resources=services,verbs=get;list;watch;create;update;patch;delete
+// +kubebuilder:rbac:groups="",resources=services,verbs=get;list;watch;create;update;patch
 // The primary's ReplicaSets are listed live when it is restored.
 // +kubebuilder:rbac:groups=apps,resources=replicasets,verbs=list
 // EndpointSlices are cached: the readiness of a Service target.

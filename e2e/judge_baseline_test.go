@@ -127,15 +127,26 @@ func sideShares(l *testbed.Load, from, to time.Time) (map[string]float64, int) {
 	return shares, len(samples)
 }
 
-// expectNoBaseline checks that the baseline, its Service and its backend
-// in the route are gone.
-func expectNoBaseline(g Gomega, ns string) {
+// expectNoBaseline checks that no baseline serves: its Deployment scaled
+// to zero (kept for the next analysis: the agent deletes no Deployment)
+// with no ready endpoint, and the route no longer naming it; once its
+// Canary is deleted (canaryGone), the garbage collector deleted it and
+// its Service.
+func expectNoBaseline(g Gomega, ns string, canaryGone bool) {
 	ctx := context.Background()
 	g.Eventually(func(g Gomega) {
-		err := k8s.Get(ctx, types.NamespacedName{Namespace: ns, Name: "podinfo-baseline"}, &appsv1.Deployment{})
-		g.Expect(apierrors.IsNotFound(err)).To(BeTrue(), "the baseline deployment: %v", err)
-		err = k8s.Get(ctx, types.NamespacedName{Namespace: ns, Name: "podinfo-baseline"}, &corev1.Service{})
-		g.Expect(apierrors.IsNotFound(err)).To(BeTrue(), "the baseline service: %v", err)
+		d := &appsv1.Deployment{}
+		err := k8s.Get(ctx, types.NamespacedName{Namespace: ns, Name: "podinfo-baseline"}, d)
+		if canaryGone {
+			g.Expect(apierrors.IsNotFound(err)).To(BeTrue(), "the baseline deployment outlived its Canary: %v", err)
+			err = k8s.Get(ctx, types.NamespacedName{Namespace: ns, Name: "podinfo-baseline"}, &corev1.Service{})
+			g.Expect(apierrors.IsNotFound(err)).To(BeTrue(), "the baseline service outlived its Canary: %v", err)
+			return
+		}
+		g.Expect(err).NotTo(HaveOccurred())
+		g.Expect(d.Spec.Replicas).NotTo(BeNil())
+		g.Expect(*d.Spec.Replicas).To(BeZero(), "the baseline still runs pods")
+		g.Expect(readyEndpoints(ns, "podinfo-baseline")).To(BeZero(), "the baseline still has ready endpoints")
 		r := &gatewayv1.HTTPRoute{}
 		g.Expect(k8s.Get(ctx, types.NamespacedName{Namespace: ns, Name: "podinfo"}, r)).To(Succeed())
 		for _, rule := range r.Spec.Rules {
@@ -143,7 +154,7 @@ func expectNoBaseline(g Gomega, ns string) {
 				g.Expect(string(b.Name)).NotTo(Equal("podinfo-baseline"), "the route still names the baseline")
 			}
 		}
-	}, 20*time.Second, 100*time.Millisecond).Should(Succeed())
+	}, 30*time.Second, 100*time.Millisecond).Should(Succeed())
 }
 
 // A good revision judged against a baseline Deployment on real traffic:
@@ -151,8 +162,8 @@ func expectNoBaseline(g Gomega, ns string) {
 // any request; at every weight the users' requests split primary /
 // baseline / canary as 100-2w / w / w (within 5 points, counted by the pod
 // that answered); the judge compares the canary with the baseline and
-// passes; after the promotion the baseline, its Service and its backend
-// are gone, and no user saw an error.
+// passes; after the promotion the baseline is scaled to zero and off the
+// route, and no user saw an error.
 func TestJudgeBaseline_CreatedSharedRemoved(t *testing.T) {
 	g := NewWithT(t)
 	ctx := context.Background()
@@ -171,7 +182,7 @@ func TestJudgeBaseline_CreatedSharedRemoved(t *testing.T) {
 		madeAt = b.CreationTimestamp.Time
 	}, 30*time.Second, 50*time.Millisecond).Should(Succeed())
 	waitForPhase(g, c, v1alpha1.PhaseSucceeded, 120*time.Second)
-	expectNoBaseline(g, ns)
+	expectNoBaseline(g, ns, false)
 	time.Sleep(time.Second) // the last requests
 	end := time.Now()
 
@@ -272,7 +283,7 @@ func TestJudgeBaseline_AgentKilledLeavesNoOrphan(t *testing.T) {
 	killWhileRouted()
 	g.Expect(a.Start(ctx)).To(Succeed())
 	waitForPhase(g, c, v1alpha1.PhaseSucceeded, 120*time.Second)
-	expectNoBaseline(g, ns)
+	expectNoBaseline(g, ns, false)
 	t.Logf("killed mid-analysis and restarted: promoted, no baseline left")
 
 	setImage(g, ns, "podinfo", "podinfo:v3")
@@ -282,7 +293,7 @@ func TestJudgeBaseline_AgentKilledLeavesNoOrphan(t *testing.T) {
 	g.Eventually(func() bool {
 		return apierrors.IsNotFound(k8s.Get(ctx, client.ObjectKeyFromObject(c), &v1alpha1.Canary{}))
 	}, 30*time.Second, 100*time.Millisecond).Should(BeTrue(), "the Canary's deletion completes")
-	expectNoBaseline(g, ns)
+	expectNoBaseline(g, ns, true)
 	expectNoUserErrors(t, g, ns)
 	t.Logf("killed mid-analysis, the Canary deleted meanwhile: no baseline left")
 }

@@ -184,8 +184,9 @@ type RouteBaseline struct{ Reason string }
 // analysis step: the judge compares the canary with it.
 type WaitForBaseline struct{ Message string }
 
-// RemoveBaseline scales the baseline to zero and deletes it and its
-// Service, once the routes no longer name it: its analysis ended.
+// RemoveBaseline scales the baseline to zero (it and its Service stay for
+// the next analysis), once the routes no longer name it: its analysis
+// ended.
 type RemoveBaseline struct{}
 
 // Idle has nothing to do: no new revision and nothing drifted.

@@ -25,8 +25,8 @@ import (
 // The baseline (analysis.judge.baseline) lives as long as an analysis:
 // made when it starts, routed the canary's weight once it has a ready pod
 // (never before, as the canary), judged against at each step once ready,
-// taken off the routes and removed when the analysis ends, however it
-// ends.
+// taken off the routes and scaled to zero when the analysis ends, however
+// it ends.
 
 // BaselineRouted reports whether the routes give the baseline the
 // canary's weight (taken from the primary's share): during an analysis of
