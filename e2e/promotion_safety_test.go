@@ -336,7 +336,9 @@ func TestPromotionSafety_NoOldPodAnswersAfterSucceeded(t *testing.T) {
 		wg.Go(func() {
 			g := NewWithT(t)
 			ctx := context.Background()
-			c := safetyCanary(t, g, ns)
+			// A deadline that a loaded machine's canary pods meet (the
+			// whole suite runs beside it): the halt is the quota's.
+			c := safetyCanary(t, g, ns, func(c *v1alpha1.Canary) { c.Spec.ProgressDeadlineSeconds = ptrInt32(15) })
 			quota := &corev1.ResourceQuota{
 				ObjectMeta: metav1.ObjectMeta{Name: "pods", Namespace: ns},
 				Spec:       corev1.ResourceQuotaSpec{Hard: corev1.ResourceList{corev1.ResourcePods: resource.MustParse("4")}},
