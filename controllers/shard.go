@@ -27,6 +27,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/serin-dev/serin/api/v1alpha1"
+	"github.com/serin-dev/serin/internal/rollout"
 )
 
 // A sharded agent (--watch-label-selector, Flux's sharding) caches the
@@ -84,10 +85,9 @@ func memberInOtherShard(ctx context.Context, live client.Reader, shard labels.Se
 }
 
 // otherShardMember is the problem of a group one of whose members is in
-// another shard.
+// another shard, as its member Canaries say it.
 func otherShardMember(group, namespace, member, how string) string {
-	return fmt.Sprintf("CanaryGroup %s: member %s is in another shard (Canary %s/%s has %s): give the CanaryGroup and every member the same shard label",
-		group, member, namespace, member, how)
+	return "CanaryGroup " + group + ": " + rollout.OtherShardMember(namespace, member, how)
 }
 
 // otherShardGroup is the problem of a member whose CanaryGroup is in

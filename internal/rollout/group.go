@@ -368,13 +368,13 @@ func PendingDependencies(c *v1alpha1.Canary, o Observation) []string {
 			}
 			continue
 		}
-		i := slices.IndexFunc(o.Group.Members, func(p GroupPeer) bool { return p.Name == d && p.Found })
+		p, found := o.Group.peer(d)
 		switch {
-		case i < 0:
+		case !found:
 		case windowLeft(c, o) > 0:
 			// It may still change with this release.
 			pending = append(pending, d)
-		case o.Group.Members[i].Phase != v1alpha1.PhaseSucceeded && o.Group.Members[i].Phase != v1alpha1.PhaseInitialized:
+		case p.Phase != v1alpha1.PhaseSucceeded && p.Phase != v1alpha1.PhaseInitialized:
 			pending = append(pending, d)
 		}
 	}

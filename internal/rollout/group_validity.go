@@ -56,8 +56,7 @@ func GroupProblems(g *v1alpha1.CanaryGroup, members []ReleaseMember) []string {
 	for _, m := range members {
 		switch {
 		case !m.Found && m.OtherShard != "":
-			problems = append(problems, fmt.Sprintf("member %s is in another shard (Canary %s/%s has %s): give the CanaryGroup and every member the same shard label",
-				m.Name, g.Namespace, m.Name, m.OtherShard))
+			problems = append(problems, OtherShardMember(g.Namespace, m.Name, m.OtherShard))
 		case !m.Found:
 			problems = append(problems, fmt.Sprintf("member %s: no Canary %s/%s: create it or remove it from spec.members", m.Name, g.Namespace, m.Name))
 		case len(m.ListedBy) > 1:
@@ -68,6 +67,13 @@ func GroupProblems(g *v1alpha1.CanaryGroup, members []ReleaseMember) []string {
 		problems = append(problems, fmt.Sprintf("spec.members[].dependsOn forms a cycle (%s)", cycle))
 	}
 	return problems
+}
+
+// OtherShardMember is the problem of a group whose member is in another
+// shard than the agent's: how says the labels it has and the selector.
+func OtherShardMember(namespace, member, how string) string {
+	return fmt.Sprintf("member %s is in another shard (Canary %s/%s has %s): give the CanaryGroup and every member the same shard label",
+		member, namespace, member, how)
 }
 
 // DependencyCycle returns the members of a cycle in the group's
