@@ -139,7 +139,6 @@ func TestReadyThresholds(t *testing.T) {
 			},
 			conditions: []metav1.Condition{ready(metav1.ConditionFalse, v1alpha1.FailedReason)},
 			weights:    []routing.Weights{routing.AllPrimary},
-			writes:     []string{"patch Deployment/podinfo"},
 			events:     []string{"Warning " + v1alpha1.RolledBackReason},
 			ended:      "failed",
 			// The record keeps the beginning of the reason; Ready says it all.

@@ -28,7 +28,10 @@ import (
 )
 
 // rollback sends all traffic to the primary, which still runs the last
-// promoted revision, and scales the canary down. Decide and DecideStep
+// promoted revision. The canary is scaled down afterwards (Decide's
+// ScaleDownCanary, once Failed), when the data plane applied the routes
+// and had --data-plane-settle-time to: its pods never terminate while
+// requests still reach them. Decide and DecideStep
 // never pick it during Promoting, Finalising or Halted: then the primary is
 // the copy that may be broken (TestDecide_NoRollbackDuringPromotion,
 // TestDecideStep).
@@ -38,9 +41,6 @@ func (r *CanaryReconciler) rollback(ctx context.Context, obj *v1alpha1.Canary, o
 	}
 	groupFailed(obj, a)
 	if err := r.setRoutes(ctx, obj, routing.AllPrimary); err != nil {
-		return ctrl.Result{}, err
-	}
-	if err := r.targetKindOf(obj).scaleDown(ctx, obj); err != nil {
 		return ctrl.Result{}, err
 	}
 	transition(obj, v1alpha1.PhaseFailed, obs.Now, v1alpha1.FailedReason, "rolled back revision %s: %s", obj.Status.LastAppliedSpec, a.Reason)

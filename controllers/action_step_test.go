@@ -148,7 +148,6 @@ func TestStep(t *testing.T) {
 		},
 		conditions: []metav1.Condition{ready(metav1.ConditionFalse, v1alpha1.FailedReason)},
 		weights:    []routing.Weights{routing.AllPrimary},
-		writes:     []string{"patch Deployment/podinfo"},
 		events:     []string{"Warning " + v1alpha1.RolledBackReason},
 		ended:      "failed",
 	})

@@ -86,7 +86,14 @@ func targetServes(obj *v1alpha1.Canary, hash string) bool {
 // keepPrimaryServing is revertOnDeletion's way out when the target runs a
 // revision that was never promoted (rolled back, or under analysis):
 // scaling it up would serve it to everyone, so the primary keeps serving.
+// A rolled-back target still running (deleted before the data plane
+// settled and its scale-down came) is scaled down: nothing routes to it.
 func (r *CanaryReconciler) keepPrimaryServing(ctx context.Context, obj *v1alpha1.Canary) error {
+	if obj.Status.Phase == v1alpha1.PhaseFailed {
+		if err := r.targetKindOf(obj).scaleDown(ctx, obj); err != nil {
+			return err
+		}
+	}
 	r.emit(ctx, obj, notifier.SeverityWarn, v1alpha1.RevertOnDeletionSkippedReason,
 		"revertOnDeletion: %s runs a revision that was not promoted (last promoted %s): %s keeps serving; fix the target in Git, then delete %s",
 		obj.Spec.TargetRef.Name, obj.Status.LastPromotedSpec, obj.GetPrimaryName(), obj.GetPrimaryName())

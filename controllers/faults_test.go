@@ -91,7 +91,11 @@ func TestWriteFailureAtEveryWrite(t *testing.T) {
 				w.setImage("podinfo", newImage)
 				w.runUntil("at weight 25", atCanaryWeight(25))
 				w.annotate(v1alpha1.AbortRequestAnnotation, "now")
-				w.runUntil("failed", isPhase(v1alpha1.PhaseFailed))
+				// The canary is scaled down once the data plane applied
+				// the routes back, a reconcile after Failed.
+				w.runUntil("failed, the canary scaled down", func(c *v1alpha1.Canary) bool {
+					return c.Status.Phase == v1alpha1.PhaseFailed && *w.deployment("podinfo").Spec.Replicas == 0
+				})
 			}),
 			primaryImage: goodImage, phase: v1alpha1.PhaseFailed,
 		},

@@ -151,6 +151,9 @@ func (r *CanaryReconciler) observeRoutes(ctx context.Context, obj *v1alpha1.Cana
 		Message:      routes.Status.Message,
 		ProgrammedAt: r.routeClocks.programmedSince(client.ObjectKeyFromObject(obj), routes.Status, obs.Now),
 	}
+	if !obs.Routes.ProgrammedAt.IsZero() {
+		obs.Routes.SettleAt = obs.Routes.ProgrammedAt.Add(r.DataPlaneSettle)
+	}
 	return nil
 }
 

@@ -54,8 +54,17 @@ func TestValidation_JudgeBaselineCEL(t *testing.T) {
 		"stepWeights to 50, maxWeight defaulted (50)": {canary: weighted("b-steps", func(c *v1alpha1.Canary) {
 			c.Spec.Analysis.StepWeight, c.Spec.Analysis.MaxWeight, c.Spec.Analysis.StepWeights = 0, 0, []int{5, 25, 50}
 		})},
-		"baseline false anywhere": {canary: testobj.MakeCanary("b-off", ns).Analysis(v1alpha1.CanaryAnalysis{Iterations: 5, Metrics: judged(),
-			Judge: &v1alpha1.AnalysisJudge{Baseline: false}}).Obj()},
+		"baseline false anywhere": {canary: weighted("b-off", func(c *v1alpha1.Canary) {
+			c.Spec.TargetRef = v1alpha1.TargetReference{APIVersion: "v1", Kind: "Service", Name: "b-off"}
+			c.Spec.Analysis.Judge = &v1alpha1.AnalysisJudge{Baseline: false}
+		})},
+		"a judged metric in a blue/green analysis": {
+			canary:  testobj.MakeCanary("bg", ns).Analysis(v1alpha1.CanaryAnalysis{Iterations: 5, Metrics: judged()}).Obj(),
+			wantErr: "metrics[].judge compares the canary with the primary (or its baseline) on the same traffic at the same time: a blue/green analysis (analysis.iterations without match or mirror) sends every request to the canary and none to the primary",
+		},
+		"a judged metric in an A/B test": {canary: testobj.MakeCanary("ab", ns).Gateway("gateways", "public").
+			Analysis(v1alpha1.CanaryAnalysis{Iterations: 5, Metrics: judged(),
+				Match: []v1alpha1.AnalysisMatch{{Headers: []v1alpha1.HTTPHeaderMatch{{Name: "x-canary", Value: "1"}}}}}).Obj()},
 		"routing.provider kubernetes": {
 			canary:  testobj.MakeCanary("b1", ns).Analysis(v1alpha1.CanaryAnalysis{Iterations: 5, Metrics: judged(), Judge: baseline}).Obj(),
 			wantErr: whereMsg,

@@ -150,7 +150,7 @@ func TestValidation_CanaryCEL(t *testing.T) {
 func TestValidation_JudgeCEL(t *testing.T) {
 	ns := newNamespace(t)
 	judged := func(name string, j v1alpha1.MetricJudge, aj *v1alpha1.AnalysisJudge) *v1alpha1.Canary {
-		return testobj.MakeCanary(name, ns).Analysis(v1alpha1.CanaryAnalysis{Iterations: 5, Judge: aj, Metrics: []v1alpha1.CanaryMetric{
+		return testobj.MakeCanary(name, ns).Gateway("gateways", "public").Analysis(v1alpha1.CanaryAnalysis{StepWeight: 10, MaxWeight: 50, Judge: aj, Metrics: []v1alpha1.CanaryMetric{
 			{Name: v1alpha1.RequestDurationCheck, ThresholdRange: &v1alpha1.ThresholdRange{Max: ptr.To(500.0)}, Judge: &j},
 		}}).Obj()
 	}

@@ -182,6 +182,23 @@ func safetyCanary(t *testing.T, g Gomega, ns string, mutate ...func(*v1alpha1.Ca
 
 func ptrInt32(i int32) *int32 { return &i }
 
+// loadedSafetyCanary is safetyCanary with a deadline that a loaded
+// machine's canary pods meet (the whole suite runs beside the tests that
+// repeat promotions): a halt or rollback is the test's, not the clock's.
+func loadedSafetyCanary(t *testing.T, g Gomega, ns string) *v1alpha1.Canary {
+	return safetyCanary(t, g, ns, func(c *v1alpha1.Canary) { c.Spec.ProgressDeadlineSeconds = ptrInt32(15) })
+}
+
+// inNamespaces runs body in n new namespaces at once, and waits for all.
+func inNamespaces(t *testing.T, n int, body func(g Gomega, ns string)) {
+	var wg sync.WaitGroup
+	for range n {
+		ns := newNamespace(t)
+		wg.Go(func() { body(NewWithT(t), ns) })
+	}
+	wg.Wait()
+}
+
 // expectHaltedAndServing checks the halted state: Stalled with the reason,
 // routing frozen at the promotion's weights, the canary still running.
 func expectHaltedAndServing(g Gomega, c *v1alpha1.Canary, reason string) {
@@ -328,52 +345,44 @@ func TestPromotionSafety_CorrectedRevisionIsAnalysed(t *testing.T) {
 // Five namespaces promote four revisions each, in parallel.
 func TestPromotionSafety_NoOldPodAnswersAfterSucceeded(t *testing.T) {
 	const namespaces, promotions = 5, 4
-	var wg sync.WaitGroup
 	var mu sync.Mutex
 	late, checked := map[string]int{}, 0
-	for range namespaces {
-		ns := newNamespace(t)
-		wg.Go(func() {
-			g := NewWithT(t)
-			ctx := context.Background()
-			// A deadline that a loaded machine's canary pods meet (the
-			// whole suite runs beside it): the halt is the quota's.
-			c := safetyCanary(t, g, ns, func(c *v1alpha1.Canary) { c.Spec.ProgressDeadlineSeconds = ptrInt32(15) })
-			quota := &corev1.ResourceQuota{
-				ObjectMeta: metav1.ObjectMeta{Name: "pods", Namespace: ns},
-				Spec:       corev1.ResourceQuotaSpec{Hard: corev1.ResourceList{corev1.ResourcePods: resource.MustParse("4")}},
-			}
-			g.Expect(k8s.Create(ctx, quota)).To(Succeed())
-			old := "v1"
-			for i := range promotions {
-				version := fmt.Sprintf("v%d", i+2)
-				setImage(g, ns, "podinfo", "podinfo:"+version)
-				waitForPhase(g, c, v1alpha1.PhaseHalted, 90*time.Second)
-				setQuota(g, quota, "10")
-				waitForPhase(g, c, v1alpha1.PhaseSucceeded, 90*time.Second)
-				succeeded := c.Status.LastTransitionTime.Time
-				time.Sleep(time.Until(succeeded.Add(5 * time.Second)))
-				n, last := 0, time.Duration(0)
-				for _, s := range usersIn(ns).Samples(succeeded, time.Time{}) {
-					if s.Version == old {
-						n, last = n+1, s.Sent.Sub(succeeded)
-					}
+	inNamespaces(t, namespaces, func(g Gomega, ns string) {
+		ctx := context.Background()
+		c := loadedSafetyCanary(t, g, ns)
+		quota := &corev1.ResourceQuota{
+			ObjectMeta: metav1.ObjectMeta{Name: "pods", Namespace: ns},
+			Spec:       corev1.ResourceQuotaSpec{Hard: corev1.ResourceList{corev1.ResourcePods: resource.MustParse("4")}},
+		}
+		g.Expect(k8s.Create(ctx, quota)).To(Succeed())
+		old := "v1"
+		for i := range promotions {
+			version := fmt.Sprintf("v%d", i+2)
+			setImage(g, ns, "podinfo", "podinfo:"+version)
+			waitForPhase(g, c, v1alpha1.PhaseHalted, 90*time.Second)
+			setQuota(g, quota, "10")
+			waitForPhase(g, c, v1alpha1.PhaseSucceeded, 90*time.Second)
+			succeeded := c.Status.LastTransitionTime.Time
+			time.Sleep(time.Until(succeeded.Add(5 * time.Second)))
+			n, last := 0, time.Duration(0)
+			for _, s := range usersIn(ns).Samples(succeeded, time.Time{}) {
+				if s.Version == old {
+					n, last = n+1, s.Sent.Sub(succeeded)
 				}
-				mu.Lock()
-				checked++
-				if n > 0 {
-					late[fmt.Sprintf("%s %s→%s (last %s after)", ns, old, version, last.Round(time.Millisecond))] = n
-				}
-				mu.Unlock()
-				// Back to 4 pods for the next promotion's halt: the
-				// canary is scaled down, the primary runs 2.
-				setQuota(g, quota, "4")
-				old = version
 			}
-			expectNoUserErrors(t, g, ns)
-		})
-	}
-	wg.Wait()
+			mu.Lock()
+			checked++
+			if n > 0 {
+				late[fmt.Sprintf("%s %s→%s (last %s after)", ns, old, version, last.Round(time.Millisecond))] = n
+			}
+			mu.Unlock()
+			// Back to 4 pods for the next promotion's halt: the
+			// canary is scaled down, the primary runs 2.
+			setQuota(g, quota, "4")
+			old = version
+		}
+		expectNoUserErrors(t, g, ns)
+	})
 	total := 0
 	for _, n := range late {
 		total += n
@@ -393,4 +402,83 @@ func setQuota(g Gomega, quota *corev1.ResourceQuota, pods string) {
 		quota.Spec.Hard[corev1.ResourcePods] = resource.MustParse(pods)
 		return k8s.Update(context.Background(), quota)
 	}, 10*time.Second, 100*time.Millisecond).Should(Succeed())
+}
+
+// A rollback takes every request off the canary before its pods go:
+// 5 namespaces × 4 rollbacks of a healthy canary aborted at weight 20 or
+// more, under the users' load. No request fails for the scale-down (the
+// pods would otherwise terminate while the data plane still sends them
+// requests), and none is answered by the canary once its scale-down began.
+func TestPromotionSafety_RollbackScalesTheCanaryDownOnceUnrouted(t *testing.T) {
+	const namespaces, rollbacks = 5, 4
+	var mu sync.Mutex
+	late, checked, afterFailed := map[string]int{}, 0, 0
+	inNamespaces(t, namespaces, func(g Gomega, ns string) {
+		ctx := context.Background()
+		c := loadedSafetyCanary(t, g, ns)
+		for i := range rollbacks {
+			version := fmt.Sprintf("v%d", i+2)
+			setImage(g, ns, "podinfo", "podinfo:"+version)
+			g.Eventually(func() bool {
+				for _, s := range usersIn(ns).Samples(time.Now().Add(-time.Second), time.Time{}) {
+					if s.Version == version {
+						return true
+					}
+				}
+				return false
+			}, 60*time.Second, 100*time.Millisecond).Should(BeTrue(), "the canary %s answers the users", version)
+			g.Eventually(func() error {
+				cur := &v1alpha1.Canary{}
+				if err := k8s.Get(ctx, client.ObjectKeyFromObject(c), cur); err != nil {
+					return err
+				}
+				patch := client.MergeFrom(cur.DeepCopy())
+				metav1.SetMetaDataAnnotation(&cur.ObjectMeta, v1alpha1.AbortRequestAnnotation, version)
+				return k8s.Patch(ctx, cur, patch)
+			}, 10*time.Second, 100*time.Millisecond).Should(Succeed())
+			waitForPhase(g, c, v1alpha1.PhaseFailed, 60*time.Second)
+			failed := c.Status.LastTransitionTime.Time
+			// The scale-down began after the last time the target was
+			// seen with replicas.
+			var scaledDown time.Time
+			g.Eventually(func() int32 {
+				read := time.Now()
+				d := &appsv1.Deployment{}
+				g.Expect(k8s.Get(ctx, types.NamespacedName{Namespace: ns, Name: "podinfo"}, d)).To(Succeed())
+				if *d.Spec.Replicas > 0 {
+					scaledDown = read
+				}
+				return *d.Spec.Replicas
+			}, 60*time.Second, 20*time.Millisecond).Should(BeZero(), "the canary is scaled down")
+			if scaledDown.Before(failed) {
+				scaledDown = failed // scaled down with the rollback itself
+			}
+			time.Sleep(3 * time.Second)
+			n, m := 0, 0
+			for _, s := range usersIn(ns).Samples(failed, time.Time{}) {
+				switch {
+				case s.Version == version && s.Sent.After(scaledDown):
+					n++
+				case s.Version == version:
+					m++
+				}
+			}
+			mu.Lock()
+			checked++
+			afterFailed += m
+			if n > 0 {
+				late[fmt.Sprintf("%s %s", ns, version)] = n
+			}
+			mu.Unlock()
+		}
+		expectNoUserErrors(t, g, ns)
+	})
+	total := 0
+	for _, n := range late {
+		total += n
+	}
+	t.Logf("rollback_scale_down rollbacks=%d answers_by_the_canary_after_its_scale_down=%d answers_by_the_canary_between_failed_and_scale_down=%d %v", checked, total, afterFailed, late)
+	if checked != namespaces*rollbacks || total != 0 {
+		t.Errorf("%d of %d rollbacks checked; requests answered by the canary after its scale-down began: %v", checked, namespaces*rollbacks, late)
+	}
 }

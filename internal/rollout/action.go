@@ -107,7 +107,9 @@ type Finalise struct{}
 // CompletePromotion scales the canary down and records the revision as promoted.
 type CompletePromotion struct{}
 
-// Rollback routes everything to the primary and scales the canary down.
+// Rollback routes everything to the primary and records the rollout Failed;
+// the canary is scaled down afterwards (ScaleDownCanary), once the data
+// plane sends it nothing.
 type Rollback struct {
 	Reason string
 	// FailedBy names the member of the Canary's group whose failure fails

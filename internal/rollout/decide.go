@@ -187,9 +187,30 @@ func decideIdle(c *v1alpha1.Canary, o Observation) Action {
 		// go, if it serves.
 		return PrimaryUnavailable{Message: o.Primary.Health.Message}
 	case o.Target.Replicas > 0:
+		if wait, ok := waitForRoutedAway(c, o); ok {
+			return wait
+		}
 		return ScaleDownCanary{}
 	}
 	return idleUntilRevertRetry(c, o)
+}
+
+// waitForRoutedAway holds the canary's scale-down (after a rollback, or
+// outside a rollout) until the data plane sends it nothing: the routes that
+// took its traffic away are programmed (waited on up to the progress
+// deadline from the last transition, then the canary goes as it did before
+// serin waited), and the data plane has had --data-plane-settle-time to
+// apply them (Routes.SettleAt). A canary pod that terminates while requests
+// still reach it fails them. Waits change nothing in the status: a Failed
+// Canary stays Failed, its reason kept.
+func waitForRoutedAway(c *v1alpha1.Canary, o Observation) (Action, bool) {
+	switch {
+	case !o.Routes.Programmed && !o.Routes.Rejected && o.Now.Sub(transitionTime(c)) <= c.GetProgressDeadline():
+		return Wait{RequeueAfter: time.Second}, true
+	case o.Routes.Programmed && o.Routes.SettleAt.After(o.Now):
+		return Wait{RequeueAfter: o.Routes.SettleAt.Sub(o.Now)}, true
+	}
+	return nil, false
 }
 
 // decideWaiting re-asks the confirm-rollout gate at every interval.
@@ -347,6 +368,10 @@ func decideFinalising(c *v1alpha1.Canary, o Observation) Action {
 		return wait
 	}
 	switch {
+	case o.CanaryWeight == 0 && o.Routes.Programmed && o.Routes.SettleAt.After(o.Now):
+		// The canary scales down only once the data plane sends it
+		// nothing: the routes that took its last share are applied.
+		return WaitForPromotion{Message: "the routes took the canary's last requests a moment ago: waiting for the data plane to apply them", RequeueAfter: o.Routes.SettleAt.Sub(o.Now)}
 	case o.CanaryWeight == 0:
 		// The canary scales down only once the data plane sends it nothing.
 		return whenRoutesProgrammed(c, o, wait, CompletePromotion{})

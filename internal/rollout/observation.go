@@ -171,6 +171,11 @@ type Routes struct {
 	// the agent started). The next step is due one interval after it at the
 	// earliest, so that the analysis judges traffic the data plane applied.
 	ProgrammedAt time.Time
+	// SettleAt is when the data plane has had time to apply the routes
+	// that came into force at ProgrammedAt (the agent's
+	// --data-plane-settle-time after it); zero when unknown. Until then a
+	// request may still go to the side the routes took traffic from.
+	SettleAt time.Time
 }
 
 // PrimaryRouted reports whether the routing objects send any request to the
