@@ -45,6 +45,9 @@ func TestConvert_Repositories(t *testing.T) {
 		lost    []string // the warnings expected, each a substring
 		summary string
 		notes   []string
+		// kept are lines of an output file, by path: a document passed
+		// through keeps its comments and layout, edits included.
+		kept map[string][]string
 	}{
 		"shop": {
 			// {{ ingress }} names the Ingress Flagger generated; the HTTPRoute replaces it.
@@ -52,6 +55,17 @@ func TestConvert_Repositories(t *testing.T) {
 			summary: "converted 1 Canary, 2 MetricTemplates and 1 Provider, passed 4 other objects through, could not map 1 field",
 			notes: []string{"Canary shop/storefront (apps/storefront/canary.yaml): nothing lost",
 				"spec.ingressRef: the Ingress storefront: its hosts and paths to storefront converted to routing.hosts"},
+		},
+		"helm": {
+			// The flux2-kustomize-helm-example layout: the app is a
+			// HelmRelease, its Flagger Canary a file beside it.
+			summary: "converted 1 Canary, passed 3 other objects through",
+			notes: []string{"Canary podinfo/podinfo (apps/podinfo/canary.yaml): nothing lost",
+				"HelmRelease podinfo/podinfo: spec.driftDetection.ignore: added /spec/replicas of Deployment podinfo"},
+			kept: map[string][]string{"apps/podinfo/release.yaml": {
+				"# Flagger scales the Deployment; helm-controller must not put the",
+				"      - paths: [/spec/replicas]\n        # serin scales the Canary's target: its replicas are not drift.\n        target: {kind: Deployment, name: podinfo}",
+			}},
 		},
 		"mesh": {
 			summary: "converted 2 Canaries, 1 MetricTemplate, 1 Provider and 2 DestinationRules, passed 2 other objects through",
@@ -69,6 +83,9 @@ func TestConvert_Repositories(t *testing.T) {
 		t.Run(repo, func(t *testing.T) {
 			g := NewWithT(t)
 			ctx := context.Background()
+			if repo == "helm" {
+				needHelmController(t) // the HelmRelease CRD, for the dry run
+			}
 			out := t.TempDir()
 			stdout, stderr, err := runCLI("convert", "-f", filepath.Join("testdata", "flagger-repos", repo), "-R", "--output-dir", out,
 				"--allow-lossy", "--gateway", "gateways/public", "--data-plane", "envoy-gateway", "--metrics-server", "http://prometheus.monitoring:9090")
@@ -87,6 +104,13 @@ func TestConvert_Repositories(t *testing.T) {
 			g.Expect(stderr).To(ContainSubstring(tt.summary))
 			for _, note := range tt.notes {
 				g.Expect(stderr).To(ContainSubstring(note))
+			}
+			for path, lines := range tt.kept {
+				data, err := os.ReadFile(filepath.Join(out, path))
+				g.Expect(err).NotTo(HaveOccurred())
+				for _, line := range lines {
+					g.Expect(string(data)).To(ContainSubstring(line), "%s", path)
+				}
 			}
 
 			ns := namespaces[repo]

@@ -26,6 +26,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 
 	networkingv1 "k8s.io/api/networking/v1"
@@ -72,6 +73,10 @@ type Manifest struct {
 	Converted bool
 	// Object marshals to the document.
 	Object any
+	// Raw, when set, is the document as it is written instead of Object:
+	// a document passed through, as it was (comments, order and all), or
+	// edited in place.
+	Raw []byte
 }
 
 // Result is the conversion of a stream of manifests.
@@ -165,6 +170,7 @@ func (o Options) ConvertDocuments(documents [][]byte) (*Result, error) {
 			result.Manifests[j].Source = i
 		}
 	}
+	result.fitHelmReleases()
 	return result, nil
 }
 
@@ -216,7 +222,7 @@ func (r *Result) convertDocument(document []byte) error {
 	group, _, _ := strings.Cut(header.APIVersion, "/")
 	switch {
 	case group != flaggerGroup:
-		return r.passThrough(jsonDocument, header.Kind)
+		return r.passThrough(document, jsonDocument, header.Kind)
 	case header.APIVersion != flaggerAPIVersion:
 		r.leaveOut(header, fmt.Sprintf("%s is not supported: convert from %s", header.APIVersion, flaggerAPIVersion))
 	case header.Kind == "Canary":
@@ -231,12 +237,19 @@ func (r *Result) convertDocument(document []byte) error {
 	return nil
 }
 
-func (r *Result) passThrough(jsonDocument []byte, kind string) error {
+// passThrough keeps a document of another API group as it was: its bytes
+// are written back, and its object is read for the checks that look at it
+// (fitHelmReleases).
+func (r *Result) passThrough(document, jsonDocument []byte, kind string) error {
 	var object map[string]any
 	if err := json.Unmarshal(jsonDocument, &object); err != nil {
 		return err
 	}
-	r.Manifests = append(r.Manifests, Manifest{Kind: kind, Object: object})
+	raw := bytes.TrimLeft(document, "\n")
+	if !bytes.HasSuffix(raw, []byte("\n")) {
+		raw = append(slices.Clone(raw), '\n')
+	}
+	r.Manifests = append(r.Manifests, Manifest{Kind: kind, Object: object, Raw: raw})
 	return nil
 }
 
@@ -254,9 +267,12 @@ func WriteYAML(w io.Writer, manifests []Manifest) error {
 				return err
 			}
 		}
-		data, err := yaml.Marshal(manifest.Object)
-		if err != nil {
-			return err
+		data := manifest.Raw
+		if data == nil {
+			var err error
+			if data, err = yaml.Marshal(manifest.Object); err != nil {
+				return err
+			}
 		}
 		if _, err := w.Write(data); err != nil {
 			return err
