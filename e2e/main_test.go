@@ -155,5 +155,6 @@ func run(m *testing.M) int {
 	if code != 0 {
 		fmt.Println("e2e: testbed logs kept in", env.Dir)
 	}
+	stopSecondCluster(code != 0)
 	return code
 }

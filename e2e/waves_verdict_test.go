@@ -78,7 +78,7 @@ func TestWaves_VerdictSurvivesAnOutageAndAKill(t *testing.T) {
 	w.production.sync(g, handover)
 
 	v2 := w.clusteredRelease(g, waveRelease{staging: "v2", production: "v1"}, providerURL, "Release podinfo v2 to staging")
-	waitForPhase(g, w.canary(g, stg), v1alpha1.PhaseSucceeded, 90*time.Second)
+	w.waitForPhase(g, stg, v1alpha1.PhaseSucceeded, 90*time.Second)
 	w.stage(g, v2, v1alpha1.WaveOpened, 60*time.Second)
 	m2 := w.merge(g, w.promotionPR(g, v2))
 
@@ -86,7 +86,7 @@ func TestWaves_VerdictSurvivesAnOutageAndAKill(t *testing.T) {
 	g.Eventually(func() int { return w.canary(g, prod).Status.CanaryWeight }, 90*time.Second, 20*time.Millisecond).Should(BeNumerically(">=", 50))
 	proxy.down()
 	outage := time.Now()
-	waitForPhase(g, w.canary(g, prod), v1alpha1.PhaseSucceeded, 90*time.Second)
+	w.waitForPhase(g, prod, v1alpha1.PhaseSucceeded, 90*time.Second)
 	owed := w.canary(g, prod).Status.CommitStatus
 	g.Expect(owed).NotTo(BeNil())
 	g.Expect(owed.Phase).To(Equal(v1alpha1.PhaseSucceeded))
