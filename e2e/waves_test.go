@@ -181,6 +181,9 @@ spec:
 type wave struct {
 	staging, production *fleet
 	users               map[string]*testbed.Load
+	// providerURL, when set, is the address of production's
+	// commit-status Provider (e.g. through a proxy).
+	providerURL string
 }
 
 // newWave seeds the repository with v1 in both stages, has Flux apply
@@ -255,10 +258,14 @@ func newWaveIn(t *testing.T, g Gomega, in *cluster, stagingSource func(repo stri
 }
 
 // files is the repository for a release; with production in a cluster of
-// its own, staging names that cluster in its promotion.
+// its own, staging names that cluster in its promotion; production's
+// Provider posts to providerURL when set.
 func (w *wave) files(r waveRelease) map[string]string {
 	stg, prod := w.staging.ns, w.production.ns
 	files := waveFiles(stg, prod, r)
+	if w.providerURL != "" {
+		files["production/provider.yaml"] = strings.Replace(files["production/provider.yaml"], gitea.RepositoryURL(stg), w.providerURL, 1)
+	}
 	if name := w.production.cluster().name; name != "" {
 		files["staging/canary.yaml"] = strings.Replace(files["staging/canary.yaml"], "          namespace: "+prod+"\n",
 			"          namespace: "+prod+"\n          cluster: "+name+"\n", 1)
