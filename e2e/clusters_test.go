@@ -25,13 +25,8 @@ import (
 	"testing"
 	"time"
 
-	"k8s.io/apimachinery/pkg/runtime"
-	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
-	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
-	"github.com/serin-dev/serin/api/v1alpha1"
 	"github.com/serin-dev/serin/internal/testing/testbed"
 )
 
@@ -105,13 +100,7 @@ func startSecondCluster(ctx context.Context) (_ *cluster, err error) {
 			_ = c.env.Stop()
 		}
 	}()
-	scheme := runtime.NewScheme()
-	_ = clientgoscheme.AddToScheme(scheme)
-	_ = v1alpha1.AddToScheme(scheme)
-	_ = gatewayv1.Install(scheme)
-	cfg := rest.CopyConfig(c.env.Config)
-	cfg.QPS, cfg.Burst = 200, 400
-	if c.k8s, err = client.New(cfg, client.Options{Scheme: scheme}); err != nil {
+	if c.k8s, err = adminClient(c.env); err != nil {
 		return nil, err
 	}
 	if c.gateway, err = c.env.StartTraefik(ctx, os.Getenv("KUBEBUILDER_ASSETS")); err != nil {
