@@ -44,15 +44,15 @@ import (
 // Gitea repository (staging/ and production/), as a team with one fleet
 // repository does. Staging is a namespace of the testbed; production is a
 // namespace of a second cluster (needSecondCluster: its own API server,
-// Flux, data plane, Prometheus and serin, and its own Gitea user), or,
-// for the tests that need one agent per stage only, a second namespace of
-// the testbed. Each stage has its own GitRepository, credentials and
-// Kustomization, applied by Flux as a service account bound to that
-// namespace only. The stages share nothing but Git: staging's serin
-// writes a pull request to production/, production's Canary posts its
-// verdict as a Gitea commit status through a Flux Provider of type gitea
-// (spec.alerts), and staging reads it back. Every count is client-side,
-// through the Gateway weights serin wrote.
+// Flux, data plane, Prometheus and serin, and its own Gitea user); the Git
+// trust tests keep it in a second namespace of the testbed (newWave). Each
+// stage has its own GitRepository, credentials and Kustomization, applied
+// by Flux as a service account bound to that namespace only. The stages
+// share nothing but Git: staging's serin writes a pull request to
+// production/, production's Canary posts its verdict as a Gitea commit
+// status through a Flux Provider of type gitea (spec.alerts), and staging
+// reads it back. Every count is client-side, through the Gateway weights
+// serin wrote.
 
 // waveInterval is the stages' analysis interval.
 const waveInterval = 2 * time.Second
