@@ -24,10 +24,18 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
 // newNamespace creates a namespace for one test and deletes it afterwards.
 func newNamespace(t testing.TB) string {
+	t.Helper()
+	return newNamespaceIn(t, k8s)
+}
+
+// newNamespaceIn creates a namespace for one test in the cluster of k8s and
+// deletes it afterwards.
+func newNamespaceIn(t testing.TB, k8s client.Client) string {
 	t.Helper()
 	name := fmt.Sprintf("e2e-%s-%d", strings.ToLower(strings.ReplaceAll(t.Name(), "_", "-")), metav1.Now().UnixNano()%100000)
 	if len(name) > 63 {

@@ -100,13 +100,7 @@ func run(m *testing.M) int {
 		}
 	}()
 
-	scheme := runtime.NewScheme()
-	_ = clientgoscheme.AddToScheme(scheme)
-	_ = v1alpha1.AddToScheme(scheme)
-	_ = gatewayv1.Install(scheme)
-	cfg := rest.CopyConfig(env.Config)
-	cfg.QPS, cfg.Burst = 200, 400 // the tests' own reads must not be throttled
-	if k8s, err = client.NewWithWatch(cfg, client.Options{Scheme: scheme}); err != nil {
+	if k8s, err = adminClient(env); err != nil {
 		fmt.Fprintln(os.Stderr, "e2e: client:", err)
 		return 1
 	}
@@ -155,5 +149,18 @@ func run(m *testing.M) int {
 	if code != 0 {
 		fmt.Println("e2e: testbed logs kept in", env.Dir)
 	}
+	stopSecondCluster(code != 0)
 	return code
+}
+
+// adminClient is an admin client of a testbed's cluster that knows
+// serin's and the Gateway API's types.
+func adminClient(tb *testbed.Testbed) (client.WithWatch, error) {
+	scheme := runtime.NewScheme()
+	_ = clientgoscheme.AddToScheme(scheme)
+	_ = v1alpha1.AddToScheme(scheme)
+	_ = gatewayv1.Install(scheme)
+	cfg := rest.CopyConfig(tb.Config)
+	cfg.QPS, cfg.Burst = 200, 400 // the tests' own reads must not be throttled
+	return client.NewWithWatch(cfg, client.Options{Scheme: scheme})
 }

@@ -71,6 +71,17 @@ type fleet struct {
 	ns   string
 	name string
 	repo *gogit.Repository
+	// in is the cluster that applies it; the testbed's when nil. Its Flux
+	// reads the repository as the cluster's Gitea user.
+	in *cluster
+}
+
+// cluster is the cluster that applies the fleet.
+func (f *fleet) cluster() *cluster {
+	if f.in == nil {
+		return testbedCluster()
+	}
+	return f.in
 }
 
 func giteaAuth() *http.BasicAuth { return &http.BasicAuth{Username: gitea.User, Password: gitea.Token} }
@@ -106,23 +117,24 @@ func newFleetWith(t testing.TB, g Gomega, ns string, files map[string]string, so
 func applyFleet(t testing.TB, g Gomega, f *fleet, source, kustomization map[string]any) {
 	t.Helper()
 	ctx := context.Background()
+	in := f.cluster()
 	secret := &corev1.Secret{
 		ObjectMeta: metav1.ObjectMeta{Name: "fleet-auth", Namespace: f.ns},
-		StringData: map[string]string{"username": gitea.User, "password": gitea.Token},
+		StringData: map[string]string{"username": in.git.User, "password": in.git.Token},
 	}
-	g.Expect(k8s.Create(ctx, secret)).To(Succeed())
+	g.Expect(in.k8s.Create(ctx, secret)).To(Succeed())
 	repo := map[string]any{
 		"url": gitea.RepositoryURL(f.name), "interval": "10m", "timeout": "30s",
 		"ref": map[string]any{"branch": "main"}, "secretRef": map[string]any{"name": "fleet-auth"},
 	}
 	maps.Copy(repo, source)
-	g.Expect(k8s.Create(ctx, fluxObject("source.toolkit.fluxcd.io/v1", "GitRepository", f.ns, "fleet", repo))).To(Succeed())
+	g.Expect(in.k8s.Create(ctx, fluxObject("source.toolkit.fluxcd.io/v1", "GitRepository", f.ns, "fleet", repo))).To(Succeed())
 	spec := map[string]any{
 		"interval": "10m", "path": "./apps/podinfo", "prune": true, "timeout": "1m",
 		"sourceRef": map[string]any{"kind": "GitRepository", "name": "fleet"},
 	}
 	maps.Copy(spec, kustomization)
-	g.Expect(k8s.Create(ctx, fluxObject("kustomize.toolkit.fluxcd.io/v1", "Kustomization", f.ns, "apps", spec))).To(Succeed())
+	g.Expect(in.k8s.Create(ctx, fluxObject("kustomize.toolkit.fluxcd.io/v1", "Kustomization", f.ns, "apps", spec))).To(Succeed())
 }
 
 func fluxObject(apiVersion, kind, ns, name string, spec map[string]any) *unstructured.Unstructured {
@@ -164,6 +176,7 @@ func (f *fleet) push(files map[string]string, message string) string {
 // Kustomization applied commit.
 func (f *fleet) sync(g Gomega, commit string) {
 	ctx := context.Background()
+	k8s := f.cluster().k8s
 	repo := &unstructured.Unstructured{}
 	repo.SetAPIVersion("source.toolkit.fluxcd.io/v1")
 	repo.SetKind("GitRepository")
@@ -193,7 +206,11 @@ type pullRequest struct {
 	Body    string `json:"body"`
 	HTMLURL string `json:"html_url"`
 	Merged  bool   `json:"merged"`
-	Head    struct {
+	// User is who opened it.
+	User struct {
+		Login string `json:"login"`
+	} `json:"user"`
+	Head struct {
 		Ref string `json:"ref"`
 		Sha string `json:"sha"`
 	} `json:"head"`

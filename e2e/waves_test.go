@@ -42,14 +42,17 @@ import (
 
 // The wave tests carry a release from staging to production through one
 // Gitea repository (staging/ and production/), as a team with one fleet
-// repository does. Each stage is a namespace of the testbed (one control
-// plane: the machine has 2 cores, too few for a second Kubernetes), with
-// its own GitRepository, credentials and Kustomization, applied by Flux
-// as a service account bound to that namespace only. The stages share
-// nothing but Git: staging's serin writes a pull request to production/,
-// production's Canary posts its verdict as a Gitea commit status through
-// a Flux Provider of type gitea (spec.alerts), and staging reads it back.
-// Every count is client-side, through the Gateway weights serin wrote.
+// repository does. Staging is a namespace of the testbed; production is a
+// namespace of a second cluster (needSecondCluster: its own API server,
+// Flux, data plane, Prometheus and serin, and its own Gitea user); the Git
+// trust tests keep it in a second namespace of the testbed (newWave). Each
+// stage has its own GitRepository, credentials and Kustomization, applied
+// by Flux as a service account bound to that namespace only. The stages
+// share nothing but Git: staging's serin writes a pull request to
+// production/, production's Canary posts its verdict as a Gitea commit
+// status through a Flux Provider of type gitea (spec.alerts), and staging
+// reads it back. Every count is client-side, through the Gateway weights
+// serin wrote.
 
 // waveInterval is the stages' analysis interval.
 const waveInterval = 2 * time.Second
@@ -178,35 +181,61 @@ spec:
 type wave struct {
 	staging, production *fleet
 	users               map[string]*testbed.Load
+	// providerURL, when set, is the address of production's
+	// commit-status Provider (e.g. through a proxy).
+	providerURL string
 }
 
 // newWave seeds the repository with v1 in both stages, has Flux apply
 // each stage into its namespace as that namespace's service account,
 // waits until both Canaries are Initialized and starts their users.
 // stagingSource, given the repository's name, completes staging's
-// GitRepository spec (e.g. a proxy); nil for none.
+// GitRepository spec (e.g. a proxy); nil for none. Both stages are
+// namespaces of the testbed.
 func newWave(t *testing.T, g Gomega, stagingSource func(repo string) map[string]any) *wave {
 	t.Helper()
+	return newWaveIn(t, g, testbedCluster(), stagingSource)
+}
+
+// newWaveAcrossClusters is newWave with production in the second cluster:
+// its own API server, Flux, data plane and serin, reading and writing the
+// repository as its own Gitea user. Staging promotes to
+// canary.cluster: prod-eu and reads the verdict production's serin posts
+// under that name.
+func newWaveAcrossClusters(t *testing.T, g Gomega, stagingSource func(repo string) map[string]any) *wave {
+	t.Helper()
+	return newWaveIn(t, g, needSecondCluster(t), stagingSource)
+}
+
+// newWaveIn is newWave with production in the cluster in.
+func newWaveIn(t *testing.T, g Gomega, in *cluster, stagingSource func(repo string) map[string]any) *wave {
+	t.Helper()
 	ctx := context.Background()
-	stg, prod := newNamespace(t), newNamespace(t)
-	for _, ns := range []string{stg, prod} {
-		g.Expect(k8s.Create(ctx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "deployer", Namespace: ns}})).To(Succeed())
+	here := testbedCluster()
+	stg, prod := newNamespace(t), newNamespaceIn(t, in.k8s)
+	for ns, c := range map[string]*cluster{stg: here, prod: in} {
+		g.Expect(c.k8s.Create(ctx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "deployer", Namespace: ns}})).To(Succeed())
 		// Flux's multi-tenancy: cluster-admin bound in the namespace only.
-		g.Expect(k8s.Create(ctx, &rbacv1.RoleBinding{
+		g.Expect(c.k8s.Create(ctx, &rbacv1.RoleBinding{
 			ObjectMeta: metav1.ObjectMeta{Name: "deployer", Namespace: ns},
 			RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: "cluster-admin"},
 			Subjects:   []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Name: "deployer", Namespace: ns}},
 		})).To(Succeed())
 	}
-	g.Expect(k8s.Create(ctx, &corev1.Secret{
+	// Production's verdicts are posted with its own Gitea user's token.
+	g.Expect(in.k8s.Create(ctx, &corev1.Secret{
 		ObjectMeta: metav1.ObjectMeta{Name: "commit-status-token", Namespace: prod},
-		StringData: map[string]string{"token": gitea.Token},
+		StringData: map[string]string{"token": in.git.Token},
 	})).To(Succeed())
 	staging := &fleet{t: t, ns: stg, name: stg}
 	g.Expect(gitea.CreateRepository(ctx, stg)).To(Succeed())
+	if in.git.User != gitea.User {
+		g.Expect(gitea.AddCollaborator(ctx, stg, in.git.User, "write")).To(Succeed())
+	}
 	staging.repo = initRepo(g, gitea.RepositoryURL(stg))
-	first := staging.push(waveFiles(stg, prod, waveRelease{staging: "v1", production: "v1"}), "Add podinfo to staging and production")
-	production := &fleet{t: t, ns: prod, name: stg, repo: staging.repo}
+	production := &fleet{t: t, ns: prod, name: stg, repo: staging.repo, in: in}
+	w := &wave{staging: staging, production: production, users: map[string]*testbed.Load{}}
+	first := staging.push(w.files(waveRelease{staging: "v1", production: "v1"}), "Add podinfo to staging and production")
 	var source map[string]any
 	if stagingSource != nil {
 		source = stagingSource(stg)
@@ -215,15 +244,33 @@ func newWave(t *testing.T, g Gomega, stagingSource func(repo string) map[string]
 	applyFleet(t, g, production, nil, map[string]any{"path": "./production", "serviceAccountName": "deployer"})
 	staging.sync(g, first)
 	production.sync(g, first)
-	w := &wave{staging: staging, production: production, users: map[string]*testbed.Load{}}
-	for _, ns := range []string{stg, prod} {
-		waitForPhase(g, &v1alpha1.Canary{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "podinfo"}}, v1alpha1.PhaseInitialized, 60*time.Second)
-		w.users[ns] = startUsers(t, "podinfo."+ns+".serin.test")
+	for _, f := range []*fleet{staging, production} {
+		w.waitForPhase(g, f.ns, v1alpha1.PhaseInitialized, 60*time.Second)
+		l := testbed.StartLoad(context.Background(), testbed.LoadOptions{URL: f.cluster().gateway.URL + "/",
+			Host: "podinfo." + f.ns + ".serin.test", Rate: 50, Duration: time.Hour})
+		t.Cleanup(l.Stop)
+		w.users[f.ns] = l
 	}
 	for _, ns := range []string{stg, prod} {
 		g.Eventually(func() string { return lastVersion(w.users[ns]) }, 15*time.Second).Should(Equal("v1"), "%s answers through the Gateway", ns)
 	}
 	return w
+}
+
+// files is the repository for a release; with production in a cluster of
+// its own, staging names that cluster in its promotion; production's
+// Provider posts to providerURL when set.
+func (w *wave) files(r waveRelease) map[string]string {
+	stg, prod := w.staging.ns, w.production.ns
+	files := waveFiles(stg, prod, r)
+	if w.providerURL != "" {
+		files["production/provider.yaml"] = strings.Replace(files["production/provider.yaml"], gitea.RepositoryURL(stg), w.providerURL, 1)
+	}
+	if name := w.production.cluster().name; name != "" {
+		files["staging/canary.yaml"] = strings.Replace(files["staging/canary.yaml"], "          namespace: "+prod+"\n",
+			"          namespace: "+prod+"\n          cluster: "+name+"\n", 1)
+	}
+	return files
 }
 
 // initRepo is an empty in-memory clone whose origin is url.
@@ -239,15 +286,28 @@ func initRepo(g Gomega, url string) *gogit.Repository {
 // Flux apply it.
 func (w *wave) release(g Gomega, r waveRelease, message string) string {
 	w.staging.pull(g)
-	commit := w.staging.push(waveFiles(w.staging.ns, w.production.ns, r), message)
+	commit := w.staging.push(w.files(r), message)
 	w.staging.sync(g, commit)
 	return commit
 }
 
+// canary is the stage's Canary in namespace ns, read from its cluster.
 func (w *wave) canary(g Gomega, ns string) *v1alpha1.Canary {
+	in := w.staging.cluster()
+	if ns == w.production.ns {
+		in = w.production.cluster()
+	}
 	c := &v1alpha1.Canary{}
-	g.Expect(k8s.Get(context.Background(), types.NamespacedName{Namespace: ns, Name: "podinfo"}, c)).To(Succeed())
+	g.Expect(in.k8s.Get(context.Background(), types.NamespacedName{Namespace: ns, Name: "podinfo"}, c)).To(Succeed())
 	return c
+}
+
+// waitForPhase waits until the stage's Canary in namespace ns reaches
+// phase.
+func (w *wave) waitForPhase(g Gomega, ns string, phase v1alpha1.CanaryPhase, timeout time.Duration) {
+	g.Eventually(func(g Gomega) {
+		g.Expect(w.canary(g, ns).Status.Phase).To(Equal(phase))
+	}, timeout, 100*time.Millisecond).Should(Succeed(), "canary %s/podinfo never reached %s", ns, phase)
 }
 
 // stage waits until staging's production stage reaches phase for
@@ -288,21 +348,22 @@ func (w *wave) merge(g Gomega, pr pullRequest) string {
 }
 
 // A release committed to staging only is analysed there, soaks, and
-// comes to production as one pull request with the new image and the
-// analysis; merged, production's own Canary rolls it out on production's
-// traffic and its verdict comes back to staging's status through Gitea.
-// A release that passes staging but breaks in production is rolled back
-// and reverted there, and the wave shows Failed in staging, which keeps
-// it. A release that fails staging opens no pull request.
+// comes to production's cluster as one pull request with the new image
+// and the analysis; merged, production's own Canary rolls it out on
+// production's traffic and its verdict comes back to staging's status
+// through Gitea. A release that passes staging but breaks in production is
+// rolled back and reverted there by production's serin with production's
+// Gitea user, and the wave shows Failed in staging, which keeps it. A
+// release that fails staging opens no pull request.
 func TestWaves_StagingToProduction(t *testing.T) {
 	g := NewWithT(t)
-	w := newWave(t, g, nil)
+	w := newWaveAcrossClusters(t, g, nil)
 	stg, prod := w.staging.ns, w.production.ns
 	start := time.Now()
 
 	// v2: staging only.
 	v2 := w.release(g, waveRelease{staging: "v2", production: "v1"}, "Release podinfo v2 to staging")
-	waitForPhase(g, w.canary(g, stg), v1alpha1.PhaseSucceeded, 90*time.Second)
+	w.waitForPhase(g, stg, v1alpha1.PhaseSucceeded, 90*time.Second)
 	succeeded := time.Now()
 	soaking := w.stage(g, v2, v1alpha1.WaveSoaking, 10*time.Second)
 	g.Expect(soaking.SoakUntil).NotTo(BeNil())
@@ -312,6 +373,7 @@ func TestWaves_StagingToProduction(t *testing.T) {
 	g.Expect(opened.PullRequestURL).To(Equal(pr.HTMLURL))
 	g.Expect(opened.Images).To(Equal([]string{"podinfo:v2"}))
 	g.Expect(pr.Base.Ref).To(Equal("main"))
+	g.Expect(pr.User.Login).To(Equal(gitea.User), "opened with staging's credentials")
 	g.Expect(pr.Body).To(ContainSubstring("Serin-Promotes: " + v2))
 	g.Expect(pr.Body).To(ContainSubstring("Serin-Stage: production"))
 	g.Expect(pr.Body).To(ContainSubstring("request-success-rate"), "the analysis that promoted it")
@@ -324,12 +386,26 @@ func TestWaves_StagingToProduction(t *testing.T) {
 	// A reviewer merges it; production rolls v2 out on its own traffic.
 	merged := time.Now()
 	m2 := w.merge(g, pr)
-	waitForPhase(g, w.canary(g, prod), v1alpha1.PhaseSucceeded, 90*time.Second)
+	w.waitForPhase(g, prod, v1alpha1.PhaseSucceeded, 90*time.Second)
 	g.Expect(w.canary(g, prod).Status.LastPromotedRevision).To(Equal("main@sha1:" + m2))
 	g.Eventually(func() string { return lastVersion(w.users[prod]) }, 10*time.Second).Should(Equal("v2"))
 	done := w.stage(g, v2, v1alpha1.WaveSucceeded, 60*time.Second)
 	g.Expect(done.StageCommit).To(Equal(m2), "the verdict is the one posted on the merge")
 	g.Expect(done.Message).To(ContainSubstring("Canary " + prod + "/podinfo"))
+	var statuses []struct {
+		Context string `json:"context"`
+		Status  string `json:"status"`
+		Creator struct {
+			Login string `json:"login"`
+		} `json:"creator"`
+	}
+	g.Expect(gitea.API(context.Background(), "GET", fmt.Sprintf("/repos/%s/%s/commits/%s/statuses", gitea.User, w.staging.name, m2), nil, &statuses)).To(Succeed())
+	var posted []string
+	for _, s := range statuses {
+		posted = append(posted, s.Context+"="+s.Status+" by "+s.Creator.Login)
+	}
+	g.Expect(posted).To(ContainElement("serin/"+productionClusterName+"/"+prod+"/podinfo=success by "+productionClusterName),
+		"production's serin posted the verdict under its cluster's name, as production's Gitea user")
 	shown := time.Now()
 	prodCounts, stgCounts := w.users[prod].Counts(start, time.Time{}), w.users[stg].Counts(start, time.Time{})
 	g.Expect(prodCounts.Errors).To(BeZero(), "production's users saw no error: %+v", prodCounts)
@@ -365,6 +441,13 @@ func TestWaves_StagingToProduction(t *testing.T) {
 	}, 60*time.Second, 200*time.Millisecond).Should(Succeed())
 	revertBranch := fmt.Sprintf("serin/revert/%s/podinfo/%s", prod, m3[:8])
 	g.Expect(w.staging.branches(g)).To(ContainElement(revertBranch))
+	var revertBy []string
+	for _, pr := range w.staging.pullRequests(g) {
+		if pr.Head.Ref == revertBranch {
+			revertBy = append(revertBy, pr.User.Login)
+		}
+	}
+	g.Expect(revertBy).To(Equal([]string{productionClusterName}), "one revert, opened with production's credentials")
 	// Staging keeps v3.
 	c := w.canary(g, stg)
 	g.Expect(c.Status.Phase).To(Equal(v1alpha1.PhaseSucceeded))
@@ -403,12 +486,12 @@ func TestWaves_GitHostOutageAndPromoteByHand(t *testing.T) {
 	g.Expect(err).NotTo(HaveOccurred())
 	proxy := startGitHostProxy(t, direct.Host)
 	// staging's Flux and serin reach Gitea through the proxy; the
-	// developer and production go directly.
-	w := newWave(t, g, func(repo string) map[string]any { return map[string]any{"url": proxy.via(gitea.RepositoryURL(repo))} })
+	// developer and production's cluster go directly.
+	w := newWaveAcrossClusters(t, g, func(repo string) map[string]any { return map[string]any{"url": proxy.via(gitea.RepositoryURL(repo))} })
 	stg := w.staging.ns
 
 	v2 := w.release(g, waveRelease{staging: "v2", production: "v1", soak: time.Hour}, "Release podinfo v2 to staging")
-	waitForPhase(g, w.canary(g, stg), v1alpha1.PhaseSucceeded, 90*time.Second)
+	w.waitForPhase(g, stg, v1alpha1.PhaseSucceeded, 90*time.Second)
 	w.stage(g, v2, v1alpha1.WaveSoaking, 10*time.Second)
 
 	proxy.down()
@@ -455,11 +538,11 @@ func TestWaves_GitHostOutageAndPromoteByHand(t *testing.T) {
 func TestWaves_SoakStopsOnAFailingPrimary(t *testing.T) {
 	g := NewWithT(t)
 	ctx := context.Background()
-	w := newWave(t, g, nil)
+	w := newWaveAcrossClusters(t, g, nil)
 	stg := w.staging.ns
 
 	v2 := w.release(g, waveRelease{staging: "v2", production: "v1", soak: time.Hour}, "Release podinfo v2 to staging")
-	waitForPhase(g, w.canary(g, stg), v1alpha1.PhaseSucceeded, 90*time.Second)
+	w.waitForPhase(g, stg, v1alpha1.PhaseSucceeded, 90*time.Second)
 	w.stage(g, v2, v1alpha1.WaveSoaking, 10*time.Second)
 
 	primary := &appsv1.Deployment{}

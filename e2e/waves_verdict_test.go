@@ -20,65 +20,44 @@ import (
 	"context"
 	"fmt"
 	"net/url"
-	"strings"
 	"testing"
 	"time"
 
 	. "github.com/onsi/gomega"
 
 	"github.com/serin-dev/serin/api/v1alpha1"
-	"github.com/serin-dev/serin/internal/testing/testbed"
 )
 
-// prodCluster is the --cluster-name of production's own agent.
-const prodCluster = "prod-eu"
-
-// clusteredRelease is a release whose production Canary belongs to an
-// agent of its own (the shard label), as in a second cluster, posting its
-// verdicts under serin/prod-eu/…, through providerURL; staging reads them
-// with canary.cluster: prod-eu.
-func (w *wave) clusteredRelease(g Gomega, r waveRelease, providerURL, message string) string {
-	stg, prod := w.staging.ns, w.production.ns
-	files := waveFiles(stg, prod, r)
-	files["production/canary.yaml"] = strings.Replace(files["production/canary.yaml"], "metadata:\n  name: podinfo\n",
-		"metadata:\n  name: podinfo\n  labels:\n    "+shardLabel+": waves-prod\n", 1)
-	files["production/provider.yaml"] = strings.Replace(files["production/provider.yaml"], gitea.RepositoryURL(stg), providerURL, 1)
-	files["staging/canary.yaml"] = strings.Replace(files["staging/canary.yaml"], "          namespace: "+prod+"\n",
-		"          namespace: "+prod+"\n          cluster: "+prodCluster+"\n", 1)
-	w.staging.pull(g)
-	commit := w.staging.push(files, message)
-	w.staging.sync(g, commit)
-	return commit
-}
-
 // A verdict that cannot be posted is not lost: production's Git host is
-// cut for 30 s as production promotes, and production's agent is
-// SIGKILLed once its Canary said Succeeded; its verdict, kept in
-// status.commitStatus, reaches Gitea when both are back, under its
+// cut for 30 s as production promotes, and production's agent (the second
+// cluster's) is SIGKILLed once its Canary said Succeeded; its verdict,
+// kept in status.commitStatus, reaches Gitea when both are back, under its
 // cluster's context, and staging shows production Succeeded.
 func TestWaves_VerdictSurvivesAnOutageAndAKill(t *testing.T) {
 	g := NewWithT(t)
 	ctx := context.Background()
-	w := newWave(t, g, nil)
+	w := newWaveAcrossClusters(t, g, nil)
 	stg, prod := w.staging.ns, w.production.ns
 	direct, err := url.Parse(gitea.RepositoryURL("x"))
 	g.Expect(err).NotTo(HaveOccurred())
 	proxy := startGitHostProxy(t, direct.Host)
-	own, err := env.StartAgentWith(ctx, "..", testbed.AgentOptions{
-		Name: "serin-agent-prod",
-		Flags: append([]string{"--metrics-server=" + prom.URL, "--data-plane=traefik", "--log-level=info",
-			"--watch-label-selector=" + shardLabel + "=waves-prod", "--cluster-name=" + prodCluster}, gitopsFlags...),
+	own := w.production.cluster().agent
+	running := true
+	// The second cluster's agent serves the tests after this one.
+	t.Cleanup(func() {
+		if !running {
+			_ = own.Start(ctx)
+		}
 	})
-	g.Expect(err).NotTo(HaveOccurred())
-	t.Cleanup(func() { _ = own.Kill() })
 
-	// Production's Canary moves to its own agent; nothing to roll out.
-	providerURL := proxy.via(gitea.RepositoryURL(stg))
-	handover := w.clusteredRelease(g, waveRelease{staging: "v1", production: "v1"}, providerURL, "Production gets an agent of its own")
+	// Production's verdicts go to Gitea through the proxy; nothing to
+	// roll out.
+	w.providerURL = proxy.via(gitea.RepositoryURL(stg))
+	handover := w.release(g, waveRelease{staging: "v1", production: "v1"}, "Production posts its verdicts through the proxy")
 	w.production.sync(g, handover)
 
-	v2 := w.clusteredRelease(g, waveRelease{staging: "v2", production: "v1"}, providerURL, "Release podinfo v2 to staging")
-	waitForPhase(g, w.canary(g, stg), v1alpha1.PhaseSucceeded, 90*time.Second)
+	v2 := w.release(g, waveRelease{staging: "v2", production: "v1"}, "Release podinfo v2 to staging")
+	w.waitForPhase(g, stg, v1alpha1.PhaseSucceeded, 90*time.Second)
 	w.stage(g, v2, v1alpha1.WaveOpened, 60*time.Second)
 	m2 := w.merge(g, w.promotionPR(g, v2))
 
@@ -86,17 +65,19 @@ func TestWaves_VerdictSurvivesAnOutageAndAKill(t *testing.T) {
 	g.Eventually(func() int { return w.canary(g, prod).Status.CanaryWeight }, 90*time.Second, 20*time.Millisecond).Should(BeNumerically(">=", 50))
 	proxy.down()
 	outage := time.Now()
-	waitForPhase(g, w.canary(g, prod), v1alpha1.PhaseSucceeded, 90*time.Second)
+	w.waitForPhase(g, prod, v1alpha1.PhaseSucceeded, 90*time.Second)
 	owed := w.canary(g, prod).Status.CommitStatus
 	g.Expect(owed).NotTo(BeNil())
 	g.Expect(owed.Phase).To(Equal(v1alpha1.PhaseSucceeded))
 	g.Expect(owed.Revision).To(Equal("main@sha1:" + m2))
 	g.Expect(owed.Providers).To(ConsistOf(prod+"/commit-status"), "not delivered while the host is down: %+v", owed)
 	g.Expect(own.Kill()).To(Succeed())
+	running = false
 	killed := time.Now()
 	time.Sleep(time.Until(outage.Add(30 * time.Second)))
 	proxy.up()
 	g.Expect(own.Start(ctx)).To(Succeed())
+	running = true
 	back := time.Now()
 
 	done := w.stage(g, v2, v1alpha1.WaveSucceeded, 2*time.Minute)
@@ -114,7 +95,7 @@ func TestWaves_VerdictSurvivesAnOutageAndAKill(t *testing.T) {
 	for _, s := range statuses {
 		contexts = append(contexts, s.Context+"="+s.Status)
 	}
-	g.Expect(contexts).To(ContainElement("serin/"+prodCluster+"/"+prod+"/podinfo=success"), "the verdict carries production's cluster")
+	g.Expect(contexts).To(ContainElement("serin/"+productionClusterName+"/"+prod+"/podinfo=success"), "the verdict carries production's cluster")
 	t.Logf("wave=verdict_outage outage=%s agent_down=%s verdict_in_staging_after_host_back=%s",
 		back.Sub(outage).Round(time.Second), back.Sub(killed).Round(time.Second), shown.Sub(back).Round(100*time.Millisecond))
 }

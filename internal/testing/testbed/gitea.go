@@ -256,3 +256,57 @@ func (g *Gitea) call(ctx context.Context, method, path string, in, out any) (str
 	}
 	return string(b), nil
 }
+
+// CreateUser creates a user of the Gitea server (not an admin) with an API
+// token of its own, and returns the server as that user sees it: its API
+// calls and Git pushes are that user's, with only the rights it was given
+// (AddCollaborator). Two clusters of a test each hold their own user.
+func (g *Gitea) CreateUser(ctx context.Context, name string) (*Gitea, error) {
+	password := giteaPassword + "-" + name
+	if err := g.API(ctx, http.MethodPost, "/admin/users", map[string]any{
+		"username": name, "email": name + "@testbed.serin.dev", "password": password,
+		"must_change_password": false, "send_notify": false,
+	}, nil); err != nil {
+		return nil, err
+	}
+	// A token is created with the user's password (basic auth), not with
+	// the admin's token.
+	b, err := json.Marshal(map[string]any{"name": "testbed", "scopes": []string{"all"}})
+	if err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, g.URL+"/api/v1/users/"+name+"/tokens", bytes.NewReader(b))
+	if err != nil {
+		return nil, err
+	}
+	req.SetBasicAuth(name, password)
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	var token struct {
+		SHA1 string `json:"sha1"`
+	}
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return nil, err
+	}
+	if resp.StatusCode >= 300 {
+		return nil, fmt.Errorf("gitea: token of %s: %s: %s", name, resp.Status, strings.TrimSpace(string(body)))
+	}
+	if err := json.Unmarshal(body, &token); err != nil || token.SHA1 == "" {
+		return nil, fmt.Errorf("gitea: token of %s: no token in %s", name, body)
+	}
+	return &Gitea{URL: g.URL, User: name, Token: token.SHA1}, nil
+}
+
+// AddCollaborator gives user permission ("read", "write" or "admin") on a
+// repository of g's user.
+func (g *Gitea) AddCollaborator(ctx context.Context, repo, user, permission string) error {
+	return g.API(ctx, http.MethodPut, "/repos/"+g.User+"/"+repo+"/collaborators/"+user,
+		map[string]any{"permission": permission}, nil)
+}
