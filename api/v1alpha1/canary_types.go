@@ -794,6 +794,15 @@ type AnalysisJudge struct {
 	// +optional
 	Step *metav1.Duration `json:"step,omitempty"`
 
+	// Window is the time each step's judgement looks back over. Sliding,
+	// the default: each metric's interval. Growing: everything since the
+	// analysis of this revision started, as Spinnaker's canary analysis
+	// does by default, so that each step judges more requests than the
+	// last; the thresholdRange of a metric keeps reading its interval.
+	// +kubebuilder:validation:Enum=Sliding;Growing
+	// +optional
+	Window JudgeWindow `json:"window,omitempty"`
+
 	// Baseline, when true, runs <target>-baseline during each analysis:
 	// a Deployment of the primary's pod template (the last promoted
 	// revision) at the canary's replicas, created when the analysis
@@ -806,6 +815,24 @@ type AnalysisJudge struct {
 	// most 50. Defaults to false: the judge compares with the primary.
 	// +optional
 	Baseline bool `json:"baseline,omitempty"`
+}
+
+// JudgeWindow is the time a judgement looks back over.
+type JudgeWindow string
+
+const (
+	// JudgeWindowSliding: each judged metric's interval, up to now.
+	JudgeWindowSliding JudgeWindow = "Sliding"
+	// JudgeWindowGrowing: from the start of the analysis up to now.
+	JudgeWindowGrowing JudgeWindow = "Growing"
+)
+
+// GetWindow is the judgement's window, Sliding when unset.
+func (in *AnalysisJudge) GetWindow() JudgeWindow {
+	if in == nil || in.Window == "" {
+		return JudgeWindowSliding
+	}
+	return in.Window
 }
 
 // GetPassScore is the pass score, DefaultJudgePassScore when unset.
