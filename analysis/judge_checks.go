@@ -335,9 +335,11 @@ func (m *Metrics) seriesSource(ctx context.Context, canary *v1alpha1.Canary, met
 // judgeStep scores a step's judged metrics together (judge.Judge) and
 // returns the verdict as a check named JudgeCheck: its value is the
 // score, its min the pass score, and it passes only when the verdict is
-// Pass. Marginal fails it too, as Fail and NoData do: serin has no
-// "continue, but warn" step; analysis.threshold is what tolerates a few
-// failed checks. false when no metric of the step was judged.
+// Pass. Marginal fails it too, as Fail and NoData do: a step moves
+// traffic, so only Pass may advance the weight. Kayenta's Marginal, which
+// neither passes nor fails and lets the run go on, is a failed check
+// below analysis.threshold: the step is judged again at the same weight.
+// false when no metric of the step was judged.
 func judgeStep(canary *v1alpha1.Canary, results []MetricResult) (MetricResult, bool) {
 	var inputs []judge.MetricInput
 	for _, r := range results {

@@ -766,8 +766,9 @@ type AnalysisJudge struct {
 
 	// MarginalScore is the lowest score that is Marginal rather than
 	// Fail, from 1 to passScore; defaults to 75. Marginal fails the step's
-	// checks too: it only tells a near miss from a clear failure in the
-	// message.
+	// checks too: it tells a near miss from a clear failure in the
+	// message, and, as a Marginal interval in Spinnaker lets the run go
+	// on, a threshold above 1 judges the step again at the same weight.
 	// +kubebuilder:validation:Minimum=1
 	// +kubebuilder:validation:Maximum=100
 	// +optional
