@@ -71,9 +71,33 @@ func (s side) String() string {
 // builtinQuery is BuiltinQuery of one side: the canary's, or another's
 // Service, pods and Deployment (<name>-primary, <name>-baseline).
 func builtinQuery(canary *v1alpha1.Canary, metric v1alpha1.CanaryMetric, name v1alpha1.DataPlane, s side) (string, error) {
+	d, vars, err := builtinVars(canary, metric, name, s)
+	if err != nil {
+		return "", err
+	}
+	return d.Query(metric.Name, vars)
+}
+
+// builtinRequestsQuery is the query of the number of requests behind a
+// built-in success rate, for side s, as builtinQuery; "" when the check
+// is not a rate of requests or its data plane does not count them.
+func builtinRequestsQuery(canary *v1alpha1.Canary, metric v1alpha1.CanaryMetric, name v1alpha1.DataPlane, s side) (string, error) {
+	if metric.Name != v1alpha1.RequestSuccessRateCheck {
+		return "", nil
+	}
+	d, vars, err := builtinVars(canary, metric, name, s)
+	if err != nil {
+		return "", err
+	}
+	return d.RequestsQuery(metric.Name, vars)
+}
+
+// builtinVars are a built-in check's data plane and the values of its
+// query for side s.
+func builtinVars(canary *v1alpha1.Canary, metric v1alpha1.CanaryMetric, name v1alpha1.DataPlane, s side) (*dataplane.DataPlane, dataplane.Vars, error) {
 	d, ok := dataplane.Lookup(name)
 	if !ok {
-		return "", fmt.Errorf("data plane %q has no built-in checks", name)
+		return nil, dataplane.Vars{}, fmt.Errorf("data plane %q has no built-in checks", name)
 	}
 	target, service := canary.Spec.TargetRef, canary.GetCanaryServiceName()
 	switch s {
@@ -94,5 +118,5 @@ func builtinQuery(canary *v1alpha1.Canary, metric v1alpha1.CanaryMetric, name v1
 	if target.Kind == v1alpha1.DeploymentKind {
 		vars.Workload = EscapePromQL(target.Name)
 	}
-	return d.Query(metric.Name, vars)
+	return d, vars, nil
 }

@@ -29,6 +29,8 @@ import (
 	"github.com/serin-dev/serin/analysis/judge"
 	"github.com/serin-dev/serin/analysis/providers"
 	"github.com/serin-dev/serin/api/v1alpha1"
+	"github.com/serin-dev/serin/dataplane"
+	"github.com/serin-dev/serin/internal/record"
 )
 
 // The judge (issue #47): a metric with a judge block is queried for the
@@ -72,11 +74,11 @@ func (m *Metrics) judgedCheck(ctx context.Context, canary *v1alpha1.Canary, metr
 		res.Message = fmt.Sprintf("metric %s: judge: ", metric.Name) + fmt.Sprintf(format, args...)
 		return res
 	}
-	in := judge.MetricInput{Metric: judgeMetric(canary, metric)}
-	var err error
-	if in.Canary, in.Baseline, err = m.series(ctx, canary, metric); err != nil {
+	in, err := m.series(ctx, canary, metric)
+	if err != nil {
 		return fail("%v", err)
 	}
+	in.Metric = judgeMetric(canary, metric)
 	r, err := judge.Classify(in)
 	if err != nil {
 		return fail("%v", err)
@@ -138,66 +140,161 @@ func builtinUnit(metric v1alpha1.CanaryMetric) string {
 	return "%"
 }
 
+// maxJudgedPoints bounds a judged series (Prometheus refuses more than
+// 11,000 points a query): a Growing window starts no earlier.
+const maxJudgedPoints = 10000
+
 // series reads a judged metric's series, the canary's and its baseline's
-// (judgeSide),
-// over the same range: the metric's interval up to now, truncated to the
-// step, one value per analysis.judge.step, each the query with
-// {{ interval }} set to the step so that the values cover distinct
-// windows. A side without data has no values.
-func (m *Metrics) series(ctx context.Context, canary *v1alpha1.Canary, metric v1alpha1.CanaryMetric) (canaryValues, baselineValues []float64, err error) {
+// (judgeSide), over the same range, one value per analysis.judge.step,
+// each the query with {{ interval }} set to the step so that the values
+// cover distinct windows. The range ends now, truncated to the step, and
+// starts judgeWindow before. Only the timestamps both sides have a value
+// at are kept, so that the two samples cover the same moments. For a
+// built-in success rate, the number of requests behind each value is read
+// too, and the input carries the counts (judge.Counts) that the judge
+// tests instead of the values. A side without data has no values, and
+// the other side's are all kept (no data fails the check anyway).
+func (m *Metrics) series(ctx context.Context, canary *v1alpha1.Canary, metric v1alpha1.CanaryMetric) (judge.MetricInput, error) {
+	in := judge.MetricInput{}
 	step := analysisJudge(canary).GetStep()
 	window := metric
 	window.Interval = &metav1.Duration{Duration: step}
 	queries, provider, timeout, err := m.seriesSource(ctx, canary, window)
 	if err != nil {
-		return nil, nil, err
+		return in, err
 	}
 	clock := m.now
 	if clock == nil {
 		clock = time.Now
 	}
 	end := clock().Truncate(step)
-	rng := providers.Range{Start: end.Add(-metricInterval(canary, metric)), End: end, Step: step}
-	var sides [2][]float64
-	var errs [2]error
+	rng := providers.Range{Start: end.Add(-judgeWindow(canary, metric, end)).Truncate(step), End: end, Step: step}
+	sides := make([][]providers.Point, len(queries))
+	errs := make([]error, len(queries))
 	var wg sync.WaitGroup
 	for i, query := range queries {
 		wg.Go(func() { sides[i], errs[i] = m.rangeQuery(ctx, provider, timeout, query, rng) })
 	}
 	wg.Wait()
-	return sides[0], sides[1], errors.Join(errs[:]...)
+	if err := errors.Join(errs...); err != nil {
+		return in, err
+	}
+	for _, side := range sides {
+		if len(side) == 0 {
+			// A side without data: the check says how many values each
+			// side has.
+			in.Canary, in.Baseline = valuesAt(sides[0], nil), valuesAt(sides[1], nil)
+			return in, nil
+		}
+	}
+	at := sameTimes(sides...)
+	in.Canary, in.Baseline = valuesAt(sides[0], at), valuesAt(sides[1], at)
+	if len(sides) == 4 {
+		in.CanaryCounts = countsOf(in.Canary, valuesAt(sides[2], at))
+		in.BaselineCounts = countsOf(in.Baseline, valuesAt(sides[3], at))
+	}
+	return in, nil
+}
+
+// judgeWindow is how far back a judged metric's series reaches from end:
+// its interval; with analysis.judge.window Growing, from the start of
+// the analysis's first step's window (its first recorded step, less the
+// interval) once a step is recorded, at most maxJudgedPoints steps.
+func judgeWindow(canary *v1alpha1.Canary, metric v1alpha1.CanaryMetric, end time.Time) time.Duration {
+	interval := metricInterval(canary, metric)
+	cfg := analysisJudge(canary)
+	rec := record.Current(&canary.Status)
+	if cfg.GetWindow() != v1alpha1.JudgeWindowGrowing || rec == nil {
+		return interval
+	}
+	since := end.Sub(rec.StartedAt.Add(-interval))
+	return max(interval, min(since, maxJudgedPoints*cfg.GetStep()))
+}
+
+// sameTimes are the timestamps at which every series has a point.
+func sameTimes(series ...[]providers.Point) map[int64]bool {
+	seen := map[int64]int{}
+	for _, s := range series {
+		for _, p := range s {
+			seen[p.Time.UnixMilli()]++
+		}
+	}
+	at := map[int64]bool{}
+	for t, n := range seen {
+		if n == len(series) {
+			at[t] = true
+		}
+	}
+	return at
+}
+
+// valuesAt are the values of a series at the timestamps of at (all of
+// them when at is nil), oldest first.
+func valuesAt(series []providers.Point, at map[int64]bool) []float64 {
+	var values []float64
+	for _, p := range series {
+		if at == nil || at[p.Time.UnixMilli()] {
+			values = append(values, p.Value)
+		}
+	}
+	return values
+}
+
+// countsOf are the requests behind a success rate's values: of total
+// requests, value % did not fail (bounded to 0..total, as the rate and the
+// total are two queries).
+func countsOf(rates, totals []float64) []judge.Counts {
+	counts := make([]judge.Counts, len(rates))
+	for i, rate := range rates {
+		total := max(0, totals[i])
+		counts[i] = judge.Counts{Hits: min(total, max(0, rate/100*total)), Total: total}
+	}
+	return counts
 }
 
 // rangeQuery sends a range query to its provider within timeout, as
-// query does; no data is no values.
-func (m *Metrics) rangeQuery(ctx context.Context, provider providers.RangeQuerier, timeout time.Duration, query string, rng providers.Range) ([]float64, error) {
+// query does; no data is no points.
+func (m *Metrics) rangeQuery(ctx context.Context, provider providers.RangeQuerier, timeout time.Duration, query string, rng providers.Range) ([]providers.Point, error) {
 	ctx, cancel := context.WithTimeoutCause(ctx, timeout, &DeadlineError{Of: "call", After: timeout})
 	defer cancel()
-	values, err := provider.RangeQuery(ctx, query, rng)
+	points, err := provider.RangePoints(ctx, query, rng)
 	if cause := context.Cause(ctx); err != nil && cause != nil {
 		return nil, cause
 	}
 	if errors.As(err, new(*providers.ErrNoData)) {
 		return nil, nil
 	}
-	return values, err
+	return points, err
 }
 
 // seriesSource returns the queries of a judged metric, the canary's then
-// its baseline's (judgeSide), the provider that answers them as series and its
-// timeout: a built-in check's and the agent's Prometheus, or a prometheus
-// MetricTemplate's whose query tells the sides apart with {{ target }}.
-// Other providers cannot be judged in this version.
-func (m *Metrics) seriesSource(ctx context.Context, canary *v1alpha1.Canary, metric v1alpha1.CanaryMetric) ([2]string, providers.RangeQuerier, time.Duration, error) {
-	var queries [2]string
+// its baseline's (judgeSide), and for a built-in success rate the numbers
+// of requests of each, in the same order; the provider that answers them
+// as series and its timeout: a built-in check's and the agent's
+// Prometheus, or a prometheus MetricTemplate's whose query tells the
+// sides apart with {{ target }}. Other providers cannot be judged in this
+// version.
+func (m *Metrics) seriesSource(ctx context.Context, canary *v1alpha1.Canary, metric v1alpha1.CanaryMetric) ([]string, providers.RangeQuerier, time.Duration, error) {
+	queries := make([]string, 2)
 	switch {
 	case metric.IsBuiltin():
 		var provider providers.Provider
 		var err error
-		for i, s := range []side{canarySide, judgeSide(canary)} {
+		sides := []side{canarySide, judgeSide(canary)}
+		for i, s := range sides {
 			if queries[i], provider, err = m.builtinSource(canary, metric, s); err != nil {
 				return queries, nil, 0, err
 			}
+		}
+		for _, s := range sides {
+			q, err := builtinRequestsQuery(canary, metric, dataplane.Of(canary, m.DataPlane), s)
+			if err != nil || q == "" {
+				break // no counts: the values are judged
+			}
+			queries = append(queries, q)
+		}
+		if len(queries) != 4 {
+			queries = queries[:2]
 		}
 		return queries, provider.(*providers.Prometheus), v1alpha1.DefaultMetricTimeout, nil
 	case metric.TemplateRef == nil:
@@ -238,9 +335,11 @@ func (m *Metrics) seriesSource(ctx context.Context, canary *v1alpha1.Canary, met
 // judgeStep scores a step's judged metrics together (judge.Judge) and
 // returns the verdict as a check named JudgeCheck: its value is the
 // score, its min the pass score, and it passes only when the verdict is
-// Pass. Marginal fails it too, as Fail and NoData do: serin has no
-// "continue, but warn" step; analysis.threshold is what tolerates a few
-// failed checks. false when no metric of the step was judged.
+// Pass. Marginal fails it too, as Fail and NoData do: a step moves
+// traffic, so only Pass may advance the weight. Kayenta's Marginal, which
+// neither passes nor fails and lets the run go on, is a failed check
+// below analysis.threshold: the step is judged again at the same weight.
+// false when no metric of the step was judged.
 func judgeStep(canary *v1alpha1.Canary, results []MetricResult) (MetricResult, bool) {
 	var inputs []judge.MetricInput
 	for _, r := range results {

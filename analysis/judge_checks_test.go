@@ -285,3 +285,79 @@ func TestRunStep_JudgeBaseline(t *testing.T) {
 		})
 	}
 }
+
+// A built-in success rate is judged on its requests: the judge reads the
+// rate and the number of requests of each side (4 range queries), at the
+// timestamps both sides have, and tests the counts (Cochran-Mantel-
+// Haenszel). With analysis.judge.window Growing the range starts at the
+// first recorded step's window (its time less the interval).
+func TestRunStep_JudgeCounts(t *testing.T) {
+	// Per 30 s: the canary serves 100 requests, the primary 200; a fault
+	// of 1 to 8 % hits both at the same timestamps, and the canary fails
+	// 1.5 % more. The primary has one timestamp more (the first), which
+	// is left out.
+	fault := []float64{0, 0, 0, 0, 2, 8, 5, 1, 7, 3, 6, 4, 8, 2, 5, 3}
+	firstStep := judgeNow.Add(-5 * time.Minute)
+	tests := map[string]struct {
+		window    v1alpha1.JudgeWindow
+		wantStart int64
+	}{
+		"Sliding: the metric's interval":                   {window: "", wantStart: 1795434900},
+		"Growing: from the first recorded step's interval": {window: v1alpha1.JudgeWindowGrowing, wantStart: 1795434600},
+	}
+	for name, tt := range tests {
+		t.Run(name, func(t *testing.T) {
+			var queries []string
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				q := r.URL.Query()
+				query := q.Get("query")
+				if got := q.Get("start"); got != fmt.Sprint(tt.wantStart) {
+					t.Errorf("range query %q starts at %s, want %d", query, got, tt.wantStart)
+				}
+				primary := strings.Contains(query, "podinfo-primary")
+				requests := strings.Contains(query, "increase(")
+				var points []string
+				for i := -1; i < len(fault); i++ {
+					f := 0.0
+					if i >= 0 {
+						f = fault[i]
+					} else if !primary {
+						continue
+					}
+					v := 100 - f
+					switch {
+					case requests && primary:
+						v = 200
+					case requests:
+						v = 100
+					case !primary:
+						v = 100 - f - 1 - float64((i+2)%2)
+					}
+					points = append(points, fmt.Sprintf(`[%d,"%g"]`, tt.wantStart+30*int64(i+1), v))
+				}
+				queries = append(queries, query)
+				w.Header().Set("Content-Type", "application/json")
+				fmt.Fprintf(w, `{"status":"success","data":{"resultType":"matrix","result":[{"metric":{},"values":[%s]}]}}`,
+					strings.Join(points, ","))
+			}))
+			t.Cleanup(srv.Close)
+			m := &Metrics{MetricsServer: srv.URL, now: func() time.Time { return judgeNow }}
+			success := judged(v1alpha1.RequestSuccessRateCheck, v1alpha1.MetricJudge{Direction: v1alpha1.JudgeDecrease,
+				MaxDecreasePercent: ptr.To(1.0)})
+			c := builtinCanary(v1alpha1.GatewayAPIRouting)
+			c.Spec.Analysis.Metrics = []v1alpha1.CanaryMetric{success}
+			c.Spec.Analysis.Judge = &v1alpha1.AnalysisJudge{Window: tt.window}
+			c.Status.LastAppliedSpec = "abc"
+			c.Status.Analyses = []v1alpha1.AnalysisRecord{{Spec: "abc", StartedAt: metav1.NewMicroTime(firstStep)}}
+			out := (&Runner{metrics: m}).runStep(context.Background(), Work{Canary: c, Metrics: c.Spec.Analysis.Metrics})
+			want := "judge: score 0 (pass >= 95, marginal >= 75): Fail — request-success-rate Low; " +
+				"request-success-rate: canary 95.12 % vs primary 96.62 % (-1.55 %, p = 0.0131): Low"
+			if out.MetricFailure != want {
+				t.Errorf("failure\n got %q\nwant %q", out.MetricFailure, want)
+			}
+			if len(queries) != 4 {
+				t.Errorf("%d range queries, want 4 (rate and requests of each side): %q", len(queries), queries)
+			}
+		})
+	}
+}

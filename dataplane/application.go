@@ -53,9 +53,12 @@ const appHistogram = "http_request_duration_seconds"
 var _ = register(DataPlane{
 	Name: v1alpha1.ApplicationDataPlane,
 	Checks: map[string]Check{
-		v1alpha1.RequestSuccessRateCheck: {PromQL: appQuery(func(selector string) string {
-			return successRate(appHistogram+"_count", selector, `status!~"5.."`)
-		})},
+		v1alpha1.RequestSuccessRateCheck: {
+			PromQL: appQuery(func(selector string) string {
+				return successRatePromQL(appHistogram+"_count", selector, `status!~"5.."`)
+			}),
+			Requests: appQuery(func(selector string) string { return requests(appHistogram+"_count", selector) }),
+		},
 		v1alpha1.RequestDurationCheck: {PromQL: appQuery(func(selector string) string {
 			return p99(appHistogram+"_bucket", selector, "1000 * ")
 		})},

@@ -25,7 +25,7 @@ const hubbleServer = `reporter="server",destination_namespace="{{ namespace }}",
 var _ = register(DataPlane{
 	Name: v1alpha1.CiliumDataPlane,
 	Checks: map[string]Check{
-		v1alpha1.RequestSuccessRateCheck: {PromQL: successRate("hubble_http_requests_total", hubbleServer, `status!~"5.."`)},
+		v1alpha1.RequestSuccessRateCheck: successRate("hubble_http_requests_total", hubbleServer, `status!~"5.."`),
 		v1alpha1.RequestDurationCheck:    {PromQL: p99("hubble_http_request_duration_seconds_bucket", hubbleServer, "1000 * ")},
 	},
 })

@@ -28,7 +28,7 @@ const contourCluster = `envoy_cluster_name="{{ namespace }}_{{ service }}_{{ por
 var _ = register(DataPlane{
 	Name: v1alpha1.ContourDataPlane,
 	Checks: map[string]Check{
-		v1alpha1.RequestSuccessRateCheck: {PromQL: successRate("envoy_cluster_upstream_rq", contourCluster, `envoy_response_code!~"5.."`)},
+		v1alpha1.RequestSuccessRateCheck: successRate("envoy_cluster_upstream_rq", contourCluster, `envoy_response_code!~"5.."`),
 		v1alpha1.RequestDurationCheck:    {PromQL: p99("envoy_cluster_upstream_rq_time_bucket", contourCluster, "")},
 	},
 })

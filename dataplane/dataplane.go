@@ -65,8 +65,13 @@ type DataPlane struct {
 // as 0 when the canary answered only 5xx; a duration is the 99th
 // percentile in milliseconds. No requests give no data (or NaN), which
 // fails the check.
+//
+// Requests, for a success rate, is the number of requests the rate is of,
+// over {{ interval }} (the same template): the judge weighs each value of
+// the rate by it (analysis/judge.Counts).
 type Check struct {
 	PromQL      string
+	Requests    string
 	Unavailable string
 }
 
@@ -137,6 +142,20 @@ var ErrNoWorkload = errors.New("its metrics name the canary by its workload, and
 
 // Query renders the PromQL of a built-in check.
 func (d *DataPlane) Query(check string, v Vars) (string, error) {
+	return d.render(check, v, func(c Check) string { return c.PromQL })
+}
+
+// RequestsQuery renders the PromQL of the number of requests behind a
+// built-in success rate; "" when the check has none.
+func (d *DataPlane) RequestsQuery(check string, v Vars) (string, error) {
+	if c, ok := d.Checks[check]; ok && c.PromQL != "" && c.Requests == "" {
+		return "", nil
+	}
+	return d.render(check, v, func(c Check) string { return c.Requests })
+}
+
+// render renders the query of a built-in check that pick chooses.
+func (d *DataPlane) render(check string, v Vars, pick func(Check) string) (string, error) {
 	c, ok := d.Checks[check]
 	if !ok {
 		return "", fmt.Errorf("%q is not a built-in check: use %s or %s, or a MetricTemplate (templateRef)",
@@ -159,7 +178,7 @@ func (d *DataPlane) Query(check string, v Vars) (string, error) {
 		"pods":      func() (string, error) { return orNoWorkload(v.Pods) },
 		"workload":  func() (string, error) { return orNoWorkload(v.Workload) },
 	}
-	t, err := template.New(check).Funcs(funcs).Parse(c.PromQL)
+	t, err := template.New(check).Funcs(funcs).Parse(pick(c))
 	if err != nil {
 		return "", fmt.Errorf("built-in query of %s for %s: %w", check, d.Name, err)
 	}
@@ -173,10 +192,21 @@ func (d *DataPlane) Query(check string, v Vars) (string, error) {
 	return b.String(), nil
 }
 
-// successRate is the percentage of non-5xx responses of a counter.
-func successRate(counter, selector, non5xx string) string {
+// successRate is the percentage of non-5xx responses of a counter, and
+// the number of responses it is of.
+func successRate(counter, selector, non5xx string) Check {
+	return Check{PromQL: successRatePromQL(counter, selector, non5xx), Requests: requests(counter, selector)}
+}
+
+// successRatePromQL is the percentage of non-5xx responses of a counter.
+func successRatePromQL(counter, selector, non5xx string) string {
 	return `100 * (sum(rate(` + counter + `{` + selector + `,` + non5xx + `}[{{ interval }}])) or vector(0))` +
 		` / sum(rate(` + counter + `{` + selector + `}[{{ interval }}]))`
+}
+
+// requests is the number of responses of a counter over the interval.
+func requests(counter, selector string) string {
+	return `sum(increase(` + counter + `{` + selector + `}[{{ interval }}]))`
 }
 
 // p99 is the 99th percentile of a histogram, times scale (1000 for seconds).

@@ -57,6 +57,25 @@ func TestQuery_Golden(t *testing.T) {
 	}
 }
 
+// Every data plane that answers the success rate counts its requests too
+// (testdata/<data plane>_requests.promql), for the judge's counts test.
+func TestRequestsQuery_Golden(t *testing.T) {
+	for _, name := range Names() {
+		d, _ := Lookup(name)
+		t.Run(string(name), func(t *testing.T) {
+			query, err := d.RequestsQuery(v1alpha1.RequestSuccessRateCheck, goldenVars)
+			if err == nil && query == "" {
+				t.Fatalf("%s has a success rate and no requests query", name)
+			}
+			got := query + "\n"
+			if err != nil {
+				got = "# not available: " + err.Error() + "\n"
+			}
+			testutil.Golden(t, filepath.Join("testdata", fmt.Sprintf("%s_requests.promql", name)), got)
+		})
+	}
+}
+
 // Every data plane answers both built-in checks, or says why not.
 func TestEveryDataPlaneHasBothChecks(t *testing.T) {
 	for _, name := range Names() {

@@ -35,7 +35,8 @@ var _ = register(DataPlane{
 	Name: v1alpha1.EnvoyGatewayDataPlane,
 	Checks: map[string]Check{
 		v1alpha1.RequestSuccessRateCheck: {PromQL: `100 * (sum(` + canaryEndpoints(`rate(envoy_cluster_endpoint_rq_success[{{ interval }}])`) + `) or vector(0))` +
-			` / sum(` + canaryEndpoints(`rate(envoy_cluster_endpoint_rq_total[{{ interval }}])`) + `)`},
+			` / sum(` + canaryEndpoints(`rate(envoy_cluster_endpoint_rq_total[{{ interval }}])`) + `)`,
+			Requests: `sum(` + canaryEndpoints(`increase(envoy_cluster_endpoint_rq_total[{{ interval }}])`) + `)`},
 		v1alpha1.RequestDurationCheck: {Unavailable: "Envoy Gateway keeps one upstream cluster for all the backends of an HTTPRoute rule, " +
 			"so its latency histograms mix the primary and the canary, and Envoy's per-endpoint stats have no latency: " +
 			"measure the canary's latency in a MetricTemplate (from the application's own histogram, for instance)"},

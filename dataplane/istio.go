@@ -27,7 +27,7 @@ const istioClients = `reporter="source",destination_service_namespace="{{ namesp
 var _ = register(DataPlane{
 	Name: v1alpha1.IstioDataPlane,
 	Checks: map[string]Check{
-		v1alpha1.RequestSuccessRateCheck: {PromQL: successRate("istio_requests_total", istioClients, `response_code!~"5.."`)},
+		v1alpha1.RequestSuccessRateCheck: successRate("istio_requests_total", istioClients, `response_code!~"5.."`),
 		v1alpha1.RequestDurationCheck:    {PromQL: p99("istio_request_duration_milliseconds_bucket", istioClients, "")},
 	},
 })

@@ -31,7 +31,7 @@ const kumaCanaryProxy = `service=~"{{ service }}_{{ namespace }}_svc_[0-9]+"`
 var _ = register(DataPlane{
 	Name: v1alpha1.KumaDataPlane,
 	Checks: map[string]Check{
-		v1alpha1.RequestSuccessRateCheck: {PromQL: successRate("envoy_cluster_upstream_rq", kumaCanaryProxy, `envoy_response_code!~"5.."`)},
+		v1alpha1.RequestSuccessRateCheck: successRate("envoy_cluster_upstream_rq", kumaCanaryProxy, `envoy_response_code!~"5.."`),
 		v1alpha1.RequestDurationCheck:    {PromQL: p99("envoy_cluster_upstream_rq_time_bucket", kumaCanaryProxy, "")},
 	},
 })

@@ -31,7 +31,7 @@ const linkerdInbound = `namespace="{{ namespace }}",deployment="{{ workload }}",
 var _ = register(DataPlane{
 	Name: v1alpha1.LinkerdDataPlane,
 	Checks: map[string]Check{
-		v1alpha1.RequestSuccessRateCheck: {PromQL: successRate("response_total", linkerdInbound, `classification!="failure"`)},
+		v1alpha1.RequestSuccessRateCheck: successRate("response_total", linkerdInbound, `classification!="failure"`),
 		v1alpha1.RequestDurationCheck:    {PromQL: p99("response_latency_ms_bucket", linkerdInbound, "")},
 	},
 })

@@ -27,7 +27,7 @@ const nginxUpstream = `nginx_upstream_name="{{ namespace }}_{{ service }}_{{ por
 var _ = register(DataPlane{
 	Name: v1alpha1.NGINXGatewayFabricDataPlane,
 	Checks: map[string]Check{
-		v1alpha1.RequestSuccessRateCheck: {PromQL: successRate("nginx_http_upstream_peer_responses_total", nginxUpstream, `nginx_status_range!="5xx"`)},
+		v1alpha1.RequestSuccessRateCheck: successRate("nginx_http_upstream_peer_responses_total", nginxUpstream, `nginx_status_range!="5xx"`),
 		v1alpha1.RequestDurationCheck: {Unavailable: "NGINX Gateway Fabric reports only the average response time of each upstream peer, " +
 			"not a histogram, so no 99th percentile can be computed: measure the canary's latency in a MetricTemplate"},
 	},

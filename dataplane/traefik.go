@@ -35,7 +35,7 @@ const traefikBackend = `service="{{ namespace }}-{{ service }}-http-{{ port }}@k
 var _ = register(DataPlane{
 	Name: v1alpha1.TraefikDataPlane,
 	Checks: map[string]Check{
-		v1alpha1.RequestSuccessRateCheck: {PromQL: successRate("traefik_service_requests_total", traefikBackend, `code!~"5.."`)},
+		v1alpha1.RequestSuccessRateCheck: successRate("traefik_service_requests_total", traefikBackend, `code!~"5.."`),
 		v1alpha1.RequestDurationCheck:    {PromQL: p99("traefik_service_request_duration_seconds_bucket", traefikBackend, "1000 * ")},
 	},
 	Gaps: []Gap{

@@ -79,8 +79,11 @@ import (
 // The analysis: gatewayapi weights 30, 40, 50 %, one judged step every
 // 30 s, threshold 2 (two failed steps roll back). Both built-in checks
 // carry a judge block (success rate: Decrease, at most 1 % lower;
-// latency: Increase, at most 20 % higher; analysis.judge.step 5 s, so a
-// metric's 30 s interval gives 6–7 values a side) and a thresholdRange too
+// latency: Increase, at most 20 % higher; analysis.judge.step 5 s and
+// analysis.judge.window Growing, so each step judges every 5 s value since
+// the first step's 30 s window: 7 values a side at the first step, 13 at
+// the second, …; the success rate is judged on its request counts) and a
+// thresholdRange too
 // wide ever to fail (min 0; max 10⁶ ms): the range check runs the usual
 // instant query over the metric's interval first, so status.analyses
 // records, at every step, exactly the value a fixed threshold would have
@@ -93,14 +96,17 @@ import (
 // verdict is read from the steps there are, and counted as truncated.
 //
 // The judge costs 2 range queries (canary, primary) per judged metric per
-// step, 4 here, each over 30 s at a 5 s step; no extra pod (phase 1
+// step, and 2 more for the success rate's request counts: 6 here, each
+// over the analysis so far at a 5 s step; no extra pod (the benchmark
 // compares the canary with the primary).
 //
 // Releases run in parallel namespaces, SERIN_BENCH_JUDGE_BATCH at a time
 // (10 unless set: 500 requests/s through Traefik on the testbed's two
 // cores; it held them); SERIN_BENCH_JUDGE_RELEASES sets how many good
 // releases, and as many bad ones (20); SERIN_BENCH_JUDGE_INTERVAL the
-// analysis and metric interval (30s); SERIN_BENCH_JUDGE_KINDS keeps only
+// analysis and metric interval (30s); SERIN_BENCH_JUDGE_WINDOW the judge's
+// window (Growing; Sliding is the metric's interval, the first runs'
+// setting); SERIN_BENCH_JUDGE_KINDS keeps only
 // some kinds (e.g. good-fault,bad-errors-in-fault). The record, and why the judge
 // misses the last bad kind: bench/results/judge-confusion-matrix.txt.
 func BenchmarkJudgeConfusionMatrix(b *testing.B) {
@@ -133,6 +139,15 @@ func BenchmarkJudgeConfusionMatrix(b *testing.B) {
 // judgeBenchInterval is the analysis interval and the judged metrics'
 // interval: 30s, or SERIN_BENCH_JUDGE_INTERVAL.
 var judgeBenchInterval = envDuration("SERIN_BENCH_JUDGE_INTERVAL", 30*time.Second)
+
+// judgeBenchWindow is the judge's window: Growing, or
+// SERIN_BENCH_JUDGE_WINDOW.
+var judgeBenchWindow = func() v1alpha1.JudgeWindow {
+	if w := os.Getenv("SERIN_BENCH_JUDGE_WINDOW"); w != "" {
+		return v1alpha1.JudgeWindow(w)
+	}
+	return v1alpha1.JudgeWindowGrowing
+}()
 
 // The app's normal latency, and the Canary's analysis.
 const (
@@ -338,7 +353,7 @@ func judgeCanary(ns string) *v1alpha1.Canary {
 			Interval:    &metav1.Duration{Duration: judgeBenchInterval},
 			Threshold:   judgeBenchThresh,
 			StepWeights: judgeBenchWeights,
-			Judge:       &v1alpha1.AnalysisJudge{Step: &metav1.Duration{Duration: judgeBenchStep}},
+			Judge:       &v1alpha1.AnalysisJudge{Step: &metav1.Duration{Duration: judgeBenchStep}, Window: judgeBenchWindow},
 			Metrics: []v1alpha1.CanaryMetric{
 				{
 					Name: v1alpha1.RequestSuccessRateCheck, Interval: window,
@@ -513,8 +528,8 @@ func printJudgeMatrix(results []judgeOutcome, wall time.Duration, batch int) {
 		}
 	}
 	kinds := append([]string{"good-fault", "good-drift"}, judgeBadKinds...)
-	fmt.Printf("\nJUDGE CONFUSION MATRIX (%d releases, %d at a time, wall %s; weights %v, a step every %s, threshold %d)\n",
-		len(results)-failedRuns, batch, wall.Round(time.Second), judgeBenchWeights, judgeBenchInterval, judgeBenchThresh)
+	fmt.Printf("\nJUDGE CONFUSION MATRIX (%d releases, %d at a time, wall %s; weights %v, a step every %s, threshold %d, judge window %s)\n",
+		len(results)-failedRuns, batch, wall.Round(time.Second), judgeBenchWeights, judgeBenchInterval, judgeBenchThresh, judgeBenchWindow)
 	fmt.Printf("%-14s %7s %7s %9s %9s %8s %8s", "", "GOOD", "BAD", "FALSE RB", "MISSED", "GOOD OK", "BAD OK")
 	for _, k := range kinds {
 		fmt.Printf(" %*s", max(13, len(k)), strings.ToUpper(k))
@@ -536,8 +551,18 @@ func printJudgeMatrix(results []judgeOutcome, wall time.Duration, batch int) {
 		}
 		fmt.Println()
 	}
-	fmt.Printf("bench=judge_cost extra_range_queries_per_step=%d points_per_range_query=%d extra_pods=0 wall_s=%.0f failed_runs=%d\n",
-		2*2, int(judgeBenchInterval/judgeBenchStep)+1, wall.Seconds(), failedRuns)
+	// A Growing window reaches back to the first step's window: at the
+	// last step of the longest analysis, one value a step for all of it.
+	points, longest := int(judgeBenchInterval/judgeBenchStep)+1, 0
+	for _, o := range results {
+		longest = max(longest, len(o.steps))
+	}
+	maxPoints := points
+	if judgeBenchWindow == v1alpha1.JudgeWindowGrowing {
+		maxPoints = int(time.Duration(longest)*judgeBenchInterval/judgeBenchStep) + 1
+	}
+	fmt.Printf("bench=judge_cost extra_range_queries_per_step=%d points_per_range_query=%d..%d extra_pods=0 wall_s=%.0f failed_runs=%d\n",
+		2*2+2, points, maxPoints, wall.Seconds(), failedRuns)
 }
 
 // envDuration reads a positive duration from the environment, def when

@@ -36,6 +36,7 @@ import (
 
 	"github.com/serin-dev/serin/api/v1alpha1"
 	"github.com/serin-dev/serin/internal/testing/testbed"
+	"github.com/serin-dev/serin/internal/testing/testobj"
 )
 
 // withJudgedBaseline judges podinfo's success rate against a baseline
@@ -66,6 +67,12 @@ type splitChange struct {
 // recordSplits records every change of podinfo's three-way split.
 func recordSplits(t *testing.T, ns string) func() []splitChange {
 	t.Helper()
+	return recordSplitsOf(t, ns, "podinfo")
+}
+
+// recordSplitsOf records every change of an app's three-way split.
+func recordSplitsOf(t *testing.T, ns, app string) func() []splitChange {
+	t.Helper()
 	var mu sync.Mutex
 	var changes []splitChange
 	stop, done := make(chan struct{}), make(chan struct{})
@@ -73,13 +80,13 @@ func recordSplits(t *testing.T, ns string) func() []splitChange {
 		defer close(done)
 		for {
 			r := &gatewayv1.HTTPRoute{}
-			if err := k8s.Get(context.Background(), types.NamespacedName{Namespace: ns, Name: "podinfo"}, r); err == nil && len(r.Spec.Rules) > 0 {
+			if err := k8s.Get(context.Background(), types.NamespacedName{Namespace: ns, Name: app}, r); err == nil && len(r.Spec.Rules) > 0 {
 				now := splitChange{at: time.Now(), baseline: -1}
 				for _, b := range r.Spec.Rules[0].BackendRefs {
 					switch string(b.Name) {
-					case "podinfo-canary":
+					case app + "-canary":
 						now.canary = int(*b.Weight)
-					case "podinfo-baseline":
+					case app + "-baseline":
 						now.baseline = int(*b.Weight)
 					}
 				}
@@ -133,25 +140,31 @@ func sideShares(l *testbed.Load, from, to time.Time) (map[string]float64, int) {
 // Canary is deleted (canaryGone), the garbage collector deleted it and
 // its Service.
 func expectNoBaseline(g Gomega, ns string, canaryGone bool) {
+	expectNoBaselineOf(g, ns, "podinfo", canaryGone)
+}
+
+// expectNoBaselineOf is expectNoBaseline for an app's Canary.
+func expectNoBaselineOf(g Gomega, ns, app string, canaryGone bool) {
 	ctx := context.Background()
+	baseline := app + "-baseline"
 	g.Eventually(func(g Gomega) {
 		d := &appsv1.Deployment{}
-		err := k8s.Get(ctx, types.NamespacedName{Namespace: ns, Name: "podinfo-baseline"}, d)
+		err := k8s.Get(ctx, types.NamespacedName{Namespace: ns, Name: baseline}, d)
 		if canaryGone {
 			g.Expect(apierrors.IsNotFound(err)).To(BeTrue(), "the baseline deployment outlived its Canary: %v", err)
-			err = k8s.Get(ctx, types.NamespacedName{Namespace: ns, Name: "podinfo-baseline"}, &corev1.Service{})
+			err = k8s.Get(ctx, types.NamespacedName{Namespace: ns, Name: baseline}, &corev1.Service{})
 			g.Expect(apierrors.IsNotFound(err)).To(BeTrue(), "the baseline service outlived its Canary: %v", err)
 			return
 		}
 		g.Expect(err).NotTo(HaveOccurred())
 		g.Expect(d.Spec.Replicas).NotTo(BeNil())
 		g.Expect(*d.Spec.Replicas).To(BeZero(), "the baseline still runs pods")
-		g.Expect(readyEndpoints(ns, "podinfo-baseline")).To(BeZero(), "the baseline still has ready endpoints")
+		g.Expect(readyEndpoints(ns, baseline)).To(BeZero(), "the baseline still has ready endpoints")
 		r := &gatewayv1.HTTPRoute{}
-		g.Expect(k8s.Get(ctx, types.NamespacedName{Namespace: ns, Name: "podinfo"}, r)).To(Succeed())
+		g.Expect(k8s.Get(ctx, types.NamespacedName{Namespace: ns, Name: app}, r)).To(Succeed())
 		for _, rule := range r.Spec.Rules {
 			for _, b := range rule.BackendRefs {
-				g.Expect(string(b.Name)).NotTo(Equal("podinfo-baseline"), "the route still names the baseline")
+				g.Expect(string(b.Name)).NotTo(Equal(baseline), "the route still names the baseline")
 			}
 		}
 	}, 30*time.Second, 100*time.Millisecond).Should(Succeed())
@@ -296,4 +309,159 @@ func TestJudgeBaseline_AgentKilledLeavesNoOrphan(t *testing.T) {
 	expectNoBaseline(g, ns, true)
 	expectNoUserErrors(t, g, ns)
 	t.Logf("killed mid-analysis, the Canary deleted meanwhile: no baseline left")
+}
+
+// judgedApp makes an app of its own on the Gateway, for a test with more
+// than one: its Deployment (2 pods of app:v1, with podAnnotations), its
+// Canary judging the success rate against a baseline (withJudgedBaseline)
+// under the hostname shopHost(ns, app), Initialized, and its users.
+func judgedApp(t *testing.T, g Gomega, ns, app string, podAnnotations map[string]string, mutate ...func(*v1alpha1.Canary)) (*v1alpha1.Canary, *testbed.Load) {
+	t.Helper()
+	ctx := context.Background()
+	d := testobj.MakeDeployment(app, ns).Replicas(2).Image(app + ":v1")
+	for k, v := range podAnnotations {
+		d.PodAnnotation(k, v)
+	}
+	g.Expect(k8s.Create(ctx, d.Obj())).To(Succeed())
+	routing := gatewayRouting(ns)
+	routing.Hosts = []string{shopHost(ns, app)}
+	c := testobj.MakeCanary(app, ns).Target("apps/v1", "Deployment", app).
+		Routing(routing).
+		ProgressDeadlineSeconds(30).
+		Analysis(v1alpha1.CanaryAnalysis{Threshold: 2}).Obj()
+	withJudgedBaseline(c)
+	for _, m := range mutate {
+		m(c)
+	}
+	g.Expect(k8s.Create(ctx, c)).To(Succeed())
+	waitForPhase(g, c, v1alpha1.PhaseInitialized, 30*time.Second)
+	load := startUsers(t, shopHost(ns, app))
+	g.Eventually(func() string { return lastVersion(load) }, 15*time.Second).Should(Equal("v1"), "%s answers through the Gateway", app)
+	return c, load
+}
+
+// releaseWithErrors rolls an app to image with errorPercent % of its
+// answers failing (none when 0).
+func releaseWithErrors(g Gomega, ns, app, image string, errorPercent int) {
+	d := &appsv1.Deployment{}
+	g.Expect(k8s.Get(context.Background(), types.NamespacedName{Namespace: ns, Name: app}, d)).To(Succeed())
+	patch := client.MergeFrom(d.DeepCopy())
+	d.Spec.Template.Spec.Containers[0].Image = image
+	if errorPercent > 0 {
+		if d.Spec.Template.Annotations == nil {
+			d.Spec.Template.Annotations = map[string]string{}
+		}
+		d.Spec.Template.Annotations[testbed.ErrorPercentAnnotation] = fmt.Sprint(errorPercent)
+	}
+	g.Expect(k8s.Patch(context.Background(), d, patch)).To(Succeed())
+}
+
+// One group release judged against baselines: a CanaryGroup of two apps,
+// each Canary with analysis.judge.baseline. The release's api answers 20 %
+// of its requests with 500s, web is healthy. Each member runs its own
+// baseline; the judge fails api against its baseline, in words that name
+// the metric, the group rolls both back (web with it, never promoted),
+// both primaries keep v1, and neither baseline is left serving.
+func TestJudgeBaseline_GroupReleaseRolledBackByTheJudge(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	ns := newNamespace(t)
+	apps := []string{"api", "web"}
+	splits := map[string]func() []splitChange{}
+	for _, app := range apps {
+		judgedApp(t, g, ns, app, nil)
+		splits[app] = recordSplitsOf(t, ns, app)
+	}
+	g.Expect(k8s.Create(ctx, &v1alpha1.CanaryGroup{ObjectMeta: metav1.ObjectMeta{Name: "shop", Namespace: ns},
+		Spec: v1alpha1.CanaryGroupSpec{Window: &metav1.Duration{Duration: time.Second},
+			Members: []v1alpha1.GroupMember{{Name: "api"}, {Name: "web"}}}})).To(Succeed())
+
+	releaseWithErrors(g, ns, "api", "api:v2", 20)
+	releaseWithErrors(g, ns, "web", "web:v2", 0)
+	cg := &v1alpha1.CanaryGroup{}
+	g.Eventually(func(g Gomega) {
+		g.Expect(k8s.Get(ctx, types.NamespacedName{Namespace: ns, Name: "shop"}, cg)).To(Succeed())
+		g.Expect(cg.Status.Release).NotTo(BeNil())
+		g.Expect(cg.Status.Phase).To(Equal(v1alpha1.PhaseFailed), "release: %+v", cg.Status.Release)
+	}, 3*time.Minute, 200*time.Millisecond).Should(Succeed())
+	t.Logf("the release's verdict: decided by %s: %s", cg.Status.Release.DecidedBy, cg.Status.Release.Message)
+	g.Expect(cg.Status.Release.DecidedBy).To(Equal("api"))
+	g.Expect(cg.Status.Release.Message).To(ContainSubstring("request-success-rate Low"), "the judge names the metric")
+	g.Expect(cg.Status.Release.Message).To(MatchRegexp(
+		`request-success-rate: canary [\d.]+ % vs baseline [\d.]+ % \(-[\d.]+ %, p [<=] [\d.]+\): Low`), "against the baseline, with its numbers")
+
+	g.Eventually(func() v1alpha1.CanaryPhase {
+		c := &v1alpha1.Canary{}
+		g.Expect(k8s.Get(ctx, types.NamespacedName{Namespace: ns, Name: "web"}, c)).To(Succeed())
+		return c.Status.Phase
+	}, 30*time.Second, 200*time.Millisecond).Should(Equal(v1alpha1.PhaseFailed), "web is rolled back with api")
+	web := &v1alpha1.Canary{}
+	g.Expect(k8s.Get(ctx, types.NamespacedName{Namespace: ns, Name: "web"}, web)).To(Succeed())
+	g.Expect(web.Status.Group).NotTo(BeNil())
+	g.Expect(web.Status.Group.FailedBy).To(Equal("api"))
+	g.Expect(web.Status.LastPromotedSpec).NotTo(Equal(web.Status.LastAppliedSpec), "web was never promoted")
+	for _, app := range apps {
+		primary := &appsv1.Deployment{}
+		g.Expect(k8s.Get(ctx, types.NamespacedName{Namespace: ns, Name: app + "-primary"}, primary)).To(Succeed())
+		g.Expect(primary.Spec.Template.Spec.Containers[0].Image).To(Equal(app+":v1"), "%s's primary keeps v1", app)
+		expectNoBaselineOf(g, ns, app, false)
+		g.Eventually(routeWeights(ns, app), 10*time.Second).Should(Equal("100/0"), "%s's route back on the primary", app)
+		baselineRouted := false
+		for _, ch := range splits[app]() {
+			baselineRouted = baselineRouted || ch.baseline > 0
+		}
+		g.Expect(baselineRouted).To(BeTrue(), "%s's baseline served during the analysis", app)
+	}
+}
+
+// A baseline whose pods never become Ready (the testbed's
+// never-ready-as-baseline annotation on the primary's revision, which the
+// baseline runs) is never routed: the HTTPRoute never names it with a
+// weight, the step waits for it rather than judging against the primary,
+// and past the progress deadline the Canary stalls with BaselineNotReady,
+// saying what to do. No user sees an error meanwhile.
+func TestJudgeBaseline_NeverReadyIsNeverRouted(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	ns := newNamespace(t)
+	c, load := judgedApp(t, g, ns, "podinfo", map[string]string{testbed.NeverReadyAsBaselineAnnotation: "true"},
+		func(c *v1alpha1.Canary) { c.Spec.ProgressDeadlineSeconds = ptrInt32(10) })
+	splits := recordSplits(t, ns)
+	start := time.Now()
+
+	setImage(g, ns, "podinfo", "podinfo:v2")
+	g.Eventually(func(g Gomega) {
+		b := &appsv1.Deployment{}
+		g.Expect(k8s.Get(ctx, types.NamespacedName{Namespace: ns, Name: "podinfo-baseline"}, b)).To(Succeed())
+		g.Expect(b.Status.Replicas).To(BeNumerically(">", 0), "the baseline's pods run")
+		g.Expect(b.Status.ReadyReplicas).To(BeZero())
+	}, 30*time.Second, 100*time.Millisecond).Should(Succeed())
+	msg := waitForReason(g, c, v1alpha1.BaselineNotReadyReason, true, "baseline podinfo-baseline not ready within the progress deadline")
+	t.Logf("stalled: %s", msg)
+	g.Expect(readyEndpoints(ns, "podinfo-baseline")).To(BeZero())
+	var judged []string
+	for _, rec := range c.Status.Analyses {
+		for _, step := range rec.Steps {
+			for _, check := range step.Checks {
+				if check.Name == "judge" {
+					judged = append(judged, check.Message)
+				}
+			}
+		}
+	}
+	g.Expect(judged).To(BeEmpty(), "no step was judged, against the primary or anything else")
+	changes := splits()
+	var seen []string
+	for _, ch := range changes {
+		seen = append(seen, fmt.Sprintf("canary %d%% baseline %d%%", ch.canary, ch.baseline))
+	}
+	t.Logf("route changes (a baseline of -1 %% is not named): %v", seen)
+	g.Expect(changes).NotTo(BeEmpty())
+	for _, ch := range changes {
+		g.Expect(ch.baseline).To(BeNumerically("<=", 0), "the route gave the unready baseline a weight at %s", ch.at)
+	}
+	counts := load.Counts(start, time.Now().Add(-time.Second))
+	t.Logf("users: %d requests, by version %v, by code %v", counts.Total, counts.ByVersion, counts.ByCode)
+	g.Expect(counts.Total).To(BeNumerically(">", 0))
+	g.Expect(counts.Errors).To(BeZero(), "a user saw an error")
 }

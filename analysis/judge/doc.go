@@ -24,7 +24,13 @@ limitations under the License.
 // per scrape interval of each side. MannWhitney tests whether the canary's
 // values rank differently from the baseline's (two-sided, as R's
 // wilcox.test: exact below 50 values a side without ties, else the
-// normal approximation with the tie and continuity corrections). A
+// normal approximation with the tie and continuity corrections). A ratio
+// metric given with its counts (MetricInput.CanaryCounts, e.g. the
+// requests behind each value of a success rate) is tested on them
+// instead: MantelHaenszel, a Cochran-Mantel-Haenszel test with one 2×2
+// table per timestamp (as R's mantelhaen.test), so that what both sides
+// share at a timestamp, such as a downstream fault, cancels, and each
+// value weighs as many requests as it has. A
 // difference that is significant (p < Alpha) is High or Low only when it
 // is also large and bad:
 //

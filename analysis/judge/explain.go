@@ -44,7 +44,7 @@ func (r MetricResult) Against(baseline string) string {
 		return fmt.Sprintf("%s: %s: %s", name, r.NoDataReason, r.Class)
 	}
 	return fmt.Sprintf("%s: canary %s vs %s %s (%s, %s): %s%s", name,
-		r.value(r.CanaryMean), baseline, r.value(r.BaselineMean), formatChange(r.Ratio), formatP(r.Test.P),
+		r.value(r.CanaryMean), baseline, r.value(r.BaselineMean), formatChange(r.Ratio), formatP(r.p()),
 		r.Class, r.qualifier())
 }
 
@@ -58,6 +58,14 @@ func (r MetricResult) Explain() string {
 	}
 	if r.Class == NoData {
 		return fmt.Sprintf("%s: %s: %s", name, r.NoDataReason, r.Class)
+	}
+	if c := r.Counts; c != nil {
+		return fmt.Sprintf("%s: canary mean %s vs baseline mean %s, %s; "+
+			"Cochran-Mantel-Haenszel over %d timestamps (canary %s of %s requests, baseline %s of %s), "+
+			"chi-squared = %s, %s; %s: %s",
+			name, r.value(r.CanaryMean), r.value(r.BaselineMean), formatChange(r.Ratio),
+			c.Strata, formatCount(c.CanaryHits), formatCount(c.CanaryTotal), formatCount(c.BaselineHits),
+			formatCount(c.BaselineTotal), formatNumber(c.ChiSquared), formatP(c.P), r.why(), r.Class)
 	}
 	method := "normal approximation"
 	if r.Test.Exact {
@@ -248,6 +256,9 @@ func formatP(p float64) string {
 	}
 	return "p = " + formatNumber(p)
 }
+
+// formatCount formats a number of requests, rounded to a whole one.
+func formatCount(v float64) string { return strconv.FormatFloat(math.Round(v), 'f', 0, 64) }
 
 // formatScore formats a score with one decimal at most, rounded down so
 // that a score below a bound never shows as the bound: 94.99 is "94.9".

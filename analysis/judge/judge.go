@@ -147,6 +147,11 @@ type MetricInput struct {
 	Metric   Metric
 	Canary   []float64
 	Baseline []float64
+	// CanaryCounts and BaselineCounts, for a ratio metric (a success
+	// rate), are the requests behind the values, one pair a timestamp;
+	// given, the test is MantelHaenszel on them instead of MannWhitney on
+	// the values. Optional.
+	CanaryCounts, BaselineCounts []Counts
 }
 
 // MetricResult is the classification of a metric, with what it rests on.
@@ -158,8 +163,11 @@ type MetricResult struct {
 	// NoDataReason says why the Class is NoData.
 	NoDataReason string
 	// Test is the Mann-Whitney test of the canary against the baseline;
-	// zero when the Class is NoData.
+	// zero when the Class is NoData, or when Counts is set.
 	Test Result
+	// Counts is the Cochran-Mantel-Haenszel test of the canary's counts
+	// against the baseline's, when the input had counts; it decides then.
+	Counts *CountTest
 	// CanaryMean and BaselineMean are the means of the samples; zero when
 	// the Class is NoData.
 	CanaryMean, BaselineMean float64
@@ -171,12 +179,15 @@ type MetricResult struct {
 }
 
 // Classify classifies a metric, Kayenta-style: High when the Mann-Whitney
-// test is significant (p < alpha) with the canary ranking higher, the
+// test (MantelHaenszel instead when the input has counts) is significant
+// (p < alpha) with the canary ranking higher, the
 // ratio of the means is above the allowed increase and an increase is
 // bad; Low symmetrically; otherwise Pass, a significant change in the
 // harmless direction or within the allowed ratio included; NoData when a
 // side has fewer than MinSamples values, too few for any outcome to be
-// significant, or a value that is NaN or infinite. The error is for an
+// significant (Mann-Whitney only: the counts test's power is in the
+// requests, not the values), a value that is NaN or infinite, or counts
+// that are not one a side per timestamp, or bad. The error is for an
 // invalid Metric only.
 func Classify(in MetricInput) (MetricResult, error) {
 	m := in.Metric
@@ -186,6 +197,7 @@ func Classify(in MetricInput) (MetricResult, error) {
 	res := MetricResult{Metric: m, Class: NoData}
 	canary, baseline := quantized(in.Canary), quantized(in.Baseline)
 	n1, n2 := len(canary), len(baseline)
+	withCounts := in.CanaryCounts != nil || in.BaselineCounts != nil
 	test, err := MannWhitney(canary, baseline)
 	switch {
 	case n1 < MinSamples || n2 < MinSamples:
@@ -194,12 +206,20 @@ func Classify(in MetricInput) (MetricResult, error) {
 	case err != nil:
 		res.NoDataReason = err.Error()
 		return res, nil
+	case withCounts:
+		counts, err := MantelHaenszel(in.CanaryCounts, in.BaselineCounts)
+		if err != nil {
+			res.NoDataReason = err.Error()
+			return res, nil
+		}
+		res.Counts = &counts
 	case smallestP(n1, n2) >= m.GetAlpha():
 		res.NoDataReason = fmt.Sprintf("%d canary and %d baseline values cannot be significant at alpha %s",
 			n1, n2, formatNumber(m.GetAlpha()))
 		return res, nil
+	default:
+		res.Test = test
 	}
-	res.Test = test
 	res.CanaryMean, res.BaselineMean = mean(canary), mean(baseline)
 	res.Ratio = ratio(res.CanaryMean, res.BaselineMean)
 	res.Class = Pass
@@ -239,14 +259,33 @@ func quantized(values []float64) []float64 {
 
 // significant is true when the test's p-value is below the metric's
 // alpha.
-func (r MetricResult) significant() bool { return r.Test.P < r.Metric.GetAlpha() }
+func (r MetricResult) significant() bool { return r.p() < r.Metric.GetAlpha() }
+
+// p is the p-value of the test that decided: the counts' when there are
+// counts, else the Mann-Whitney test's.
+func (r MetricResult) p() float64 {
+	if r.Counts != nil {
+		return r.Counts.P
+	}
+	return r.Test.P
+}
 
 // higher is true when the canary ranks higher than the baseline: U above
-// its mean under no difference.
-func (r MetricResult) higher() bool { return r.Test.U > float64(r.Test.N1*r.Test.N2)/2 }
+// its mean under no difference; with counts, more hits than expected.
+func (r MetricResult) higher() bool {
+	if r.Counts != nil {
+		return r.Counts.Delta > 0
+	}
+	return r.Test.U > float64(r.Test.N1*r.Test.N2)/2
+}
 
 // lower is true when the canary ranks lower than the baseline.
-func (r MetricResult) lower() bool { return r.Test.U < float64(r.Test.N1*r.Test.N2)/2 }
+func (r MetricResult) lower() bool {
+	if r.Counts != nil {
+		return r.Counts.Delta < 0
+	}
+	return r.Test.U < float64(r.Test.N1*r.Test.N2)/2
+}
 
 // bad is true when the direction the canary ranks in is a bad one for the
 // metric.

@@ -94,19 +94,39 @@ type Range struct {
 	Step       time.Duration
 }
 
-// RangeQuerier is a Provider that also answers a query with the values of
-// one series over a time range: the judge's samples.
+// RangeQuerier is a Provider that also answers a query with the points of
+// one series over a time range: the judge's samples, with their
+// timestamps so that two sides' can be compared at the same times.
 type RangeQuerier interface {
-	RangeQuery(ctx context.Context, query string, r Range) ([]float64, error)
+	RangePoints(ctx context.Context, query string, r Range) ([]Point, error)
 }
 
-// RangeQuery runs a range query (/api/v1/query_range, start and end in
-// Unix seconds, step in seconds) and returns the values of its single
+// Point is a value of a series at a time.
+type Point struct {
+	Time  time.Time
+	Value float64
+}
+
+// RangeQuery is RangePoints' values, without their times.
+func (p *Prometheus) RangeQuery(ctx context.Context, query string, rng Range) ([]float64, error) {
+	points, err := p.RangePoints(ctx, query, rng)
+	if err != nil {
+		return nil, err
+	}
+	values := make([]float64, len(points))
+	for i, pt := range points {
+		values[i] = pt.Value
+	}
+	return values, nil
+}
+
+// RangePoints runs a range query (/api/v1/query_range, start and end in
+// Unix seconds, step in seconds) and returns the points of its single
 // series, oldest first. The points that are NaN (a ratio of no requests)
 // are left out; no series, or only NaN, is *ErrNoData; several series, or
 // an infinite value, fail as in Query. Address, authentication, headers,
 // timeout and the outbound policy are Query's.
-func (p *Prometheus) RangeQuery(ctx context.Context, query string, rng Range) ([]float64, error) {
+func (p *Prometheus) RangePoints(ctx context.Context, query string, rng Range) ([]Point, error) {
 	r, err := p.get(ctx, "api/v1/query_range", url.Values{
 		"query": {query},
 		"start": {formatUnix(rng.Start)},
@@ -170,9 +190,9 @@ type promSeries struct {
 	Values [][2]any          `json:"values"`
 }
 
-// seriesValues reads the values of the one series of a matrix answer,
+// seriesValues reads the points of the one series of a matrix answer,
 // NaN points left out.
-func seriesValues(r promResponse, query string) ([]float64, error) {
+func seriesValues(r promResponse, query string) ([]Point, error) {
 	if r.Data.ResultType != "matrix" {
 		return nil, fmt.Errorf("range query %q returned a %s; the judge needs a matrix of one series", query, r.Data.ResultType)
 	}
@@ -192,8 +212,12 @@ func seriesValues(r promResponse, query string) ([]float64, error) {
 		return nil, fmt.Errorf("range query %q returned %d series (%s); the judge needs one series a side: "+
 			"aggregate the query to a single series, e.g. sum(...)", query, len(series), seriesLabels(samples))
 	}
-	values := make([]float64, 0, len(series[0].Values))
+	values := make([]Point, 0, len(series[0].Values))
 	for _, pair := range series[0].Values {
+		at, ok := pair[0].(float64)
+		if !ok {
+			return nil, fmt.Errorf("range query %q returned a point at %v, not a Unix time", query, pair[0])
+		}
 		s, _ := pair[1].(string)
 		v, err := strconv.ParseFloat(s, 64)
 		switch {
@@ -205,7 +229,7 @@ func seriesValues(r promResponse, query string) ([]float64, error) {
 			return nil, fmt.Errorf("range query %q returned %s, not a finite number (a division by zero, or a "+
 				"histogram_quantile above the largest finite bucket)", query, s)
 		}
-		values = append(values, v)
+		values = append(values, Point{Time: time.UnixMilli(int64(math.Round(at * 1000))), Value: v})
 	}
 	if len(values) == 0 {
 		return nil, &ErrNoData{Query: query, NaN: true}

@@ -58,13 +58,14 @@ func TestPrometheusRangeQuery_WireFormat(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got, err := p.(RangeQuerier).RangeQuery(context.Background(), want.Query.Get("query"),
+	got, err := p.(RangeQuerier).RangePoints(context.Background(), want.Query.Get("query"),
 		Range{Start: end.Add(-5 * time.Minute), End: end, Step: 30 * time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if diff := cmp.Diff([]float64{1.5, 2, 0}, got); diff != "" {
-		t.Errorf("values (-want +got):\n%s", diff)
+	wantPoints := []Point{{time.Unix(1795434900, 0), 1.5}, {time.Unix(1795434960, 0), 2}, {time.Unix(1795434990, 0), 0}}
+	if diff := cmp.Diff(wantPoints, got); diff != "" {
+		t.Errorf("points (-want +got):\n%s", diff)
 	}
 }
 

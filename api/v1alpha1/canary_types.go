@@ -767,8 +767,9 @@ type AnalysisJudge struct {
 
 	// MarginalScore is the lowest score that is Marginal rather than
 	// Fail, from 1 to passScore; defaults to 75. Marginal fails the step's
-	// checks too: it only tells a near miss from a clear failure in the
-	// message.
+	// checks too: it tells a near miss from a clear failure in the
+	// message, and, as a Marginal interval in Spinnaker lets the run go
+	// on, a threshold above 1 judges the step again at the same weight.
 	// +kubebuilder:validation:Minimum=1
 	// +kubebuilder:validation:Maximum=100
 	// +optional
@@ -795,6 +796,15 @@ type AnalysisJudge struct {
 	// +optional
 	Step *metav1.Duration `json:"step,omitempty"`
 
+	// Window is the time each step's judgement looks back over. Sliding,
+	// the default: each metric's interval. Growing: everything since the
+	// analysis of this revision started, as Spinnaker's canary analysis
+	// does by default, so that each step judges more requests than the
+	// last; the thresholdRange of a metric keeps reading its interval.
+	// +kubebuilder:validation:Enum=Sliding;Growing
+	// +optional
+	Window JudgeWindow `json:"window,omitempty"`
+
 	// Baseline, when true, runs <target>-baseline during each analysis:
 	// a Deployment of the primary's pod template (the last promoted
 	// revision) at the canary's replicas, created when the analysis
@@ -807,6 +817,24 @@ type AnalysisJudge struct {
 	// most 50. Defaults to false: the judge compares with the primary.
 	// +optional
 	Baseline bool `json:"baseline,omitempty"`
+}
+
+// JudgeWindow is the time a judgement looks back over.
+type JudgeWindow string
+
+const (
+	// JudgeWindowSliding: each judged metric's interval, up to now.
+	JudgeWindowSliding JudgeWindow = "Sliding"
+	// JudgeWindowGrowing: from the start of the analysis up to now.
+	JudgeWindowGrowing JudgeWindow = "Growing"
+)
+
+// GetWindow is the judgement's window, Sliding when unset.
+func (in *AnalysisJudge) GetWindow() JudgeWindow {
+	if in == nil || in.Window == "" {
+		return JudgeWindowSliding
+	}
+	return in.Window
 }
 
 // GetPassScore is the pass score, DefaultJudgePassScore when unset.

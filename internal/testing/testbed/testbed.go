@@ -62,6 +62,12 @@ const (
 	// Ready: the revision passes its analysis, then breaks the promotion.
 	NeverReadyAsPrimaryAnnotation = "testbed.serin.dev/never-ready-as-primary"
 
+	// NeverReadyAsBaselineAnnotation on a pod template makes kwok run the
+	// pods of the judge's baseline Deployment (labelled app=NAME-baseline)
+	// without them ever becoming Ready; the primary's and the canary's
+	// become Ready.
+	NeverReadyAsBaselineAnnotation = "testbed.serin.dev/never-ready-as-baseline"
+
 	// NodeName is the kwok node the testbed creates.
 	NodeName = "kwok-node-0"
 

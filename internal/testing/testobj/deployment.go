@@ -72,6 +72,15 @@ func (w *DeploymentWrapper) PodLabel(k, v string) *DeploymentWrapper {
 	return w
 }
 
+// PodAnnotation sets an annotation on the pod template.
+func (w *DeploymentWrapper) PodAnnotation(k, v string) *DeploymentWrapper {
+	if w.Spec.Template.Annotations == nil {
+		w.Spec.Template.Annotations = map[string]string{}
+	}
+	w.Spec.Template.Annotations[k] = v
+	return w
+}
+
 // ProgressDeadlineSeconds sets spec.progressDeadlineSeconds.
 func (w *DeploymentWrapper) ProgressDeadlineSeconds(s int32) *DeploymentWrapper {
 	w.Spec.ProgressDeadlineSeconds = ptr.To(s)
