@@ -142,7 +142,7 @@ func TestHelm_ChartVersionBumpRevertedInGit(t *testing.T) {
 	t.Logf("revert pull request %s:\n%s", pr.HTMLURL, diff)
 	g.Expect(diff).To(ContainSubstring(`-      version: "0.2.0"`))
 	g.Expect(diff).To(ContainSubstring(`+      version: "0.1.0"`))
-	g.Expect(strings.Count(diff, "\n-") - strings.Count(diff, "\n---")).To(Equal(1), "only the chart version changes")
+	g.Expect(strings.Count(diff, "\n-")-strings.Count(diff, "\n---")).To(Equal(1), "only the chart version changes")
 
 	// helm-controller goes back to chart 0.1.0; serin restores the primary.
 	g.Eventually(func(g Gomega) string {
@@ -178,8 +178,11 @@ func TestHelm_ValuesImageTagErrorRevertedInGit(t *testing.T) {
 	c := &v1alpha1.Canary{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "podinfo"}}
 	first := c.DeepCopy()
 	g.Expect(k8s.Get(ctx, client.ObjectKeyFromObject(first), first)).To(Succeed())
-	good := strings.TrimPrefix(first.Status.LastPromotedRevision, "main@sha1:")
-	g.Expect(good).To(HaveLen(40), "the first revision is promoted at initialization")
+	// The good revision: the one the Canary initialized with (when it
+	// recorded it), else the previous definition of the HelmRelease.
+	head, err := f.repo.Reference("refs/heads/main", true)
+	g.Expect(err).NotTo(HaveOccurred())
+	good := head.Hash().String()
 
 	app.tag, app.interval = "v2", "5m"
 	bad := f.push(app.files(), "podinfo v2, reconciled every 5m")
@@ -193,11 +196,12 @@ func TestHelm_ValuesImageTagErrorRevertedInGit(t *testing.T) {
 	revert := waitForRevert(g, c, gitops.StateOpened)
 	g.Expect(revert.Revision).To(Equal("main@sha1:" + bad))
 	pr, merged := mergeRevert(t, g, f, revert)
+	g.Expect(pr.Title).To(Equal("Revert HelmRelease/podinfo in " + ns + " to " + good[:8]))
 	diff := revertDiff(g, f, pr)
 	t.Logf("revert pull request %s:\n%s", pr.HTMLURL, diff)
 	g.Expect(diff).To(ContainSubstring("-      tag: v2"))
 	g.Expect(diff).To(ContainSubstring("+      tag: v1"))
-	g.Expect(strings.Count(diff, "\n-") - strings.Count(diff, "\n---")).To(Equal(1), "only image.tag changes")
+	g.Expect(strings.Count(diff, "\n-")-strings.Count(diff, "\n---")).To(Equal(1), "only image.tag changes")
 
 	target := &appsv1.Deployment{}
 	g.Eventually(func(g Gomega) {
@@ -242,4 +246,96 @@ func requestRevert(g Gomega, c *v1alpha1.Canary) {
 		g.Expect(k8s.Get(ctx, client.ObjectKeyFromObject(c), c)).To(Succeed())
 		g.Expect(c.Status.HandledRequests.Revert).To(Equal(requested))
 	}, 30*time.Second, 200*time.Millisecond).Should(Succeed())
+}
+
+// helmWaveFiles is a repository whose staging/ and production/ each hold
+// a HelmRelease of the testbed's Helm repository (at a chart version and
+// image tag) and a Canary of the Deployment it renders; staging promotes
+// to production, whose Canary posts its verdicts as commit statuses.
+func helmWaveFiles(stg, prod, charts string, staging, production [2]string) map[string]string {
+	release := func(ns string, chartAndTag [2]string) string {
+		app := helmApp{ns: ns, chart: repositoryChart(chartAndTag[0]), tag: chartAndTag[1], ignoreReplicas: true, sources: helmRepositorySource(charts)}
+		return app.files()["apps/podinfo/helmrelease.yaml"]
+	}
+	kustomization := func(ns string, more string) string {
+		return fmt.Sprintf("apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nnamespace: %s\nresources:\n  - helmrelease.yaml\n  - canary.yaml\n%s", ns, more)
+	}
+	promote := wavePromote(prod, waveSoak)
+	return map[string]string{
+		"staging/kustomization.yaml":    kustomization(stg, ""),
+		"staging/helmrelease.yaml":      release(stg, staging),
+		"staging/canary.yaml":           waveCanary(stg, "[Halted]", promote, ""),
+		"production/kustomization.yaml": kustomization(prod, "  - provider.yaml\n"),
+		"production/helmrelease.yaml":   release(prod, production),
+		"production/canary.yaml": waveCanary(prod, "[Failed, Halted]", "", `
+  alerts:
+    - name: git
+      providerRef:
+        name: commit-status`),
+		"production/provider.yaml": waveFiles(stg, prod, waveRelease{})["production/provider.yaml"],
+	}
+}
+
+// A wave of HelmReleases: chart 0.2.0 with image.tag v2, committed to
+// staging only, is analysed there on staging's traffic, soaks, and comes
+// to production as one pull request that sets production's HelmRelease's
+// chart version and image tag where they stand. Merged, helm-controller
+// upgrades production, production's Canary promotes it on its own
+// traffic, and its verdict comes back to staging's status. helm-controller
+// (drift detection on) and serin never fight: no user of either stage
+// saw an error.
+func TestHelm_WaveMovesTheChartVersionToProduction(t *testing.T) {
+	needHelmController(t)
+	g := NewWithT(t)
+	ctx := context.Background()
+	charts, err := testbed.StartHelmRepository(testbed.PodinfoChart("0.1.0"), testbed.PodinfoChart("0.2.0"))
+	g.Expect(err).NotTo(HaveOccurred())
+	t.Cleanup(charts.Close)
+	v1 := [2]string{"0.1.0", "v1"}
+	w := newWaveOf(t, g, func(stg, prod string) map[string]string { return helmWaveFiles(stg, prod, charts.URL, v1, v1) }, nil)
+	staging, stg, prod := w.staging, w.staging.ns, w.production.ns
+	for _, ns := range []string{stg, prod} {
+		g.Expect(releases(waitForHelmRelease(g, ns, 10*time.Second))).To(Equal(1), "helm-controller installed %s", ns)
+	}
+	start := time.Now()
+
+	staging.pull(g)
+	v2 := staging.push(helmWaveFiles(stg, prod, charts.URL, [2]string{"0.2.0", "v2"}, v1), "Release podinfo chart 0.2.0 (v2) to staging")
+	staging.sync(g, v2)
+	waitForPhase(g, w.canary(g, stg), v1alpha1.PhaseSucceeded, 2*time.Minute)
+	opened := w.stage(g, v2, v1alpha1.WaveOpened, 90*time.Second)
+	pr := w.promotionPR(g, v2)
+	g.Expect(opened.PullRequestURL).To(Equal(pr.HTMLURL))
+	g.Expect(pr.Body).To(ContainSubstring("Serin-Promotes: " + v2))
+	diff, err := gitea.Raw(ctx, fmt.Sprintf("/repos/%s/%s/pulls/%d.diff", gitea.User, staging.name, pr.Number))
+	g.Expect(err).NotTo(HaveOccurred())
+	t.Logf("promotion pull request %s:\n%s", pr.HTMLURL, diff)
+	g.Expect(diff).To(ContainSubstring("production/helmrelease.yaml"))
+	g.Expect(diff).NotTo(ContainSubstring("staging/"), "the pull request changes production only")
+	g.Expect(diff).To(ContainSubstring(`-      version: "0.1.0"`))
+	g.Expect(diff).To(ContainSubstring(`+      version: "0.2.0"`))
+	g.Expect(diff).To(ContainSubstring("-      tag: v1"))
+	g.Expect(diff).To(ContainSubstring("+      tag: v2"))
+	g.Expect(strings.Count(diff, "\n-")-strings.Count(diff, "\n---")).To(Equal(2), "the chart version and the tag, nothing else")
+	g.Expect(lastVersion(w.users[prod])).To(Equal("v1"), "production runs v1 until the merge")
+
+	// A reviewer merges it; production rolls chart 0.2.0 out on its own
+	// traffic, and its verdict comes back to staging.
+	merged := w.merge(g, pr)
+	g.Eventually(func(g Gomega) string {
+		v, _, _ := unstructured.NestedString(waitForHelmRelease(g, prod, 30*time.Second).Object, "status", "lastAttemptedRevision")
+		return v
+	}, 60*time.Second, 200*time.Millisecond).Should(Equal("0.2.0"))
+	waitForPhase(g, w.canary(g, prod), v1alpha1.PhaseSucceeded, 2*time.Minute)
+	g.Expect(w.canary(g, prod).Status.LastPromotedRevision).To(Equal("main@sha1:" + merged))
+	g.Eventually(func() string { return lastVersion(w.users[prod]) }, 10*time.Second).Should(Equal("v2"))
+	done := w.stage(g, v2, v1alpha1.WaveSucceeded, 60*time.Second)
+	g.Expect(done.StageCommit).To(Equal(merged), "the verdict is the one posted on the merge")
+	g.Expect(w.staging.pullRequests(g)).To(HaveLen(1), "one pull request for the promotion")
+	for _, ns := range []string{stg, prod} {
+		c := w.users[ns].Counts(start, time.Now().Add(-time.Second))
+		t.Logf("%s: %d requests, by version %v, by code %v", ns, c.Total, c.ByVersion, c.ByCode)
+		g.Expect(c.ByVersion["v2"]).To(BeNumerically(">", 0))
+		g.Expect(c.Errors).To(BeZero(), "a user of %s saw an error: %v", ns, c.ByCode)
+	}
 }

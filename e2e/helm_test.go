@@ -397,15 +397,7 @@ func TestHelm_RepositoryChartVersionPromotes(t *testing.T) {
 	repo, err := testbed.StartHelmRepository(testbed.PodinfoChart("0.1.0"), testbed.PodinfoChart("0.2.0"))
 	g.Expect(err).NotTo(HaveOccurred())
 	t.Cleanup(repo.Close)
-	app := helmApp{ns: ns, chart: repositoryChart("0.1.0"), tag: "v1", ignoreReplicas: true, sources: fmt.Sprintf(`apiVersion: source.toolkit.fluxcd.io/v1
-kind: HelmRepository
-metadata:
-  name: charts
-spec:
-  url: %s
-  interval: 10m
----
-`, repo.URL)}
+	app := helmApp{ns: ns, chart: repositoryChart("0.1.0"), tag: "v1", ignoreReplicas: true, sources: helmRepositorySource(repo.URL)}
 	f := startHelmApp(t, g, app, nil)
 	c := &v1alpha1.Canary{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "podinfo"}}
 	g.Expect(repo.Downloads("podinfo", "0.1.0")).To(BeNumerically(">=", 1), "source-controller fetched the chart from the testbed's repository")

@@ -343,17 +343,7 @@ func TestRevert_HaltedPromotionOpensPullRequest(t *testing.T) {
 	t.Logf("revert pull request %s:\n%s", pr.HTMLURL, diff)
 
 	// Another reconcile (a revert request) finds the same pull request.
-	patch := client.MergeFrom(canary.DeepCopy())
-	requested := time.Now().Format(time.RFC3339Nano)
-	if canary.Annotations == nil {
-		canary.Annotations = map[string]string{}
-	}
-	canary.Annotations[v1alpha1.RevertRequestAnnotation] = requested
-	g.Expect(k8s.Patch(ctx, canary, patch)).To(Succeed())
-	g.Eventually(func(g Gomega) {
-		g.Expect(k8s.Get(ctx, client.ObjectKeyFromObject(canary), canary)).To(Succeed())
-		g.Expect(canary.Status.HandledRequests.Revert).To(Equal(requested))
-	}, 30*time.Second, 200*time.Millisecond).Should(Succeed())
+	requestRevert(g, canary)
 	g.Expect(canary.Status.Revert.State).To(Equal(gitops.StateOpened))
 	g.Expect(canary.Status.Revert.PullRequestURL).To(Equal(revert.PullRequestURL))
 	g.Expect(canary.Status.Revert.Commit).To(Equal(revert.Commit))

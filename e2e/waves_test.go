@@ -79,14 +79,7 @@ func waveFiles(stg, prod string, r waveRelease) map[string]string {
 	if r.soak != 0 {
 		soak = r.soak
 	}
-	promote := fmt.Sprintf(`
-    promote:
-      - stage: production
-        path: ./production
-        canary:
-          name: podinfo
-          namespace: %s
-        soak: %s`, prod, soak)
+	promote := wavePromote(prod, soak)
 	return map[string]string{
 		"staging/kustomization.yaml":    waveKustomization(stg, r.staging),
 		"staging/deployment.yaml":       podinfoDeployment(waveBreaks(r.stagingBreaks)),
@@ -112,6 +105,19 @@ spec:
     name: commit-status-token
 `, gitea.RepositoryURL(stg)),
 	}
+}
+
+// wavePromote is staging's spec.gitops.promote: to ./production, whose
+// Canary is podinfo of namespace prod, after soak.
+func wavePromote(prod string, soak time.Duration) string {
+	return fmt.Sprintf(`
+    promote:
+      - stage: production
+        path: ./production
+        canary:
+          name: podinfo
+          namespace: %s
+        soak: %s`, prod, soak)
 }
 
 func waveKustomization(ns, tag string) string {
@@ -187,6 +193,15 @@ type wave struct {
 // GitRepository spec (e.g. a proxy); nil for none.
 func newWave(t *testing.T, g Gomega, stagingSource func(repo string) map[string]any) *wave {
 	t.Helper()
+	return newWaveOf(t, g, func(stg, prod string) map[string]string {
+		return waveFiles(stg, prod, waveRelease{staging: "v1", production: "v1"})
+	}, stagingSource)
+}
+
+// newWaveOf is newWave whose repository is seeded with files, given the
+// staging and production namespaces.
+func newWaveOf(t *testing.T, g Gomega, files func(stg, prod string) map[string]string, stagingSource func(repo string) map[string]any) *wave {
+	t.Helper()
 	ctx := context.Background()
 	stg, prod := newNamespace(t), newNamespace(t)
 	for _, ns := range []string{stg, prod} {
@@ -205,7 +220,7 @@ func newWave(t *testing.T, g Gomega, stagingSource func(repo string) map[string]
 	staging := &fleet{t: t, ns: stg, name: stg}
 	g.Expect(gitea.CreateRepository(ctx, stg)).To(Succeed())
 	staging.repo = initRepo(g, gitea.RepositoryURL(stg))
-	first := staging.push(waveFiles(stg, prod, waveRelease{staging: "v1", production: "v1"}), "Add podinfo to staging and production")
+	first := staging.push(files(stg, prod), "Add podinfo to staging and production")
 	production := &fleet{t: t, ns: prod, name: stg, repo: staging.repo}
 	var source map[string]any
 	if stagingSource != nil {

@@ -154,7 +154,7 @@ func TestPlanRevert_HelmRelease(t *testing.T) {
 		"values image.tag is put back, the interval changed with it stays": {
 			good: good, bad: with(good, func(f *helmFleet) { f.tag, f.interval, f.repoInterval = "v2", "5m", "1h" }),
 			strategy: StrategyEdit,
-			want: map[string]string{"apps/podinfo/helmrelease.yaml": with(good, func(f *helmFleet) { f.interval, f.repoInterval = "5m", "1h" }).files()["apps/podinfo/helmrelease.yaml"]},
+			want:     map[string]string{"apps/podinfo/helmrelease.yaml": with(good, func(f *helmFleet) { f.interval, f.repoInterval = "5m", "1h" }).files()["apps/podinfo/helmrelease.yaml"]},
 			notes: []string{
 				"Not a revert: undoing the change of HelmRelease/apps/podinfo would also change its fields that are not its chart's or values (at spec.interval).",
 				"apps/podinfo/helmrelease.yaml: HelmRelease/podinfo spec.values.image.tag restored.",
@@ -172,18 +172,18 @@ func TestPlanRevert_HelmRelease(t *testing.T) {
 			},
 		},
 		"the values file of valuesFrom is restored": {
-			good: with(good, func(f *helmFleet) { f.valuesFile = "image:\n  tag: v1\n" }),
-			bad:  with(good, func(f *helmFleet) { f.valuesFile = "image:\n  tag: v2\n" }),
+			good:     with(good, func(f *helmFleet) { f.valuesFile = "image:\n  tag: v1\n" }),
+			bad:      with(good, func(f *helmFleet) { f.valuesFile = "image:\n  tag: v2\n" }),
 			strategy: StrategyRevert, want: map[string]string{"apps/podinfo/values.yaml": "image:\n  tag: v1\n"},
 		},
 		"the values file of valuesFrom, with the generator's name hash, is restored": {
-			good: with(good, func(f *helmFleet) { f.valuesFile, f.hashed = "image:\n  tag: v1\n", true }),
-			bad:  with(good, func(f *helmFleet) { f.valuesFile, f.hashed = "image:\n  tag: v2\n", true }),
+			good:     with(good, func(f *helmFleet) { f.valuesFile, f.hashed = "image:\n  tag: v1\n", true }),
+			bad:      with(good, func(f *helmFleet) { f.valuesFile, f.hashed = "image:\n  tag: v2\n", true }),
 			strategy: StrategyRevert, want: map[string]string{"apps/podinfo/values.yaml": "image:\n  tag: v1\n"},
 		},
 		"the chart kept in Git is restored": {
-			good: with(good, func(f *helmFleet) { f.chartValues = "image:\n  tag: v1\n" }),
-			bad:  with(good, func(f *helmFleet) { f.chartValues = "image:\n  tag: v2\n" }),
+			good:     with(good, func(f *helmFleet) { f.chartValues = "image:\n  tag: v1\n" }),
+			bad:      with(good, func(f *helmFleet) { f.chartValues = "image:\n  tag: v2\n" }),
 			strategy: StrategyRevert, want: map[string]string{"charts/podinfo/values.yaml": "image:\n  tag: v1\n"},
 		},
 		"a commit that changes no input of the chart is not the bad one": {
