@@ -101,7 +101,7 @@ func (a helmApp) files() map[string]string {
 	}
 	yamlMap := func(m map[string]string) string {
 		if len(m) == 0 {
-			return "{}"
+			return " {}"
 		}
 		var b strings.Builder
 		for _, k := range slices.Sorted(maps.Keys(m)) {
@@ -136,8 +136,8 @@ spec:
     canary: true
     image:
       tag: %s
-    annotations: %s
-    podAnnotations: %s
+    annotations:%s
+    podAnnotations:%s
 `, cmp.Or(a.interval, "10m"), a.chart, ignore, a.tag, yamlMap(a.annotations), yamlMap(a.podAnnotations)),
 		"apps/podinfo/canary.yaml": fmt.Sprintf(`apiVersion: serin.dev/v1alpha1
 kind: Canary
