@@ -101,7 +101,8 @@ func TestGitReverter_HelmRelease(t *testing.T) {
 
 // A wave from a stage whose target a HelmRelease rendered writes the
 // promoted chart version and image tag into the next stage's HelmRelease,
-// read from the stage's HelmRelease at the promoted commit.
+// read from the stage's HelmRelease at the promoted commit; asked again,
+// it opens nothing more.
 func TestGitPromoter_HelmRelease(t *testing.T) {
 	f := newHelmGitFixture(t)
 	g := f.promoter()
@@ -123,5 +124,9 @@ func TestGitPromoter_HelmRelease(t *testing.T) {
 	}
 	if !strings.Contains(commit.Message, "HelmRelease/podinfo spec.chart.spec.version 0.2.0, spec.values.image.tag v2 set.") {
 		t.Errorf("message:\n%s", commit.Message)
+	}
+	again, err := g.Promote(context.Background(), req)
+	if err != nil || again.State != PromotionOpened || again.Commit != res.Commit || len(f.host.prs) != 1 {
+		t.Errorf("again = %+v, %v; pull requests %d", again, err, len(f.host.prs))
 	}
 }
