@@ -64,23 +64,13 @@ func waitForRevert(g Gomega, c *v1alpha1.Canary, state string) v1alpha1.RevertSt
 // revert's, has Flux apply the merge and returns the merge commit.
 func mergeRevert(t *testing.T, g Gomega, f *fleet, revert v1alpha1.RevertStatus) (pullRequest, string) {
 	t.Helper()
-	ctx := context.Background()
 	prs := f.pullRequests(g)
 	g.Expect(prs).To(HaveLen(1), "one pull request for the bad revision")
 	pr := prs[0]
 	g.Expect(pr.HTMLURL).To(Equal(revert.PullRequestURL))
 	g.Expect(pr.Head.Ref).To(Equal(revert.Branch))
 	g.Expect(pr.Head.Sha).To(Equal(revert.Commit))
-	g.Expect(gitea.API(ctx, "POST", fmt.Sprintf("/repos/%s/%s/pulls/%d/merge", gitea.User, f.name, pr.Number),
-		map[string]any{"Do": "merge"}, nil)).To(Succeed())
-	var main struct {
-		Commit struct {
-			ID string `json:"id"`
-		} `json:"commit"`
-	}
-	g.Expect(gitea.API(ctx, "GET", fmt.Sprintf("/repos/%s/%s/branches/main", gitea.User, f.name), nil, &main)).To(Succeed())
-	f.sync(g, main.Commit.ID)
-	return pr, main.Commit.ID
+	return pr, f.mergePull(g, pr.Number)
 }
 
 // revertDiff is the diff of the revert pull request.
