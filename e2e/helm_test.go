@@ -17,6 +17,7 @@ limitations under the License.
 package e2e
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"maps"
@@ -74,6 +75,15 @@ type helmApp struct {
 	// sources are the objects the chart comes from (a HelmRepository),
 	// written before the HelmRelease in its file.
 	sources string
+	// podAnnotations is values.podAnnotations (the pods' own).
+	podAnnotations map[string]string
+	// deadline is the Canary's progressDeadlineSeconds (30 if 0).
+	deadline int
+	// interval is the HelmRelease's spec.interval (10m if empty).
+	interval string
+	// revertOn is the Canary's spec.gitops.revert.on (none if empty), with
+	// mode PullRequest.
+	revertOn string
 }
 
 // files are the fleet's apps/podinfo: a kustomization of the HelmRelease
@@ -89,13 +99,19 @@ func (a helmApp) files() map[string]string {
           kind: Deployment
           name: podinfo`
 	}
-	annotations := "{}"
-	if len(a.annotations) > 0 {
-		var b strings.Builder
-		for _, k := range slices.Sorted(maps.Keys(a.annotations)) {
-			fmt.Fprintf(&b, "\n      %s: %q", k, a.annotations[k])
+	yamlMap := func(m map[string]string) string {
+		if len(m) == 0 {
+			return " {}"
 		}
-		annotations = b.String()
+		var b strings.Builder
+		for _, k := range slices.Sorted(maps.Keys(m)) {
+			fmt.Fprintf(&b, "\n      %s: %q", k, m[k])
+		}
+		return b.String()
+	}
+	gitops := ""
+	if a.revertOn != "" {
+		gitops = fmt.Sprintf("  gitops:\n    revert:\n      on: [%s]\n      mode: PullRequest\n", a.revertOn)
 	}
 	return map[string]string{
 		"apps/podinfo/kustomization.yaml": fmt.Sprintf(`apiVersion: kustomize.config.k8s.io/v1beta1
@@ -110,7 +126,7 @@ kind: HelmRelease
 metadata:
   name: podinfo
 spec:
-  interval: 10m
+  interval: %s
   chart:
     spec:
 %s
@@ -120,8 +136,9 @@ spec:
     canary: true
     image:
       tag: %s
-    annotations: %s
-`, a.chart, ignore, a.tag, annotations),
+    annotations:%s
+    podAnnotations:%s
+`, cmp.Or(a.interval, "10m"), a.chart, ignore, a.tag, yamlMap(a.annotations), yamlMap(a.podAnnotations)),
 		"apps/podinfo/canary.yaml": fmt.Sprintf(`apiVersion: serin.dev/v1alpha1
 kind: Canary
 metadata:
@@ -131,7 +148,7 @@ spec:
     apiVersion: apps/v1
     kind: Deployment
     name: podinfo
-  progressDeadlineSeconds: 30
+  progressDeadlineSeconds: %d
   service:
     port: 9898
     targetPort: http
@@ -151,7 +168,7 @@ spec:
         thresholdRange:
           min: 99
         interval: 2s
-`, testbed.GatewayName, testbed.GatewayNamespace, appHost(a.ns), helmInterval),
+%s`, cmp.Or(a.deadline, 30), testbed.GatewayName, testbed.GatewayNamespace, appHost(a.ns), helmInterval, gitops),
 	}
 }
 
@@ -380,15 +397,7 @@ func TestHelm_RepositoryChartVersionPromotes(t *testing.T) {
 	repo, err := testbed.StartHelmRepository(testbed.PodinfoChart("0.1.0"), testbed.PodinfoChart("0.2.0"))
 	g.Expect(err).NotTo(HaveOccurred())
 	t.Cleanup(repo.Close)
-	app := helmApp{ns: ns, chart: repositoryChart("0.1.0"), tag: "v1", ignoreReplicas: true, sources: fmt.Sprintf(`apiVersion: source.toolkit.fluxcd.io/v1
-kind: HelmRepository
-metadata:
-  name: charts
-spec:
-  url: %s
-  interval: 10m
----
-`, repo.URL)}
+	app := helmApp{ns: ns, chart: repositoryChart("0.1.0"), tag: "v1", ignoreReplicas: true, sources: helmRepositorySource(repo.URL)}
 	f := startHelmApp(t, g, app, nil)
 	c := &v1alpha1.Canary{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "podinfo"}}
 	g.Expect(repo.Downloads("podinfo", "0.1.0")).To(BeNumerically(">=", 1), "source-controller fetched the chart from the testbed's repository")

@@ -226,6 +226,16 @@ func (f *fleet) pullRequests(g Gomega) []pullRequest {
 	return prs
 }
 
+// mergePull merges a pull request of the fleet with a merge commit, as a
+// person does, has Flux apply main and returns main's commit.
+func (f *fleet) mergePull(g Gomega, number int) string {
+	g.Expect(gitea.API(context.Background(), "POST", fmt.Sprintf("/repos/%s/%s/pulls/%d/merge", gitea.User, f.name, number),
+		map[string]any{"Do": "merge"}, nil)).To(Succeed())
+	head := f.head(g)
+	f.sync(g, head)
+	return head
+}
+
 // branches lists the fleet's branch names.
 func (f *fleet) branches(g Gomega) []string {
 	var list []struct {
@@ -360,17 +370,7 @@ func TestRevert_HaltedPromotionOpensPullRequest(t *testing.T) {
 	t.Logf("revert pull request %s:\n%s", pr.HTMLURL, diff)
 
 	// Another reconcile (a revert request) finds the same pull request.
-	patch := client.MergeFrom(canary.DeepCopy())
-	requested := time.Now().Format(time.RFC3339Nano)
-	if canary.Annotations == nil {
-		canary.Annotations = map[string]string{}
-	}
-	canary.Annotations[v1alpha1.RevertRequestAnnotation] = requested
-	g.Expect(k8s.Patch(ctx, canary, patch)).To(Succeed())
-	g.Eventually(func(g Gomega) {
-		g.Expect(k8s.Get(ctx, client.ObjectKeyFromObject(canary), canary)).To(Succeed())
-		g.Expect(canary.Status.HandledRequests.Revert).To(Equal(requested))
-	}, 30*time.Second, 200*time.Millisecond).Should(Succeed())
+	requestRevert(g, canary)
 	g.Expect(canary.Status.Revert.State).To(Equal(gitops.StateOpened))
 	g.Expect(canary.Status.Revert.PullRequestURL).To(Equal(revert.PullRequestURL))
 	g.Expect(canary.Status.Revert.Commit).To(Equal(revert.Commit))
@@ -378,15 +378,7 @@ func TestRevert_HaltedPromotionOpensPullRequest(t *testing.T) {
 	g.Expect(f.branches(g)).To(ConsistOf("main", branch))
 
 	// A person merges the pull request; Flux applies the good spec again.
-	g.Expect(gitea.API(ctx, "POST", fmt.Sprintf("/repos/%s/%s/pulls/%d/merge", gitea.User, f.name, pr.Number),
-		map[string]any{"Do": "merge"}, nil)).To(Succeed())
-	var main struct {
-		Commit struct {
-			ID string `json:"id"`
-		} `json:"commit"`
-	}
-	g.Expect(gitea.API(ctx, "GET", fmt.Sprintf("/repos/%s/%s/branches/main", gitea.User, f.name), nil, &main)).To(Succeed())
-	f.sync(g, main.Commit.ID)
+	f.mergePull(g, pr.Number)
 	target := &appsv1.Deployment{}
 	g.Eventually(func(g Gomega) {
 		g.Expect(k8s.Get(ctx, types.NamespacedName{Namespace: ns, Name: "podinfo"}, target)).To(Succeed())

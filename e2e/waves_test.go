@@ -82,14 +82,7 @@ func waveFiles(stg, prod string, r waveRelease) map[string]string {
 	if r.soak != 0 {
 		soak = r.soak
 	}
-	promote := fmt.Sprintf(`
-    promote:
-      - stage: production
-        path: ./production
-        canary:
-          name: podinfo
-          namespace: %s
-        soak: %s`, prod, soak)
+	promote := wavePromote(prod, soak)
 	return map[string]string{
 		"staging/kustomization.yaml":    waveKustomization(stg, r.staging),
 		"staging/deployment.yaml":       podinfoDeployment(waveBreaks(r.stagingBreaks)),
@@ -115,6 +108,19 @@ spec:
     name: commit-status-token
 `, gitea.RepositoryURL(stg)),
 	}
+}
+
+// wavePromote is staging's spec.gitops.promote: to ./production, whose
+// Canary is podinfo of namespace prod, after soak.
+func wavePromote(prod string, soak time.Duration) string {
+	return fmt.Sprintf(`
+    promote:
+      - stage: production
+        path: ./production
+        canary:
+          name: podinfo
+          namespace: %s
+        soak: %s`, prod, soak)
 }
 
 func waveKustomization(ns, tag string) string {
@@ -194,7 +200,7 @@ type wave struct {
 // namespaces of the testbed.
 func newWave(t *testing.T, g Gomega, stagingSource func(repo string) map[string]any) *wave {
 	t.Helper()
-	return newWaveIn(t, g, testbedCluster(), stagingSource)
+	return newWaveIn(t, g, testbedCluster(), nil, stagingSource)
 }
 
 // newWaveAcrossClusters is newWave with production in the second cluster:
@@ -204,11 +210,19 @@ func newWave(t *testing.T, g Gomega, stagingSource func(repo string) map[string]
 // under that name.
 func newWaveAcrossClusters(t *testing.T, g Gomega, stagingSource func(repo string) map[string]any) *wave {
 	t.Helper()
-	return newWaveIn(t, g, needSecondCluster(t), stagingSource)
+	return newWaveIn(t, g, needSecondCluster(t), nil, stagingSource)
 }
 
-// newWaveIn is newWave with production in the cluster in.
-func newWaveIn(t *testing.T, g Gomega, in *cluster, stagingSource func(repo string) map[string]any) *wave {
+// newWaveOf is newWave whose repository is seeded with files, given the
+// staging and production namespaces.
+func newWaveOf(t *testing.T, g Gomega, files func(stg, prod string) map[string]string, stagingSource func(repo string) map[string]any) *wave {
+	t.Helper()
+	return newWaveIn(t, g, testbedCluster(), files, stagingSource)
+}
+
+// newWaveIn is newWave with production in the cluster in, its repository
+// seeded with files (nil: v1 in both stages).
+func newWaveIn(t *testing.T, g Gomega, in *cluster, files func(stg, prod string) map[string]string, stagingSource func(repo string) map[string]any) *wave {
 	t.Helper()
 	ctx := context.Background()
 	here := testbedCluster()
@@ -235,7 +249,11 @@ func newWaveIn(t *testing.T, g Gomega, in *cluster, stagingSource func(repo stri
 	staging.repo = initRepo(g, gitea.RepositoryURL(stg))
 	production := &fleet{t: t, ns: prod, name: stg, repo: staging.repo, in: in}
 	w := &wave{staging: staging, production: production, users: map[string]*testbed.Load{}}
-	first := staging.push(w.files(waveRelease{staging: "v1", production: "v1"}), "Add podinfo to staging and production")
+	seed := w.files(waveRelease{staging: "v1", production: "v1"})
+	if files != nil {
+		seed = files(stg, prod)
+	}
+	first := staging.push(seed, "Add podinfo to staging and production")
 	var source map[string]any
 	if stagingSource != nil {
 		source = stagingSource(stg)

@@ -121,6 +121,11 @@ type promotionJob struct {
 	promote PromotionRequest
 	source  string
 	target  Target
+	// staging is the Canary's source when a HelmRelease rendered its
+	// target (nil otherwise); helm what its HelmRelease promotes, read
+	// once from the clone (helmPromotion).
+	staging *Source
+	helm    *HelmPromotion
 }
 
 // stageSource is where the stage's manifests live: its GitRepository
@@ -166,6 +171,10 @@ func (g *GitPromoter) openPromotion(ctx context.Context, req PromotionRequest, l
 	if err != nil {
 		return nil, nil, err
 	}
+	staging, err := g.stagingHelmRelease(ctx, req)
+	if err != nil {
+		return nil, nil, err
+	}
 	base, done, err := g.openJob(ctx, limiter, req.Canary.Namespace, src)
 	if err != nil {
 		return nil, nil, err
@@ -173,7 +182,7 @@ func (g *GitPromoter) openPromotion(ctx context.Context, req PromotionRequest, l
 	stageCanary := StageCanary(req.Canary, req.Stage)
 	job := &promotionJob{
 		gitJob:  base,
-		promote: req, source: source,
+		promote: req, source: source, staging: staging,
 		target: Target{Kind: req.Canary.Spec.TargetRef.Kind, Namespace: stageCanary.Namespace,
 			Name: cmp.Or(req.Stage.TargetName, req.Canary.Spec.TargetRef.Name)},
 	}
@@ -213,7 +222,11 @@ func (j *promotionJob) change(ctx context.Context) change {
 	return change{
 		kind: "promotion", verb: "promoted", branch: PromoteBranch(j.promote.Canary, j.promote.Stage.Stage, j.source),
 		plan: func(head *object.Commit) (*Plan, string, error) {
-			plan, err := PlanPromotion(ctx, PromotionInput{Head: head, Path: j.src.Path, Target: j.target, Images: j.promote.Images, MaxFileSize: j.maxFile})
+			helm, err := j.helmPromotion(ctx)
+			if err != nil {
+				return nil, "", err
+			}
+			plan, err := PlanPromotion(ctx, PromotionInput{Head: head, Path: j.src.Path, Target: j.target, Images: j.promote.Images, MaxFileSize: j.maxFile, HelmRelease: helm})
 			if err != nil || plan.UpToDate {
 				return plan, "", err
 			}
@@ -399,7 +412,11 @@ func (j *promotionJob) match(ctx context.Context, commit string) promotionMatch 
 		m.branch = cmp.Or(j.promote.Branch, PromoteBranch(c, j.promote.Stage.Stage, j.source))
 	}
 	m.runsImages = func(c *object.Commit) (bool, error) {
-		plan, err := PlanPromotion(ctx, PromotionInput{Head: c, Path: j.src.Path, Target: j.target, Images: j.promote.Images, MaxFileSize: j.maxFile})
+		helm, err := j.helmPromotion(ctx)
+		if err != nil {
+			return false, err
+		}
+		plan, err := PlanPromotion(ctx, PromotionInput{Head: c, Path: j.src.Path, Target: j.target, Images: j.promote.Images, MaxFileSize: j.maxFile, HelmRelease: helm})
 		if err != nil {
 			return false, err
 		}

@@ -414,13 +414,13 @@ func (j *revertJob) plan(ctx context.Context, head *object.Commit) (*Plan, strin
 	if err != nil {
 		return nil, "", fmt.Errorf("the bad revision is not in the history of %s (was the branch rewritten?): %w", j.src.Branch, err)
 	}
-	plan, good, goodRevision, notes, err := j.planTarget(ctx, j.req.Canary, j.req.GoodRevision, j.src.Path, bad, head)
+	plan, good, goodRevision, notes, err := j.planTarget(ctx, j.req.Canary, j.req.GoodRevision, j.src, bad, head)
 	if err != nil {
 		return nil, "", err
 	}
 	targets := []string{}
 	if !plan.UpToDate {
-		t := targetOf(j.req.Canary)
+		t := revertTarget(j.req.Canary, j.src)
 		targets = append(targets, t.Kind+"/"+t.Name)
 	}
 	if len(j.req.Members) > 0 {
@@ -470,9 +470,10 @@ func (j *revertJob) plan(ctx context.Context, head *object.Commit) (*Plan, strin
 
 // planTarget plans the revert of one Canary's target on head: back to its
 // good revision (its last promoted one, else the last commit before bad
-// that rendered it differently).
-func (j *revertJob) planTarget(ctx context.Context, c *v1alpha1.Canary, goodRevision, path string, bad, head *object.Commit) (*Plan, *object.Commit, string, []string, error) {
-	target := targetOf(c)
+// that rendered it differently). src is where the target is defined: for a
+// target a HelmRelease rendered, the HelmRelease is restored.
+func (j *revertJob) planTarget(ctx context.Context, c *v1alpha1.Canary, goodRevision string, src *Source, bad, head *object.Commit) (*Plan, *object.Commit, string, []string, error) {
+	target, path := revertTarget(c, src), src.Path
 	var good *object.Commit
 	var notes []string
 	var err error
@@ -540,7 +541,7 @@ func (j *revertJob) planMembers(ctx context.Context, plan *Plan, targets, notes 
 			good = ""
 		}
 		promotedWithRelease := good == ""
-		mp, _, good, mnotes, err := j.planTarget(ctx, m, good, j.members[i].Path, bad, cur)
+		mp, _, good, mnotes, err := j.planTarget(ctx, m, good, j.members[i], bad, cur)
 		if promotedWithRelease && m.Status.LastPromotedRevision == j.req.BadRevision {
 			mnotes = []string{fmt.Sprintf("Canary %s was promoted with the release: it goes back to %s, the last commit before %s that rendered it otherwise.", m.Name, good, ShortSHA(j.bad))}
 		}
@@ -556,7 +557,7 @@ func (j *revertJob) planMembers(ctx context.Context, plan *Plan, targets, notes 
 		if err := apply(mp); err != nil {
 			return nil, nil, nil, err
 		}
-		t := targetOf(m)
+		t := revertTarget(m, j.members[i])
 		targets = append(targets, t.Kind+"/"+t.Name)
 		notes = append(notes, mnotes...)
 		notes = append(notes, fmt.Sprintf("Canary %s of the group: %s/%s back to %s (%s of %s).", m.Name, t.Kind, t.Name, good, strings.ToLower(string(mp.Strategy)), strings.Join(mp.Paths(), ", ")))

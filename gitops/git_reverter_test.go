@@ -77,17 +77,22 @@ func newGitFixture(t *testing.T) *gitFixture {
 	local := newTestRepo(t)
 	f.good = local.commitDir(filepath.Join("testdata", "image-bump-kustomization", "good"), "Promote podinfo 6.7.0")
 	f.bad = local.commitDir(filepath.Join("testdata", "image-bump-kustomization", "original"), "Try podinfo 6.8.0-rc.1")
+	f.pushLocal(local)
+	f.k8s = fleetClient(f.url, f.bad.Hash)
+	return f
+}
+
+// pushLocal pushes the master branch of local to the server's main.
+func (f *gitFixture) pushLocal(local *testRepo) {
+	f.t.Helper()
 	if _, err := local.repo.CreateRemote(&config.RemoteConfig{Name: "origin", URLs: []string{f.url}}); err != nil {
-		t.Fatal(err)
+		f.t.Fatal(err)
 	}
 	if err := local.repo.Push(&gogit.PushOptions{
 		RemoteName: "origin", RefSpecs: []config.RefSpec{"refs/heads/master:refs/heads/main"}, Auth: f.auth(),
 	}); err != nil {
-		t.Fatal(err)
+		f.t.Fatal(err)
 	}
-
-	f.k8s = fleetClient(f.url, f.bad.Hash)
-	return f
 }
 
 // startGitServer starts a Git server over HTTP that creates repositories

@@ -111,6 +111,8 @@ type planner struct {
 	goodR, badR, hdR *rendering
 	goodObj, badObj  renderedObject
 	headKey          objectKey
+	// goodData, badData and headData are the target's targetData.
+	goodData, badData, headData string
 }
 
 // versions are the contents of a file at the good, bad and head commits,
@@ -141,14 +143,13 @@ func planRevert(ctx context.Context, in PlanInput) (*Plan, error) {
 	if err := p.load(ctx); err != nil {
 		return nil, err
 	}
-	headObj := p.hdR.objects[p.headKey]
 	switch {
-	case p.goodObj.data == p.badObj.data:
+	case p.goodData == p.badData:
 		return nil, fmt.Errorf("%w: %w: commit %s renders %s exactly as the last promoted commit %s",
 			ErrUnverifiable, ErrSameRendering, ShortSHA(in.Bad.Hash.String()), in.Target, ShortSHA(in.Good.Hash.String()))
-	case headObj.data == p.goodObj.data:
+	case p.headData == p.goodData:
 		return &Plan{UpToDate: true}, nil
-	case headObj.data != p.badObj.data:
+	case p.headData != p.badData:
 		return nil, fmt.Errorf("%w: the target changed again after commit %s (the branch head %s renders it differently): not reverting over a newer change",
 			ErrUnverifiable, ShortSHA(in.Bad.Hash.String()), ShortSHA(in.Head.Hash.String()))
 	}
@@ -212,14 +213,19 @@ func (p *planner) load(ctx context.Context) error {
 	var goodKey, badKey objectKey
 	for _, r := range []struct {
 		rendering *rendering
+		files     snapshot
 		commit    *object.Commit
 		key       *objectKey
-	}{{p.goodR, p.in.Good, &goodKey}, {p.badR, p.in.Bad, &badKey}, {p.hdR, p.in.Head, &p.headKey}} {
+		data      *string
+	}{{p.goodR, p.good, p.in.Good, &goodKey, &p.goodData}, {p.badR, p.bad, p.in.Bad, &badKey, &p.badData}, {p.hdR, p.head, p.in.Head, &p.headKey, &p.headData}} {
 		k, err := r.rendering.find(p.in.Target)
 		if err != nil {
 			return fmt.Errorf("%s at commit %s: %w", p.in.Target, ShortSHA(r.commit.Hash.String()), err)
 		}
 		*r.key = k
+		if *r.data, err = targetData(p.in.Target, r.rendering, k, r.files); err != nil {
+			return fmt.Errorf("at commit %s: %w", ShortSHA(r.commit.Hash.String()), err)
+		}
 	}
 	p.goodObj, p.badObj = p.goodR.objects[goodKey], p.badR.objects[badKey]
 	return nil
@@ -239,13 +245,18 @@ func (p *planner) definingFiles(ctx context.Context, changed []string) ([]string
 	}
 	var out []string
 	for _, f := range changed {
-		r, err := render(ctx, p.bad.with(map[string][]byte{f: p.files[f].good}), p.dir)
+		files := p.bad.with(map[string][]byte{f: p.files[f].good})
+		r, err := render(ctx, files, p.dir)
 		if err != nil {
 			out = append(out, f)
 			continue
 		}
 		k, err := r.find(p.in.Target)
-		if err != nil || r.objects[k].data != p.badObj.data {
+		if err != nil {
+			out = append(out, f)
+			continue
+		}
+		if data, err := targetData(p.in.Target, r, k, files); err != nil || data != p.badData {
 			out = append(out, f)
 		}
 	}
@@ -394,18 +405,24 @@ func (p *planner) tryEdit(ctx context.Context, defining []string) (*Plan, error)
 // changesTarget reports whether the head with the changes renders the
 // target differently from the head (or does not build).
 func (p *planner) changesTarget(ctx context.Context, changes map[string][]byte) bool {
-	r, err := render(ctx, p.head.with(changes), p.dir)
+	files := p.head.with(changes)
+	r, err := render(ctx, files, p.dir)
 	if err != nil {
 		return false
 	}
 	k, err := r.find(p.in.Target)
-	return err != nil || r.objects[k].data != p.hdR.objects[p.headKey].data
+	if err != nil {
+		return true
+	}
+	data, err := targetData(p.in.Target, r, k, files)
+	return err != nil || data != p.headData
 }
 
 // verify renders the head with the changes and checks that the target is
 // back to its good rendering and that no other object changed.
 func (p *planner) verify(ctx context.Context, changes map[string][]byte) error {
-	r, err := render(ctx, p.head.with(changes), p.dir)
+	files := p.head.with(changes)
+	r, err := render(ctx, files, p.dir)
 	if err != nil {
 		return fmt.Errorf("the result does not build: %w", err)
 	}
@@ -413,12 +430,20 @@ func (p *planner) verify(ctx context.Context, changes map[string][]byte) error {
 	if err != nil {
 		return fmt.Errorf("the result does not render %s: %w", p.in.Target, err)
 	}
-	if got := r.objects[k].data; got != p.goodObj.data {
-		return fmt.Errorf("the target would still differ from its last promoted rendering at %s", strings.Join(jsonDiff(got, p.goodObj.data, 3), ", "))
+	got, err := targetData(p.in.Target, r, k, files)
+	if err != nil {
+		return err
+	}
+	if got != p.goodData {
+		return fmt.Errorf("the target would still differ from its last promoted rendering at %s", strings.Join(jsonDiff(got, p.goodData, 3), ", "))
+	}
+	inputs, err := p.verifyHelmRelease(r, k, files)
+	if err != nil {
+		return err
 	}
 	var others []string
 	for key, obj := range r.objects {
-		if key == k {
+		if key == k || inputs[key] {
 			continue
 		}
 		if h, ok := p.hdR.objects[key]; !ok || h.data != obj.data {
@@ -426,7 +451,7 @@ func (p *planner) verify(ctx context.Context, changes map[string][]byte) error {
 		}
 	}
 	for key := range p.hdR.objects {
-		if _, ok := r.objects[key]; !ok && key != p.headKey {
+		if _, ok := r.objects[key]; !ok && key != p.headKey && !inputs[key] {
 			others = append(others, key.String())
 		}
 	}
@@ -471,7 +496,7 @@ func PreviousDefinition(ctx context.Context, bad *object.Commit, path string, t 
 		if err != nil {
 			return "", err
 		}
-		return r.objects[k].data, nil
+		return targetData(t, r, k, files)
 	}
 	badData, err := target(bad)
 	if err != nil {

@@ -84,6 +84,10 @@ func fileEdits(name string, good, bad []byte, t Target) []edit {
 			continue
 		}
 		g, b := dg.root(), db.root()
+		if t.Kind == helmReleaseKind {
+			edits = append(edits, helmReleaseEdits(name, id, g, b)...)
+			continue
+		}
 		edits = append(edits, edit{file: name, what: id.kind + "/" + id.name, apply: func(head []*document) bool {
 			dh := findDocument(head, id, false)
 			if dh == nil || !revertNode(dh.root(), g, b) {

@@ -51,6 +51,10 @@ type PromotionInput struct {
 	Images []string
 	// MaxFileSize bounds a file read from a commit (0: DefaultMaxFileSize).
 	MaxFileSize int64
+	// HelmRelease, when set, is what a stage whose target a HelmRelease
+	// rendered promotes: the next stage's HelmRelease of its name gets
+	// its chart version and image values (planHelmPromotion).
+	HelmRelease *HelmPromotion
 }
 
 // ErrNoImageEntry means the next stage's kustomization has no images:
@@ -75,6 +79,9 @@ func PlanPromotion(ctx context.Context, in PromotionInput) (*Plan, error) {
 	before, err := render(ctx, head, dir)
 	if err != nil {
 		return nil, err
+	}
+	if in.HelmRelease != nil {
+		return planHelmPromotion(ctx, in, head, before, dir)
 	}
 	key, err := before.find(in.Target)
 	if err != nil {
@@ -129,17 +136,7 @@ func PlanPromotion(ctx context.Context, in PromotionInput) (*Plan, error) {
 		return nil, fmt.Errorf("%w: %w: with the images: entries set, %s runs %s, not %s: its manifests name the images otherwise",
 			ErrUnverifiable, ErrNoImageEntry, in.Target, strings.Join(images, ", "), strings.Join(kept, ", "))
 	}
-	var others []string
-	for k, obj := range after.objects {
-		if k == afterKey {
-			continue
-		}
-		if b, ok := before.objects[k]; !ok || b.data != obj.data {
-			others = append(others, k.String())
-		}
-	}
-	if len(others) > 0 {
-		slices.Sort(others)
+	if others := changedBeside(before, after, afterKey); len(others) > 0 {
 		return nil, fmt.Errorf("%w: setting the images of %s would also change %s", ErrUnverifiable, in.Target, strings.Join(others, ", "))
 	}
 	notes := []string{fmt.Sprintf("%s: images %s set.", file, strings.Join(kept, ", "))}
@@ -147,6 +144,22 @@ func PlanPromotion(ctx context.Context, in PromotionInput) (*Plan, error) {
 		notes = append(notes, fmt.Sprintf("%s does not run %s: left out.", in.Target, strings.Join(skipped, ", ")))
 	}
 	return &Plan{Strategy: StrategyEdit, Files: fileChanges(changes), Notes: notes}, nil
+}
+
+// changedBeside lists, sorted, the objects of after but the one at key
+// that before does not render or renders otherwise.
+func changedBeside(before, after *rendering, key objectKey) []string {
+	var others []string
+	for k, obj := range after.objects {
+		if k == key {
+			continue
+		}
+		if b, ok := before.objects[k]; !ok || b.data != obj.data {
+			others = append(others, k.String())
+		}
+	}
+	slices.Sort(others)
+	return others
 }
 
 // imageOf splits an image reference into the images: entry that sets it.

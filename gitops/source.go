@@ -39,7 +39,8 @@ import (
 )
 
 // ErrUnsupportedSource means the target does not come from a Git branch
-// serin can write to (a HelmRelease, an OCI or bucket source, a tag).
+// serin can write to (a HelmRelease no Kustomization applied, an OCI or
+// bucket source, a tag).
 var ErrUnsupportedSource = errors.New("unsupported source")
 
 // Source is where a Canary's target is defined: the Flux Kustomization
@@ -65,11 +66,25 @@ type Source struct {
 	HostToken string
 	// LastAppliedRevision is the revision the Kustomization last applied.
 	LastAppliedRevision string
+	// HelmRelease is set when a HelmRelease that the Kustomization
+	// applies rendered the target: the HelmRelease is what a revert
+	// restores in the Kustomization's rendering (see revertTarget).
+	HelmRelease *Target
 }
 
-// Target returns the object a revert restores.
+// targetOf returns the Canary's target.
 func targetOf(c *v1alpha1.Canary) Target {
 	return Target{Kind: c.Spec.TargetRef.Kind, Namespace: c.Namespace, Name: c.Spec.TargetRef.Name}
+}
+
+// revertTarget returns the object of the Kustomization's rendering that a
+// revert of c's target restores: the target itself, or the HelmRelease
+// that rendered it.
+func revertTarget(c *v1alpha1.Canary, src *Source) Target {
+	if src != nil && src.HelmRelease != nil {
+		return *src.HelmRelease
+	}
+	return targetOf(c)
 }
 
 // DiscoverSource finds the Kustomization that applied the Canary's target
@@ -101,11 +116,18 @@ func DiscoverSource(ctx context.Context, c client.Reader, canary *v1alpha1.Canar
 		return nil, fmt.Errorf("%w: %w", ErrUnsupportedSource, err)
 	}
 	owner := applied.Owner
+	if owner.Group == fluxowner.HelmGroup && owner.Kind == helmReleaseKind {
+		return helmReleaseSource(ctx, c, canary, owner, crossNamespace)
+	}
 	if owner.Group != fluxowner.KustomizeGroup {
-		return nil, fmt.Errorf("%w: %s %s/%s is applied by %s %s/%s; only Kustomizations can be reverted in Git",
+		return nil, fmt.Errorf("%w: %s %s/%s is applied by %s %s/%s; only Kustomizations and the HelmReleases they apply can be reverted in Git",
 			ErrUnsupportedSource, ref.Kind, canary.Namespace, ref.Name, owner.Kind, owner.Namespace, owner.Name)
 	}
+	return kustomizationSource(ctx, c, canary, owner, crossNamespace)
+}
 
+// kustomizationSource reads the Kustomization owner and its GitRepository.
+func kustomizationSource(ctx context.Context, c client.Reader, canary *v1alpha1.Canary, owner fluxowner.Owner, crossNamespace bool) (*Source, error) {
 	ks := &kustomizev1.Kustomization{}
 	if err := getTyped(ctx, c, owner.GroupVersionKind(), types.NamespacedName{Namespace: owner.Namespace, Name: owner.Name}, ks); err != nil {
 		return nil, fmt.Errorf("failed to get Kustomization %s/%s: %w", owner.Namespace, owner.Name, err)

@@ -29,6 +29,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
@@ -46,6 +47,8 @@ type sourceObjects struct {
 	ks     *kustomizev1.Kustomization
 	repo   *sourcev1.GitRepository
 	secret *corev1.Secret
+	// helmRelease, when set, rendered the target.
+	helmRelease *unstructured.Unstructured
 }
 
 func newSourceObjects() *sourceObjects {
@@ -84,7 +87,30 @@ func (o *sourceObjects) client() client.Client {
 	_ = clientgoscheme.AddToScheme(scheme)
 	_ = kustomizev1.AddToScheme(scheme)
 	_ = sourcev1.AddToScheme(scheme)
-	return fake.NewClientBuilder().WithScheme(scheme).WithObjects(o.target, o.ks, o.repo, o.secret).Build()
+	objs := []client.Object{o.target, o.ks, o.repo, o.secret}
+	if o.helmRelease != nil {
+		objs = append(objs, o.helmRelease)
+	}
+	return fake.NewClientBuilder().WithScheme(scheme).WithObjects(objs...).Build()
+}
+
+// renderedByHelmRelease makes a HelmRelease apps/podinfo, which the
+// Kustomization applied (with kustomizeLabels and listing it when listed),
+// render the target.
+func (o *sourceObjects) renderedByHelmRelease(kustomizeLabels, listed bool) {
+	o.target.Labels = map[string]string{"helm.toolkit.fluxcd.io/name": "podinfo", "helm.toolkit.fluxcd.io/namespace": "apps"}
+	hr := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "helm.toolkit.fluxcd.io/v2", "kind": "HelmRelease",
+		"metadata": map[string]any{"name": "podinfo", "namespace": "apps"},
+		"status":   map[string]any{"inventory": map[string]any{"entries": []any{map[string]any{"id": "apps_podinfo_apps_Deployment", "v": "v1"}}}},
+	}}
+	if kustomizeLabels {
+		hr.SetLabels(map[string]string{"kustomize.toolkit.fluxcd.io/name": "apps", "kustomize.toolkit.fluxcd.io/namespace": "flux-system"})
+	}
+	if listed {
+		o.ks.Status.Inventory.Entries = []kustomizev1.ResourceRef{{ID: "apps_podinfo_helm.toolkit.fluxcd.io_HelmRelease", Version: "v2"}}
+	}
+	o.helmRelease = hr
 }
 
 func TestDiscoverSource(t *testing.T) {
@@ -162,11 +188,23 @@ func TestDiscoverSource(t *testing.T) {
 		"oci source":      {mutate: func(o *sourceObjects) { o.ks.Spec.SourceRef.Kind = "OCIRepository" }, wantErr: ErrUnsupportedSource},
 		"github app auth": {mutate: func(o *sourceObjects) { o.repo.Spec.Provider = "github" }, wantErr: ErrUnsupportedSource},
 		"not from flux":   {mutate: func(o *sourceObjects) { o.target.Labels = nil }, wantErr: ErrUnsupportedSource},
-		"from a helm release": {
+		"from a helm release that is not there": {
 			mutate: func(o *sourceObjects) {
 				o.target.Labels = map[string]string{"helm.toolkit.fluxcd.io/name": "podinfo", "helm.toolkit.fluxcd.io/namespace": "apps"}
 			},
 			wantErr: ErrUnsupportedSource,
+		},
+		"from a helm release made by hand": {
+			mutate:  func(o *sourceObjects) { o.renderedByHelmRelease(false, false) },
+			wantErr: ErrUnsupportedSource,
+		},
+		"from a helm release whose labels name a Kustomization that does not list it": {
+			mutate:  func(o *sourceObjects) { o.renderedByHelmRelease(true, false) },
+			wantErr: fluxowner.ErrUnverified,
+		},
+		"from a helm release a Kustomization applied": {
+			mutate: func(o *sourceObjects) { o.renderedByHelmRelease(true, true) },
+			want:   func(s *Source) { s.HelmRelease = &Target{Kind: "HelmRelease", Namespace: "apps", Name: "podinfo"} },
 		},
 	}
 	for name, tt := range tests {
