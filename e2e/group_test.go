@@ -607,17 +607,23 @@ func TestGroup_HaltedReleaseOneRevertSurvivesKills(t *testing.T) {
 	}
 	g.Expect(gitea.API(ctx, "GET", fmt.Sprintf("/repos/%s/%s/branches/main", gitea.User, s.name), nil, &main)).To(Succeed())
 	s.sync(g, main.Commit.ID)
+	s.expectRestored(g, "v2")
+	g.Expect(s.pullRequests(g)).To(HaveLen(1), "no duplicate pull request")
+}
+
+// expectRestored waits until both apps are Succeeded with their primaries
+// running version, and their users are answered by it.
+func (s *shop) expectRestored(g Gomega, version string) {
 	for _, app := range shopApps {
 		g.Eventually(func(g Gomega) {
 			c := s.canary(g, app)
 			g.Expect(c.Status.Phase).To(Equal(v1alpha1.PhaseSucceeded))
 			primary := &appsv1.Deployment{}
-			g.Expect(k8s.Get(ctx, types.NamespacedName{Namespace: ns, Name: app + "-primary"}, primary)).To(Succeed())
-			g.Expect(primary.Spec.Template.Spec.Containers[0].Image).To(Equal(app + ":v2"))
+			g.Expect(k8s.Get(context.Background(), types.NamespacedName{Namespace: s.ns, Name: app + "-primary"}, primary)).To(Succeed())
+			g.Expect(primary.Spec.Template.Spec.Containers[0].Image).To(Equal(app + ":" + version))
 		}, 2*time.Minute, 200*time.Millisecond).Should(Succeed(), "%s restored", app)
-		g.Eventually(func() string { return lastVersion(s.users[app]) }, 15*time.Second).Should(Equal("v2"), app)
+		g.Eventually(func() string { return lastVersion(s.users[app]) }, 15*time.Second).Should(Equal(version), app)
 	}
-	g.Expect(s.pullRequests(g)).To(HaveLen(1), "no duplicate pull request")
 }
 
 // kstatusOfGroup computes the group's status as Flux's health checks do.
