@@ -86,11 +86,24 @@ func PromoteBranch(c *v1alpha1.Canary, stage, commit string) string {
 	return fmt.Sprintf("serin/promote/%s/%s/%s/%s", stage, c.Namespace, c.Name, ShortSHA(commit))
 }
 
+// ReleasePromoteBranch is the branch of the promotion of a group's
+// release (the commit of the member that writes it) to a stage: one per
+// release and stage, whichever member writes it.
+func ReleasePromoteBranch(namespace, group, stage, commit string) string {
+	return fmt.Sprintf("serin/promote/%s/%s/groups/%s/%s", stage, namespace, group, ShortSHA(commit))
+}
+
 // promoteTrailers identify a promotion commit, whatever else its message
 // says, also after a rebase or a squash that keeps the message.
 func promoteTrailers(c *v1alpha1.Canary, stage, commit string) string {
 	return fmt.Sprintf("Serin-Canary: %s/%s\nSerin-Stage: %s\nSerin-Promotes: %s\n", c.Namespace, c.Name, stage, commit)
 }
+
+// Trailer keys of a promotion commit: a Canary's, or a group's release's.
+const (
+	trailerCanary = "Serin-Canary"
+	trailerGroup  = "Serin-Group"
+)
 
 // StageCanary is the next stage's Canary a promotion's verdict is read
 // from.
@@ -121,6 +134,16 @@ type promotionJob struct {
 	promote PromotionRequest
 	source  string
 	target  Target
+	// members are the other members of a release's promotion.
+	members []promotedMember
+}
+
+// promotedMember is another member a release's promotion writes.
+type promotedMember struct {
+	canary *v1alpha1.Canary
+	path   string
+	target Target
+	images []string
 }
 
 // stageSource is where the stage's manifests live: its GitRepository
@@ -166,18 +189,41 @@ func (g *GitPromoter) openPromotion(ctx context.Context, req PromotionRequest, l
 	if err != nil {
 		return nil, nil, err
 	}
+	members, err := g.releaseMembers(ctx, req, src)
+	if err != nil {
+		return nil, nil, err
+	}
 	base, done, err := g.openJob(ctx, limiter, req.Canary.Namespace, src)
 	if err != nil {
 		return nil, nil, err
 	}
-	stageCanary := StageCanary(req.Canary, req.Stage)
-	job := &promotionJob{
-		gitJob:  base,
-		promote: req, source: source,
-		target: Target{Kind: req.Canary.Spec.TargetRef.Kind, Namespace: stageCanary.Namespace,
-			Name: cmp.Or(req.Stage.TargetName, req.Canary.Spec.TargetRef.Name)},
-	}
+	job := &promotionJob{gitJob: base, promote: req, source: source, target: stageTarget(req.Canary, req.Stage), members: members}
 	return job, done, nil
+}
+
+// stageTarget is the object of the stage that a Canary's promotion sets.
+func stageTarget(c *v1alpha1.Canary, stage v1alpha1.PromotionTarget) Target {
+	return Target{Kind: c.Spec.TargetRef.Kind, Namespace: StageCanary(c, stage).Namespace,
+		Name: cmp.Or(stage.TargetName, c.Spec.TargetRef.Name)}
+}
+
+// releaseMembers finds where each other member of a release's promotion
+// goes: the same repository and branch as the writer's (its path may
+// differ), or the promotion is refused.
+func (g *GitPromoter) releaseMembers(ctx context.Context, req PromotionRequest, src *Source) ([]promotedMember, error) {
+	var out []promotedMember
+	for _, m := range req.Members {
+		ms, err := g.stageSource(ctx, PromotionRequest{Canary: m.Canary, Stage: m.Stage})
+		if err != nil {
+			return nil, fmt.Errorf("member %s of group %s: %w", m.Canary.Name, req.Group, err)
+		}
+		if ms.URL != src.URL || ms.Branch != src.Branch {
+			return nil, fmt.Errorf("%w: member %s of group %s promotes %s to %s (branch %s), %s to %s (branch %s): one release's promotion is written to one repository branch",
+				ErrUnverifiable, m.Canary.Name, req.Group, req.Stage.Stage, ms.URL, ms.Branch, req.Canary.Name, src.URL, src.Branch)
+		}
+		out = append(out, promotedMember{canary: m.Canary, path: ms.Path, target: stageTarget(m.Canary, m.Stage), images: m.Images})
+	}
+	return out, nil
 }
 
 // Promote implements Promoter. It is idempotent: with mode PullRequest
@@ -211,11 +257,14 @@ func (r gitResult) promotionResult() PromotionResult {
 // written (promotionMatch).
 func (j *promotionJob) change(ctx context.Context) change {
 	return change{
-		kind: "promotion", verb: "promoted", branch: PromoteBranch(j.promote.Canary, j.promote.Stage.Stage, j.source),
+		kind: "promotion", verb: "promoted", branch: j.branch(),
 		plan: func(head *object.Commit) (*Plan, string, error) {
-			plan, err := PlanPromotion(ctx, PromotionInput{Head: head, Path: j.src.Path, Target: j.target, Images: j.promote.Images, MaxFileSize: j.maxFile})
+			plan, err := j.plan(ctx, head)
 			if err != nil || plan.UpToDate {
 				return plan, "", err
+			}
+			if j.promote.Group != "" {
+				return plan, j.releaseMessage(plan), nil
 			}
 			return plan, j.message(plan), nil
 		},
@@ -241,7 +290,13 @@ func (j *promotionJob) change(ctx context.Context) change {
 			start := since.Truncate(time.Second)
 			stop := func(c *object.Commit) bool { return c.Committer.When.Before(start) }
 			path := displayPath(strings.Trim(j.src.Path, "./"))
-			changed, err := j.changedSince(ctx, head, stop, underPath(j.src.Path))
+			under := []func(string) bool{underPath(j.src.Path)}
+			for _, m := range j.members {
+				under = append(under, underPath(m.path))
+			}
+			changed, err := j.changedSince(ctx, head, stop, func(f string) bool {
+				return slices.ContainsFunc(under, func(in func(string) bool) bool { return in(f) })
+			})
 			if err != nil || changed == nil {
 				return err
 			}
@@ -252,10 +307,14 @@ func (j *promotionJob) change(ctx context.Context) change {
 
 // alreadyThere is the result when the stage already runs the images.
 func (j *promotionJob) alreadyThere(head string) gitResult {
+	images := slices.Clone(j.promote.Images)
+	for _, m := range j.members {
+		images = append(images, m.images...)
+	}
 	return gitResult{
 		Branch: j.src.Branch, Commit: head, State: gitUpToDate,
 		Message: fmt.Sprintf("%s at %s already runs %s in %s", j.src.Branch, ShortSHA(head),
-			strings.Join(j.promote.Images, ", "), displayPath(strings.Trim(j.src.Path, "./"))),
+			strings.Join(images, ", "), displayPath(strings.Trim(j.src.Path, "./"))),
 	}
 }
 
@@ -292,8 +351,10 @@ type promotionMatch struct {
 	commit, tip string
 	// branch is the promotion branch, which a host's merge message names.
 	branch string
-	// canary, stage and source are the trailers' values.
+	// canary, stage and source are the trailers' values; key is
+	// canary's trailer (trailerCanary when empty, or trailerGroup).
 	canary, stage, source string
+	key                   string
 	// runsImages reports whether the stage runs the promoted images at a
 	// commit: a commit that matches but does not is not the promotion
 	// (someone else's branch of the same name merged, trailers copied).
@@ -308,7 +369,7 @@ func (m promotionMatch) brings(c *object.Commit) bool {
 	if h := c.Hash.String(); h == m.commit || (m.tip != "" && h == m.tip) {
 		return true
 	}
-	if hasPromoteTrailers(c.Message, m.canary, m.stage, m.source) {
+	if hasPromoteTrailers(c.Message, cmp.Or(m.key, trailerCanary), m.canary, m.stage, m.source) {
 		return true
 	}
 	if len(c.ParentHashes) < 2 {
@@ -341,8 +402,8 @@ func namesBranch(msg, branch string) bool {
 // hasPromoteTrailers reports whether a message carries a promotion's
 // three trailers, each on a line of its own, wherever the host put them
 // (a squash may trim the last newline, indent them or make them bullets).
-func hasPromoteTrailers(msg, canary, stage, source string) bool {
-	want := map[string]string{"Serin-Canary": canary, "Serin-Stage": stage, "Serin-Promotes": source}
+func hasPromoteTrailers(msg, key, canary, stage, source string) bool {
+	want := map[string]string{key: canary, "Serin-Stage": stage, "Serin-Promotes": source}
 	found := 0
 	for _, line := range strings.Split(msg, "\n") {
 		// A squash lists the commits' messages, as bullets on some hosts.
@@ -395,11 +456,14 @@ func (j *promotionJob) bringsIn(head *object.Commit, m promotionMatch) (*object.
 func (j *promotionJob) match(ctx context.Context, commit string) promotionMatch {
 	c := j.promote.Canary
 	m := promotionMatch{commit: commit, canary: c.Namespace + "/" + c.Name, stage: j.promote.Stage.Stage, source: j.source}
+	if j.promote.Group != "" {
+		m.key, m.canary = trailerGroup, c.Namespace+"/"+j.promote.Group
+	}
 	if j.promote.Stage.Mode != v1alpha1.PushRevert {
-		m.branch = cmp.Or(j.promote.Branch, PromoteBranch(c, j.promote.Stage.Stage, j.source))
+		m.branch = cmp.Or(j.promote.Branch, j.branch())
 	}
 	m.runsImages = func(c *object.Commit) (bool, error) {
-		plan, err := PlanPromotion(ctx, PromotionInput{Head: c, Path: j.src.Path, Target: j.target, Images: j.promote.Images, MaxFileSize: j.maxFile})
+		plan, err := j.plan(ctx, c)
 		if err != nil {
 			return false, err
 		}
@@ -471,9 +535,35 @@ func (g *GitPromoter) Verdict(ctx context.Context, req PromotionRequest, commit 
 	if err != nil {
 		return out, err
 	}
-	statusContext := StatusContext(req.Canary, req.Stage)
-	for _, c := range verdictCommits(after) {
-		statuses, err := reader.Statuses(ctx, c.Hash.String())
+	read := onceEach(reader)
+	commits := verdictCommits(after)
+	own, err := stageStatus(ctx, read, commits, StageCanary(req.Canary, req.Stage).String(), StatusContext(req.Canary, req.Stage), out.StageCommit)
+	if err != nil {
+		return out, err
+	}
+	out.State, out.StageCommit, out.Description, out.URL = own.State, own.StageCommit, own.Description, own.URL
+	if req.Group == "" {
+		return out, nil
+	}
+	out.Members = []MemberVerdict{own}
+	for _, m := range req.Members {
+		v, err := stageStatus(ctx, read, commits, StageCanary(m.Canary, m.Stage).String(), StatusContext(m.Canary, m.Stage), in.Hash.String())
+		if err != nil {
+			return out, err
+		}
+		out.Members = append(out.Members, v)
+	}
+	return out, nil
+}
+
+// stageStatus is the verdict of one stage Canary (its commit status
+// context) on the commits, oldest first: the first one that is not
+// pending, else the first pending one; none while it posted nothing.
+func stageStatus(ctx context.Context, read func(context.Context, string) ([]CommitStatus, error), commits []*object.Commit,
+	stageCanary, statusContext, brought string) (MemberVerdict, error) {
+	out := MemberVerdict{StageCanary: stageCanary, StageCommit: brought}
+	for _, c := range commits {
+		statuses, err := read(ctx, c.Hash.String())
 		if err != nil {
 			return out, err
 		}
@@ -489,6 +579,22 @@ func (g *GitPromoter) Verdict(ctx context.Context, req PromotionRequest, commit 
 		}
 	}
 	return out, nil
+}
+
+// onceEach reads each commit's statuses once, however many stage
+// Canaries' verdicts are read on it.
+func onceEach(reader StatusReader) func(context.Context, string) ([]CommitStatus, error) {
+	seen := map[string][]CommitStatus{}
+	return func(ctx context.Context, sha string) ([]CommitStatus, error) {
+		if s, ok := seen[sha]; ok {
+			return s, nil
+		}
+		s, err := reader.Statuses(ctx, sha)
+		if err == nil {
+			seen[sha] = s
+		}
+		return s, err
+	}
 }
 
 // verdictCommits are the commits whose statuses are read, oldest first:
