@@ -83,8 +83,11 @@ spec:
     - name: git
       providerRef:
         name: commit-status`
-		files["staging/"+app+".yaml"] = shopDeployment(app, shopApp{}) + "---\n" + groupWaveCanary(stg, app, "[Halted]", promote, "")
-		files["production/"+app+".yaml"] = shopDeployment(app, shopApp{}) + "---\n" + groupWaveCanary(prod, app, "[Failed, Halted]", "", alerts)
+		// The shop's Canaries, whose spec ends with gitops: the stage
+		// goes under it, the alerts after it.
+		plan := "stepWeight: 25\n    maxWeight: 50"
+		files["staging/"+app+".yaml"] = shopDeployment(app, shopApp{}) + "---\n" + shopCanary(stg, app, plan, "") + strings.TrimPrefix(promote, "\n") + "\n"
+		files["production/"+app+".yaml"] = shopDeployment(app, shopApp{}) + "---\n" + shopCanary(prod, app, plan, "") + strings.TrimPrefix(alerts, "\n") + "\n"
 	}
 	return files
 }
@@ -104,44 +107,6 @@ resources:
   - web.yaml
   - group.yaml
 `, ns, tag)
-}
-
-// groupWaveCanary is an app's Canary in a stage, as the wave tests'.
-func groupWaveCanary(ns, app, revertOn, promote, alerts string) string {
-	return fmt.Sprintf(`apiVersion: serin.dev/v1alpha1
-kind: Canary
-metadata:
-  name: %[1]s
-spec:
-  targetRef:
-    apiVersion: apps/v1
-    kind: Deployment
-    name: %[1]s
-  progressDeadlineSeconds: 10
-  service:
-    port: 9898
-    targetPort: http
-  routing:
-    provider: gatewayapi
-    gatewayRefs:
-      - name: %[3]s
-        namespace: %[4]s
-    hosts: [%[1]s.%[2]s.serin.test]
-  analysis:
-    interval: %[5]s
-    threshold: 2
-    stepWeight: 25
-    maxWeight: 50
-    metrics:
-      - name: request-success-rate
-        thresholdRange:
-          min: 99
-        interval: 2s
-  gitops:
-    revert:
-      on: %[6]s
-      mode: PullRequest%[7]s%[8]s
-`, app, ns, testbed.GatewayName, testbed.GatewayNamespace, waveInterval, revertOn, promote, alerts)
 }
 
 // A group with a production stage promotes its release as one: once both
