@@ -60,18 +60,7 @@ type releaseView struct {
 	SatOut []string `json:"satOut"`
 	// Stages are the release's promotions to the next stages, each with
 	// its verdict (status.release.stages).
-	Stages []releaseStageView `json:"stages"`
-}
-
-// releaseStageView is a release's promotion to a next stage.
-type releaseStageView struct {
-	Stage          string   `json:"stage"`
-	Phase          string   `json:"phase"`
-	WrittenBy      string   `json:"writtenBy"`
-	Members        []string `json:"members"`
-	PullRequestURL string   `json:"pullRequestURL,omitempty"`
-	StageCommit    string   `json:"stageCommit,omitempty"`
-	Message        string   `json:"message,omitempty"`
+	Stages []v1alpha1.GroupReleaseStage `json:"stages"`
 }
 
 // memberView is a member's part in a release: the release's record of
@@ -142,11 +131,7 @@ func releaseViewOf(r *v1alpha1.GroupRelease) releaseView {
 		Revision: r.Revision, Phase: string(r.Phase), Message: r.Message,
 		DecidedBy: r.DecidedBy, RevertURL: r.RevertURL,
 		StartedAt: timeOf(r.StartedAt), FinishedAt: timeOf(r.FinishedAt),
-		Members: []memberView{}, SatOut: []string{}, Stages: []releaseStageView{},
-	}
-	for _, st := range r.Stages {
-		v.Stages = append(v.Stages, releaseStageView{Stage: st.Stage, Phase: st.Phase, WrittenBy: st.WrittenBy, Members: append([]string{}, st.Members...),
-			PullRequestURL: st.PullRequestURL, StageCommit: st.StageCommit, Message: st.Message})
+		Members: []memberView{}, SatOut: []string{}, Stages: append([]v1alpha1.GroupReleaseStage{}, r.Stages...),
 	}
 	for _, m := range r.Members {
 		v.Members = append(v.Members, memberView{Name: m.Name, Phase: string(m.Phase), Weight: m.Weight,

@@ -411,7 +411,7 @@
           return h("tr", { "data-stage": st.stage }, [
             h("th", { scope: "row", text: st.stage }),
             h("td", {}, [phaseBadge(st.phase)]),
-            h("td", { text: st.members.join(", ") }),
+            h("td", { text: (st.members || []).join(", ") }),
             h("td", { text: st.writtenBy }),
             h("td", {}, [st.pullRequestURL ? h("a", { href: st.pullRequestURL, rel: "noopener noreferrer", target: "_blank", text: "pull request" }) : "—"]),
             h("td", {}, [st.stageCommit ? h("code", { text: st.stageCommit.slice(0, 8), title: st.stageCommit }) : "—"]),
