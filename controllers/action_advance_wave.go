@@ -193,6 +193,11 @@ func (r *CanaryReconciler) writePromotion(ctx context.Context, obj *v1alpha1.Can
 		return wait
 	}
 	res := out.res
+	if req.Group != "" {
+		// The members it carries: one of another repository is written
+		// there (rollout.ReleaseStageOf).
+		p.Covers = res.Covers
+	}
 	ev, wait := rollout.WavePromotionWritten(obj, p, rollout.PromotionWritten{
 		State: rollout.PromotionState(res.State), Branch: res.Branch, Commit: res.Commit,
 		PullRequestURL: res.PullRequestURL, Message: res.Message,

@@ -70,7 +70,7 @@ func (w *waveWorld) advanceIn(group rollout.Group) {
 // images; the verdict it reads back is every member's.
 func TestWave_GroupWriterCarriesTheRelease(t *testing.T) {
 	p := &fakePromoter{
-		promote: []promoteAnswer{{res: gitops.PromotionResult{State: gitops.PromotionOpened, Branch: "serin/promote/production/apps/groups/shop/v2", PullRequestURL: "https://git.example/pulls/1"}}},
+		promote: []promoteAnswer{{res: gitops.PromotionResult{State: gitops.PromotionOpened, Branch: "serin/promote/production/apps/groups/shop/v2", PullRequestURL: "https://git.example/pulls/1", Covers: []string{"web"}}}},
 		verdicts: []verdictAnswer{{v: gitops.Verdict{Merged: true, StageCommit: "m1", Members: []gitops.MemberVerdict{
 			{StageCanary: "apps/podinfo", State: rollout.VerdictSuccess, StageCommit: "m1"},
 			{StageCanary: "apps/web", State: "failure", Description: "rolled back", StageCommit: "m1"},

@@ -134,13 +134,16 @@ type promotionJob struct {
 	promote PromotionRequest
 	source  string
 	target  Target
-	// members are the other members of a release's promotion.
-	members []promotedMember
+	// members are the other members a release's promotion writes;
+	// elsewhere says where each of the others is promoted.
+	members   []promotedMember
+	elsewhere []string
 }
 
 // promotedMember is another member a release's promotion writes.
 type promotedMember struct {
 	canary *v1alpha1.Canary
+	stage  v1alpha1.PromotionTarget
 	path   string
 	target Target
 	images []string
@@ -189,7 +192,7 @@ func (g *GitPromoter) openPromotion(ctx context.Context, req PromotionRequest, l
 	if err != nil {
 		return nil, nil, err
 	}
-	members, err := g.releaseMembers(ctx, req, src)
+	members, elsewhere, err := g.releaseMembers(ctx, req, src)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -197,7 +200,7 @@ func (g *GitPromoter) openPromotion(ctx context.Context, req PromotionRequest, l
 	if err != nil {
 		return nil, nil, err
 	}
-	job := &promotionJob{gitJob: base, promote: req, source: source, target: stageTarget(req.Canary, req.Stage), members: members}
+	job := &promotionJob{gitJob: base, promote: req, source: source, target: stageTarget(req.Canary, req.Stage), members: members, elsewhere: elsewhere}
 	return job, done, nil
 }
 
@@ -208,22 +211,29 @@ func stageTarget(c *v1alpha1.Canary, stage v1alpha1.PromotionTarget) Target {
 }
 
 // releaseMembers finds where each other member of a release's promotion
-// goes: the same repository and branch as the writer's (its path may
-// differ), or the promotion is refused.
-func (g *GitPromoter) releaseMembers(ctx context.Context, req PromotionRequest, src *Source) ([]promotedMember, error) {
+// goes: those of the same repository and branch as the writer's (their
+// paths may differ) are written with it; each of another is promoted
+// there, on the release's branch of its own commit, which the notes name.
+func (g *GitPromoter) releaseMembers(ctx context.Context, req PromotionRequest, src *Source) ([]promotedMember, []string, error) {
 	var out []promotedMember
+	var elsewhere []string
 	for _, m := range req.Members {
 		ms, err := g.stageSource(ctx, PromotionRequest{Canary: m.Canary, Stage: m.Stage})
 		if err != nil {
-			return nil, fmt.Errorf("member %s of group %s: %w", m.Canary.Name, req.Group, err)
+			return nil, nil, fmt.Errorf("member %s of group %s: %w", m.Canary.Name, req.Group, err)
 		}
-		if ms.URL != src.URL || ms.Branch != src.Branch {
-			return nil, fmt.Errorf("%w: member %s of group %s promotes %s to %s (branch %s), %s to %s (branch %s): one release's promotion is written to one repository branch",
-				ErrUnverifiable, m.Canary.Name, req.Group, req.Stage.Stage, ms.URL, ms.Branch, req.Canary.Name, src.URL, src.Branch)
+		if ms.URL == src.URL && ms.Branch == src.Branch {
+			out = append(out, promotedMember{canary: m.Canary, stage: m.Stage, path: ms.Path, target: stageTarget(m.Canary, m.Stage), images: m.Images})
+			continue
 		}
-		out = append(out, promotedMember{canary: m.Canary, path: ms.Path, target: stageTarget(m.Canary, m.Stage), images: m.Images})
+		branch := "its own release branch"
+		if c, err := CommitOf(m.Canary.Status.LastPromotedRevision); err == nil {
+			branch = ReleasePromoteBranch(m.Canary.Namespace, req.Group, req.Stage.Stage, c)
+		}
+		elsewhere = append(elsewhere, fmt.Sprintf("Member %s of the release is promoted to %s in %s (branch %s), on %s.",
+			m.Canary.Name, req.Stage.Stage, ms.URL, ms.Branch, branch))
 	}
-	return out, nil
+	return out, elsewhere, nil
 }
 
 // Promote implements Promoter. It is idempotent: with mode PullRequest
@@ -243,7 +253,9 @@ func (g *GitPromoter) Promote(ctx context.Context, req PromotionRequest) (Promot
 	defer cancel()
 	ctx = ctrl.LoggerInto(ctx, ctrl.LoggerFrom(ctx).WithValues("stage", req.Stage.Stage, "repository", job.src.URL, "branch", job.src.Branch))
 	res, err := job.write(ctx, req.Stage.Mode == v1alpha1.PushRevert, job.change(ctx))
-	return res.promotionResult(), err
+	out := res.promotionResult()
+	out.Covers = memberNamesOf(job.members)
+	return out, err
 }
 
 // promotionResult tells r as a promotion's result.
@@ -546,8 +558,8 @@ func (g *GitPromoter) Verdict(ctx context.Context, req PromotionRequest, commit 
 		return out, nil
 	}
 	out.Members = []MemberVerdict{own}
-	for _, m := range req.Members {
-		v, err := stageStatus(ctx, read, commits, StageCanary(m.Canary, m.Stage).String(), StatusContext(m.Canary, m.Stage), in.Hash.String())
+	for _, m := range job.members {
+		v, err := stageStatus(ctx, read, commits, StageCanary(m.canary, m.stage).String(), StatusContext(m.canary, m.stage), in.Hash.String())
 		if err != nil {
 			return out, err
 		}

@@ -19,6 +19,7 @@ package gitops
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/go-git/go-git/v5/plumbing/object"
@@ -114,7 +115,7 @@ func (j *promotionJob) releaseMessage(plan *Plan) string {
 			fmt.Fprintf(&b, "- %s\n", l)
 		}
 	}
-	for _, n := range plan.Notes {
+	for _, n := range append(slices.Clone(plan.Notes), j.elsewhere...) {
 		fmt.Fprintf(&b, "\n%s\n", n)
 	}
 	fmt.Fprintf(&b, "\n%s: %s/%s\nSerin-Stage: %s\nSerin-Promotes: %s\n", trailerGroup, c.Namespace, j.promote.Group, j.promote.Stage.Stage, j.source)

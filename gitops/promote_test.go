@@ -19,7 +19,6 @@ package gitops
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -528,7 +527,7 @@ func TestGitPromoter_ReleaseOfTwoMembers(t *testing.T) {
 		{StageCanary: "apps/podinfo", State: CommitSuccess, StageCommit: merge.String()},
 		{StageCanary: "apps/web", StageCommit: merge.String()},
 	}
-	if !v.Merged || !slices.Equal(v.Members, want) {
+	if !v.Merged || !slices.Equal(v.Members, want) || !slices.Equal(res.Covers, []string{"web"}) {
 		t.Errorf("verdict = %+v, want merged with members %+v", v, want)
 	}
 	statuses.bySHA[merge.String()] = append(statuses.bySHA[merge.String()], CommitStatus{Context: "serin/apps/web", State: CommitFailure, Description: "rolled back", Updated: testEpoch})
@@ -537,8 +536,9 @@ func TestGitPromoter_ReleaseOfTwoMembers(t *testing.T) {
 	}
 }
 
-// A member whose stage is another repository is not written into this
-// one: the release's promotion is refused, saying which.
+// A member whose stage is in another repository is not written into this
+// one: the release's promotion carries the members of this repository
+// only, and its message names where the other is promoted.
 func TestGitPromoter_ReleaseMemberOfAnotherRepository(t *testing.T) {
 	f := newGitFixture(t)
 	g := f.promoter(WithStatusReaderFactory((&fakeStatuses{}).factory))
@@ -548,11 +548,17 @@ func TestGitPromoter_ReleaseMemberOfAnotherRepository(t *testing.T) {
 	if err := f.k8s.Create(context.Background(), other); err != nil {
 		t.Fatal(err)
 	}
-	web := PromotionMember{Canary: &v1alpha1.Canary{ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "apps"}},
+	web := PromotionMember{Canary: &v1alpha1.Canary{ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "apps"},
+		Status: v1alpha1.CanaryStatus{LastPromotedRevision: "main@sha1:0123456789abcdef0123456789abcdef01234567"}},
 		Stage: v1alpha1.PromotionTarget{Stage: "production", Path: "./apps/web", SourceRef: &meta.LocalObjectReference{Name: "other"}}, Images: []string{"web:2"}}
 	req.Group, req.Members = "shop", []PromotionMember{web}
-	_, err := g.Promote(context.Background(), req)
-	if !errors.Is(err, ErrUnverifiable) || !strings.Contains(err.Error(), "member web of group shop promotes production to "+other.Spec.URL) || len(f.host.prs) != 0 {
-		t.Errorf("promotion of a release across repositories = %v, %d pull requests", err, len(f.host.prs))
+	res, err := g.Promote(context.Background(), req)
+	if err != nil || res.State != PromotionOpened || len(res.Covers) != 0 || len(f.host.prs) != 1 {
+		t.Fatalf("promotion of a release across repositories = %+v, %v, %d pull requests", res, err, len(f.host.prs))
+	}
+	_, commit := f.file(res.Branch, "apps/podinfo/kustomization.yaml")
+	want := "Member web of the release is promoted to production in " + other.Spec.URL + " (branch main), on serin/promote/production/apps/groups/shop/01234567."
+	if !strings.Contains(commit.Message, want) {
+		t.Errorf("the release's promotion does not say where web is promoted (%q):\n%s", want, commit.Message)
 	}
 }

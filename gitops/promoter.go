@@ -44,7 +44,8 @@ type PromotionRequest struct {
 	// pull request. "" for a Canary's own promotion.
 	Group string
 	// Members are the other members of Group's release the promotion
-	// carries (rollout.ReleaseStageOf).
+	// carries (rollout.ReleaseStageOf); those whose stage is in another
+	// repository or branch are left to their own promotion there.
 	Members []PromotionMember
 	// Since is when the wave started (or a person promoted by hand): in
 	// mode Push, a commit that is not serin's and changed the stage's
@@ -96,6 +97,11 @@ type PromotionResult struct {
 	State PromotionState
 	// Message explains the state.
 	Message string
+	// Covers are, for a release's promotion, the members of
+	// PromotionRequest.Members it carries: those whose stage is in the
+	// same repository and branch. Each of the others is promoted from its
+	// own repository (its commit's message says where).
+	Covers []string
 }
 
 // Verdict is what the next stage says of a promotion.

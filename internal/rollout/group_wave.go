@@ -56,7 +56,11 @@ func (s ReleaseStage) Alone() bool { return len(s.Covers) == 0 }
 
 // ReleaseStageOf says who writes the Canary's promotion to stage: outside
 // a release, or when no other member of its release promotes to the same
-// stage alike, the Canary itself, for itself.
+// stage alike, the Canary itself, for itself. Otherwise the first member
+// by name writes it for the others; once written, the members it could
+// not carry (their stage is in another repository or branch: not in its
+// covers) are written by the first of them, and so on: one promotion
+// per repository.
 func ReleaseStageOf(c *v1alpha1.Canary, o Observation, stage v1alpha1.PromotionTarget) ReleaseStage {
 	rs := ReleaseStage{Writer: c.Name}
 	st := c.Status.Group
@@ -72,32 +76,74 @@ func ReleaseStageOf(c *v1alpha1.Canary, o Observation, stage v1alpha1.PromotionT
 	if len(alike) == 0 {
 		return rs
 	}
-	names := []string{c.Name}
+	remaining := []string{c.Name}
 	for _, p := range alike {
-		names = append(names, p.Name)
+		remaining = append(remaining, p.Name)
 	}
-	slices.Sort(names)
-	rs.Writer = names[0]
-	rs.Covers = slices.DeleteFunc(names, func(n string) bool { return n == rs.Writer })
+	slices.Sort(remaining)
+	for {
+		rs.Writer = remaining[0]
+		rs.Covers = remaining[1:]
+		e, ok := writtenStage(rs.Writer, c, alike, stage.Stage)
+		if ok && slices.Contains(e.Covers, c.Name) {
+			rs.Covers = e.Covers
+			break
+		}
+		if !ok || rs.Writer == c.Name {
+			break
+		}
+		// Written without this Canary: the next promotion is the
+		// others'.
+		remaining = slices.DeleteFunc(remaining[1:], func(n string) bool { return slices.Contains(e.Covers, n) })
+	}
 	if rs.Writer != c.Name {
 		return rs
 	}
+	return holdForCovered(rs, st.Release, alike, stage.Stage)
+}
+
+// writtenStage is the stage's entry of the member name (the Canary or one
+// of peers) when that member wrote its promotion for its release (or
+// failed to: Error), not another's shown. A stage stopped before it was
+// written stops its covered members with it.
+func writtenStage(name string, c *v1alpha1.Canary, peers []GroupPeer, stage string) (v1alpha1.PromotionStatus, bool) {
+	ps, rev := c.Status.Promotions, c.Status.LastPromotedRevision
+	if name != c.Name {
+		i := slices.IndexFunc(peers, func(p GroupPeer) bool { return p.Name == name })
+		ps, rev = peers[i].Promotions, peers[i].Revision
+	}
+	e, ok := promotionOf(ps, stage)
+	switch e.Phase {
+	case v1alpha1.WaveOpened, v1alpha1.WaveMerged, v1alpha1.WaveProgressing, v1alpha1.WaveSucceeded, v1alpha1.WaveFailed,
+		v1alpha1.WaveUpToDate, v1alpha1.WaveError:
+		return e, ok && e.Revision == rev && e.CoveredBy == ""
+	}
+	return e, false
+}
+
+// holdForCovered says what the writer of a release's promotion waits for
+// before it writes: every member it covers out of its soak; and stops
+// the stage when one's soak stopped it.
+func holdForCovered(rs ReleaseStage, release string, alike []GroupPeer, stage string) ReleaseStage {
 	var soaking []string
 	for _, p := range alike {
-		e, ok := promotionOf(p.Promotions, stage.Stage)
+		if !slices.Contains(rs.Covers, p.Name) {
+			continue
+		}
+		e, ok := promotionOf(p.Promotions, stage)
 		switch {
 		case !ok || e.Revision != p.Revision:
 			soaking = append(soaking, p.Name+" (its wave has not started)")
 		case e.Phase == v1alpha1.WaveSoaking:
 			soaking = append(soaking, p.Name+" (soaking)")
 		case e.Phase == v1alpha1.WaveStopped && e.CoveredBy == "":
-			rs.Stop = fmt.Sprintf("release %s is not promoted to %s: %s's stage stopped: %s", st.Release, stage.Stage, p.Name, e.Message)
+			rs.Stop = fmt.Sprintf("release %s is not promoted to %s: %s's stage stopped: %s", release, stage, p.Name, e.Message)
 			return rs
 		}
 	}
 	if len(soaking) > 0 {
 		rs.Hold = fmt.Sprintf("waiting for every member of release %s to leave its soak before writing the release's promotion: %s",
-			st.Release, strings.Join(soaking, ", "))
+			release, strings.Join(soaking, ", "))
 	}
 	return rs
 }

@@ -104,6 +104,26 @@ func TestReleaseStageOf(t *testing.T) {
 			want: ReleaseStage{Writer: "podinfo", Covers: []string{"web"},
 				Stop: "release main@sha1:abc is not promoted to production: web's stage stopped: Stopped says why"},
 		},
+		"the writer's promotion carries this member": {
+			peers: []GroupPeer{wavePeer("api", stages, stageIn(v1alpha1.WaveOpened, func(p *v1alpha1.PromotionStatus) { p.Covers = []string{"podinfo", "zoo"} })),
+				wavePeer("zoo", stages)},
+			want: ReleaseStage{Writer: "api", Covers: []string{"podinfo", "zoo"}},
+		},
+		"the writer's promotion left this member out (another repository): the first left out writes for the others left out": {
+			peers: []GroupPeer{wavePeer("api", stages, stageIn(v1alpha1.WaveOpened, func(p *v1alpha1.PromotionStatus) { p.Covers = []string{"web"} })),
+				wavePeer("web", stages, stageIn(v1alpha1.WaveOpened, func(p *v1alpha1.PromotionStatus) { p.CoveredBy = "api" })),
+				wavePeer("zoo", stages, stageIn(v1alpha1.WavePromoting))},
+			want: ReleaseStage{Writer: "podinfo", Covers: []string{"zoo"}},
+		},
+		"a member left out by the writer is covered by the next writer": {
+			peers: []GroupPeer{wavePeer("api", stages, stageIn(v1alpha1.WaveOpened)),
+				wavePeer("mail", stages, stageIn(v1alpha1.WaveOpened, func(p *v1alpha1.PromotionStatus) { p.Covers = []string{"podinfo"} }))},
+			want: ReleaseStage{Writer: "mail", Covers: []string{"podinfo"}},
+		},
+		"the writer's stage stopped before it was written: this member stops with it": {
+			peers: []GroupPeer{wavePeer("api", stages, stageIn(v1alpha1.WaveStopped))},
+			want:  ReleaseStage{Writer: "api", Covers: []string{"podinfo"}},
+		},
 		"a member stopped because the writer's stage stopped does not stop it again": {
 			peers: []GroupPeer{wavePeer("web", stages, stageIn(v1alpha1.WaveStopped, func(p *v1alpha1.PromotionStatus) { p.CoveredBy = "podinfo" }))},
 			want:  ReleaseStage{Writer: "podinfo", Covers: []string{"web"}},
