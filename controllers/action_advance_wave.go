@@ -214,12 +214,16 @@ func (r *CanaryReconciler) readVerdict(ctx context.Context, obj *v1alpha1.Canary
 	if p.StartedAt != nil {
 		req.Since = p.StartedAt.Time
 	}
-	if len(p.Covers) > 0 {
-		// The release's promotion as it was written.
-		rs.Covers = p.Covers
-		if err := r.releaseRequest(ctx, obj, rs, &req); err != nil {
-			p.Message = "cannot read the release's members yet: " + err.Error()
-			return 5 * time.Second
+	// The release's promotion as it was written: the members it carried,
+	// or none when every other was written from its own repository.
+	rs.Covers = p.Covers
+	if err := r.releaseRequest(ctx, obj, rs, &req); err != nil {
+		p.Message = "cannot read the release's members yet: " + err.Error()
+		return 5 * time.Second
+	}
+	if g := obj.Status.Group; req.Group == "" && g != nil && p.Branch != "" {
+		if c, err := gitops.CommitOf(p.Revision); err == nil && p.Branch == gitops.ReleasePromoteBranch(obj.Namespace, g.Name, stage.Stage, c) {
+			req.Group = g.Name
 		}
 	}
 	key := p.Revision
