@@ -562,3 +562,32 @@ func TestGitPromoter_ReleaseMemberOfAnotherRepository(t *testing.T) {
 		t.Errorf("the release's promotion does not say where web is promoted (%q):\n%s", want, commit.Message)
 	}
 }
+
+// Of a Canary's statuses on a commit, the newest is its word; within one
+// second a verdict is, whatever the order the host recorded them in: the
+// testbed saw web's last pending report (sent best effort as it routed
+// traffic back) recorded after its success, in the same second.
+func TestLatestStatus(t *testing.T) {
+	second := testEpoch.Add(time.Second)
+	for name, tc := range map[string]struct {
+		statuses []CommitStatus
+		want     int64
+	}{
+		"the latest second wins":                    {[]CommitStatus{{ID: 2, State: CommitSuccess, Updated: testEpoch}, {ID: 1, State: CommitPending, Updated: second}}, 1},
+		"in one second, the larger id":              {[]CommitStatus{{ID: 1, State: CommitPending, Updated: testEpoch}, {ID: 2, State: CommitSuccess, Updated: testEpoch}}, 2},
+		"in one second, a verdict over pending":     {[]CommitStatus{{ID: 7, State: CommitSuccess, Updated: testEpoch}, {ID: 8, State: CommitPending, Updated: testEpoch}}, 7},
+		"in one second, of two verdicts the larger": {[]CommitStatus{{ID: 4, State: CommitFailure, Updated: testEpoch}, {ID: 3, State: CommitSuccess, Updated: testEpoch}}, 4},
+		"another context is not read":               {[]CommitStatus{{ID: 5, State: CommitSuccess, Updated: second, Context: "other"}, {ID: 1, State: CommitPending, Updated: testEpoch}}, 1},
+	} {
+		t.Run(name, func(t *testing.T) {
+			for i := range tc.statuses {
+				if tc.statuses[i].Context == "" {
+					tc.statuses[i].Context = "serin/apps/web"
+				}
+			}
+			if got, ok := latestStatus(tc.statuses, "serin/apps/web"); !ok || got.ID != tc.want {
+				t.Errorf("latestStatus = %+v, want id %d", got, tc.want)
+			}
+		})
+	}
+}
