@@ -77,6 +77,12 @@ func (r *CanaryReconciler) advanceWave(ctx context.Context, obj *v1alpha1.Canary
 	wake(r.soak(ctx, obj, now))
 	for i, stage := range obj.Spec.GitOps.GetPromote() {
 		p := &st.Promotions[i]
+		// One member writes the release's promotion for the others
+		// (rollout.ReleaseStageOf); one promoted by hand writes its own.
+		rs := rollout.ReleaseStage{Writer: obj.Name}
+		if stage.Stage != byHand {
+			rs = rollout.ReleaseStageOf(obj, obs, stage)
+		}
 		switch work, wait := rollout.NextStageWork(obj, p, now); {
 		case work == rollout.WritePromotion && a.Stop != "" && stage.Stage != byHand:
 			r.emitWave(ctx, obj, rollout.StageStopped(p, a.Stop, now))
@@ -84,15 +90,55 @@ func (r *CanaryReconciler) advanceWave(ctx context.Context, obj *v1alpha1.Canary
 			// The other members' status changes reconcile this one.
 			p.Message = a.Hold
 			wake(obj.GetAnalysisInterval())
+		case rs.Writer != obj.Name && (work == rollout.WritePromotion || work == rollout.ReadVerdict && p.CoveredBy != ""):
+			// The writer's status changes reconcile this one.
+			writer, _ := obs.Group.Peer(rs.Writer)
+			r.emitWave(ctx, obj, rollout.CoveredStage(p, rs, writer, now))
+			wake(rollout.VerdictPoll(obj))
+		case work == rollout.WritePromotion && rs.Stop != "":
+			r.emitWave(ctx, obj, rollout.StageStopped(p, rs.Stop, now))
+		case work == rollout.WritePromotion && rs.Hold != "":
+			p.Message = rs.Hold
+			wake(obj.GetAnalysisInterval())
 		case work == rollout.WritePromotion:
-			wake(r.writePromotion(ctx, obj, stage, p, now))
+			wake(r.writePromotion(ctx, obj, stage, p, rs, now))
 		case work == rollout.ReadVerdict:
-			wake(r.readVerdict(ctx, obj, stage, p, now))
+			wake(r.readVerdict(ctx, obj, stage, p, rs, now))
 		default:
 			wake(wait)
 		}
 	}
 	return ctrl.Result{RequeueAfter: next}, nil
+}
+
+// releaseRequest makes req the promotion of the Canary's release to its
+// stage, carrying the members rs.Covers (their stage of the same name
+// and their primaries' images); a Canary alone is left as it is.
+func (r *CanaryReconciler) releaseRequest(ctx context.Context, obj *v1alpha1.Canary, rs rollout.ReleaseStage, req *gitops.PromotionRequest) error {
+	p := &req.Stage
+	if rs.Alone() || obj.Status.Group == nil {
+		return nil
+	}
+	req.Group = obj.Status.Group.Name
+	for _, name := range rs.Covers {
+		c := &v1alpha1.Canary{}
+		if err := r.Get(ctx, client.ObjectKey{Namespace: obj.Namespace, Name: name}, c); err != nil {
+			return fmt.Errorf("member %s of the release: %w", name, err)
+		}
+		m := gitops.PromotionMember{Canary: c}
+		for _, s := range c.Spec.GitOps.GetPromote() {
+			if s.Stage == p.Stage {
+				m.Stage = s
+			}
+		}
+		images, err := r.primaryImages(ctx, c)
+		if err != nil {
+			return fmt.Errorf("member %s of the release: %w", name, err)
+		}
+		m.Images = images
+		req.Members = append(req.Members, m)
+	}
+	return nil
 }
 
 // answerPromoteTo answers a serin.dev/promote-to request the wave cannot
@@ -113,8 +159,9 @@ func (r *CanaryReconciler) answerPromoteTo(ctx context.Context, obj *v1alpha1.Ca
 	r.emit(ctx, obj, notifier.SeverityWarn, v1alpha1.StagePromoteRequestedReason, "%s", why)
 }
 
-// writePromotion asks for the stage's promotion and records its result.
-func (r *CanaryReconciler) writePromotion(ctx context.Context, obj *v1alpha1.Canary, stage v1alpha1.PromotionTarget, p *v1alpha1.PromotionStatus, now time.Time) time.Duration {
+// writePromotion asks for the stage's promotion (the release's, for
+// the members rs.Covers too) and records its result.
+func (r *CanaryReconciler) writePromotion(ctx context.Context, obj *v1alpha1.Canary, stage v1alpha1.PromotionTarget, p *v1alpha1.PromotionStatus, rs rollout.ReleaseStage, now time.Time) time.Duration {
 	if len(p.Images) == 0 {
 		images, err := r.primaryImages(ctx, obj)
 		if err != nil && !errors.Is(err, errNoImages) && !apierrors.IsNotFound(err) {
@@ -131,8 +178,13 @@ func (r *CanaryReconciler) writePromotion(ctx context.Context, obj *v1alpha1.Can
 	if p.StartedAt != nil {
 		req.Since = p.StartedAt.Time
 	}
+	if err := r.releaseRequest(ctx, obj, rs, &req); err != nil {
+		p.Message = "cannot read the release's members yet: " + err.Error()
+		return 5 * time.Second
+	}
+	p.Covers, p.CoveredBy = rs.Covers, ""
 	out, err, done := r.promotions.result(ctx, client.ObjectKeyFromObject(obj), "promote/"+stage.Stage,
-		fmt.Sprintf("%s#%d", p.Revision, p.Attempts),
+		fmt.Sprintf("%s#%d%v", p.Revision, p.Attempts, rs.Covers),
 		func(ctx context.Context) (promotionOutcome, error) {
 			res, err := r.Promoter.Promote(ctx, req)
 			return promotionOutcome{res: res}, err
@@ -141,6 +193,11 @@ func (r *CanaryReconciler) writePromotion(ctx context.Context, obj *v1alpha1.Can
 		return wait
 	}
 	res := out.res
+	if req.Group != "" {
+		// The members it carries: one of another repository is written
+		// there (rollout.ReleaseStageOf).
+		p.Covers = res.Covers
+	}
 	ev, wait := rollout.WavePromotionWritten(obj, p, rollout.PromotionWritten{
 		State: rollout.PromotionState(res.State), Branch: res.Branch, Commit: res.Commit,
 		PullRequestURL: res.PullRequestURL, Message: res.Message,
@@ -149,11 +206,25 @@ func (r *CanaryReconciler) writePromotion(ctx context.Context, obj *v1alpha1.Can
 	return wait
 }
 
-// readVerdict asks for the stage's verdict and records it.
-func (r *CanaryReconciler) readVerdict(ctx context.Context, obj *v1alpha1.Canary, stage v1alpha1.PromotionTarget, p *v1alpha1.PromotionStatus, now time.Time) time.Duration {
+// readVerdict asks for the stage's verdict (the release's: every
+// member's stage Canary's, when the promotion carries rs.Covers) and
+// records it.
+func (r *CanaryReconciler) readVerdict(ctx context.Context, obj *v1alpha1.Canary, stage v1alpha1.PromotionTarget, p *v1alpha1.PromotionStatus, rs rollout.ReleaseStage, now time.Time) time.Duration {
 	req := gitops.PromotionRequest{Canary: obj.DeepCopy(), Stage: stage, Revision: p.Revision, Images: p.Images, Branch: p.Branch}
 	if p.StartedAt != nil {
 		req.Since = p.StartedAt.Time
+	}
+	// The release's promotion as it was written: the members it carried,
+	// or none when every other was written from its own repository.
+	rs.Covers = p.Covers
+	if err := r.releaseRequest(ctx, obj, rs, &req); err != nil {
+		p.Message = "cannot read the release's members yet: " + err.Error()
+		return 5 * time.Second
+	}
+	if g := obj.Status.Group; req.Group == "" && g != nil && p.Branch != "" {
+		if c, err := gitops.CommitOf(p.Revision); err == nil && p.Branch == gitops.ReleasePromoteBranch(obj.Namespace, g.Name, stage.Stage, c) {
+			req.Group = g.Name
+		}
 	}
 	key := p.Revision
 	if asked := p.NextAttemptTime; asked != nil {
@@ -172,10 +243,18 @@ func (r *CanaryReconciler) readVerdict(ctx context.Context, obj *v1alpha1.Canary
 		return wait
 	}
 	v := out.verdict
-	ev, wait := rollout.WaveVerdict(obj, stage, p, rollout.StageVerdict{
+	verdict := rollout.StageVerdict{
 		Merged: v.Merged, Closed: v.Closed, State: v.State, StageCommit: v.StageCommit,
 		Description: v.Description, URL: v.URL, StageCanary: gitops.StageCanary(obj, stage).String(),
-	}, now)
+	}
+	if len(v.Members) > 0 {
+		members := make([]rollout.MemberVerdict, len(v.Members))
+		for i, m := range v.Members {
+			members[i] = rollout.MemberVerdict{StageCanary: m.StageCanary, State: m.State, Description: m.Description, URL: m.URL, StageCommit: m.StageCommit}
+		}
+		verdict = rollout.ReleaseVerdict(verdict, members)
+	}
+	ev, wait := rollout.WaveVerdict(obj, stage, p, verdict, now)
 	r.emitWave(ctx, obj, ev)
 	return wait
 }

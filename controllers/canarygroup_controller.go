@@ -166,7 +166,7 @@ func (r *CanaryGroupReconciler) observeMembers(ctx context.Context, g *v1alpha1.
 		}
 		members = append(members, rollout.ReleaseMember{
 			GroupPeer: rollout.GroupPeer{Name: m.Name, Found: true, Phase: c.Status.Phase, Status: c.Status.Group,
-				Message: conditions.GetMessage(c, meta.ReadyCondition)},
+				Message: conditions.GetMessage(c, meta.ReadyCondition), Promotions: c.Status.Promotions},
 			ListedBy: listedBy, Weight: c.Status.CanaryWeight, AnalysisSummary: record.Summary(record.Latest(&c.Status)),
 			LastAttemptedRevision: c.Status.LastAttemptedRevision, Revert: c.Status.Revert,
 		})

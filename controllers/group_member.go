@@ -114,6 +114,7 @@ func (r *CanaryReconciler) observeGroup(ctx context.Context, obj *v1alpha1.Canar
 		case err == nil:
 			peer.Found, peer.Phase, peer.Status, peer.Suspended = true, c.Status.Phase, c.Status.Group, c.Spec.Suspend
 			peer.Revision, peer.Revert = c.Status.LastAttemptedRevision, c.Status.Revert
+			peer.Promote, peer.Promotions = c.Spec.GitOps.GetPromote(), c.Status.Promotions
 			peer.Message = conditions.GetMessage(&c, meta.ReadyCondition)
 			if t := c.Status.LastTransitionTime; t != nil {
 				peer.Since = t.Time

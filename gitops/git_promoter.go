@@ -86,11 +86,24 @@ func PromoteBranch(c *v1alpha1.Canary, stage, commit string) string {
 	return fmt.Sprintf("serin/promote/%s/%s/%s/%s", stage, c.Namespace, c.Name, ShortSHA(commit))
 }
 
+// ReleasePromoteBranch is the branch of the promotion of a group's
+// release (the commit of the member that writes it) to a stage: one per
+// release and stage, whichever member writes it.
+func ReleasePromoteBranch(namespace, group, stage, commit string) string {
+	return fmt.Sprintf("serin/promote/%s/%s/groups/%s/%s", stage, namespace, group, ShortSHA(commit))
+}
+
 // promoteTrailers identify a promotion commit, whatever else its message
 // says, also after a rebase or a squash that keeps the message.
 func promoteTrailers(c *v1alpha1.Canary, stage, commit string) string {
 	return fmt.Sprintf("Serin-Canary: %s/%s\nSerin-Stage: %s\nSerin-Promotes: %s\n", c.Namespace, c.Name, stage, commit)
 }
+
+// Trailer keys of a promotion commit: a Canary's, or a group's release's.
+const (
+	trailerCanary = "Serin-Canary"
+	trailerGroup  = "Serin-Group"
+)
 
 // StageCanary is the next stage's Canary a promotion's verdict is read
 // from.
@@ -126,6 +139,19 @@ type promotionJob struct {
 	// once from the clone (helmPromotion).
 	staging *Source
 	helm    *HelmPromotion
+	// members are the other members a release's promotion writes;
+	// elsewhere says where each of the others is promoted.
+	members   []promotedMember
+	elsewhere []string
+}
+
+// promotedMember is another member a release's promotion writes.
+type promotedMember struct {
+	canary *v1alpha1.Canary
+	stage  v1alpha1.PromotionTarget
+	path   string
+	target Target
+	images []string
 }
 
 // stageSource is where the stage's manifests live: its GitRepository
@@ -175,18 +201,48 @@ func (g *GitPromoter) openPromotion(ctx context.Context, req PromotionRequest, l
 	if err != nil {
 		return nil, nil, err
 	}
+	members, elsewhere, err := g.releaseMembers(ctx, req, src)
+	if err != nil {
+		return nil, nil, err
+	}
 	base, done, err := g.openJob(ctx, limiter, req.Canary.Namespace, src)
 	if err != nil {
 		return nil, nil, err
 	}
-	stageCanary := StageCanary(req.Canary, req.Stage)
-	job := &promotionJob{
-		gitJob:  base,
-		promote: req, source: source, staging: staging,
-		target: Target{Kind: req.Canary.Spec.TargetRef.Kind, Namespace: stageCanary.Namespace,
-			Name: cmp.Or(req.Stage.TargetName, req.Canary.Spec.TargetRef.Name)},
-	}
+	job := &promotionJob{gitJob: base, promote: req, source: source, staging: staging, target: stageTarget(req.Canary, req.Stage), members: members, elsewhere: elsewhere}
 	return job, done, nil
+}
+
+// stageTarget is the object of the stage that a Canary's promotion sets.
+func stageTarget(c *v1alpha1.Canary, stage v1alpha1.PromotionTarget) Target {
+	return Target{Kind: c.Spec.TargetRef.Kind, Namespace: StageCanary(c, stage).Namespace,
+		Name: cmp.Or(stage.TargetName, c.Spec.TargetRef.Name)}
+}
+
+// releaseMembers finds where each other member of a release's promotion
+// goes: those of the same repository and branch as the writer's (their
+// paths may differ) are written with it; each of another is promoted
+// there, on the release's branch of its own commit, which the notes name.
+func (g *GitPromoter) releaseMembers(ctx context.Context, req PromotionRequest, src *Source) ([]promotedMember, []string, error) {
+	var out []promotedMember
+	var elsewhere []string
+	for _, m := range req.Members {
+		ms, err := g.stageSource(ctx, PromotionRequest{Canary: m.Canary, Stage: m.Stage})
+		if err != nil {
+			return nil, nil, fmt.Errorf("member %s of group %s: %w", m.Canary.Name, req.Group, err)
+		}
+		if ms.URL == src.URL && ms.Branch == src.Branch {
+			out = append(out, promotedMember{canary: m.Canary, stage: m.Stage, path: ms.Path, target: stageTarget(m.Canary, m.Stage), images: m.Images})
+			continue
+		}
+		branch := "its own release branch"
+		if c, err := CommitOf(m.Canary.Status.LastPromotedRevision); err == nil {
+			branch = ReleasePromoteBranch(m.Canary.Namespace, req.Group, req.Stage.Stage, c)
+		}
+		elsewhere = append(elsewhere, fmt.Sprintf("Member %s of the release is promoted to %s in %s (branch %s), on %s.",
+			m.Canary.Name, req.Stage.Stage, ms.URL, ms.Branch, branch))
+	}
+	return out, elsewhere, nil
 }
 
 // Promote implements Promoter. It is idempotent: with mode PullRequest
@@ -206,7 +262,9 @@ func (g *GitPromoter) Promote(ctx context.Context, req PromotionRequest) (Promot
 	defer cancel()
 	ctx = ctrl.LoggerInto(ctx, ctrl.LoggerFrom(ctx).WithValues("stage", req.Stage.Stage, "repository", job.src.URL, "branch", job.src.Branch))
 	res, err := job.write(ctx, req.Stage.Mode == v1alpha1.PushRevert, job.change(ctx))
-	return res.promotionResult(), err
+	out := res.promotionResult()
+	out.Covers = memberNamesOf(job.members)
+	return out, err
 }
 
 // promotionResult tells r as a promotion's result.
@@ -220,15 +278,14 @@ func (r gitResult) promotionResult() PromotionResult {
 // written (promotionMatch).
 func (j *promotionJob) change(ctx context.Context) change {
 	return change{
-		kind: "promotion", verb: "promoted", branch: PromoteBranch(j.promote.Canary, j.promote.Stage.Stage, j.source),
+		kind: "promotion", verb: "promoted", branch: j.branch(),
 		plan: func(head *object.Commit) (*Plan, string, error) {
-			helm, err := j.helmPromotion(ctx)
-			if err != nil {
-				return nil, "", err
-			}
-			plan, err := PlanPromotion(ctx, PromotionInput{Head: head, Path: j.src.Path, Target: j.target, Images: j.promote.Images, MaxFileSize: j.maxFile, HelmRelease: helm})
+			plan, err := j.plan(ctx, head)
 			if err != nil || plan.UpToDate {
 				return plan, "", err
+			}
+			if j.promote.Group != "" {
+				return plan, j.releaseMessage(plan), nil
 			}
 			return plan, j.message(plan), nil
 		},
@@ -254,7 +311,13 @@ func (j *promotionJob) change(ctx context.Context) change {
 			start := since.Truncate(time.Second)
 			stop := func(c *object.Commit) bool { return c.Committer.When.Before(start) }
 			path := displayPath(strings.Trim(j.src.Path, "./"))
-			changed, err := j.changedSince(ctx, head, stop, underPath(j.src.Path))
+			under := []func(string) bool{underPath(j.src.Path)}
+			for _, m := range j.members {
+				under = append(under, underPath(m.path))
+			}
+			changed, err := j.changedSince(ctx, head, stop, func(f string) bool {
+				return slices.ContainsFunc(under, func(in func(string) bool) bool { return in(f) })
+			})
 			if err != nil || changed == nil {
 				return err
 			}
@@ -265,10 +328,14 @@ func (j *promotionJob) change(ctx context.Context) change {
 
 // alreadyThere is the result when the stage already runs the images.
 func (j *promotionJob) alreadyThere(head string) gitResult {
+	images := slices.Clone(j.promote.Images)
+	for _, m := range j.members {
+		images = append(images, m.images...)
+	}
 	return gitResult{
 		Branch: j.src.Branch, Commit: head, State: gitUpToDate,
 		Message: fmt.Sprintf("%s at %s already runs %s in %s", j.src.Branch, ShortSHA(head),
-			strings.Join(j.promote.Images, ", "), displayPath(strings.Trim(j.src.Path, "./"))),
+			strings.Join(images, ", "), displayPath(strings.Trim(j.src.Path, "./"))),
 	}
 }
 
@@ -305,8 +372,10 @@ type promotionMatch struct {
 	commit, tip string
 	// branch is the promotion branch, which a host's merge message names.
 	branch string
-	// canary, stage and source are the trailers' values.
+	// canary, stage and source are the trailers' values; key is
+	// canary's trailer (trailerCanary when empty, or trailerGroup).
 	canary, stage, source string
+	key                   string
 	// runsImages reports whether the stage runs the promoted images at a
 	// commit: a commit that matches but does not is not the promotion
 	// (someone else's branch of the same name merged, trailers copied).
@@ -321,7 +390,7 @@ func (m promotionMatch) brings(c *object.Commit) bool {
 	if h := c.Hash.String(); h == m.commit || (m.tip != "" && h == m.tip) {
 		return true
 	}
-	if hasPromoteTrailers(c.Message, m.canary, m.stage, m.source) {
+	if hasPromoteTrailers(c.Message, cmp.Or(m.key, trailerCanary), m.canary, m.stage, m.source) {
 		return true
 	}
 	if len(c.ParentHashes) < 2 {
@@ -354,8 +423,8 @@ func namesBranch(msg, branch string) bool {
 // hasPromoteTrailers reports whether a message carries a promotion's
 // three trailers, each on a line of its own, wherever the host put them
 // (a squash may trim the last newline, indent them or make them bullets).
-func hasPromoteTrailers(msg, canary, stage, source string) bool {
-	want := map[string]string{"Serin-Canary": canary, "Serin-Stage": stage, "Serin-Promotes": source}
+func hasPromoteTrailers(msg, key, canary, stage, source string) bool {
+	want := map[string]string{key: canary, "Serin-Stage": stage, "Serin-Promotes": source}
 	found := 0
 	for _, line := range strings.Split(msg, "\n") {
 		// A squash lists the commits' messages, as bullets on some hosts.
@@ -408,15 +477,14 @@ func (j *promotionJob) bringsIn(head *object.Commit, m promotionMatch) (*object.
 func (j *promotionJob) match(ctx context.Context, commit string) promotionMatch {
 	c := j.promote.Canary
 	m := promotionMatch{commit: commit, canary: c.Namespace + "/" + c.Name, stage: j.promote.Stage.Stage, source: j.source}
+	if j.promote.Group != "" {
+		m.key, m.canary = trailerGroup, c.Namespace+"/"+j.promote.Group
+	}
 	if j.promote.Stage.Mode != v1alpha1.PushRevert {
-		m.branch = cmp.Or(j.promote.Branch, PromoteBranch(c, j.promote.Stage.Stage, j.source))
+		m.branch = cmp.Or(j.promote.Branch, j.branch())
 	}
 	m.runsImages = func(c *object.Commit) (bool, error) {
-		helm, err := j.helmPromotion(ctx)
-		if err != nil {
-			return false, err
-		}
-		plan, err := PlanPromotion(ctx, PromotionInput{Head: c, Path: j.src.Path, Target: j.target, Images: j.promote.Images, MaxFileSize: j.maxFile, HelmRelease: helm})
+		plan, err := j.plan(ctx, c)
 		if err != nil {
 			return false, err
 		}
@@ -488,9 +556,35 @@ func (g *GitPromoter) Verdict(ctx context.Context, req PromotionRequest, commit 
 	if err != nil {
 		return out, err
 	}
-	statusContext := StatusContext(req.Canary, req.Stage)
-	for _, c := range verdictCommits(after) {
-		statuses, err := reader.Statuses(ctx, c.Hash.String())
+	read := onceEach(reader)
+	commits := verdictCommits(after)
+	own, err := stageStatus(ctx, read, commits, StageCanary(req.Canary, req.Stage).String(), StatusContext(req.Canary, req.Stage), out.StageCommit)
+	if err != nil {
+		return out, err
+	}
+	out.State, out.StageCommit, out.Description, out.URL = own.State, own.StageCommit, own.Description, own.URL
+	if req.Group == "" {
+		return out, nil
+	}
+	out.Members = []MemberVerdict{own}
+	for _, m := range job.members {
+		v, err := stageStatus(ctx, read, commits, StageCanary(m.canary, m.stage).String(), StatusContext(m.canary, m.stage), in.Hash.String())
+		if err != nil {
+			return out, err
+		}
+		out.Members = append(out.Members, v)
+	}
+	return out, nil
+}
+
+// stageStatus is the verdict of one stage Canary (its commit status
+// context) on the commits, oldest first: the first one that is not
+// pending, else the first pending one; none while it posted nothing.
+func stageStatus(ctx context.Context, read func(context.Context, string) ([]CommitStatus, error), commits []*object.Commit,
+	stageCanary, statusContext, brought string) (MemberVerdict, error) {
+	out := MemberVerdict{StageCanary: stageCanary, StageCommit: brought}
+	for _, c := range commits {
+		statuses, err := read(ctx, c.Hash.String())
 		if err != nil {
 			return out, err
 		}
@@ -506,6 +600,22 @@ func (g *GitPromoter) Verdict(ctx context.Context, req PromotionRequest, commit 
 		}
 	}
 	return out, nil
+}
+
+// onceEach reads each commit's statuses once, however many stage
+// Canaries' verdicts are read on it.
+func onceEach(reader StatusReader) func(context.Context, string) ([]CommitStatus, error) {
+	seen := map[string][]CommitStatus{}
+	return func(ctx context.Context, sha string) ([]CommitStatus, error) {
+		if s, ok := seen[sha]; ok {
+			return s, nil
+		}
+		s, err := reader.Statuses(ctx, sha)
+		if err == nil {
+			seen[sha] = s
+		}
+		return s, err
+	}
 }
 
 // verdictCommits are the commits whose statuses are read, oldest first:

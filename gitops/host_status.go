@@ -202,8 +202,11 @@ func webURL(u string) string {
 }
 
 // latestStatus returns the newest status of context among statuses: the
-// latest recorded, the larger id where two were recorded in the same
-// second.
+// latest recorded; of two recorded in the same second, a verdict over a
+// pending one, else the larger id. A Canary's last progress report
+// (pending, sent best effort) may reach the host just after its verdict
+// (sent apart, kept until delivered): within one second no new rollout
+// of the commit began, and the verdict is the last word.
 func latestStatus(statuses []CommitStatus, context string) (CommitStatus, bool) {
 	var best CommitStatus
 	found := false
@@ -211,9 +214,20 @@ func latestStatus(statuses []CommitStatus, context string) (CommitStatus, bool) 
 		if s.Context != context {
 			continue
 		}
-		if !found || s.Updated.After(best.Updated) || (s.Updated.Equal(best.Updated) && s.ID > best.ID) {
+		if !found || newerStatus(s, best) {
 			best, found = s, true
 		}
 	}
 	return best, found
+}
+
+// newerStatus reports whether s supersedes best (latestStatus).
+func newerStatus(s, best CommitStatus) bool {
+	switch {
+	case !s.Updated.Equal(best.Updated):
+		return s.Updated.After(best.Updated)
+	case (s.State == CommitPending) != (best.State == CommitPending):
+		return best.State == CommitPending
+	}
+	return s.ID > best.ID
 }

@@ -440,3 +440,154 @@ func TestGitPromoter_ToAnotherBranch(t *testing.T) {
 		t.Errorf("kustomization.yaml on the promotion branch:\n%s", got)
 	}
 }
+
+// webMember adds apps/web (a Deployment of ghcr.io/acme/web:1.0.0 whose
+// kustomization sets its image) to main, and returns the member web of
+// the shop's release that promotes it to production from the fleet.
+func (f *gitFixture) webMember() PromotionMember {
+	f.t.Helper()
+	f.pushOnMain("main", map[string]string{
+		"apps/web/kustomization.yaml": "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nnamespace: apps\nresources:\n  - deployment.yaml\nimages:\n  - name: ghcr.io/acme/web\n    newTag: 1.0.0\n",
+		"apps/web/deployment.yaml": `apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: web
+spec:
+  selector:
+    matchLabels:
+      app: web
+  template:
+    metadata:
+      labels:
+        app: web
+    spec:
+      containers:
+        - name: web
+          image: ghcr.io/acme/web:1.0.0
+`,
+	}, Signature{Name: "Dev", Email: "dev@example.com"}, testEpoch.Add(2*time.Hour), "Add web")
+	web := &v1alpha1.Canary{
+		ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "apps"},
+		Spec:       v1alpha1.CanarySpec{TargetRef: v1alpha1.TargetReference{APIVersion: "apps/v1", Kind: "Deployment", Name: "web"}},
+	}
+	return PromotionMember{Canary: web, Images: []string{"ghcr.io/acme/web:2.0.0"},
+		Stage: v1alpha1.PromotionTarget{Stage: "production", Path: "./apps/web", SourceRef: &meta.LocalObjectReference{Name: "fleet"}}}
+}
+
+// A group's release is promoted as one: one branch named after the
+// group, one commit that sets both members' images in their paths, one
+// pull request, found again when asked again; its verdict is each
+// member's stage Canary's commit status on the merge.
+func TestGitPromoter_ReleaseOfTwoMembers(t *testing.T) {
+	f := newGitFixture(t)
+	statuses := &fakeStatuses{bySHA: map[string][]CommitStatus{}}
+	g := f.promoter(WithStatusReaderFactory(statuses.factory))
+	ctx := context.Background()
+	req := f.promotion(v1alpha1.PullRequestRevert)
+	req.Group, req.Members = "shop", []PromotionMember{f.webMember()}
+
+	res, err := g.Promote(ctx, req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantBranch := "serin/promote/production/apps/groups/shop/" + f.good.Hash.String()[:8]
+	if res.State != PromotionOpened || res.Branch != wantBranch || len(f.host.prs) != 1 {
+		t.Fatalf("release promotion = %+v, pull requests %d", res, len(f.host.prs))
+	}
+	podinfo, commit := f.file(wantBranch, "apps/podinfo/kustomization.yaml")
+	web, _ := f.file(wantBranch, "apps/web/kustomization.yaml")
+	if !strings.Contains(podinfo, "newTag: 6.9.0 # try the release candidate") || !strings.Contains(web, "newTag: 2.0.0") {
+		t.Errorf("the release's commit sets podinfo:\n%s\nand web:\n%s", podinfo, web)
+	}
+	if len(commit.ParentHashes) != 1 || commit.ParentHashes[0] != f.branches()["main"] {
+		t.Errorf("the release's promotion is one commit on main, parents %v", commit.ParentHashes)
+	}
+	for _, want := range []string{
+		"serin: promote release " + f.good.Hash.String()[:8] + " of CanaryGroup shop to production",
+		"- Deployment/apps/podinfo (Canary podinfo): ghcr.io/stefanprodan/podinfo:6.9.0",
+		"- Deployment/apps/web (Canary web): ghcr.io/acme/web:2.0.0",
+		"Serin-Group: apps/shop\nSerin-Stage: production\nSerin-Promotes: " + f.good.Hash.String(),
+	} {
+		if !strings.Contains(commit.Message, want) {
+			t.Errorf("release promotion message lacks %q:\n%s", want, commit.Message)
+		}
+	}
+	again, err := g.Promote(ctx, req)
+	if err != nil || again.Commit != res.Commit || len(f.host.prs) != 1 {
+		t.Errorf("second release promotion = %+v, %v, with %d pull requests", again, err, len(f.host.prs))
+	}
+
+	merge := f.mergeIntoMain(res.Commit)
+	statuses.bySHA[merge.String()] = []CommitStatus{{Context: "serin/apps/podinfo", State: CommitSuccess, Updated: testEpoch}}
+	v, err := g.Verdict(ctx, req, res.Commit)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []MemberVerdict{
+		{StageCanary: "apps/podinfo", State: CommitSuccess, StageCommit: merge.String()},
+		{StageCanary: "apps/web", StageCommit: merge.String()},
+	}
+	if !v.Merged || !slices.Equal(v.Members, want) || !slices.Equal(res.Covers, []string{"web"}) {
+		t.Errorf("verdict = %+v, want merged with members %+v", v, want)
+	}
+	statuses.bySHA[merge.String()] = append(statuses.bySHA[merge.String()], CommitStatus{Context: "serin/apps/web", State: CommitFailure, Description: "rolled back", Updated: testEpoch})
+	if v, _ = g.Verdict(ctx, req, res.Commit); len(v.Members) != 2 || v.Members[1].State != CommitFailure || v.Members[1].Description != "rolled back" {
+		t.Errorf("verdict = %+v, want web's failure", v)
+	}
+}
+
+// A member whose stage is in another repository is not written into this
+// one: the release's promotion carries the members of this repository
+// only, and its message names where the other is promoted.
+func TestGitPromoter_ReleaseMemberOfAnotherRepository(t *testing.T) {
+	f := newGitFixture(t)
+	g := f.promoter(WithStatusReaderFactory((&fakeStatuses{}).factory))
+	req := f.promotion(v1alpha1.PullRequestRevert)
+	other := &sourcev1.GitRepository{ObjectMeta: metav1.ObjectMeta{Name: "other", Namespace: "apps"},
+		Spec: sourcev1.GitRepositorySpec{URL: f.server.HTTPAddress() + "/fleet/web.git", Reference: &sourcev1.GitRepositoryRef{Branch: "main"}, SecretRef: &meta.LocalObjectReference{Name: "apps-git"}}}
+	if err := f.k8s.Create(context.Background(), other); err != nil {
+		t.Fatal(err)
+	}
+	web := PromotionMember{Canary: &v1alpha1.Canary{ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "apps"},
+		Status: v1alpha1.CanaryStatus{LastPromotedRevision: "main@sha1:0123456789abcdef0123456789abcdef01234567"}},
+		Stage: v1alpha1.PromotionTarget{Stage: "production", Path: "./apps/web", SourceRef: &meta.LocalObjectReference{Name: "other"}}, Images: []string{"web:2"}}
+	req.Group, req.Members = "shop", []PromotionMember{web}
+	res, err := g.Promote(context.Background(), req)
+	if err != nil || res.State != PromotionOpened || len(res.Covers) != 0 || len(f.host.prs) != 1 {
+		t.Fatalf("promotion of a release across repositories = %+v, %v, %d pull requests", res, err, len(f.host.prs))
+	}
+	_, commit := f.file(res.Branch, "apps/podinfo/kustomization.yaml")
+	want := "Member web of the release is promoted to production in " + other.Spec.URL + " (branch main), on serin/promote/production/apps/groups/shop/01234567."
+	if !strings.Contains(commit.Message, want) {
+		t.Errorf("the release's promotion does not say where web is promoted (%q):\n%s", want, commit.Message)
+	}
+}
+
+// Of a Canary's statuses on a commit, the newest is its word; within one
+// second a verdict is, whatever the order the host recorded them in: the
+// testbed saw web's last pending report (sent best effort as it routed
+// traffic back) recorded after its success, in the same second.
+func TestLatestStatus(t *testing.T) {
+	second := testEpoch.Add(time.Second)
+	for name, tc := range map[string]struct {
+		statuses []CommitStatus
+		want     int64
+	}{
+		"the latest second wins":                    {[]CommitStatus{{ID: 2, State: CommitSuccess, Updated: testEpoch}, {ID: 1, State: CommitPending, Updated: second}}, 1},
+		"in one second, the larger id":              {[]CommitStatus{{ID: 1, State: CommitPending, Updated: testEpoch}, {ID: 2, State: CommitSuccess, Updated: testEpoch}}, 2},
+		"in one second, a verdict over pending":     {[]CommitStatus{{ID: 7, State: CommitSuccess, Updated: testEpoch}, {ID: 8, State: CommitPending, Updated: testEpoch}}, 7},
+		"in one second, of two verdicts the larger": {[]CommitStatus{{ID: 4, State: CommitFailure, Updated: testEpoch}, {ID: 3, State: CommitSuccess, Updated: testEpoch}}, 4},
+		"another context is not read":               {[]CommitStatus{{ID: 5, State: CommitSuccess, Updated: second, Context: "other"}, {ID: 1, State: CommitPending, Updated: testEpoch}}, 1},
+	} {
+		t.Run(name, func(t *testing.T) {
+			for i := range tc.statuses {
+				if tc.statuses[i].Context == "" {
+					tc.statuses[i].Context = "serin/apps/web"
+				}
+			}
+			if got, ok := latestStatus(tc.statuses, "serin/apps/web"); !ok || got.ID != tc.want {
+				t.Errorf("latestStatus = %+v, want id %d", got, tc.want)
+			}
+		})
+	}
+}

@@ -38,11 +38,31 @@ type PromotionRequest struct {
 	// "" before it is: a verdict is read from it, never from another
 	// branch of the same name someone else created first.
 	Branch string
+	// Group is the CanaryGroup whose release the promotion carries
+	// whole, with Members: the other members of the release promoted to
+	// the same stage, whose images it writes too, in the same commit and
+	// pull request. "" for a Canary's own promotion.
+	Group string
+	// Members are the other members of Group's release the promotion
+	// carries (rollout.ReleaseStageOf); those whose stage is in another
+	// repository or branch are left to their own promotion there.
+	Members []PromotionMember
 	// Since is when the wave started (or a person promoted by hand): in
 	// mode Push, a commit that is not serin's and changed the stage's
 	// path after it refuses the promotion (ErrChangedMeanwhile). Zero
 	// checks nothing.
 	Since time.Time
+}
+
+// PromotionMember is another member of a group's release that a
+// release's promotion carries.
+type PromotionMember struct {
+	// Canary is the member.
+	Canary *v1alpha1.Canary
+	// Stage is the member's stage of the same name.
+	Stage v1alpha1.PromotionTarget
+	// Images are its promoted images (its primary's).
+	Images []string
 }
 
 // PromotionState is what a promotion came to (PromotionResult.State).
@@ -77,6 +97,11 @@ type PromotionResult struct {
 	State PromotionState
 	// Message explains the state.
 	Message string
+	// Covers are, for a release's promotion, the members of
+	// PromotionRequest.Members it carries: those whose stage is in the
+	// same repository and branch. Each of the others is promoted from its
+	// own repository (its commit's message says where).
+	Covers []string
 }
 
 // Verdict is what the next stage says of a promotion.
@@ -93,6 +118,19 @@ type Verdict struct {
 	Description, URL string
 	// Closed: the promotion's pull request was closed without a merge.
 	Closed bool
+	// Members are, for a release's promotion (PromotionRequest.Group),
+	// the commit status of each member's Canary in the stage: the
+	// Canary's first, then each of PromotionRequest.Members.
+	Members []MemberVerdict
+}
+
+// MemberVerdict is one stage Canary's commit status on a release's
+// promotion.
+type MemberVerdict struct {
+	// StageCanary is the stage's Canary (namespace/name).
+	StageCanary string
+	// State, StageCommit, Description and URL are as Verdict's.
+	State, StageCommit, Description, URL string
 }
 
 // Promoter writes promotions and reads their verdicts.

@@ -1435,6 +1435,16 @@ type PromotionStatus struct {
 	// LastTransitionTime is when the phase last changed.
 	// +optional
 	LastTransitionTime *metav1.Time `json:"lastTransitionTime,omitempty"`
+	// Covers names the other members of the CanaryGroup's release whose
+	// images this Canary's promotion of the stage carries too: one pull
+	// request (or push) for the release.
+	// +optional
+	Covers []string `json:"covers,omitempty"`
+	// CoveredBy names the member of the CanaryGroup's release whose
+	// promotion of the stage carries this Canary's images; this entry
+	// shows that promotion's state.
+	// +optional
+	CoveredBy string `json:"coveredBy,omitempty"`
 }
 
 // RevertSpec configures the revert of a bad revision in Git.

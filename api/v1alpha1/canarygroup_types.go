@@ -157,6 +157,34 @@ type GroupRelease struct {
 	// in Git, when one was opened.
 	// +optional
 	RevertURL string `json:"revertURL,omitempty"`
+	// Stages are the release's promotions to the next stages of its
+	// members' spec.gitops.promote: one per stage, written by one member
+	// for every member of the release, with the stage's verdict.
+	// +optional
+	Stages []GroupReleaseStage `json:"stages,omitempty"`
+}
+
+// GroupReleaseStage is the promotion of a release to a next stage.
+type GroupReleaseStage struct {
+	// Stage is the stage's name (spec.gitops.promote[].stage).
+	Stage string `json:"stage"`
+	// Phase is the promotion's phase, as status.promotions[].phase.
+	Phase string `json:"phase"`
+	// WrittenBy is the member that writes the promotion.
+	WrittenBy string `json:"writtenBy"`
+	// Members are the members whose images the promotion carries.
+	// +optional
+	Members []string `json:"members,omitempty"`
+	// PullRequestURL is the promotion's pull request.
+	// +optional
+	PullRequestURL string `json:"pullRequestURL,omitempty"`
+	// StageCommit is the commit of the stage's branch whose commit
+	// statuses gave the verdict.
+	// +optional
+	StageCommit string `json:"stageCommit,omitempty"`
+	// Message explains the phase.
+	// +optional
+	Message string `json:"message,omitempty"`
 }
 
 // GroupReleaseMember is a member's state within a release.

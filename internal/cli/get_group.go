@@ -196,6 +196,21 @@ func (d groupDescription) writeRelease(w io.Writer) {
 		fmt.Fprintf(w, "    %s\t%s\t%d%%\t%d\t%s\t%s\n", m.Name, orNone(string(m.Phase)), m.Weight, m.StepsPassed,
 			describeGroupState(d.states[m.Name]), m.Message)
 	}
+	d.writeReleaseStages(w, release.Stages)
+}
+
+// writeReleaseStages shows the release's promotions to the next stages:
+// one per stage, written by one member for the others, and its verdict.
+func (d groupDescription) writeReleaseStages(w io.Writer, stages []v1alpha1.GroupReleaseStage) {
+	if len(stages) == 0 {
+		return
+	}
+	fmt.Fprintf(w, "  Wave:\n")
+	fmt.Fprintf(w, "    STAGE\tPHASE\tMEMBERS\tWRITTEN BY\tPULL REQUEST\tMESSAGE\n")
+	for _, st := range stages {
+		fmt.Fprintf(w, "    %s\t%s\t%s\t%s\t%s\t%s\n", st.Stage, d.colors.wavePhase(st.Phase), strings.Join(st.Members, ", "),
+			st.WrittenBy, orNone(st.PullRequestURL), st.Message)
+	}
 }
 
 // satOut names the members the current release did not change.

@@ -60,6 +60,7 @@ var groupKind = listedKind[v1alpha1.CanaryGroup, *v1alpha1.CanaryGroup]{
 	kind:   v1alpha1.CanaryGroupKind,
 	header: groupHeader,
 	row:    groupRow,
+	widen:  widenForReleaseWave,
 	summarize: func(group *v1alpha1.CanaryGroup) any {
 		return summarizeGroup(group)
 	},
@@ -79,6 +80,9 @@ func groupHeader(layout tableLayout) []string {
 	header := []string{"NAME", "REVISION", "PHASE", "MEMBERS", "READY"}
 	if layout.wide {
 		header = append(header, "DECIDED BY")
+	}
+	if layout.wave {
+		header = append(header, "WAVE")
 	}
 	header = append(header, "MESSAGE")
 	if layout.namespace {
@@ -103,6 +107,9 @@ func groupRow(group *v1alpha1.CanaryGroup, layout tableLayout, colors palette) [
 			decidedBy = "-"
 		}
 		row = append(row, decidedBy)
+	}
+	if layout.wave {
+		row = append(row, releaseWaveCell(group, colors))
 	}
 	row = append(row, layout.cell(s.Message))
 	if layout.namespace {
@@ -143,4 +150,28 @@ func settledPhase(phase v1alpha1.CanaryPhase) bool {
 		return true
 	}
 	return false
+}
+
+// widenForReleaseWave adds the WAVE column for a group whose release
+// promotes to next stages (status.release.stages).
+func widenForReleaseWave(layout tableLayout, group *v1alpha1.CanaryGroup) tableLayout {
+	if rel := group.Status.Release; rel != nil && len(rel.Stages) > 0 {
+		layout.wave = true
+	}
+	return layout
+}
+
+// releaseWaveCell says where the release stands in each next stage, as
+// the WAVE column of serin get canaries does: "production: Succeeded";
+// "-" when it promotes to none.
+func releaseWaveCell(group *v1alpha1.CanaryGroup, colors palette) string {
+	rel := group.Status.Release
+	if rel == nil || len(rel.Stages) == 0 {
+		return "-"
+	}
+	cells := make([]string, len(rel.Stages))
+	for i, st := range rel.Stages {
+		cells[i] = st.Stage + ": " + colors.wavePhase(st.Phase)
+	}
+	return strings.Join(cells, ", ")
 }

@@ -44,6 +44,8 @@ func listedGroups() []client.Object {
 			release(longRevision, v1alpha1.PhaseProgressing, 5*time.Minute,
 				releaseMember("api", v1alpha1.PhaseSucceeded, 0, 5, "promotion completed"),
 				releaseMember("web", v1alpha1.PhaseProgressing, 20, 2, "advancing canary weight to 20")).
+			stage(v1alpha1.GroupReleaseStage{Stage: "production", Phase: v1alpha1.WavePromoting, WrittenBy: "api", Members: []string{"api"},
+				Message: "waiting for every member of release " + longRevision + " to be promoted before writing the promotion: web (Progressing)"}).
 			ready(metav1.ConditionFalse, "Progressing", "release "+longRevision+": 1 of 2 members promoted").obj(),
 		makeGroup("apps", "billing", "invoices", "ledger").phase(v1alpha1.PhaseInitialized).
 			ready(metav1.ConditionTrue, "Succeeded", "no release yet").obj(),

@@ -299,6 +299,13 @@ func (b *groupBuilder) verdict(ago time.Duration, decidedBy, message, revertURL 
 	return b
 }
 
+// stage adds a promotion of the current release to a next stage.
+func (b *groupBuilder) stage(st v1alpha1.GroupReleaseStage) *groupBuilder {
+	r := b.group.Status.Release
+	r.Stages = append(r.Stages, st)
+	return b
+}
+
 // history adds an earlier release.
 func (b *groupBuilder) history(r v1alpha1.GroupRelease) *groupBuilder {
 	b.group.Status.History = append(b.group.Status.History, r)

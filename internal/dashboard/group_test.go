@@ -64,7 +64,10 @@ func sampleGroup() []client.Object {
 			Members: []v1alpha1.GroupReleaseMember{
 				{Name: "podinfo", Phase: v1alpha1.PhaseProgressing, Weight: 40, StepsPassed: 1, Message: "analysing revision " + latestRevision},
 				{Name: "web", Phase: v1alpha1.PhaseProgressing, Weight: 20, StepsPassed: 1, Message: "holding step 1 for podinfo"},
-			}},
+			},
+			// The release's wave to production, written by podinfo for both.
+			Stages: []v1alpha1.GroupReleaseStage{{Stage: "production", Phase: v1alpha1.WaveOpened, WrittenBy: "podinfo", Members: []string{"podinfo", "web"},
+				PullRequestURL: "https://git.example/apps/pulls/9", Message: "waiting for the pull request to be merged"}}},
 		History: []v1alpha1.GroupRelease{{Revision: badRevision, Phase: v1alpha1.PhaseFailed,
 			StartedAt: at(rolloutStart), FinishedAt: at(rolloutStart.Add(time.Minute)),
 			DecidedBy: "podinfo", Message: "podinfo failed: error-rate 7.5 above max 1", RevertURL: "https://git.example/apps/pulls/7",

@@ -58,6 +58,9 @@ type releaseView struct {
 	Members []memberView `json:"members"`
 	// SatOut are the members it did not change (the current release only).
 	SatOut []string `json:"satOut"`
+	// Stages are the release's promotions to the next stages, each with
+	// its verdict (status.release.stages).
+	Stages []v1alpha1.GroupReleaseStage `json:"stages"`
 }
 
 // memberView is a member's part in a release: the release's record of
@@ -128,7 +131,7 @@ func releaseViewOf(r *v1alpha1.GroupRelease) releaseView {
 		Revision: r.Revision, Phase: string(r.Phase), Message: r.Message,
 		DecidedBy: r.DecidedBy, RevertURL: r.RevertURL,
 		StartedAt: timeOf(r.StartedAt), FinishedAt: timeOf(r.FinishedAt),
-		Members: []memberView{}, SatOut: []string{},
+		Members: []memberView{}, SatOut: []string{}, Stages: append([]v1alpha1.GroupReleaseStage{}, r.Stages...),
 	}
 	for _, m := range r.Members {
 		v.Members = append(v.Members, memberView{Name: m.Name, Phase: string(m.Phase), Weight: m.Weight,

@@ -64,6 +64,11 @@ type GroupPeer struct {
 	// Revert is the member's status.revert: the revert it opened, and the
 	// members of its release that revert restores (covered).
 	Revert *v1alpha1.RevertStatus
+	// Promote are the member's next stages (spec.gitops.promote), and
+	// Promotions its wave (status.promotions): one member writes the
+	// release's promotion to a stage for the others (ReleaseStageOf).
+	Promote    []v1alpha1.PromotionTarget
+	Promotions []v1alpha1.PromotionStatus
 }
 
 // peer returns the member of the group named name.
@@ -75,6 +80,9 @@ func (g Group) peer(name string) (GroupPeer, bool) {
 	}
 	return GroupPeer{}, false
 }
+
+// Peer returns the member of the group named name, when it exists.
+func (g Group) Peer(name string) (GroupPeer, bool) { return g.peer(name) }
 
 // inItsRelease reports whether the peer entered its phase in the release
 // its status.group names, rather than in an earlier one (its release key
@@ -588,10 +596,11 @@ func WaitingForMessage(pending []string) string {
 // PeerMoved reports whether a member's rollout moved in a way its peers
 // must see (the group rules read their phase and status.group): its phase
 // changed, its status.group came or went, it joined another release,
-// passed a step, began or stopped holding one, or the number of members
-// it waits for (dependsOn) changed.
+// passed a step, began or stopped holding one, the number of members
+// it waits for (dependsOn) changed, or a stage of its wave changed phase
+// (the release's promotion is one member's, the others show it).
 func PeerMoved(old, cur *v1alpha1.CanaryStatus) bool {
-	if old.Phase != cur.Phase || revertState(old.Revert) != revertState(cur.Revert) {
+	if old.Phase != cur.Phase || revertState(old.Revert) != revertState(cur.Revert) || wavePhases(old) != wavePhases(cur) {
 		// A revert that ended tells the members rolled back with it
 		// whether it restores them (wantsRevert).
 		return true

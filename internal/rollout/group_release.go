@@ -179,6 +179,7 @@ func CurrentRelease(group string, members []ReleaseMember) *v1alpha1.GroupReleas
 	default:
 		rel.Message = fmt.Sprintf("release %s in progress: %s", key, memberSteps(rel.Members))
 	}
+	rel.Stages = ReleaseStages(key, members)
 	if rel.Phase == v1alpha1.PhaseFailed && rel.RevertURL == "" {
 		// The member that decided may not revert; another may have.
 		for _, m := range in {

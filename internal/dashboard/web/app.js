@@ -364,6 +364,7 @@
       }
       card.appendChild(groupTimeline(g, r));
       card.appendChild(membersTable(g, r));
+      if (r.stages && r.stages.length) card.appendChild(releaseStagesTable(g, r));
       if (r.satOut.length) {
         card.appendChild(h("p", { className: "hint", text: "Sat this release out (not changed by its revision): " + r.satOut.join(", ") }));
       }
@@ -395,6 +396,29 @@
       return h("figure", { className: "chart wide" }, [
         h("figcaption", {}, ["Members on one time line ", h("small", { text: "the weight at each analysis step; the dashed line is the release's start" })]), svg,
       ]);
+    }
+
+    // releaseStagesTable draws the release's promotions to the next
+    // stages: one per stage, written by one member for the others, with
+    // the stage's verdict.
+    function releaseStagesTable(g, r) {
+      return h("div", { className: "table-wrap" }, [h("table", { className: "steps wave", "data-id": "release-stages" }, [
+        h("caption", { text: "Waves of the release" }),
+        h("thead", {}, [h("tr", {}, ["Stage", "Phase", "Members", "Written by", "Pull request", "Stage commit", "Message"].map(function (t) {
+          return h("th", { scope: "col", text: t });
+        }))]),
+        h("tbody", {}, r.stages.map(function (st) {
+          return h("tr", { "data-stage": st.stage }, [
+            h("th", { scope: "row", text: st.stage }),
+            h("td", {}, [phaseBadge(st.phase)]),
+            h("td", { text: (st.members || []).join(", ") }),
+            h("td", { text: st.writtenBy }),
+            h("td", {}, [st.pullRequestURL ? h("a", { href: st.pullRequestURL, rel: "noopener noreferrer", target: "_blank", text: "pull request" }) : "—"]),
+            h("td", {}, [st.stageCommit ? h("code", { text: st.stageCommit.slice(0, 8), title: st.stageCommit }) : "—"]),
+            h("td", { className: "message", text: shortHashes(st.message || "") }),
+          ]);
+        })),
+      ])]);
     }
 
     function membersTable(g, r) {
