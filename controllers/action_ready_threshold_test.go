@@ -141,6 +141,7 @@ func TestReadyThresholds(t *testing.T) {
 			weights:    []routing.Weights{routing.AllPrimary},
 			events:     []string{"Warning " + v1alpha1.RolledBackReason},
 			ended:      "failed",
+			result:     ctrl.Result{RequeueAfter: 100 * time.Millisecond},
 			// The record keeps the beginning of the reason; Ready says it all.
 			records: []string{v2 + " Failed (rolled back revision " + v2 + ": canary not ready within the progress deadline (10m0s): " +
 				"deployment podinfo: 1 of 4 updated replicas available, 2 needed…)"},

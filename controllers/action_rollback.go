@@ -18,6 +18,7 @@ package controllers
 
 import (
 	"context"
+	"time"
 
 	ctrl "sigs.k8s.io/controller-runtime"
 
@@ -47,5 +48,8 @@ func (r *CanaryReconciler) rollback(ctx context.Context, obj *v1alpha1.Canary, o
 	r.emit(ctx, obj, notifier.SeverityError, v1alpha1.RolledBackReason, "canary %s rolled back: %s", obj.Name, a.Reason)
 	r.metrics.endRollout(obj, obs.Now, false)
 	r.postRollout(ctx, obj)
-	return ctrl.Result{}, nil
+	// The canary's scale-down is the next reconcile's, once the data plane
+	// had the time to apply the weights: nothing else may bring one (the
+	// kubernetes router's Service has no status to watch).
+	return ctrl.Result{RequeueAfter: r.DataPlaneSettle + 100*time.Millisecond}, nil
 }

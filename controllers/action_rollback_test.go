@@ -19,6 +19,7 @@ package controllers
 import (
 	"context"
 	"testing"
+	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -57,6 +58,7 @@ func TestRollback(t *testing.T) {
 				weights:    []routing.Weights{routing.AllPrimary},
 				events:     []string{"Warning " + v1alpha1.RolledBackReason},
 				ended:      "failed",
+				result:     ctrl.Result{RequeueAfter: 100 * time.Millisecond},
 			},
 			check: func(t *testing.T, f *actionFixture, _ *v1alpha1.Canary) {
 				if got := f.replicas("podinfo"); got != 2 {
@@ -80,6 +82,7 @@ func TestRollback(t *testing.T) {
 				weights:    []routing.Weights{routing.AllPrimary},
 				events:     []string{"Warning " + v1alpha1.RolledBackReason},
 				ended:      "failed",
+				result:     ctrl.Result{RequeueAfter: 100 * time.Millisecond},
 			},
 		},
 		"the routes cannot be written: the canary keeps its pods and its weight": {

@@ -150,6 +150,7 @@ func TestStep(t *testing.T) {
 		weights:    []routing.Weights{routing.AllPrimary},
 		events:     []string{"Warning " + v1alpha1.RolledBackReason},
 		ended:      "failed",
+		result:     ctrl.Result{RequeueAfter: 100 * time.Millisecond},
 	})
 	rolledBack.check = eventSays("canary podinfo rolled back: rollback requested by webhook rollback-hook")
 	// A step's rollback webhook never rolls back once the promotion began:
