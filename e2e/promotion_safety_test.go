@@ -377,7 +377,15 @@ func TestPromotionSafety_NoOldPodAnswersAfterSucceeded(t *testing.T) {
 			}
 			mu.Unlock()
 			// Back to 4 pods for the next promotion's halt: the
-			// canary is scaled down, the primary runs 2.
+			// canary is scaled down, the primary runs 2. The quota
+			// counts terminating pods too: on a loaded machine the
+			// previous revision's may still be going, and the next
+			// canary would find no room (ending Failed, not Halted).
+			g.Eventually(func() int {
+				pods := &corev1.PodList{}
+				g.Expect(k8s.List(ctx, pods, client.InNamespace(ns))).To(Succeed())
+				return len(pods.Items)
+			}, 60*time.Second, 100*time.Millisecond).Should(BeNumerically("<=", 2), "only the primary's pods are left")
 			setQuota(g, quota, "4")
 			old = version
 		}
