@@ -98,13 +98,7 @@ func TestGroup_MembersOfTwoKustomizationsOneRevert(t *testing.T) {
 	bad := release(shopRelease{api: shopApp{tag: "v3", brokenPrimary: true}, web: shopApp{tag: "v3"}}, "Release the shop v3")
 	cg := s.waitForGroup(g, bad, v1alpha1.PhaseHalted, 4*time.Minute)
 	g.Expect(cg.Status.Release.DecidedBy).To(Equal("api"))
-	var pr pullRequest
-	g.Eventually(func(g Gomega) {
-		prs := s.pullRequests(g)
-		g.Expect(prs).To(HaveLen(1))
-		pr = prs[0]
-		g.Expect(s.group(g).Status.Release.RevertURL).To(Equal(pr.HTMLURL))
-	}, 2*time.Minute, 500*time.Millisecond).Should(Succeed())
+	pr := s.revertPullRequest(g)
 	diff, err := gitea.Raw(ctx, fmt.Sprintf("/repos/%s/%s/pulls/%d.diff", gitea.User, f.name, pr.Number))
 	g.Expect(err).NotTo(HaveOccurred())
 	t.Logf("the release's revert %s:\n%s\n%s", pr.HTMLURL, pr.Body, diff)

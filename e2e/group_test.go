@@ -580,13 +580,7 @@ func TestGroup_HaltedReleaseOneRevertSurvivesKills(t *testing.T) {
 	cg := s.waitForGroup(g, bad, v1alpha1.PhaseHalted, 2*time.Minute)
 	g.Expect(cg.Status.Release.DecidedBy).To(Equal("api"))
 	g.Expect(kstatusOfGroup(g, cg)).To(Equal(kstatus.FailedStatus), "a Flux health check on the group fails")
-	var pr pullRequest
-	g.Eventually(func(g Gomega) {
-		prs := s.pullRequests(g)
-		g.Expect(prs).To(HaveLen(1))
-		pr = prs[0]
-		g.Expect(s.group(g).Status.Release.RevertURL).To(Equal(pr.HTMLURL))
-	}, 2*time.Minute, 500*time.Millisecond).Should(Succeed())
+	pr := s.revertPullRequest(g)
 	g.Expect(pr.Head.Ref).To(Equal("serin/revert/" + ns + "/groups/shop/" + bad[:8]))
 	diff, err := gitea.Raw(ctx, fmt.Sprintf("/repos/%s/%s/pulls/%d.diff", gitea.User, s.name, pr.Number))
 	g.Expect(err).NotTo(HaveOccurred())
@@ -609,6 +603,19 @@ func TestGroup_HaltedReleaseOneRevertSurvivesKills(t *testing.T) {
 	s.sync(g, main.Commit.ID)
 	s.expectRestored(g, "v2")
 	g.Expect(s.pullRequests(g)).To(HaveLen(1), "no duplicate pull request")
+}
+
+// revertPullRequest waits until the repository has one pull request,
+// the group's release names it as its revert, and returns it.
+func (s *shop) revertPullRequest(g Gomega) pullRequest {
+	var pr pullRequest
+	g.Eventually(func(g Gomega) {
+		prs := s.pullRequests(g)
+		g.Expect(prs).To(HaveLen(1))
+		pr = prs[0]
+		g.Expect(s.group(g).Status.Release.RevertURL).To(Equal(pr.HTMLURL))
+	}, 2*time.Minute, 500*time.Millisecond).Should(Succeed())
+	return pr
 }
 
 // expectRestored waits until both apps are Succeeded with their primaries

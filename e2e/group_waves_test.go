@@ -47,16 +47,7 @@ func groupWaveFiles(stg, prod, staging, production string) map[string]string {
 	files := map[string]string{
 		"staging/kustomization.yaml":    groupWaveKustomization(stg, staging),
 		"production/kustomization.yaml": groupWaveKustomization(prod, production) + "  - provider.yaml\n",
-		"production/provider.yaml": fmt.Sprintf(`apiVersion: notification.toolkit.fluxcd.io/v1beta3
-kind: Provider
-metadata:
-  name: commit-status
-spec:
-  type: gitea
-  address: %s
-  secretRef:
-    name: commit-status-token
-`, gitea.RepositoryURL(stg)),
+		"production/provider.yaml":      commitStatusProvider(gitea.RepositoryURL(stg)),
 	}
 	for _, dir := range []string{"staging", "production"} {
 		files[dir+"/group.yaml"] = `apiVersion: serin.dev/v1alpha1

@@ -97,7 +97,14 @@ func waveFiles(stg, prod string, r waveRelease) map[string]string {
 		// The Provider through which production's Canary posts its
 		// verdicts as commit statuses; its token is a Secret the test
 		// creates, never in Git.
-		"production/provider.yaml": fmt.Sprintf(`apiVersion: notification.toolkit.fluxcd.io/v1beta3
+		"production/provider.yaml": commitStatusProvider(gitea.RepositoryURL(stg)),
+	}
+}
+
+// commitStatusProvider is production's Flux Provider that posts its
+// Canaries' verdicts as commit statuses of the repository at address.
+func commitStatusProvider(address string) string {
+	return fmt.Sprintf(`apiVersion: notification.toolkit.fluxcd.io/v1beta3
 kind: Provider
 metadata:
   name: commit-status
@@ -106,8 +113,7 @@ spec:
   address: %s
   secretRef:
     name: commit-status-token
-`, gitea.RepositoryURL(stg)),
-	}
+`, address)
 }
 
 // wavePromote is staging's spec.gitops.promote: to ./production, whose

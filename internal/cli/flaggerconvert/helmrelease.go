@@ -22,6 +22,7 @@ import (
 	"strings"
 
 	kyaml "sigs.k8s.io/kustomize/kyaml/yaml"
+	"sigs.k8s.io/yaml"
 )
 
 // A Flux HelmRelease passes through the conversion, with two checks for
@@ -78,13 +79,17 @@ func (r *Result) fitHelmReleases() {
 			if ignoresReplicas(hr, name) {
 				continue
 			}
-			addReplicasIgnore(hr, name)
-			raw, err := addReplicasIgnoreInPlace(m.Raw, name)
+			raw, err := addReplicasIgnore(m.Raw, name)
+			if err == nil {
+				var edited map[string]any
+				if err = yaml.Unmarshal(raw, &edited); err == nil {
+					m.Raw, m.Object, hr = raw, edited, edited
+				}
+			}
 			if err != nil {
 				report.drop("spec.driftDetection.ignore", "could not add /spec/replicas of Deployment %s: %v; add it by hand", name, err)
 				continue
 			}
-			m.Raw = raw
 			report.note("spec.driftDetection.ignore",
 				"added /spec/replicas of Deployment %s, the target of a converted Canary: serin scales it to zero once a revision is promoted, which drift detection (mode %s) would undo at every reconcile", name, mode)
 		}
@@ -116,19 +121,9 @@ func ignoresReplicas(hr map[string]any, name string) bool {
 }
 
 // addReplicasIgnore appends the rule that ignores /spec/replicas of the
-// Deployment name.
-func addReplicasIgnore(hr map[string]any, name string) {
-	drift := mapAt(hr, "spec", "driftDetection")
-	rules, _ := drift["ignore"].([]any)
-	drift["ignore"] = append(rules, map[string]any{
-		"paths":  []any{"/spec/replicas"},
-		"target": map[string]any{"kind": "Deployment", "name": name},
-	})
-}
-
-// addReplicasIgnoreInPlace appends the same rule to the document raw,
-// keeping its comments and the order of its fields.
-func addReplicasIgnoreInPlace(raw []byte, name string) ([]byte, error) {
+// Deployment name to the document raw, keeping its comments and the order
+// of its fields.
+func addReplicasIgnore(raw []byte, name string) ([]byte, error) {
 	doc, err := kyaml.Parse(string(raw))
 	if err != nil {
 		return nil, err
