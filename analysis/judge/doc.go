@@ -41,7 +41,13 @@ limitations under the License.
 //     of the time. The rank test, insensitive to a lone outlier, guards
 //     the mean's weakness: a single slow request that moves the mean is
 //     not significant. A baseline mean of 0 makes any other canary mean
-//     an infinite change.
+//     an infinite change. With counts the effect is the Mantel-Haenszel
+//     ratio of the sides' shares of hits, stratified as the test, and
+//     the allowed ratio is held against the far end of its 1-alpha
+//     confidence interval (Greenland and Robins' variance): a
+//     significant change passes only when the requests show that it is
+//     within what is allowed, as a non-inferiority trial is judged, not
+//     when its estimate happens to fall inside while the truth may not.
 //   - bad: the metric's Direction counts the way the canary ranks (U
 //     above or below its mean) as bad; a change the other way is a Pass,
 //     still reported in the text.

@@ -44,7 +44,7 @@ func (r MetricResult) Against(baseline string) string {
 		return fmt.Sprintf("%s: %s: %s", name, r.NoDataReason, r.Class)
 	}
 	return fmt.Sprintf("%s: canary %s vs %s %s (%s, %s): %s%s", name,
-		r.value(r.CanaryMean), baseline, r.value(r.BaselineMean), formatChange(r.Ratio), formatP(r.p()),
+		r.value(r.CanaryMean), baseline, r.value(r.BaselineMean), r.change(), formatP(r.p()),
 		r.Class, r.qualifier())
 }
 
@@ -63,7 +63,7 @@ func (r MetricResult) Explain() string {
 		return fmt.Sprintf("%s: canary mean %s vs baseline mean %s, %s; "+
 			"Cochran-Mantel-Haenszel over %d timestamps (canary %s of %s requests, baseline %s of %s), "+
 			"chi-squared = %s, %s; %s: %s",
-			name, r.value(r.CanaryMean), r.value(r.BaselineMean), formatChange(r.Ratio),
+			name, r.value(r.CanaryMean), r.value(r.BaselineMean), r.change(),
 			c.Strata, formatCount(c.CanaryHits), formatCount(c.CanaryTotal), formatCount(c.BaselineHits),
 			formatCount(c.BaselineTotal), formatNumber(c.ChiSquared), formatP(c.P), r.why(), r.Class)
 	}
@@ -86,6 +86,9 @@ func (r MetricResult) why() string {
 		return "not significant at " + alpha
 	case (r.Class == High || r.Class == Low) && r.allowedRatio() == 1:
 		return fmt.Sprintf("significant at %s and %s is bad", alpha, r.way())
+	case (r.Class == High || r.Class == Low) && r.Interval:
+		return fmt.Sprintf("significant at %s, its %s reaching beyond the allowed %s, and %s is bad", alpha,
+			r.confidence(), formatChange(r.allowedRatio()), r.way())
 	case r.Class == High || r.Class == Low:
 		return fmt.Sprintf("significant at %s, beyond the allowed %s, and %s is bad", alpha,
 			formatChange(r.allowedRatio()), r.way())
@@ -109,8 +112,25 @@ func (r MetricResult) passReason() string {
 		return r.way() + " is not bad"
 	case r.allowedRatio() == 1:
 		return "the mean is not " + r.way()
+	case r.Interval:
+		return "its " + r.confidence() + " within the allowed " + formatChange(r.allowedRatio())
 	}
 	return "within the allowed " + formatChange(r.allowedRatio())
+}
+
+// change is the effect as a change, with its confidence interval when
+// there is one: "-1.55 %" or "-1.55 %, 95 % CI -2.6 to -0.5 %".
+func (r MetricResult) change() string {
+	if !r.Interval {
+		return formatChange(r.Ratio)
+	}
+	low := signed((r.RatioLow-1)*100, formatNumber)
+	return fmt.Sprintf("%s, %s %s to %s", formatChange(r.Ratio), r.confidence(), low, formatChange(r.RatioHigh))
+}
+
+// confidence names the confidence interval: "95 % CI" at alpha 0.05.
+func (r MetricResult) confidence() string {
+	return formatNumber((1-r.Metric.GetAlpha())*100) + " % CI"
 }
 
 // way is "higher" or "lower": where the canary ranks.

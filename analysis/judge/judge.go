@@ -175,7 +175,14 @@ type MetricResult struct {
 	// when that is positive; in general 1 + (canary - baseline) /
 	// |baseline|, so that above 1 is always an increase; ±Inf when the
 	// baseline's mean is 0 and the canary's is not, 1 when both are 0.
+	// With counts, the Mantel-Haenszel ratio of the sides' shares of hits
+	// (CountTest.Ratio) instead, when there is one.
 	Ratio float64
+	// RatioLow and RatioHigh are the 1-alpha confidence interval of Ratio
+	// when it is the counts' (Interval true); the allowed ratio is held
+	// against the interval's far end then, not against Ratio.
+	RatioLow, RatioHigh float64
+	Interval            bool
 }
 
 // Classify classifies a metric, Kayenta-style: High when the Mann-Whitney
@@ -222,16 +229,43 @@ func Classify(in MetricInput) (MetricResult, error) {
 	}
 	res.CanaryMean, res.BaselineMean = mean(canary), mean(baseline)
 	res.Ratio = ratio(res.CanaryMean, res.BaselineMean)
+	if res.Counts != nil {
+		if low, high, ok := res.Counts.RatioInterval(m.GetAlpha()); ok {
+			res.Ratio, res.RatioLow, res.RatioHigh, res.Interval = res.Counts.Ratio, low, high, true
+		}
+	}
 	res.Class = Pass
 	switch {
 	case !res.significant():
 		return res, nil
-	case res.higher() && res.bad() && res.Ratio > m.GetAllowedIncrease():
+	case res.higher() && res.bad() && res.farHigh() > m.GetAllowedIncrease():
 		res.Class = High
-	case res.lower() && res.bad() && res.Ratio < m.GetAllowedDecrease():
+	case res.lower() && res.bad() && res.farLow() < m.GetAllowedDecrease():
 		res.Class = Low
 	}
 	return res, nil
+}
+
+// farHigh is the highest ratio the data leave plausible: the confidence
+// interval's upper end when there is one, else the ratio. A significant
+// increase is held against the allowed one there: the canary passes only
+// if the data show that its increase, whatever it is, is within the
+// allowed one (as a non-inferiority trial is judged), not when its
+// estimate merely happens to fall inside while the truth may not.
+func (r MetricResult) farHigh() float64 {
+	if r.Interval {
+		return r.RatioHigh
+	}
+	return r.Ratio
+}
+
+// farLow is farHigh's counterpart for a decrease: the lowest plausible
+// ratio.
+func (r MetricResult) farLow() float64 {
+	if r.Interval {
+		return r.RatioLow
+	}
+	return r.Ratio
 }
 
 // significantDigits is the precision the values are compared at: a query's

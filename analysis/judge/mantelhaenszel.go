@@ -61,6 +61,31 @@ type CountTest struct {
 	// CanaryHits, CanaryTotal, BaselineHits and BaselineTotal are the
 	// sums over those strata.
 	CanaryHits, CanaryTotal, BaselineHits, BaselineTotal float64
+	// Ratio is the Mantel-Haenszel estimate of the canary's share of hits
+	// over the baseline's, common to the strata: Σ a·n2/N / Σ c·n1/N, with
+	// c the baseline's hits, over the strata where both sides served.
+	// Stratified as the test is, so that a side serving more of its
+	// requests while a fault lasts (the canary's weight grows during the
+	// analysis) is not judged worse for it. 0 when the baseline has no
+	// hits, or the canary none (no ratio to speak of).
+	Ratio float64
+	// LogRatioVariance is the variance of the logarithm of Ratio, by
+	// Greenland and Robins' estimator (Biometrics 41, 1985), which holds
+	// for many small strata as for few large ones: Σ (n1·n2·m1 - a·c·N) /
+	// N² over the product of Ratio's two sums. 0 with Ratio.
+	LogRatioVariance float64
+}
+
+// RatioInterval is the two-sided 1-alpha confidence interval of Ratio,
+// exp(ln Ratio ± z·√LogRatioVariance), z the 1-alpha/2 quantile of the
+// standard normal; ok is false without a Ratio.
+func (t CountTest) RatioInterval(alpha float64) (low, high float64, ok bool) {
+	if t.Ratio <= 0 || math.IsInf(t.Ratio, 0) || math.IsNaN(t.Ratio) {
+		return 0, 0, false
+	}
+	z := math.Sqrt2 * math.Erfinv(1-alpha)
+	half := z * math.Sqrt(t.LogRatioVariance)
+	return t.Ratio * math.Exp(-half), t.Ratio * math.Exp(half), true
 }
 
 // MantelHaenszel runs the two-sided Cochran-Mantel-Haenszel test of the
@@ -79,6 +104,9 @@ func MantelHaenszel(canary, baseline []Counts) (CountTest, error) {
 		return CountTest{}, fmt.Errorf("%d canary and %d baseline counts: want one of each a timestamp", len(canary), len(baseline))
 	}
 	var t CountTest
+	// The ratio's sums: R = Σ a·n2/N, S = Σ c·n1/N, and the numerator of
+	// its log's variance, P = Σ (n1·n2·m1 - a·c·N) / N².
+	var sumR, sumS, sumP float64
 	for i := range canary {
 		a, b := canary[i], baseline[i]
 		if !a.valid() || !b.valid() {
@@ -89,6 +117,11 @@ func MantelHaenszel(canary, baseline []Counts) (CountTest, error) {
 		n := n1 + n2
 		m1 := a.Hits + b.Hits
 		m2 := n - m1
+		if n1 > 0 && n2 > 0 {
+			sumR += a.Hits * n2 / n
+			sumS += b.Hits * n1 / n
+			sumP += (n1*n2*m1 - a.Hits*b.Hits*n) / (n * n)
+		}
 		if n < 2 {
 			continue
 		}
@@ -103,6 +136,10 @@ func MantelHaenszel(canary, baseline []Counts) (CountTest, error) {
 		t.CanaryTotal += n1
 		t.BaselineHits += b.Hits
 		t.BaselineTotal += n2
+	}
+	if sumR > 0 && sumS > 0 {
+		t.Ratio = sumR / sumS
+		t.LogRatioVariance = max(0, sumP/(sumR*sumS))
 	}
 	if t.Variance <= 0 {
 		t.P = 1

@@ -18,6 +18,7 @@ package judge
 
 import (
 	"errors"
+	"fmt"
 	"math"
 	"strings"
 	"testing"
@@ -130,11 +131,94 @@ func TestClassify_CountsCancelASharedFault(t *testing.T) {
 	if values.Class != Pass || counts.Class != Low {
 		t.Errorf("values only: %s; with counts: %s; want Pass, then Low", values, counts)
 	}
-	want := "request-success-rate: canary 95.12 % vs baseline 96.62 % (-1.55 %, p = 0.0131): Low"
+	want := "request-success-rate: canary 95.12 % vs baseline 96.62 % (-1.55 %, 95 % CI -2.8 to -0.291 %, p = 0.0131): Low"
 	if got := counts.String(); got != want {
 		t.Errorf("String() = %q, want %q", got, want)
 	}
 	if got := counts.Explain(); !strings.Contains(got, "Cochran-Mantel-Haenszel over 16 timestamps (canary 1522 of 1600 requests, baseline 3092 of 3200), chi-squared = 6.15, p = 0.0131") {
 		t.Errorf("Explain() = %q", got)
+	}
+}
+
+// The Mantel-Haenszel ratio and Greenland and Robins' variance of its
+// logarithm. The University Group Diabetes Program's tolbutamide data, in
+// two age strata (deaths of patients; Rothman and Greenland, Modern
+// Epidemiology, where the pooled risk ratio is 1.33): here the deaths are
+// the hits, tolbutamide the canary. The variance and the 90 % limits are
+// the estimator's formula worked by hand (to 1e-9 with a calculator: the
+// ratio 14.4664/10.9134, the variance 10.5893/157.880). With one stratum
+// the variance is Katz's of a single table, 1/a - 1/n1 + 1/c - 1/n2.
+func TestMantelHaenszel_RatioAndItsInterval(t *testing.T) {
+	got, err := MantelHaenszel([]Counts{{8, 106}, {22, 98}}, []Counts{{5, 120}, {16, 85}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if math.Abs(got.Ratio-1.3255553241551052) > 1e-9 || math.Abs(got.LogRatioVariance-0.06707148364941264) > 1e-9 {
+		t.Errorf("ratio %v, variance of its log %v; want 1.32556, 0.0670715", got.Ratio, got.LogRatioVariance)
+	}
+	if fmt.Sprintf("%.2f", got.Ratio) != "1.33" {
+		t.Errorf("ratio %.2f, the book's 1.33", got.Ratio)
+	}
+	low, high, ok := got.RatioInterval(0.1)
+	if !ok || math.Abs(low-0.86575321) > 1e-6 || math.Abs(high-2.02955865) > 1e-6 {
+		t.Errorf("90 %% interval %v to %v (%v), want 0.865753 to 2.029559", low, high, ok)
+	}
+	one, err := MantelHaenszel([]Counts{{8, 106}}, []Counts{{5, 120}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	katz := 1.0/8 - 1.0/106 + 1.0/5 - 1.0/120
+	if math.Abs(one.Ratio-(8.0/106)/(5.0/120)) > 1e-12 || math.Abs(one.LogRatioVariance-katz) > 1e-12 {
+		t.Errorf("one stratum: ratio %v, variance %v; want %v, Katz's %v", one.Ratio, one.LogRatioVariance, (8.0/106)/(5.0/120), katz)
+	}
+	// Without hits on a side there is no ratio, and no interval.
+	none, err := MantelHaenszel([]Counts{{3, 10}}, []Counts{{0, 10}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, ok := none.RatioInterval(0.05); ok || none.Ratio != 0 {
+		t.Errorf("baseline without hits: ratio %v, interval %v; want none", none.Ratio, ok)
+	}
+}
+
+// The allowed change is held against the far end of the counts' interval:
+// a significant decrease whose estimate is within the allowed 1 % but
+// whose interval reaches beyond it is Low (the canary cannot show that it
+// is within), and the same change measured on ten times the requests,
+// its interval inside, passes. Without counts the estimate alone is held
+// against the bound, Kayenta's rule.
+func TestClassify_CountsHoldTheBoundAgainstTheInterval(t *testing.T) {
+	metric := Metric{Name: "request-success-rate", Unit: "%", Direction: Decrease, AllowedDecrease: 0.99}
+	run := func(scale float64) MetricResult {
+		t.Helper()
+		var canary, baseline []Counts
+		var canaryRates, baselineRates []float64
+		for range 20 {
+			// 99.2 % of the canary's requests succeed, 100 % of the
+			// baseline's: -0.8 %, within the allowed -1 %.
+			c := Counts{Hits: 992 * scale, Total: 1000 * scale}
+			b := Counts{Hits: 1000 * scale, Total: 1000 * scale}
+			canary, baseline = append(canary, c), append(baseline, b)
+			canaryRates, baselineRates = append(canaryRates, 99.2), append(baselineRates, 100)
+		}
+		res, err := Classify(MetricInput{Metric: metric, Canary: canaryRates, Baseline: baselineRates,
+			CanaryCounts: canary, BaselineCounts: baseline})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res
+	}
+	few, many := run(0.05), run(1)
+	if few.Class != Low || !few.Interval || few.RatioLow >= 0.99 || few.Ratio < 0.99 {
+		t.Errorf("50 requests a timestamp: %s; want Low, the estimate within -1 %%, the interval beyond", few.Explain())
+	}
+	if many.Class != Pass || many.RatioLow < 0.99 || many.Counts.P >= 0.05 {
+		t.Errorf("1,000 requests a timestamp: %s; want a significant Pass, its interval within -1 %%", many.Explain())
+	}
+	if want := "its 95 % CI within the allowed -1 %"; !strings.Contains(many.String(), want) {
+		t.Errorf("String() = %q, want it to say %q", many.String(), want)
+	}
+	if want := "its 95 % CI reaching beyond the allowed -1 %, and lower is bad: Low"; !strings.Contains(few.Explain(), want) {
+		t.Errorf("Explain() = %q, want it to say %q", few.Explain(), want)
 	}
 }

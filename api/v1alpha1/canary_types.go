@@ -1029,7 +1029,8 @@ type MetricJudge struct {
 	// MaxIncreasePercent is how much higher, in percent, the canary's mean
 	// may be than the primary's before a significant increase is bad: 10
 	// tolerates 10 % more. From 0 to 1000; defaults to 0 (any significant
-	// increase is bad).
+	// increase is bad). For a metric tested on its requests, as
+	// MaxDecreasePercent says.
 	// +kubebuilder:validation:XValidation:rule="self >= 0.0 && self <= 1000.0",message="judge.maxIncreasePercent must be between 0 and 1000 (percent)"
 	// +optional
 	MaxIncreasePercent *float64 `json:"maxIncreasePercent,omitempty"`
@@ -1037,7 +1038,10 @@ type MetricJudge struct {
 	// MaxDecreasePercent is how much lower, in percent, the canary's mean
 	// may be than the primary's before a significant decrease is bad: 10
 	// tolerates 10 % less. From 0 to less than 100; defaults to 0 (any
-	// significant decrease is bad).
+	// significant decrease is bad). For the built-in success rate, tested
+	// on its requests, the tolerance is held against the far end of the
+	// change's confidence interval: a significant decrease passes only when
+	// the data show it is within.
 	// +kubebuilder:validation:XValidation:rule="self >= 0.0 && self < 100.0",message="judge.maxDecreasePercent must be at least 0 and less than 100 (percent)"
 	// +optional
 	MaxDecreasePercent *float64 `json:"maxDecreasePercent,omitempty"`
