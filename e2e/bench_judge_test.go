@@ -107,8 +107,8 @@ import (
 // analysis and metric interval (30s); SERIN_BENCH_JUDGE_WINDOW the judge's
 // window (Growing; Sliding is the metric's interval, the first runs'
 // setting); SERIN_BENCH_JUDGE_KINDS keeps only
-// some kinds (e.g. good-fault,bad-errors-in-fault). The record, and why the judge
-// misses the last bad kind: bench/results/judge-confusion-matrix.txt.
+// some kinds (e.g. good-fault,bad-errors-in-fault). The record, run by
+// run: bench/results/judge-confusion-matrix.txt.
 func BenchmarkJudgeConfusionMatrix(b *testing.B) {
 	ctx := context.Background()
 	perKind := envInt("SERIN_BENCH_JUDGE_RELEASES", 20)
