@@ -93,6 +93,8 @@ type Bridge struct {
 
 	mu           sync.Mutex
 	destinations map[types.NamespacedName]*destination
+	// statuses keeps each commit status in the order of its events.
+	statuses *statusOrder
 
 	dropped   atomic.Int64
 	delivered atomic.Int64
@@ -144,7 +146,7 @@ func New(opts Options) *Bridge {
 		opts.Now = time.Now
 	}
 	registerBridgeMetrics()
-	b := &Bridge{opts: opts, queues: make([]*jobQueue, opts.Workers), destinations: map[types.NamespacedName]*destination{}}
+	b := &Bridge{opts: opts, queues: make([]*jobQueue, opts.Workers), destinations: map[types.NamespacedName]*destination{}, statuses: newStatusOrder()}
 	for i := range b.queues {
 		b.queues[i] = newJobQueue(opts.QueueSize)
 	}

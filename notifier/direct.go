@@ -135,7 +135,37 @@ func (b *Bridge) sendToProvider(ctx context.Context, canary *v1alpha1.Canary, ke
 	if err != nil {
 		return redact(err, cfg.address, cfg.token)
 	}
+	if commitStatusTypes[p.Spec.Type] {
+		return b.postCommitStatus(ctx, key, cfg, ev, req)
+	}
 	return redact(post(ctx, b.opts.Retry, cfg.endpoint, req), cfg.address, cfg.token)
+}
+
+// postCommitStatus posts a commit status unless a newer event's status of
+// the same commit and context was posted to the Provider already (a
+// pending that waited in the queue while the verdict went out), one post
+// of a commit and context at a time.
+func (b *Bridge) postCommitStatus(ctx context.Context, key types.NamespacedName, cfg providerConfig, ev eventv1.Event, req request) error {
+	s, err := commitStatusOf(ev, cfg.cluster)
+	if err != nil {
+		return redact(err, cfg.address, cfg.token)
+	}
+	k := statusKey{provider: key, sha: s.sha, context: s.context}
+	release, err := b.statuses.acquire(ctx, k)
+	if err != nil {
+		return err
+	}
+	defer release()
+	if b.statuses.stale(k, ev.Timestamp.Time) {
+		logr.FromContextOrDiscard(ctx).V(1).Info("a newer status of this commit was posted: not sending this one",
+			"provider", key.String(), "commit", s.sha, "state", s.state)
+		return nil
+	}
+	if err := post(ctx, b.opts.Retry, cfg.endpoint, req); err != nil {
+		return redact(err, cfg.address, cfg.token)
+	}
+	b.statuses.posted(k, ev.Timestamp.Time)
+	return nil
 }
 
 // commitStatusTypes are the Provider types that set commit statuses.
