@@ -351,7 +351,7 @@ func TestRunStep_JudgeCounts(t *testing.T) {
 			c.Status.Analyses = []v1alpha1.AnalysisRecord{{Spec: "abc", StartedAt: metav1.NewMicroTime(firstStep)}}
 			out := (&Runner{metrics: m}).runStep(context.Background(), Work{Canary: c, Metrics: c.Spec.Analysis.Metrics})
 			want := "judge: score 0 (pass >= 95, marginal >= 75): Fail — request-success-rate Low; " +
-				"request-success-rate: canary 95.12 % vs primary 96.62 % (-1.55 %, 95 % CI -2.8 to -0.291 %, p = 0.0131): Low"
+				"request-success-rate: canary 95.12 % vs primary 96.62 % (-1.55 %, p = 0.0131): Low"
 			if out.MetricFailure != want {
 				t.Errorf("failure\n got %q\nwant %q", out.MetricFailure, want)
 			}

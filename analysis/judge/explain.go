@@ -27,7 +27,8 @@ import (
 //
 //	latency p99: canary 182 ms vs baseline 121 ms (+50.4 %, p = 0.002): High
 //
-// with the means of the samples, the ratio of the means as a change, the
+// with the means of the samples, the ratio of the means as a change (with
+// its confidence interval when that, not the change, decided), the
 // test's p-value and the class, qualified when a Pass rests on the
 // direction or the allowed ratio: "Pass (significant, but lower is not
 // bad)", "Pass (significant, but within the allowed +10 %)", "Pass
@@ -43,8 +44,12 @@ func (r MetricResult) Against(baseline string) string {
 	if r.Class == NoData {
 		return fmt.Sprintf("%s: %s: %s", name, r.NoDataReason, r.Class)
 	}
+	change := formatChange(r.Ratio)
+	if r.intervalDecided() {
+		change = r.change()
+	}
 	return fmt.Sprintf("%s: canary %s vs %s %s (%s, %s): %s%s", name,
-		r.value(r.CanaryMean), baseline, r.value(r.BaselineMean), r.change(), formatP(r.p()),
+		r.value(r.CanaryMean), baseline, r.value(r.BaselineMean), change, formatP(r.p()),
 		r.Class, r.qualifier())
 }
 
@@ -116,6 +121,21 @@ func (r MetricResult) passReason() string {
 		return "its " + r.confidence() + " within the allowed " + formatChange(r.allowedRatio())
 	}
 	return "within the allowed " + formatChange(r.allowedRatio())
+}
+
+// intervalDecided is true when the class rests on the confidence
+// interval rather than on the estimate: a High or Low whose estimate is
+// within the allowed ratio, or a significant bad change that passes
+// because its whole interval is within. String shows the interval then
+// only, to stay one short line (a check's message is cut at 160 bytes).
+func (r MetricResult) intervalDecided() bool {
+	if !r.Interval || !r.significant() || !r.bad() {
+		return false
+	}
+	if r.higher() {
+		return r.Ratio <= r.Metric.GetAllowedIncrease()
+	}
+	return r.Ratio >= r.Metric.GetAllowedDecrease()
 }
 
 // change is the effect as a change, with its confidence interval when

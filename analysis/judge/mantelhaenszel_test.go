@@ -131,7 +131,7 @@ func TestClassify_CountsCancelASharedFault(t *testing.T) {
 	if values.Class != Pass || counts.Class != Low {
 		t.Errorf("values only: %s; with counts: %s; want Pass, then Low", values, counts)
 	}
-	want := "request-success-rate: canary 95.12 % vs baseline 96.62 % (-1.55 %, 95 % CI -2.8 to -0.291 %, p = 0.0131): Low"
+	want := "request-success-rate: canary 95.12 % vs baseline 96.62 % (-1.55 %, p = 0.0131): Low"
 	if got := counts.String(); got != want {
 		t.Errorf("String() = %q, want %q", got, want)
 	}
@@ -214,6 +214,10 @@ func TestClassify_CountsHoldTheBoundAgainstTheInterval(t *testing.T) {
 	}
 	if many.Class != Pass || many.RatioLow < 0.99 || many.Counts.P >= 0.05 {
 		t.Errorf("1,000 requests a timestamp: %s; want a significant Pass, its interval within -1 %%", many.Explain())
+	}
+	// The interval decided, so the line shows it.
+	if want := "request-success-rate: canary 99.2 % vs baseline 100 % (-0.8 %, 95 % CI -1.35 to -0.246 %, p = 0.0136): Low"; few.String() != want {
+		t.Errorf("String() = %q, want %q", few.String(), want)
 	}
 	if want := "its 95 % CI within the allowed -1 %"; !strings.Contains(many.String(), want) {
 		t.Errorf("String() = %q, want it to say %q", many.String(), want)
