@@ -81,7 +81,7 @@ func (h *HelmCharts) HelmRepositoryChart(ctx context.Context, namespace string, 
 		return nil, notRendered("HelmRepository %s is in another namespace, and cross-namespace references are disabled", ref)
 	}
 	repo := &sourcev1.HelmRepository{}
-	if err := h.client.Get(ctx, ref, repo); err != nil {
+	if err := getTyped(ctx, h.client, sourcev1.GroupVersion.WithKind(sourcev1.HelmRepositoryKind), ref, repo); err != nil {
 		return nil, fmt.Errorf("failed to get HelmRepository %s: %w", ref, err)
 	}
 	auth, err := h.repositoryAuth(ctx, repo)
