@@ -30,11 +30,11 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/fluxcd/pkg/apis/meta"
 	sourcev1 "github.com/fluxcd/source-controller/api/v1"
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
@@ -45,23 +45,25 @@ import (
 )
 
 // helmCharts is HelmCharts reading the HelmRepository charts of
-// namespace, at url (of type repoType), from a fake cluster; with
+// namespace, at url (of type repoType), from a fake cluster whose scheme,
+// like the agent's, does not register source-controller's types; with
 // username, its Secret holds basic auth.
 func helmCharts(t *testing.T, namespace, url, repoType, username string) *HelmCharts {
 	t.Helper()
 	scheme := runtime.NewScheme()
 	_ = clientgoscheme.AddToScheme(scheme)
-	_ = sourcev1.AddToScheme(scheme)
-	repo := &sourcev1.HelmRepository{
-		ObjectMeta: metav1.ObjectMeta{Name: "charts", Namespace: namespace},
-		Spec:       sourcev1.HelmRepositorySpec{URL: url, Type: repoType},
-	}
-	objs := []client.Object{repo}
+	spec := map[string]any{"url": url, "type": repoType}
+	objs := []client.Object{}
 	if username != "" {
-		repo.Spec.SecretRef = &meta.LocalObjectReference{Name: "charts-auth"}
+		spec["secretRef"] = map[string]any{"name": "charts-auth"}
 		objs = append(objs, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "charts-auth", Namespace: namespace},
 			Data: map[string][]byte{"username": []byte(username), "password": []byte("s3cret")}})
 	}
+	repo := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": sourcev1.GroupVersion.String(), "kind": sourcev1.HelmRepositoryKind,
+		"metadata": map[string]any{"name": "charts", "namespace": namespace}, "spec": spec,
+	}}
+	objs = append(objs, repo)
 	return NewHelmCharts(fake.NewClientBuilder().WithScheme(scheme).WithObjects(objs...).Build(), true)
 }
 
