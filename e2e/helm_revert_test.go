@@ -133,6 +133,9 @@ func TestHelm_ChartVersionBumpRevertedInGit(t *testing.T) {
 	g.Expect(diff).To(ContainSubstring(`-      version: "0.2.0"`))
 	g.Expect(diff).To(ContainSubstring(`+      version: "0.1.0"`))
 	g.Expect(strings.Count(diff, "\n-")-strings.Count(diff, "\n---")).To(Equal(1), "only the chart version changes")
+	// Verified by rendering the chart of the HTTP Helm repository with Helm.
+	g.Expect(pr.Body).To(ContainSubstring(fmt.Sprintf("Verified by rendering the chart of HelmRelease/%s/podinfo with Helm: Deployment/%s/podinfo renders as at %s (chart podinfo 0.1.0)",
+		ns, ns, good[:8])))
 
 	// helm-controller goes back to chart 0.1.0; serin restores the primary.
 	g.Eventually(func(g Gomega) string {
@@ -192,6 +195,9 @@ func TestHelm_ValuesImageTagErrorRevertedInGit(t *testing.T) {
 	g.Expect(diff).To(ContainSubstring("-      tag: v2"))
 	g.Expect(diff).To(ContainSubstring("+      tag: v1"))
 	g.Expect(strings.Count(diff, "\n-")-strings.Count(diff, "\n---")).To(Equal(1), "only image.tag changes")
+	// Verified by rendering the chart kept in Git with Helm.
+	g.Expect(pr.Body).To(ContainSubstring(fmt.Sprintf("Verified by rendering the chart of HelmRelease/%s/podinfo with Helm: Deployment/%s/podinfo renders as at %s",
+		ns, ns, good[:8])))
 
 	target := &appsv1.Deployment{}
 	g.Eventually(func(g Gomega) {
@@ -297,6 +303,8 @@ func TestHelm_WaveMovesTheChartVersionToProduction(t *testing.T) {
 	pr := w.promotionPR(g, v2)
 	g.Expect(opened.PullRequestURL).To(Equal(pr.HTMLURL))
 	g.Expect(pr.Body).To(ContainSubstring("Serin-Promotes: " + v2))
+	g.Expect(pr.Body).To(ContainSubstring(fmt.Sprintf("Verified by rendering the chart of HelmRelease/%s/podinfo with Helm: chart podinfo 0.2.0 renders the same objects as chart podinfo 0.1.0 did, and Deployment/%s/podinfo runs podinfo:v2.",
+		prod, prod)))
 	diff, err := gitea.Raw(ctx, fmt.Sprintf("/repos/%s/%s/pulls/%d.diff", gitea.User, staging.name, pr.Number))
 	g.Expect(err).NotTo(HaveOccurred())
 	t.Logf("promotion pull request %s:\n%s", pr.HTMLURL, diff)

@@ -64,6 +64,9 @@ type gitCore struct {
 	// crossNamespace lets a Canary revert through a Kustomization or
 	// GitRepository in another namespace (not under --no-cross-namespace-refs).
 	crossNamespace bool
+	// charts downloads the charts of HelmRepositories a revert or a wave
+	// renders (nil: only charts kept in Git are rendered).
+	charts ChartSource
 }
 
 // gitJob is one job's work on a clone of one repository branch, a

@@ -231,6 +231,7 @@ func NewGitReverter(c client.Reader, opts ...ReverterOption) (*GitReverter, erro
 			return nil, err
 		}
 	}
+	core.charts = NewHelmCharts(c, core.crossNamespace)
 	return g, nil
 }
 
@@ -493,7 +494,12 @@ func (j *revertJob) planTarget(ctx context.Context, c *v1alpha1.Canary, goodRevi
 		notes = append(notes, fmt.Sprintf("No promoted revision is recorded: %s, the last commit before %s that rendered the target differently, is taken as good.",
 			ShortSHA(good.Hash.String()), ShortSHA(j.bad)))
 	}
-	plan, err := PlanRevert(ctx, PlanInput{Path: path, Target: target, Good: good, Bad: bad, Head: head, MaxFileSize: j.maxFile})
+	in := PlanInput{Path: path, Target: target, Good: good, Bad: bad, Head: head, MaxFileSize: j.maxFile}
+	if src.HelmRelease != nil {
+		rendered := targetOf(c)
+		in.Rendered, in.Charts = &rendered, j.charts
+	}
+	plan, err := PlanRevert(ctx, in)
 	if errors.Is(err, ErrSameRendering) {
 		// The revision may have been read before kustomize-controller
 		// recorded the one it applied: take the one it applied since.
@@ -504,7 +510,8 @@ func (j *revertJob) planTarget(ctx context.Context, c *v1alpha1.Canary, goodRevi
 		if applied != nil {
 			notes = append(notes, fmt.Sprintf("Commit %s, recorded as bad, renders the target as the good one; %s, which the Kustomization applied after it, is reverted.",
 				ShortSHA(j.bad), ShortSHA(applied.Hash.String())))
-			plan, err = PlanRevert(ctx, PlanInput{Path: path, Target: target, Good: good, Bad: applied, Head: head, MaxFileSize: j.maxFile})
+			in.Bad = applied
+			plan, err = PlanRevert(ctx, in)
 		}
 	}
 	return plan, good, goodRevision, notes, err

@@ -17,6 +17,7 @@ limitations under the License.
 package gitops
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -251,4 +252,78 @@ func (p *planner) verifyHelmRelease(r *rendering, k objectKey, files snapshot) (
 		inputs[key] = true
 	}
 	return inputs, nil
+}
+
+// loadCharts renders, for a HelmRelease target with a rendered object to
+// compare (PlanInput.Rendered), its chart at the good and bad commits and
+// at the head. When one cannot be rendered (ErrNotRendered), the plan
+// compares the chart's inputs instead and its notes say why.
+func (p *planner) loadCharts(ctx context.Context, goodKey, badKey objectKey) error {
+	if p.in.Target.Kind != helmReleaseKind || p.in.Rendered == nil {
+		return nil
+	}
+	h := newHelmRenderer(p.in.Charts, p.in.Target.Namespace)
+	var charts [3]*chartRendering
+	for i, c := range []struct {
+		r     *rendering
+		k     objectKey
+		files snapshot
+		at    *object.Commit
+	}{{p.goodR, goodKey, p.good, p.in.Good}, {p.badR, badKey, p.bad, p.in.Bad}, {p.hdR, p.headKey, p.head, p.in.Head}} {
+		cr, err := h.render(ctx, c.r, c.k, c.files)
+		if err == nil {
+			if _, ok := cr.find(*p.in.Rendered); !ok {
+				err = notRendered("chart %s does not render %s", cr.chart, *p.in.Rendered)
+			}
+		}
+		if errors.Is(err, ErrNotRendered) {
+			p.renderNote = fmt.Sprintf("Verified by the chart's inputs, not by rendering it: at %s, %v.", ShortSHA(c.at.Hash.String()), err)
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("rendering the chart of %s at commit %s: %w", p.in.Target, ShortSHA(c.at.Hash.String()), err)
+		}
+		charts[i] = cr
+	}
+	p.helm, p.goodChart, p.headChart = h, charts[0], charts[2]
+	p.renderNote = fmt.Sprintf("Verified by rendering the chart of %s with Helm: %s renders as at %s (chart %s), and every other object of the chart as at %s or at the head.",
+		p.in.Target, *p.in.Rendered, ShortSHA(p.in.Good.Hash.String()), charts[0].chart, ShortSHA(p.in.Good.Hash.String()))
+	return nil
+}
+
+// targetData is what the plan compares of its target at k of r: the
+// object its chart renders (PlanInput.Rendered) when the plan renders
+// the chart, else targetData.
+func (p *planner) targetData(ctx context.Context, r *rendering, k objectKey, files snapshot) (string, error) {
+	if p.helm == nil {
+		return targetData(p.in.Target, r, k, files)
+	}
+	cr, err := p.helm.render(ctx, r, k, files)
+	if err != nil {
+		return "", err
+	}
+	rk, ok := cr.find(*p.in.Rendered)
+	if !ok {
+		return "", fmt.Errorf("chart %s does not render %s", cr.chart, *p.in.Rendered)
+	}
+	return cr.objects[rk], nil
+}
+
+// verifyChart checks, when the plan renders the chart, that every object
+// the chart renders in the result is as the head or the good commit
+// renders it (present with the same content, or absent): no object is
+// left in a state no commit described.
+func (p *planner) verifyChart(ctx context.Context, r *rendering, k objectKey, files snapshot) error {
+	if p.helm == nil {
+		return nil
+	}
+	cr, err := p.helm.render(ctx, r, k, files)
+	if err != nil {
+		return err
+	}
+	if mixed := mixedObjects(cr, p.headChart, p.goodChart); len(mixed) > 0 {
+		return fmt.Errorf("undoing the change of %s would leave %s, rendered by its chart, as neither the head nor the good commit %s renders it",
+			p.in.Target, strings.Join(mixed, ", "), ShortSHA(p.in.Good.Hash.String()))
+	}
+	return nil
 }

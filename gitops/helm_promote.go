@@ -99,6 +99,11 @@ func planHelmPromotion(ctx context.Context, in PromotionInput, head snapshot, be
 		return nil, fmt.Errorf("%w: promoting %s would also change %s", ErrUnverifiable, t, strings.Join(others, ", "))
 	}
 	notes := []string{fmt.Sprintf("%s: %s %s set.", file, t.Kind+"/"+t.Name, strings.Join(set, ", "))}
+	note, err := verifyPromotedChart(ctx, in, t, [2]*rendering{before, after}, [2]objectKey{key, afterKey}, [2]snapshot{head, head.with(changes)})
+	if err != nil {
+		return nil, err
+	}
+	notes = append(notes, note)
 	return &Plan{Strategy: StrategyEdit, Files: fileChanges(changes), Notes: notes}, nil
 }
 
@@ -287,4 +292,68 @@ func plainString(value string) bool {
 	}
 	s, ok := v.(string)
 	return ok && s == value
+}
+
+// verifyPromotedChart renders the next stage's HelmRelease t before and
+// after the promotion (at keys of renderings, with files) and checks
+// that its chart renders the same objects (kinds, namespaces and names)
+// and that the promoted target runs the images the stage promoted. It
+// returns how the promotion was verified: when the chart cannot be
+// rendered (ErrNotRendered), by the HelmRelease's fields only, and why.
+func verifyPromotedChart(ctx context.Context, in PromotionInput, t Target, renderings [2]*rendering, keys [2]objectKey, files [2]snapshot) (string, error) {
+	h := newHelmRenderer(in.Charts, t.Namespace)
+	var charts [2]*chartRendering
+	for i := range charts {
+		cr, err := h.render(ctx, renderings[i], keys[i], files[i])
+		if errors.Is(err, ErrNotRendered) {
+			return fmt.Sprintf("Verified by the fields of %s, not by rendering its chart: %v.", t, err), nil
+		}
+		if err != nil {
+			return "", fmt.Errorf("rendering the chart of %s: %w", t, err)
+		}
+		charts[i] = cr
+	}
+	before, after := charts[0], charts[1]
+	if added, removed := objectSetDiff(before, after); len(added)+len(removed) > 0 {
+		return "", fmt.Errorf("%w: with the promoted chart and values, the chart of %s would render other objects (added: %s; removed: %s)",
+			ErrUnverifiable, t, orNone(added), orNone(removed))
+	}
+	k, ok := after.find(in.Target)
+	if !ok {
+		return "", fmt.Errorf("%w: chart %s of %s does not render %s", ErrUnverifiable, after.chart, t, in.Target)
+	}
+	running, err := containerImages(after.objects[k])
+	if err != nil {
+		return "", err
+	}
+	if want := slices.Compact(slices.Sorted(slices.Values(in.Images))); len(in.Images) > 0 && !slices.Equal(slices.Compact(slices.Sorted(slices.Values(running))), want) {
+		return "", fmt.Errorf("%w: chart %s of %s renders %s with %s, not the promoted %s",
+			ErrUnverifiable, after.chart, t, in.Target, strings.Join(running, ", "), strings.Join(want, ", "))
+	}
+	return fmt.Sprintf("Verified by rendering the chart of %s with Helm: chart %s renders the same objects as chart %s did, and %s runs %s.",
+		t, after.chart, before.chart, in.Target, strings.Join(running, ", ")), nil
+}
+
+// objectSetDiff lists the keys only after has and only before has.
+func objectSetDiff(before, after *chartRendering) (added, removed []string) {
+	for k := range after.objects {
+		if _, ok := before.objects[k]; !ok {
+			added = append(added, k.String())
+		}
+	}
+	for k := range before.objects {
+		if _, ok := after.objects[k]; !ok {
+			removed = append(removed, k.String())
+		}
+	}
+	slices.Sort(added)
+	slices.Sort(removed)
+	return added, removed
+}
+
+func orNone(s []string) string {
+	if len(s) == 0 {
+		return "none"
+	}
+	return strings.Join(s, ", ")
 }

@@ -66,6 +66,14 @@ type PlanInput struct {
 	// MaxFileSize bounds a file read from a commit (0:
 	// DefaultMaxFileSize); a larger one is never read.
 	MaxFileSize int64
+	// Rendered is, when Target is a HelmRelease, the object of its chart
+	// the Canary targets: the plan renders the chart and compares that
+	// object's rendering (and the others'), falling back to the chart's
+	// inputs when the chart cannot be rendered. Nil compares the inputs.
+	Rendered *Target
+	// Charts downloads the charts of HelmRepositories; nil renders only
+	// charts kept in Git.
+	Charts ChartSource
 }
 
 // FileChange is one file of a plan.
@@ -113,6 +121,13 @@ type planner struct {
 	headKey          objectKey
 	// goodData, badData and headData are the target's targetData.
 	goodData, badData, headData string
+	// helm renders a HelmRelease target's chart; nil when the plan
+	// compares its inputs. goodChart and headChart are the renderings at
+	// the good commit and the head.
+	helm                 *helmRenderer
+	goodChart, headChart *chartRendering
+	// renderNote says how a HelmRelease target was verified.
+	renderNote string
 }
 
 // versions are the contents of a file at the good, bad and head commits,
@@ -172,14 +187,22 @@ func planRevert(ctx context.Context, in PlanInput) (*Plan, error) {
 		return nil, err
 	}
 	if plan != nil {
-		return plan, nil
+		return p.noted(plan), nil
 	}
 	plan, err = p.tryEdit(ctx, defining)
 	if err != nil {
 		return nil, err
 	}
 	plan.Notes = append([]string{why}, plan.Notes...)
-	return plan, nil
+	return p.noted(plan), nil
+}
+
+// noted adds how a HelmRelease target was verified to a plan's notes.
+func (p *planner) noted(plan *Plan) *Plan {
+	if p.renderNote != "" {
+		plan.Notes = append(plan.Notes, p.renderNote)
+	}
+	return plan
 }
 
 // load reads and renders the three commits.
@@ -211,19 +234,26 @@ func (p *planner) load(ctx context.Context) error {
 		return err
 	}
 	var goodKey, badKey objectKey
-	for _, r := range []struct {
+	commits := []struct {
 		rendering *rendering
 		files     snapshot
 		commit    *object.Commit
 		key       *objectKey
 		data      *string
-	}{{p.goodR, p.good, p.in.Good, &goodKey, &p.goodData}, {p.badR, p.bad, p.in.Bad, &badKey, &p.badData}, {p.hdR, p.head, p.in.Head, &p.headKey, &p.headData}} {
+	}{{p.goodR, p.good, p.in.Good, &goodKey, &p.goodData}, {p.badR, p.bad, p.in.Bad, &badKey, &p.badData}, {p.hdR, p.head, p.in.Head, &p.headKey, &p.headData}}
+	for _, r := range commits {
 		k, err := r.rendering.find(p.in.Target)
 		if err != nil {
 			return fmt.Errorf("%s at commit %s: %w", p.in.Target, ShortSHA(r.commit.Hash.String()), err)
 		}
 		*r.key = k
-		if *r.data, err = targetData(p.in.Target, r.rendering, k, r.files); err != nil {
+	}
+	if err := p.loadCharts(ctx, goodKey, badKey); err != nil {
+		return err
+	}
+	for _, r := range commits {
+		var err error
+		if *r.data, err = p.targetData(ctx, r.rendering, *r.key, r.files); err != nil {
 			return fmt.Errorf("at commit %s: %w", ShortSHA(r.commit.Hash.String()), err)
 		}
 	}
@@ -256,7 +286,7 @@ func (p *planner) definingFiles(ctx context.Context, changed []string) ([]string
 			out = append(out, f)
 			continue
 		}
-		if data, err := targetData(p.in.Target, r, k, files); err != nil || data != p.badData {
+		if data, err := p.targetData(ctx, r, k, files); err != nil || data != p.badData {
 			out = append(out, f)
 		}
 	}
@@ -414,7 +444,7 @@ func (p *planner) changesTarget(ctx context.Context, changes map[string][]byte) 
 	if err != nil {
 		return true
 	}
-	data, err := targetData(p.in.Target, r, k, files)
+	data, err := p.targetData(ctx, r, k, files)
 	return err != nil || data != p.headData
 }
 
@@ -430,15 +460,22 @@ func (p *planner) verify(ctx context.Context, changes map[string][]byte) error {
 	if err != nil {
 		return fmt.Errorf("the result does not render %s: %w", p.in.Target, err)
 	}
-	got, err := targetData(p.in.Target, r, k, files)
+	got, err := p.targetData(ctx, r, k, files)
 	if err != nil {
 		return err
 	}
 	if got != p.goodData {
-		return fmt.Errorf("the target would still differ from its last promoted rendering at %s", strings.Join(jsonDiff(got, p.goodData, 3), ", "))
+		what := "the target"
+		if p.helm != nil {
+			what = fmt.Sprintf("%s, rendered by the chart of %s,", *p.in.Rendered, p.in.Target)
+		}
+		return fmt.Errorf("%s would still differ from its last promoted rendering at %s", what, strings.Join(jsonDiff(got, p.goodData, 3), ", "))
 	}
 	inputs, err := p.verifyHelmRelease(r, k, files)
 	if err != nil {
+		return err
+	}
+	if err := p.verifyChart(ctx, r, k, files); err != nil {
 		return err
 	}
 	var others []string

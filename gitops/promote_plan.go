@@ -55,6 +55,10 @@ type PromotionInput struct {
 	// rendered promotes: the next stage's HelmRelease of its name gets
 	// its chart version and image values (planHelmPromotion).
 	HelmRelease *HelmPromotion
+	// Charts downloads the charts of HelmRepositories for a HelmRelease
+	// promotion verified by rendering (nil: only charts kept in Git are
+	// rendered).
+	Charts ChartSource
 }
 
 // ErrNoImageEntry means the next stage's kustomization has no images:

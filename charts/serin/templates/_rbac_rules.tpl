@@ -60,7 +60,7 @@ marker, copy its rule here.
   resources: [canarygroups, metrictemplates]
   verbs: [get, list, watch]
 - apiGroups: [source.toolkit.fluxcd.io]
-  resources: [gitrepositories]
+  resources: [gitrepositories, helmrepositories]
   verbs: [get]
 {{- end }}
 
