@@ -34,6 +34,8 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
+
+	"github.com/serin-dev/serin/internal/outbound"
 )
 
 const (
@@ -66,7 +68,7 @@ type HelmCharts struct {
 // crossNamespace false, a HelmRepository must be in the HelmRelease's
 // namespace.
 func NewHelmCharts(c client.Reader, crossNamespace bool) *HelmCharts {
-	return &HelmCharts{client: c, http: &http.Client{}, maxSize: DefaultMaxChartSize, crossNamespace: crossNamespace, packages: map[string][]byte{}}
+	return &HelmCharts{client: c, http: outbound.NewClient(outbound.Options{Timeout: chartFetchTimeout}), maxSize: DefaultMaxChartSize, crossNamespace: crossNamespace, packages: map[string][]byte{}}
 }
 
 // repositoryAuth is a HelmRepository's address and basic auth.
