@@ -155,10 +155,17 @@ func TestUpgrade_MidAnalysis(t *testing.T) {
 	})
 	canary := &v1alpha1.Canary{}
 	key := client.ObjectKey{Namespace: apps, Name: "podinfo"}
-	app := &appsv1.Deployment{}
-	g.Expect(cluster.Get(ctx, key, app)).To(Succeed())
-	app.Spec.Template.Spec.Containers[0].Image = "podinfo:v2"
-	g.Expect(cluster.Update(ctx, app)).To(Succeed())
+	// The release, as a user's apply: the agent writes the Deployment
+	// too (it scales the target once initialized), so a conflict is
+	// retried on the object read again.
+	g.Eventually(func() error {
+		app := &appsv1.Deployment{}
+		if err := cluster.Get(ctx, key, app); err != nil {
+			return err
+		}
+		app.Spec.Template.Spec.Containers[0].Image = "podinfo:v2"
+		return cluster.Update(ctx, app)
+	}, 10*time.Second, 100*time.Millisecond).Should(Succeed())
 
 	// The watch: what the Canary shows, every 50ms, until it is done.
 	type seen struct {
