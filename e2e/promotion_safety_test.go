@@ -19,6 +19,7 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"math"
 	"sync"
 	"testing"
 	"time"
@@ -387,6 +388,17 @@ func TestPromotionSafety_NoOldPodAnswersAfterSucceeded(t *testing.T) {
 				return len(pods.Items)
 			}, 60*time.Second, 100*time.Millisecond).Should(BeNumerically("<=", 2), "only the primary's pods are left")
 			setQuota(g, quota, "4")
+			// The quota's admission counts from its status, which the
+			// controller manager updates after the pods are gone: the
+			// next canary's pods must not be refused on a stale count.
+			g.Eventually(func() int64 {
+				g.Expect(k8s.Get(ctx, client.ObjectKeyFromObject(quota), quota)).To(Succeed())
+				if hard := quota.Status.Hard[corev1.ResourcePods]; hard.Value() != 4 {
+					return math.MaxInt64 // the status does not count against 4 yet
+				}
+				used := quota.Status.Used[corev1.ResourcePods]
+				return used.Value()
+			}, 60*time.Second, 100*time.Millisecond).Should(BeNumerically("<=", 2), "the quota counts only the primary's pods")
 			old = version
 		}
 		expectNoUserErrors(t, g, ns)
