@@ -62,13 +62,37 @@ type HelmCharts struct {
 
 	mu       sync.Mutex
 	packages map[string][]byte
+	// cached is the size of packages, at most maxCachedPackages.
+	cached int64
+	// resolved remembers where an index put a chart's version, for
+	// indexResolveTTL: a plan renders the chart at several commits, and a
+	// 32 MiB index is read once for them.
+	resolved map[string]resolvedChart
 }
+
+// resolvedChart is a chart version's package URL and digest, as an index
+// gave them at a time.
+type resolvedChart struct {
+	url    *url.URL
+	digest string
+	at     time.Time
+}
+
+const (
+	// maxCachedPackages bounds the packages kept in memory, in bytes:
+	// past it the cache starts again, so that many tenants' charts never
+	// grow the agent.
+	maxCachedPackages int64 = 64 << 20
+	// indexResolveTTL is how long a resolved chart version is trusted
+	// without reading the index again.
+	indexResolveTTL = time.Minute
+)
 
 // NewHelmCharts returns HelmCharts reading objects with c. With
 // crossNamespace false, a HelmRepository must be in the HelmRelease's
 // namespace.
 func NewHelmCharts(c client.Reader, crossNamespace bool) *HelmCharts {
-	return &HelmCharts{client: c, http: outbound.NewClient(outbound.Options{Timeout: chartFetchTimeout}), maxSize: DefaultMaxChartSize, crossNamespace: crossNamespace, packages: map[string][]byte{}}
+	return &HelmCharts{client: c, http: outbound.NewClient(outbound.Options{Timeout: chartFetchTimeout}), maxSize: DefaultMaxChartSize, crossNamespace: crossNamespace, packages: map[string][]byte{}, resolved: map[string]resolvedChart{}}
 }
 
 // repositoryAuth is a HelmRepository's address and basic auth.
@@ -130,54 +154,85 @@ type indexFile struct {
 	} `json:"entries"`
 }
 
-// fetch reads the repository's index, finds name at version and
-// downloads its package, checking its digest when the index gives one.
+// fetch finds name at version in the repository's index and downloads
+// its package, checking its digest when the index gives one; packages
+// with a digest are kept in memory.
 func (h *HelmCharts) fetch(ctx context.Context, auth *repositoryAuth, name, version string) ([]byte, error) {
-	indexURL := auth.base.JoinPath("index.yaml")
-	b, err := h.get(ctx, auth, indexURL, maxIndexSize)
+	u, digest, err := h.resolve(ctx, auth, name, version)
 	if err != nil {
 		return nil, err
 	}
+	id := u.String() + "@" + digest
+	h.mu.Lock()
+	tgz, ok := h.packages[id]
+	h.mu.Unlock()
+	if ok && digest != "" {
+		return tgz, nil
+	}
+	if tgz, err = h.get(ctx, auth, u, h.maxSize); err != nil {
+		return nil, err
+	}
+	if digest == "" {
+		return tgz, nil
+	}
+	sum := sha256.Sum256(tgz)
+	if hex.EncodeToString(sum[:]) != strings.TrimPrefix(digest, "sha256:") {
+		return nil, fmt.Errorf("chart %s %s from %s does not match the digest of the index", name, version, u.Redacted())
+	}
+	h.mu.Lock()
+	if h.cached+int64(len(tgz)) > maxCachedPackages {
+		h.packages, h.cached = map[string][]byte{}, 0
+	}
+	h.packages[id] = tgz
+	h.cached += int64(len(tgz))
+	h.mu.Unlock()
+	return tgz, nil
+}
+
+// resolve reads the repository's index (or remembers it for
+// indexResolveTTL) for the package URL and digest of name at version.
+func (h *HelmCharts) resolve(ctx context.Context, auth *repositoryAuth, name, version string) (*url.URL, string, error) {
+	indexURL := auth.base.JoinPath("index.yaml")
+	key := indexURL.String() + " " + name + " " + version
+	h.mu.Lock()
+	r, ok := h.resolved[key]
+	h.mu.Unlock()
+	if ok && time.Since(r.at) < indexResolveTTL {
+		return r.url, r.digest, nil
+	}
+	b, err := h.get(ctx, auth, indexURL, maxIndexSize)
+	if err != nil {
+		return nil, "", err
+	}
 	var index indexFile
 	if err := yaml.Unmarshal(b, &index); err != nil {
-		return nil, fmt.Errorf("reading %s: %w", indexURL.Redacted(), err)
+		return nil, "", fmt.Errorf("reading %s: %w", indexURL.Redacted(), err)
 	}
 	for _, e := range index.Entries[name] {
 		if e.Version != version && e.Version != strings.TrimPrefix(version, "v") {
 			continue
 		}
 		if len(e.URLs) == 0 {
-			return nil, fmt.Errorf("chart %s %s has no URL in %s", name, version, indexURL.Redacted())
+			return nil, "", fmt.Errorf("chart %s %s has no URL in %s", name, version, indexURL.Redacted())
 		}
 		ref, err := url.Parse(e.URLs[0])
 		if err != nil {
-			return nil, fmt.Errorf("chart %s %s: %w", name, version, err)
+			return nil, "", fmt.Errorf("chart %s %s: %w", name, version, err)
 		}
 		base := *auth.base
 		base.Path = strings.TrimSuffix(base.Path, "/") + "/"
 		u := base.ResolveReference(ref)
-		id := u.String() + "@" + e.Digest
 		h.mu.Lock()
-		tgz, ok := h.packages[id]
-		h.mu.Unlock()
-		if ok && e.Digest != "" {
-			return tgz, nil
-		}
-		if tgz, err = h.get(ctx, auth, u, h.maxSize); err != nil {
-			return nil, err
-		}
-		if e.Digest != "" {
-			sum := sha256.Sum256(tgz)
-			if hex.EncodeToString(sum[:]) != strings.TrimPrefix(e.Digest, "sha256:") {
-				return nil, fmt.Errorf("chart %s %s from %s does not match the digest of the index", name, version, u.Redacted())
+		for k, old := range h.resolved {
+			if time.Since(old.at) >= indexResolveTTL {
+				delete(h.resolved, k)
 			}
-			h.mu.Lock()
-			h.packages[id] = tgz
-			h.mu.Unlock()
 		}
-		return tgz, nil
+		h.resolved[key] = resolvedChart{url: u, digest: e.Digest, at: time.Now()}
+		h.mu.Unlock()
+		return u, e.Digest, nil
 	}
-	return nil, fmt.Errorf("chart %s %s is not in %s", name, version, indexURL.Redacted())
+	return nil, "", fmt.Errorf("chart %s %s is not in %s", name, version, indexURL.Redacted())
 }
 
 // errTooLarge means a download is over its bound.
