@@ -44,6 +44,17 @@ func states(t *testing.T, got []received) []string {
 	return out
 }
 
+// giteaStatuses is a Bridge whose Canary names a Gitea Provider that
+// posts to the sink (Gitea's wire format, checked in
+// TestCommitStatusWireFormat), and that Canary.
+func giteaStatuses(t *testing.T, s *sink) (*Bridge, *v1alpha1.Canary) {
+	t.Helper()
+	typ := notificationv1.GiteaProvider
+	b := testBridge(t, Options{Mode: ModeDirect, Reader: fakeReader(t, commitStatusProvider(typ, s.URL+"/owner/repo"),
+		secret(typ+"-token", map[string]string{"token": testToken}))})
+	return b, withAlerts(testCanary(), alertFor(typ, "info"))
+}
+
 // A pending status that waited in the Provider's queue while the Canary
 // posted its verdict is not sent after it: the verdict stays the
 // commit's last word. A pending of a later event (a new analysis of the
@@ -51,10 +62,7 @@ func states(t *testing.T, got []received) []string {
 // TestCommitStatusWireFormat).
 func TestCommitStatus_AnOlderPendingNeverFollowsTheVerdict(t *testing.T) {
 	s := newSink(t, func(int) int { return http.StatusCreated })
-	typ := notificationv1.GiteaProvider
-	b := testBridge(t, Options{Mode: ModeDirect, Reader: fakeReader(t, commitStatusProvider(typ, s.URL+"/owner/repo"),
-		secret(typ+"-token", map[string]string{"token": testToken}))})
-	canary := withAlerts(testCanary(), alertFor(typ, "info"))
+	b, canary := giteaStatuses(t, s)
 	ctx := context.Background()
 	progressing := phaseChange(v1alpha1.PhaseProgressing, SeverityInfo, "advance podinfo canary weight 50")
 	verdict := promoted()
@@ -92,10 +100,7 @@ func TestCommitStatus_AVerdictWaitsForThePendingOnTheWire(t *testing.T) {
 		}
 		return http.StatusCreated
 	})
-	typ := notificationv1.GiteaProvider
-	b := testBridge(t, Options{Mode: ModeDirect, Reader: fakeReader(t, commitStatusProvider(typ, s.URL+"/owner/repo"),
-		secret(typ+"-token", map[string]string{"token": testToken}))})
-	canary := withAlerts(testCanary(), alertFor(typ, "info"))
+	b, canary := giteaStatuses(t, s)
 	ctx := context.Background()
 	progressing := phaseChange(v1alpha1.PhaseProgressing, SeverityInfo, "advance podinfo canary weight 50")
 
