@@ -79,7 +79,15 @@ func waitForPhase(g Gomega, c *v1alpha1.Canary, phase v1alpha1.CanaryPhase, time
 	g.Eventually(func(g Gomega) {
 		g.Expect(k8s.Get(context.Background(), client.ObjectKeyFromObject(c), c)).To(Succeed())
 		g.Expect(c.Status.Phase).To(Equal(phase))
-	}, timeout, 100*time.Millisecond).Should(Succeed(), "canary %s/%s never reached %s", c.Namespace, c.Name, phase)
+	}, timeout, 100*time.Millisecond).Should(Succeed(), func() string {
+		// What the Canary says of itself tells a failure apart from a
+		// slow machine: its conditions' reasons and messages.
+		said := ""
+		for _, cond := range c.Status.Conditions {
+			said += fmt.Sprintf("\n  %s=%s %s: %s", cond.Type, cond.Status, cond.Reason, cond.Message)
+		}
+		return fmt.Sprintf("canary %s/%s never reached %s; it says:%s", c.Namespace, c.Name, phase, said)
+	})
 }
 
 // setImage rolls a new revision of a Deployment, as a Git commit would.

@@ -359,6 +359,15 @@ func TestPromotionSafety_NoOldPodAnswersAfterSucceeded(t *testing.T) {
 		old := "v1"
 		for i := range promotions {
 			version := fmt.Sprintf("v%d", i+2)
+			// 4 pods fit the primary's 2 and the canary's 2, not the
+			// primary's surge pod: the promotion halts. The quota counts
+			// terminating pods too, and its admission counts from its
+			// status: before each release only the primary's pods may
+			// be left and counted (the first time, the target's pods
+			// that the initialization scaled down may still be going;
+			// then the previous release's), or the canary's pods are
+			// refused and the canary ends Failed, not Halted.
+			onlyThePrimaryCounts(g, ns, quota)
 			setImage(g, ns, "podinfo", "podinfo:"+version)
 			waitForPhase(g, c, v1alpha1.PhaseHalted, 90*time.Second)
 			setQuota(g, quota, "10")
@@ -377,28 +386,6 @@ func TestPromotionSafety_NoOldPodAnswersAfterSucceeded(t *testing.T) {
 				late[fmt.Sprintf("%s %s→%s (last %s after)", ns, old, version, last.Round(time.Millisecond))] = n
 			}
 			mu.Unlock()
-			// Back to 4 pods for the next promotion's halt: the
-			// canary is scaled down, the primary runs 2. The quota
-			// counts terminating pods too: on a loaded machine the
-			// previous revision's may still be going, and the next
-			// canary would find no room (ending Failed, not Halted).
-			g.Eventually(func() int {
-				pods := &corev1.PodList{}
-				g.Expect(k8s.List(ctx, pods, client.InNamespace(ns))).To(Succeed())
-				return len(pods.Items)
-			}, 60*time.Second, 100*time.Millisecond).Should(BeNumerically("<=", 2), "only the primary's pods are left")
-			setQuota(g, quota, "4")
-			// The quota's admission counts from its status, which the
-			// controller manager updates after the pods are gone: the
-			// next canary's pods must not be refused on a stale count.
-			g.Eventually(func() int64 {
-				g.Expect(k8s.Get(ctx, client.ObjectKeyFromObject(quota), quota)).To(Succeed())
-				if hard := quota.Status.Hard[corev1.ResourcePods]; hard.Value() != 4 {
-					return math.MaxInt64 // the status does not count against 4 yet
-				}
-				used := quota.Status.Used[corev1.ResourcePods]
-				return used.Value()
-			}, 60*time.Second, 100*time.Millisecond).Should(BeNumerically("<=", 2), "the quota counts only the primary's pods")
 			old = version
 		}
 		expectNoUserErrors(t, g, ns)
@@ -411,6 +398,27 @@ func TestPromotionSafety_NoOldPodAnswersAfterSucceeded(t *testing.T) {
 	if checked != namespaces*promotions || total != 0 {
 		t.Errorf("%d of %d promotions checked; requests answered by the old version after Succeeded: %v", checked, namespaces*promotions, late)
 	}
+}
+
+// onlyThePrimaryCounts waits until only the primary's two pods are left in
+// ns, sets the quota back to 4 pods and waits until its status counts no
+// more than those two.
+func onlyThePrimaryCounts(g Gomega, ns string, quota *corev1.ResourceQuota) {
+	ctx := context.Background()
+	g.Eventually(func() int {
+		pods := &corev1.PodList{}
+		g.Expect(k8s.List(ctx, pods, client.InNamespace(ns))).To(Succeed())
+		return len(pods.Items)
+	}, 60*time.Second, 100*time.Millisecond).Should(BeNumerically("<=", 2), "only the primary's pods are left")
+	setQuota(g, quota, "4")
+	g.Eventually(func() int64 {
+		g.Expect(k8s.Get(ctx, client.ObjectKeyFromObject(quota), quota)).To(Succeed())
+		if hard := quota.Status.Hard[corev1.ResourcePods]; hard.Value() != 4 {
+			return math.MaxInt64 // the status does not count against 4 yet
+		}
+		used := quota.Status.Used[corev1.ResourcePods]
+		return used.Value()
+	}, 60*time.Second, 100*time.Millisecond).Should(BeNumerically("<=", 2), "the quota counts only the primary's pods")
 }
 
 // setQuota sets the ResourceQuota's hard limit on pods.
