@@ -228,6 +228,9 @@ func TestPromotionSafety_QuotaRefusesPrimaryHalts(t *testing.T) {
 		Spec:       corev1.ResourceQuotaSpec{Hard: corev1.ResourceList{corev1.ResourcePods: resource.MustParse("4")}},
 	}
 	g.Expect(k8s.Create(ctx, quota)).To(Succeed())
+	// The target's pods that the initialization scaled down may still be
+	// counted: the canary's must fit.
+	onlyThePrimaryCounts(g, ns, quota)
 	setImage(g, ns, "podinfo", "podinfo:v4")
 	waitForPhase(g, c, v1alpha1.PhaseHalted, 90*time.Second)
 	expectHaltedAndServing(g, c, "cannot create pods")
