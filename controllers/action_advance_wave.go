@@ -20,6 +20,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -113,8 +114,9 @@ func (r *CanaryReconciler) advanceWave(ctx context.Context, obj *v1alpha1.Canary
 
 // releaseRequest makes req the promotion of the Canary's release to its
 // stage, carrying the members rs.Covers (their stage of the same name
-// and their primaries' images); a Canary alone is left as it is.
-func (r *CanaryReconciler) releaseRequest(ctx context.Context, obj *v1alpha1.Canary, rs rollout.ReleaseStage, req *gitops.PromotionRequest) error {
+// and their primaries' images, or the images written holds for them:
+// what a written promotion carried); a Canary alone is left as it is.
+func (r *CanaryReconciler) releaseRequest(ctx context.Context, obj *v1alpha1.Canary, rs rollout.ReleaseStage, written []v1alpha1.MemberImages, req *gitops.PromotionRequest) error {
 	p := &req.Stage
 	if rs.Alone() || obj.Status.Group == nil {
 		return nil
@@ -131,6 +133,13 @@ func (r *CanaryReconciler) releaseRequest(ctx context.Context, obj *v1alpha1.Can
 				m.Stage = s
 			}
 		}
+		if i := slices.IndexFunc(written, func(w v1alpha1.MemberImages) bool { return w.Canary == name }); i >= 0 {
+			// A member may have promoted a newer commit since: the
+			// promotion is what it wrote.
+			m.Images = written[i].Images
+			req.Members = append(req.Members, m)
+			continue
+		}
 		images, err := r.primaryImages(ctx, c)
 		if err != nil {
 			return fmt.Errorf("member %s of the release: %w", name, err)
@@ -139,6 +148,18 @@ func (r *CanaryReconciler) releaseRequest(ctx context.Context, obj *v1alpha1.Can
 		req.Members = append(req.Members, m)
 	}
 	return nil
+}
+
+// carried are the images of the members covers that a release's
+// promotion carried, as it wrote them.
+func carried(members []gitops.PromotionMember, covers []string) []v1alpha1.MemberImages {
+	var out []v1alpha1.MemberImages
+	for _, m := range members {
+		if slices.Contains(covers, m.Canary.Name) {
+			out = append(out, v1alpha1.MemberImages{Canary: m.Canary.Name, Images: slices.Clone(m.Images)})
+		}
+	}
+	return out
 }
 
 // answerPromoteTo answers a serin.dev/promote-to request the wave cannot
@@ -178,11 +199,11 @@ func (r *CanaryReconciler) writePromotion(ctx context.Context, obj *v1alpha1.Can
 	if p.StartedAt != nil {
 		req.Since = p.StartedAt.Time
 	}
-	if err := r.releaseRequest(ctx, obj, rs, &req); err != nil {
+	if err := r.releaseRequest(ctx, obj, rs, nil, &req); err != nil {
 		p.Message = "cannot read the release's members yet: " + err.Error()
 		return 5 * time.Second
 	}
-	p.Covers, p.CoveredBy = rs.Covers, ""
+	p.Covers, p.CoveredBy, p.CoveredImages = rs.Covers, "", nil
 	out, err, done := r.promotions.result(ctx, client.ObjectKeyFromObject(obj), "promote/"+stage.Stage,
 		fmt.Sprintf("%s#%d%v", p.Revision, p.Attempts, rs.Covers),
 		func(ctx context.Context) (promotionOutcome, error) {
@@ -197,6 +218,7 @@ func (r *CanaryReconciler) writePromotion(ctx context.Context, obj *v1alpha1.Can
 		// The members it carries: one of another repository is written
 		// there (rollout.ReleaseStageOf).
 		p.Covers = res.Covers
+		p.CoveredImages = carried(req.Members, res.Covers)
 	}
 	ev, wait := rollout.WavePromotionWritten(obj, p, rollout.PromotionWritten{
 		State: rollout.PromotionState(res.State), Branch: res.Branch, Commit: res.Commit,
@@ -217,7 +239,7 @@ func (r *CanaryReconciler) readVerdict(ctx context.Context, obj *v1alpha1.Canary
 	// The release's promotion as it was written: the members it carried,
 	// or none when every other was written from its own repository.
 	rs.Covers = p.Covers
-	if err := r.releaseRequest(ctx, obj, rs, &req); err != nil {
+	if err := r.releaseRequest(ctx, obj, rs, p.CoveredImages, &req); err != nil {
 		p.Message = "cannot read the release's members yet: " + err.Error()
 		return 5 * time.Second
 	}

@@ -22,6 +22,7 @@ import (
 	"testing"
 	"time"
 
+	appsv1 "k8s.io/api/apps/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -67,7 +68,8 @@ func (w *waveWorld) advanceIn(group rollout.Group) {
 
 // The first member by name writes the release's promotion for the
 // others: one request, with each member's stage and its primary's
-// images; the verdict it reads back is every member's.
+// images; the verdict it reads back is every member's, on the images the
+// promotion wrote, also once a member promoted a newer commit alone.
 func TestWave_GroupWriterCarriesTheRelease(t *testing.T) {
 	p := &fakePromoter{
 		promote: []promoteAnswer{{res: gitops.PromotionResult{State: gitops.PromotionOpened, Branch: "serin/promote/production/apps/groups/shop/v2", PullRequestURL: "https://git.example/pulls/1", Covers: []string{"web"}}}},
@@ -97,12 +99,29 @@ func TestWave_GroupWriterCarriesTheRelease(t *testing.T) {
 		!slices.Equal(req.Members[0].Images, []string{"web:v2"}) || req.Members[0].Stage.Stage != "production" {
 		t.Errorf("the release's promotion request = group %q, members %+v", req.Group, req.Members)
 	}
-	if st := w.stage(); st.Phase != v1alpha1.WaveOpened || !slices.Equal(st.Covers, []string{"web"}) {
-		t.Errorf("the writer's stage = %s covering %v", st.Phase, st.Covers)
+	if st := w.stage(); st.Phase != v1alpha1.WaveOpened || !slices.Equal(st.Covers, []string{"web"}) ||
+		len(st.CoveredImages) != 1 || st.CoveredImages[0].Canary != "web" || !slices.Equal(st.CoveredImages[0].Images, []string{"web:v2"}) {
+		t.Errorf("the writer's stage = %s covering %v with %+v", st.Phase, st.Covers, st.CoveredImages)
 	}
 
+	// A newer commit changed web alone, and web promoted it while the
+	// release's pull request is open: its primary runs web:v3.
+	webPrimary := &appsv1.Deployment{}
+	if err := w.store.Get(context.Background(), client.ObjectKey{Namespace: "apps", Name: "web-primary"}, webPrimary); err != nil {
+		t.Fatal(err)
+	}
+	webPrimary.Spec.Template.Spec.Containers[0].Image = "web:v3"
+	if err := w.store.Update(context.Background(), webPrimary); err != nil {
+		t.Fatal(err)
+	}
 	w.now = w.now.Add(time.Minute)
 	w.advanceIn(group)
+	if len(p.verdictRequests) != 1 {
+		t.Fatalf("verdict requests = %d, want 1", len(p.verdictRequests))
+	}
+	if m := p.verdictRequests[0].Members; len(m) != 1 || !slices.Equal(m[0].Images, []string{"web:v2"}) {
+		t.Errorf("the verdict is read on members %+v, want web:v2 as the promotion wrote it", m)
+	}
 	if st := w.stage(); st.Phase != v1alpha1.WaveFailed || st.Message != "Canary apps/web: rolled back" {
 		t.Errorf("the release's verdict = %s %q, want web's failure", st.Phase, st.Message)
 	}

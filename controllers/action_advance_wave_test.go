@@ -45,6 +45,8 @@ type fakePromoter struct {
 	promote  []promoteAnswer
 	verdicts []verdictAnswer
 	requests []gitops.PromotionRequest
+	// verdictRequests are the requests its verdicts were read for.
+	verdictRequests []gitops.PromotionRequest
 }
 
 type promoteAnswer struct {
@@ -68,9 +70,10 @@ func (p *fakePromoter) Promote(_ context.Context, req gitops.PromotionRequest) (
 	return a.res, a.err
 }
 
-func (p *fakePromoter) Verdict(context.Context, gitops.PromotionRequest, string) (gitops.Verdict, error) {
+func (p *fakePromoter) Verdict(_ context.Context, req gitops.PromotionRequest, _ string) (gitops.Verdict, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	p.verdictRequests = append(p.verdictRequests, req)
 	a := p.verdicts[0]
 	if len(p.verdicts) > 1 {
 		p.verdicts = p.verdicts[1:]

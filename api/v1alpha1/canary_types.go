@@ -1449,6 +1449,21 @@ type PromotionStatus struct {
 	// shows that promotion's state.
 	// +optional
 	CoveredBy string `json:"coveredBy,omitempty"`
+	// CoveredImages are the images of the members in Covers as this
+	// promotion wrote them: its verdict is read on those, whatever a
+	// member promoted since (a newer commit that changed it alone).
+	// +optional
+	CoveredImages []MemberImages `json:"coveredImages,omitempty"`
+}
+
+// MemberImages are the images of one member of a CanaryGroup's release,
+// as a promotion of the release wrote them.
+type MemberImages struct {
+	// Canary is the member's name.
+	Canary string `json:"canary"`
+	// Images are its primary's images the promotion wrote.
+	// +optional
+	Images []string `json:"images,omitempty"`
 }
 
 // RevertSpec configures the revert of a bad revision in Git.

@@ -169,7 +169,7 @@ func sameStage(a, b v1alpha1.PromotionTarget) bool {
 // pull request, commit and verdict. Nothing is written or read for the
 // member itself. It returns the event of a verdict reached.
 func CoveredStage(p *v1alpha1.PromotionStatus, rs ReleaseStage, writer GroupPeer, now time.Time) WaveEvent {
-	p.CoveredBy, p.Covers, p.NextAttemptTime, p.Attempts = rs.Writer, nil, nil, 0
+	p.CoveredBy, p.Covers, p.CoveredImages, p.NextAttemptTime, p.Attempts = rs.Writer, nil, nil, nil, 0
 	e, ok := promotionOf(writer.Promotions, p.Stage)
 	if !ok || e.Revision != writer.Revision || e.Phase == v1alpha1.WaveSoaking || e.Phase == v1alpha1.WavePromoting {
 		p.Message = fmt.Sprintf("covered by the release's promotion, which %s writes once every member is promoted and soaked", rs.Writer)
