@@ -133,18 +133,17 @@ func (r *CanaryReconciler) releaseRequest(ctx context.Context, obj *v1alpha1.Can
 				m.Stage = s
 			}
 		}
+		// A member may have promoted a newer commit since: a written
+		// promotion is what it wrote.
 		if i := slices.IndexFunc(written, func(w v1alpha1.MemberImages) bool { return w.Canary == name }); i >= 0 {
-			// A member may have promoted a newer commit since: the
-			// promotion is what it wrote.
 			m.Images = written[i].Images
-			req.Members = append(req.Members, m)
-			continue
+		} else {
+			images, err := r.primaryImages(ctx, c)
+			if err != nil {
+				return fmt.Errorf("member %s of the release: %w", name, err)
+			}
+			m.Images = images
 		}
-		images, err := r.primaryImages(ctx, c)
-		if err != nil {
-			return fmt.Errorf("member %s of the release: %w", name, err)
-		}
-		m.Images = images
 		req.Members = append(req.Members, m)
 	}
 	return nil
