@@ -19,6 +19,7 @@ limitations under the License.
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"net/url"
@@ -41,6 +42,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	"k8s.io/apimachinery/pkg/util/validation"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
@@ -302,7 +304,15 @@ func main() {
 		}),
 	}
 	if revertOptions.Enabled {
-		reverter, err := revertOptions.Reverter(mgr.GetAPIReader(), gitops.WithNoCrossNamespaceRefs(aclOptions.NoCrossNamespaceRefs))
+		sealKey, err := revertOptions.sealKey(ctx, restConfig)
+		if err != nil {
+			// Without a key serin still tells its branches by planning
+			// them again; only a branch planned before a restart and
+			// planned differently since is then written beside.
+			setupLog.Error(err, "commits are not sealed: the commit seal key cannot be read (--git-commit-seal-secret)")
+		}
+		reverter, err := revertOptions.Reverter(mgr.GetAPIReader(), gitops.WithNoCrossNamespaceRefs(aclOptions.NoCrossNamespaceRefs),
+			gitops.WithCommitSealKey(sealKey))
 		if err != nil {
 			setupLog.Error(err, "unable to configure GitOps revert")
 			os.Exit(1)
@@ -401,6 +411,8 @@ type gitopsRevertOptions struct {
 	TokenHosts      string
 	SigningKey      string
 	SigningPass     string
+	// SealSecret names the Secret of the commit seal key ([namespace/]name).
+	SealSecret string
 	// MaxConcurrent, MaxCloneSize and CloneDir bound the reverts
 	// (docs/gitops-revert.md#limits).
 	MaxConcurrent int
@@ -431,6 +443,9 @@ func (o *gitopsRevertOptions) BindFlags(fs *flag.FlagSet) {
 		"An ASCII-armored OpenPGP private key file: revert commits are signed with it.")
 	fs.StringVar(&o.SigningPass, "git-signing-passphrase-file", "",
 		"A file holding the passphrase of an encrypted --git-signing-key-file.")
+	fs.StringVar(&o.SealSecret, "git-commit-seal-secret", "serin-commit-seal",
+		"The Secret ([namespace/]name; the namespace defaults to RUNTIME_NAMESPACE) holding the key that seals every commit serin writes, created with a random key when missing: "+
+			"a branch whose commit carries a valid seal is serin's own across restarts (resumed or rebased, never written beside). Empty, or no namespace, to seal nothing.")
 	fs.IntVar(&o.MaxConcurrent, "gitops-max-concurrent-reverts", gitops.DefaultMaxConcurrentReverts,
 		"The number of reverts (clone, plan, push) run at the same time; reverts of one repository branch run one at a time.")
 	o.MaxCloneSize.Quantity = *resource.NewQuantity(gitops.DefaultMaxCloneSize, resource.BinarySI)
@@ -446,6 +461,27 @@ func (o *gitopsRevertOptions) BindFlags(fs *flag.FlagSet) {
 		"The disk all clones (reverts, promotions, verdict reads) may take together (a quantity); each write is counted before it is made. Keep it below the clone directory's volume. 0 for no bound.")
 	fs.DurationVar(&o.ConnectTimeout, "gitops-connect-timeout", gitops.DefaultConnectTimeout,
 		"How long a Git host may take to answer each request of a clone or a fetch over HTTP(S), connection and TLS handshake included; a host that does not answer fails the job, retried with backoff. 0 for no bound but the job's 2 minutes.")
+}
+
+// sealKey reads (or creates) the commit seal key of --git-commit-seal-secret
+// with a client of its own: the manager's cache has not started yet. No
+// Secret named, or no namespace for it, is no key.
+func (o *gitopsRevertOptions) sealKey(ctx context.Context, cfg *rest.Config) ([]byte, error) {
+	namespace, name, found := strings.Cut(strings.TrimSpace(o.SealSecret), "/")
+	if !found {
+		namespace, name = os.Getenv("RUNTIME_NAMESPACE"), namespace
+	}
+	if name == "" || namespace == "" {
+		setupLog.Info("commits are not sealed: no --git-commit-seal-secret, or no RUNTIME_NAMESPACE for it; serin tells its own branches by planning them again")
+		return nil, nil
+	}
+	c, err := ctrlclient.New(cfg, ctrlclient.Options{})
+	if err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	return gitops.CommitSealKey(ctx, c, types.NamespacedName{Namespace: namespace, Name: name})
 }
 
 // Reverter builds the GitReverter the flags describe.

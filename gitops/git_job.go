@@ -25,6 +25,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/object"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -67,6 +68,9 @@ type gitCore struct {
 	// charts downloads the charts of HelmRepositories a revert or a wave
 	// renders (nil: only charts kept in Git are rendered).
 	charts ChartSource
+	// seal seals the commits serin writes and tells its own branches
+	// across restarts (nil: no key, branches are told by re-planning).
+	seal *commitSeal
 }
 
 // gitJob is one job's work on a clone of one repository branch, a
@@ -173,12 +177,17 @@ func (j *gitJob) write(ctx context.Context, push bool, c change) (gitResult, err
 }
 
 // pullRequest is mode PullRequest. It clones the tracked branch and
-// takes the change's branch names in turn (branchCandidates): a name
-// nobody pushed gets the change, planned on the head, committed, pushed
-// and proposed (unless the change is in the tracked branch already); a
-// name that holds serin's own commit for the change (ownCommit) is
-// resumed: its open pull request adopted, or reported merged, or its pull
-// request opened again; a name that holds anything else is left alone.
+// looks at every name the change's branch may take (branchCandidates),
+// with one listing: a name that holds serin's own commit for the change
+// (ownCommit) is resumed: its open pull request adopted, or reported
+// merged, or its pull request opened again; else a name whose tip carries
+// serin's seal (written before a restart, planned before the base or the
+// change moved) is rebased: the change planned on the head replaces it;
+// else the first name nobody pushed gets the change, planned on the head,
+// committed, pushed and proposed (unless the change is in the tracked
+// branch already). A name that holds anything else is left alone. Once
+// the change has its branch, serin's sealed duplicates of it under the
+// other names are deleted.
 func (j *gitJob) pullRequest(ctx context.Context, c change) (gitResult, error) {
 	host, err := j.host(ctx)
 	if err != nil {
@@ -187,44 +196,234 @@ func (j *gitJob) pullRequest(ctx context.Context, c change) (gitResult, error) {
 	if err := j.repo.Clone(ctx); err != nil {
 		return gitResult{Branch: c.branch}, err
 	}
-	var foreign []string
-	for _, branch := range branchCandidates(c.branch) {
-		tip, err := j.repo.RemoteBranch(ctx, branch)
+	names := branchCandidates(c.branch)
+	tips, err := j.repo.RemoteBranches(ctx, names...)
+	if err != nil {
+		return gitResult{Branch: c.branch}, err
+	}
+	candidates := make([]branchCandidate, 0, len(names))
+	for _, name := range names {
+		bc, err := j.inspectBranch(ctx, c, name, tips[name])
 		if err != nil {
-			return gitResult{Branch: branch}, err
+			return gitResult{Branch: name, Commit: bc.tipHash()}, err
 		}
-		if tip.IsZero() {
-			return j.propose(ctx, host, c, branch)
+		candidates = append(candidates, bc)
+	}
+	i := pickBranch(candidates)
+	if i < 0 {
+		var foreign []string
+		for _, bc := range candidates {
+			foreign = append(foreign, bc.name+" ("+bc.why+")")
 		}
-		res := gitResult{Branch: branch, Commit: tip.String()}
-		var own bool
-		var msg, why string
-		var tipCommit *object.Commit
-		err = j.withHistory(ctx, func() error {
-			if err := j.repo.Fetch(ctx, branch); err != nil {
-				return err
+		return gitResult{Branch: c.branch}, fmt.Errorf("%w: %s; delete them and the %s is written again", ErrForeignBranch, strings.Join(foreign, ", "), c.kind)
+	}
+	chosen := candidates[i]
+	var res gitResult
+	switch chosen.state {
+	case branchOwn:
+		res, err = j.resume(ctx, host, c, gitResult{Branch: chosen.name, Commit: chosen.tipHash()}, chosen.tip, chosen.msg)
+	case branchSealed:
+		res, err = j.rebase(ctx, host, c, chosen)
+	default:
+		res, err = j.propose(ctx, host, c, chosen.name)
+	}
+	if err == nil {
+		j.deleteDuplicates(ctx, candidates, i)
+	}
+	return res, err
+}
+
+// branchState is what one of a change's branch names holds.
+type branchState int
+
+const (
+	// branchFree: nobody pushed it.
+	branchFree branchState = iota
+	// branchOwn: serin's commit for the change, as planned on its parent.
+	branchOwn
+	// branchSealed: a commit carrying serin's seal for this name, which is
+	// not the change serin plans now on its parent (written before a
+	// restart, before the base or the change's inputs moved).
+	branchSealed
+	// branchForeign: anything else; left alone.
+	branchForeign
+)
+
+// branchCandidate is one name a change's branch may take and what it
+// holds.
+type branchCandidate struct {
+	name  string
+	state branchState
+	tip   *object.Commit
+	// sealed: the tip carries serin's seal for name.
+	sealed bool
+	// msg is the message serin plans for an own tip; why says why a
+	// foreign tip is not serin's.
+	msg, why string
+}
+
+// tipHash is the candidate's tip, or "".
+func (bc branchCandidate) tipHash() string {
+	if bc.tip == nil {
+		return ""
+	}
+	return bc.tip.Hash.String()
+}
+
+// pickBranch is where a change goes: the first name that holds serin's
+// own commit for it, else the first serin sealed, else the first free
+// one; -1 when every name holds someone else's commit.
+func pickBranch(candidates []branchCandidate) int {
+	for _, want := range []branchState{branchOwn, branchSealed, branchFree} {
+		for i, bc := range candidates {
+			if bc.state == want {
+				return i
 			}
-			head, err := j.repo.Head(j.src.Branch)
-			if err != nil {
-				return err
-			}
-			if tipCommit, err = j.repo.Head(branch); err != nil {
-				return err
-			}
-			own, msg, why, err = j.ownCommit(ctx, c, tipCommit, head)
+		}
+	}
+	return -1
+}
+
+// inspectBranch tells what the branch name, whose remote tip is tip (zero:
+// none), holds for c.
+func (j *gitJob) inspectBranch(ctx context.Context, c change, name string, tip plumbing.Hash) (branchCandidate, error) {
+	bc := branchCandidate{name: name, state: branchFree}
+	if tip.IsZero() {
+		return bc, nil
+	}
+	err := j.withHistory(ctx, func() error {
+		if err := j.repo.Fetch(ctx, name); err != nil {
 			return err
-		})
-		if err != nil {
-			return res, err
 		}
-		if !own {
-			ctrl.LoggerFrom(ctx).Info("branch not written by serin: left alone", "branch", branch, "why", why)
-			foreign = append(foreign, branch+" ("+why+")")
+		head, err := j.repo.Head(j.src.Branch)
+		if err != nil {
+			return err
+		}
+		if bc.tip, err = j.repo.Head(name); err != nil {
+			return err
+		}
+		var own bool
+		if own, bc.msg, bc.why, err = j.ownCommit(ctx, c, bc.tip, head); err != nil {
+			return err
+		}
+		bc.sealed = j.seal.verifies(bc.tip, name)
+		switch {
+		case own:
+			bc.state = branchOwn
+		case bc.sealed:
+			bc.state = branchSealed
+		default:
+			bc.state = branchForeign
+		}
+		return nil
+	})
+	if err != nil {
+		return bc, err
+	}
+	if bc.state == branchForeign {
+		ctrl.LoggerFrom(ctx).Info("branch not written by serin: left alone", "branch", name, "why", bc.why)
+	}
+	return bc, nil
+}
+
+// rebase carries on with a branch serin sealed whose commit is not the
+// change it plans now: unless its pull request was merged, the change is
+// planned on the head and replaces the branch's tip (only while the
+// branch still points at it), and its pull request is adopted, or opened
+// again. A change the head already holds needs no branch: it is deleted.
+func (j *gitJob) rebase(ctx context.Context, host PullRequestHost, c change, bc branchCandidate) (gitResult, error) {
+	log := ctrl.LoggerFrom(ctx)
+	res := gitResult{Branch: bc.name, Commit: bc.tipHash()}
+	pr, err := host.Find(ctx, bc.name)
+	if err != nil {
+		return res, err
+	}
+	if pr != nil && pr.State == PullRequestMerged {
+		res.PullRequestURL, res.State = pr.URL, gitMerged
+		res.Message = fmt.Sprintf("pull request #%d from %s is already merged", pr.Number, bc.name)
+		return res, nil
+	}
+	var head, brought *object.Commit
+	var plan *Plan
+	var msg string
+	err = j.withHistory(ctx, func() error {
+		var err error
+		if head, err = j.repo.Head(j.src.Branch); err != nil {
+			return err
+		}
+		if c.brought != nil {
+			if brought, err = c.brought(head, bc.tipHash()); err != nil || brought != nil {
+				return err
+			}
+		}
+		plan, msg, err = c.plan(head)
+		return err
+	})
+	if err != nil {
+		return res, err
+	}
+	switch {
+	case brought != nil:
+		res.Commit, res.State = brought.Hash.String(), gitMerged
+		res.Message = fmt.Sprintf("already in %s as %s", j.src.Branch, ShortSHA(brought.Hash.String()))
+		return res, nil
+	case plan.UpToDate:
+		if err := j.repo.DeleteBranch(ctx, bc.name, bc.tip.Hash); err != nil {
+			log.Error(err, "serin's branch not deleted", "branch", bc.name)
+		}
+		return c.upToDate(head.Hash.String()), nil
+	}
+	commit, err := j.commit(head, plan.Files, msg, bc.name)
+	if err != nil {
+		return res, err
+	}
+	if err := j.repo.Replace(ctx, commit.Hash, bc.name, bc.tip.Hash); err != nil {
+		return res, err
+	}
+	res.Commit = commit.Hash.String()
+	log.Info(c.kind+" branch rebased", c.kind+"Branch", bc.name, "was", ShortSHA(bc.tipHash()), "commit", ShortSHA(res.Commit))
+	if pr != nil && pr.State == PullRequestOpen {
+		res.PullRequestURL, res.State = pr.URL, gitOpened
+		res.Message = fmt.Sprintf("pull request #%d from %s is open, its branch planned again on %s (%s)", pr.Number, bc.name, ShortSHA(head.Hash.String()), c.describe(plan))
+		return res, nil
+	}
+	title, body := splitMessage(msg)
+	if pr, err = host.Open(ctx, bc.name, j.src.Branch, title, body); err != nil {
+		return res, err
+	}
+	res.PullRequestURL, res.State = pr.URL, gitOpened
+	res.Message = fmt.Sprintf("pull request #%d opened from %s, planned again on %s (%s)", pr.Number, bc.name, ShortSHA(head.Hash.String()), c.describe(plan))
+	return res, nil
+}
+
+// deleteDuplicates deletes, once the change has its branch (chosen), the
+// other names whose tip carries serin's seal: a duplicate of the change an
+// earlier run wrote and abandoned. Only a seal proves a branch serin's to
+// delete; a failure is logged, and tried again by the next job.
+func (j *gitJob) deleteDuplicates(ctx context.Context, candidates []branchCandidate, chosen int) {
+	for i, bc := range candidates {
+		if i == chosen || !bc.sealed {
 			continue
 		}
-		return j.resume(ctx, host, c, res, tipCommit, msg)
+		if err := j.repo.DeleteBranch(ctx, bc.name, bc.tip.Hash); err != nil {
+			ctrl.LoggerFrom(ctx).Error(err, "serin's duplicate branch not deleted", "branch", bc.name)
+			continue
+		}
+		ctrl.LoggerFrom(ctx).Info("serin's duplicate branch deleted", "branch", bc.name, "commit", ShortSHA(bc.tipHash()), "kept", candidates[chosen].name)
 	}
-	return gitResult{Branch: c.branch}, fmt.Errorf("%w: %s; delete them and the %s is written again", ErrForeignBranch, strings.Join(foreign, ", "), c.kind)
+}
+
+// commit writes files on parent as serin's commit for branch, with msg,
+// sealed for branch when the agent has a seal key.
+func (j *gitJob) commit(parent *object.Commit, files []FileChange, msg, branch string) (*object.Commit, error) {
+	if j.seal != nil {
+		tree, err := j.repo.PlannedTree(parent, files)
+		if err != nil {
+			return nil, err
+		}
+		msg = strings.TrimRight(msg, "\n") + "\n" + j.seal.trailer(branch, parent.Hash, tree)
+	}
+	return j.repo.CommitFiles(parent, files, j.author, j.now(), msg)
 }
 
 // propose writes the change under branch, which nobody pushed: unless the
@@ -263,7 +462,7 @@ func (j *gitJob) propose(ctx context.Context, host PullRequestHost, c change, br
 	case plan.UpToDate:
 		return c.upToDate(head.Hash.String()), nil
 	}
-	commit, err := j.repo.CommitFiles(head, plan.Files, j.author, j.now(), msg)
+	commit, err := j.commit(head, plan.Files, msg, branch)
 	if err != nil {
 		return res, err
 	}
@@ -379,7 +578,7 @@ func (j *gitJob) pushOnto(ctx context.Context, c change) (gitResult, error) {
 				// Counted as made only when it is serin's own commit for
 				// the change: trailers alone can be copied.
 				own, _, why, err := j.ownCommit(ctx, c, done, head)
-				if err != nil || own {
+				if err != nil || own || j.seal.verifies(done, j.src.Branch) {
 					return err
 				}
 				ctrl.LoggerFrom(ctx).Info("a commit carries the change's trailers but is not serin's: not counted", "commit", ShortSHA(done.Hash.String()), "why", why)
@@ -400,7 +599,7 @@ func (j *gitJob) pushOnto(ctx context.Context, c change) (gitResult, error) {
 		case plan.UpToDate:
 			return c.upToDate(head.Hash.String()), nil
 		}
-		commit, err := j.repo.CommitFiles(head, plan.Files, j.author, j.now(), msg)
+		commit, err := j.commit(head, plan.Files, msg, j.src.Branch)
 		if err != nil {
 			return res, err
 		}

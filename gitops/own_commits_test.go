@@ -315,3 +315,151 @@ func TestNamesBranch(t *testing.T) {
 		}
 	}
 }
+
+// testSealKey is the agent's commit seal key in these tests.
+var testSealKey = []byte("0123456789abcdef0123456789abcdef")
+
+// pushSealed pushes to branch, on main's head, a commit of files by serin's
+// author whose message carries a seal made with key for branch: a commit
+// serin (or, with another key, an impostor) wrote before a restart.
+func (f *gitFixture) pushSealed(branch string, files map[string]string, key []byte) *object.Commit {
+	f.t.Helper()
+	repo, err := gogit.Clone(memory.NewStorage(), nil, &gogit.CloneOptions{
+		URL: f.url, Auth: f.auth(), ReferenceName: "refs/heads/main", SingleBranch: true, NoCheckout: true,
+	})
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	r := &Repository{repo: repo}
+	head, _ := repo.Head()
+	parent, _ := repo.CommitObject(head.Hash())
+	var changes []FileChange
+	for p, content := range files {
+		changes = append(changes, FileChange{Path: p, Content: []byte(content)})
+	}
+	tree, err := r.PlannedTree(parent, changes)
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	msg := "serin: revert Deployment/podinfo\n\n" + trailers("apps", "podinfo", f.bad.Hash.String()) + (&commitSeal{key: key}).trailer(branch, parent.Hash, tree)
+	return f.pushOnMain(branch, files, serinBot, testEpoch.Add(2*time.Hour), msg)
+}
+
+// A revert branch serin pushed before a restart, whose change it plans
+// differently now (the base or the inputs moved), is serin's by its seal:
+// it is rebased in place and its pull request opened from it, never
+// written beside it under another name.
+func TestGitReverter_RebasesItsSealedBranchInsteadOfWritingBesideIt(t *testing.T) {
+	f := newGitFixture(t)
+	g := f.reverter(WithCommitSealKey(testSealKey))
+	req := f.request(v1alpha1.PullRequestRevert)
+	branch := RevertBranch(req.Canary, f.bad.Hash.String())
+	stale := f.pushSealed(branch, map[string]string{"apps/podinfo/kustomization.yaml": evilKustomization}, testSealKey)
+
+	res, err := g.Revert(context.Background(), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.State != StateOpened || res.Branch != branch || len(f.host.prs) != 1 || f.host.prs[0].branch != branch {
+		t.Fatalf("revert = %+v; pull requests %d, want one from %s", res, len(f.host.prs), branch)
+	}
+	got, commit := f.file(branch, "apps/podinfo/kustomization.yaml")
+	if strings.Contains(got, "evil") || !strings.Contains(got, "6.7.0") || commit.Hash == stale.Hash {
+		t.Errorf("revert branch at %s:\n%s", ShortSHA(commit.Hash.String()), got)
+	}
+	if !(&commitSeal{key: testSealKey}).verifies(commit, branch) {
+		t.Errorf("the rebased commit carries no valid seal:\n%s", commit.Message)
+	}
+	for name := range f.branches() {
+		if name != "main" && name != branch {
+			t.Errorf("branch %s written beside %s", name, branch)
+		}
+	}
+	// Asked again: the same branch and pull request, nothing new.
+	again, err := g.Revert(context.Background(), req)
+	if err != nil || again.Branch != branch || again.PullRequestURL != res.PullRequestURL || len(f.host.prs) != 1 {
+		t.Errorf("again = %+v, %v; %d pull requests", again, err, len(f.host.prs))
+	}
+}
+
+// A seal proves nothing made with another key, or copied from one of
+// serin's commits onto another change: such a branch is someone else's,
+// left alone, and the revert goes under the next name.
+func TestGitReverter_ASealItCannotVerifyIsNotItsOwn(t *testing.T) {
+	for name, key := range map[string][]byte{
+		"made with another key":          []byte("fedcba9876543210fedcba9876543210"),
+		"copied from one of its commits": testSealKey,
+	} {
+		t.Run(name, func(t *testing.T) {
+			f := newGitFixture(t)
+			g := f.reverter(WithCommitSealKey(testSealKey))
+			req := f.request(v1alpha1.PullRequestRevert)
+			branch := RevertBranch(req.Canary, f.bad.Hash.String())
+			// A commit sealed with key for the branch, on another branch.
+			sealed := f.pushSealed(branch, map[string]string{"README.md": "sealed"}, key)
+			f.pushOnMain("elsewhere", map[string]string{"README.md": "sealed"}, serinBot, testEpoch.Add(2*time.Hour), sealed.Message)
+			f.deleteBranch(branch)
+			// Its seal line on another change, under the revert's name.
+			_, seal, _ := strings.Cut(sealed.Message, sealTrailer)
+			evil := f.pushOnMain(branch, map[string]string{"apps/podinfo/kustomization.yaml": evilKustomization}, serinBot, testEpoch.Add(2*time.Hour),
+				"serin: revert\n\n"+trailers("apps", "podinfo", f.bad.Hash.String())+sealTrailer+seal)
+			res, err := g.Revert(context.Background(), req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.Branch != branch+"-2" {
+				t.Fatalf("revert = %+v, want its own branch %s-2", res, branch)
+			}
+			if got := f.branches()[branch]; got != evil.Hash {
+				t.Errorf("the branch with the seal it cannot verify was changed: %s", got)
+			}
+		})
+	}
+}
+
+// Once a change has its branch, nothing serin wrote for it is left under
+// another name: its own branch is taken first, whatever the names before
+// it, and its sealed duplicates are deleted.
+func TestGitReverter_KeepsOneBranchOfItsOwn(t *testing.T) {
+	f := newGitFixture(t)
+	g := f.reverter(WithCommitSealKey(testSealKey))
+	req := f.request(v1alpha1.PullRequestRevert)
+	branch := RevertBranch(req.Canary, f.bad.Hash.String())
+	// An earlier run found the first name taken and wrote under -2.
+	f.pushOnMain(branch, map[string]string{"apps/podinfo/kustomization.yaml": evilKustomization}, mallory, testEpoch.Add(2*time.Hour), "not serin's")
+	first, err := g.Revert(context.Background(), req)
+	if err != nil || first.Branch != branch+"-2" {
+		t.Fatalf("first revert = %+v, %v", first, err)
+	}
+	// The first name is free again, and -3 holds a stale commit of serin's.
+	f.deleteBranch(branch)
+	f.pushSealed(branch+"-3", map[string]string{"README.md": "stale"}, testSealKey)
+	f.host.prs = nil // the pull request was never recorded (a restart)
+
+	res, err := g.Revert(context.Background(), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Branch != branch+"-2" || res.Commit != first.Commit || len(f.host.prs) != 1 || f.host.prs[0].branch != branch+"-2" {
+		t.Fatalf("revert = %+v; pull requests %d; want %s-2 at %s again", res, len(f.host.prs), branch, ShortSHA(first.Commit))
+	}
+	branches := f.branches()
+	delete(branches, "main")
+	if len(branches) != 1 || branches[branch+"-2"].String() != first.Commit {
+		t.Errorf("branches after the revert: %v, want only %s-2", branches, branch)
+	}
+}
+
+// deleteBranch deletes a branch of the server, as a person may.
+func (f *gitFixture) deleteBranch(branch string) {
+	f.t.Helper()
+	repo, err := gogit.Clone(memory.NewStorage(), nil, &gogit.CloneOptions{
+		URL: f.url, Auth: f.auth(), ReferenceName: "refs/heads/main", SingleBranch: true, NoCheckout: true,
+	})
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	if err := repo.Push(&gogit.PushOptions{Auth: f.auth(), RefSpecs: []config.RefSpec{config.RefSpec(":refs/heads/" + branch)}}); err != nil {
+		f.t.Fatal(err)
+	}
+}

@@ -54,15 +54,11 @@ func (r *Repository) Push(ctx context.Context, commit plumbing.Hash, branch stri
 	if err != nil {
 		return fmt.Errorf("failed to list the objects of %s: %w", ShortSHA(commit.String()), err)
 	}
-	sess, err := r.receivePackSession()
+	sess, adv, err := r.openPush(ctx, branch)
 	if err != nil {
-		return fmt.Errorf("failed to push %s to %s: %w", branch, r.url, err)
+		return err
 	}
 	defer sess.Close()
-	adv, err := sess.AdvertisedReferencesContext(ctx)
-	if err != nil {
-		return fmt.Errorf("failed to push %s to %s: %w", branch, r.url, err)
-	}
 	name := plumbing.NewBranchReferenceName(branch)
 	refs, err := adv.AllReferences()
 	if err != nil {
@@ -80,9 +76,78 @@ func (r *Repository) Push(ctx context.Context, commit plumbing.Hash, branch stri
 			return errors.Join(fmt.Errorf("%w: %s of %s", ErrNonFastForward, branch, r.url), err)
 		}
 	}
+	return r.sendUpdate(ctx, sess, adv, name, old, commit, objects)
+}
+
+// Replace makes branch of the remote point at commit in place of old, a
+// tip serin proved its own (its seal): the server moves the branch only
+// while it still points at old, so a change pushed meanwhile is never
+// overwritten (ErrNonFastForward says it moved).
+func (r *Repository) Replace(ctx context.Context, commit plumbing.Hash, branch string, old plumbing.Hash) error {
+	c, err := object.GetCommit(r.storage, commit)
+	if err != nil {
+		return err
+	}
+	objects, err := addedObjects(r.storage, c)
+	if err != nil {
+		return fmt.Errorf("failed to list the objects of %s: %w", ShortSHA(commit.String()), err)
+	}
+	sess, adv, err := r.openPush(ctx, branch)
+	if err != nil {
+		return err
+	}
+	defer sess.Close()
+	return r.sendUpdate(ctx, sess, adv, plumbing.NewBranchReferenceName(branch), old, commit, objects)
+}
+
+// DeleteBranch deletes branch of the remote while it still points at old
+// (a tip serin proved its own); a branch already gone is no error.
+func (r *Repository) DeleteBranch(ctx context.Context, branch string, old plumbing.Hash) error {
+	sess, adv, err := r.openPush(ctx, branch)
+	if err != nil {
+		return err
+	}
+	defer sess.Close()
+	name := plumbing.NewBranchReferenceName(branch)
+	refs, err := adv.AllReferences()
+	if err != nil {
+		return err
+	}
+	if _, err := refs.Reference(name); err != nil {
+		return nil
+	}
+	return r.sendUpdate(ctx, sess, adv, name, old, plumbing.ZeroHash, nil)
+}
+
+// openPush opens a push session and reads the remote's references.
+func (r *Repository) openPush(ctx context.Context, branch string) (transport.ReceivePackSession, *packp.AdvRefs, error) {
+	sess, err := r.receivePackSession()
+	if err != nil {
+		return nil, nil, fmt.Errorf("failed to push %s to %s: %w", branch, r.url, err)
+	}
+	adv, err := sess.AdvertisedReferencesContext(ctx)
+	if err != nil {
+		_ = sess.Close()
+		return nil, nil, fmt.Errorf("failed to push %s to %s: %w", branch, r.url, err)
+	}
+	return sess, adv, nil
+}
+
+// sendUpdate asks the remote to move name from old to updated (the zero
+// hash deletes it), sending objects; the server refuses when name no
+// longer points at old.
+func (r *Repository) sendUpdate(ctx context.Context, sess transport.ReceivePackSession, adv *packp.AdvRefs,
+	name plumbing.ReferenceName, old, updated plumbing.Hash, objects []plumbing.Hash) error {
+	branch := name.Short()
 	req := packp.NewReferenceUpdateRequestFromCapabilities(adv.Capabilities)
-	req.Commands = []*packp.Command{{Name: name, Old: old, New: commit}}
-	report, err := r.sendPack(ctx, sess, req, objects, !adv.Capabilities.Supports(capability.OFSDelta))
+	req.Commands = []*packp.Command{{Name: name, Old: old, New: updated}}
+	var report *packp.ReportStatus
+	var err error
+	if updated.IsZero() {
+		report, err = sess.ReceivePack(ctx, req)
+	} else {
+		report, err = r.sendPack(ctx, sess, req, objects, !adv.Capabilities.Supports(capability.OFSDelta))
+	}
 	if err == nil && report != nil {
 		err = report.Error()
 	}

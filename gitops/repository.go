@@ -90,25 +90,37 @@ func OpenRepository(url, branch string, opts ...RepositoryOption) (*Repository, 
 // RemoteBranch returns the commit a branch of the remote points at, or
 // the zero hash when there is no such branch. It fetches nothing.
 func (r *Repository) RemoteBranch(ctx context.Context, branch string) (plumbing.Hash, error) {
+	tips, err := r.RemoteBranches(ctx, branch)
+	return tips[branch], err
+}
+
+// RemoteBranches returns the commit each of branches points at on the
+// remote, with one listing of its references; a branch the remote does
+// not have is absent. It fetches nothing.
+func (r *Repository) RemoteBranches(ctx context.Context, branches ...string) (map[string]plumbing.Hash, error) {
 	remote := gogit.NewRemote(memory.NewStorage(), &config.RemoteConfig{Name: remoteName, URLs: []string{r.url}})
 	ctx, answered := answering(ctx, r.clone.connectTimeout, r.url)
 	refs, err := remote.ListContext(ctx, &gogit.ListOptions{
 		Auth: r.transport.auth, CABundle: r.transport.caBundle, ClientCert: r.transport.clientCert, ClientKey: r.transport.clientKey,
 	})
 	err = answered(err)
+	tips := map[string]plumbing.Hash{}
 	if err != nil {
 		if errors.Is(err, transport.ErrEmptyRemoteRepository) {
-			return plumbing.ZeroHash, nil
+			return tips, nil
 		}
-		return plumbing.ZeroHash, fmt.Errorf("failed to list the branches of %s: %w", r.url, err)
+		return tips, fmt.Errorf("failed to list the branches of %s: %w", r.url, err)
 	}
-	want := plumbing.NewBranchReferenceName(branch)
+	want := map[plumbing.ReferenceName]string{}
+	for _, b := range branches {
+		want[plumbing.NewBranchReferenceName(b)] = b
+	}
 	for _, ref := range refs {
-		if ref.Name() == want {
-			return ref.Hash(), nil
+		if b, ok := want[ref.Name()]; ok {
+			tips[b] = ref.Hash()
 		}
 	}
-	return plumbing.ZeroHash, nil
+	return tips, nil
 }
 
 // Clone fetches the tracked branch (single branch, no tags, no working
