@@ -23,6 +23,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
+	"slices"
 	"strings"
 	"time"
 
@@ -30,20 +32,41 @@ import (
 	"github.com/serin-dev/serin/internal/testing/testbed"
 )
 
+// demoComponents are the testbed components the demo's acts start
+// (helm-controller and Flagger are not among them), and how long each took
+// to build cold on 2 cores, module downloads included, rounded up
+// (CONTRIBUTING.md, timings).
+var demoComponents = []struct {
+	name string
+	cold time.Duration
+}{
+	{"etcd", 1 * time.Minute}, {"kube-apiserver", 7 * time.Minute}, {"kube-controller-manager", 3 * time.Minute},
+	{"kube-scheduler", 1 * time.Minute}, {"kwok", 3 * time.Minute}, {"notification-controller", 4 * time.Minute},
+	{"source-controller", 4 * time.Minute}, {"kustomize-controller", 3 * time.Minute}, {"gitea", 4 * time.Minute},
+	{"traefik", 8 * time.Minute},
+}
+
 // testbedBinaries returns the directory of the testbed binaries: the one
 // $KUBEBUILDER_ASSETS names when it holds them all, or else the output of
-// hack/testbed/assets.sh, which builds the missing ones (about 30 minutes
-// on 2 cores the first time, cached in ~/.cache/serin-testbed after).
+// hack/testbed/assets.sh for the demo's components only, which builds the
+// missing ones (cached in ~/.cache/serin-testbed after). Before a build it
+// says how many components it builds and about how long that takes here.
 func testbedBinaries(ctx context.Context, screen *scenario.Screen) (string, error) {
-	needed := []string{"etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler", "kwok",
-		"notification-controller", "source-controller", "kustomize-controller", "gitea", "traefik"}
+	var needed []string
+	for _, c := range demoComponents {
+		needed = append(needed, c.name)
+	}
 	static := []string{"source-controller-static", "kustomize-controller-static", "gitea-static"}
 	if dir := os.Getenv("KUBEBUILDER_ASSETS"); dir != "" && hasAll(dir, append(needed, static...)) {
 		return dir, nil
 	}
-	screen.Step("building the testbed binaries that are not cached yet (hack/testbed/assets.sh)")
+	if missing, err := missingComponents(ctx, needed); err == nil && len(missing) > 0 {
+		screen.Step("%s", buildPlan(missing, runtime.NumCPU()))
+	} else {
+		screen.Step("checking the testbed binaries (hack/testbed/assets.sh)")
+	}
 	start := time.Now()
-	cmd := exec.CommandContext(ctx, "hack/testbed/assets.sh")
+	cmd := exec.CommandContext(ctx, "hack/testbed/assets.sh", needed...)
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
 		return "", err
@@ -71,6 +94,39 @@ func testbedBinaries(ctx context.Context, screen *scenario.Screen) (string, erro
 	dir := strings.TrimSpace(out.String())
 	screen.Done("%d testbed binaries ready in %s (%s)", len(needed), dir, time.Since(start).Round(time.Second))
 	return dir, nil
+}
+
+// missingComponents asks hack/testbed/build.sh which of components are not
+// cached yet, without building them.
+func missingComponents(ctx context.Context, components []string) ([]string, error) {
+	cmd := exec.CommandContext(ctx, "hack/testbed/build.sh", components...)
+	cmd.Env = append(os.Environ(), "SERIN_TESTBED_DRY_RUN=1")
+	b, err := cmd.Output()
+	if err != nil {
+		return nil, err
+	}
+	var missing []string
+	for _, line := range strings.Split(string(b), "\n") {
+		if name, ok := strings.CutPrefix(line, "missing "); ok {
+			missing = append(missing, strings.TrimSpace(name))
+		}
+	}
+	return missing, nil
+}
+
+// buildPlan says how many of the demo's components are built and about
+// how long that takes on cores (builds run one at a time, each on every
+// core; the estimates are for 2 cores).
+func buildPlan(missing []string, cores int) string {
+	var total time.Duration
+	for _, c := range demoComponents {
+		if slices.Contains(missing, c.name) {
+			total += c.cold
+		}
+	}
+	total = total * 2 / time.Duration(max(cores, 1))
+	return fmt.Sprintf("building %d of the demo's %d testbed components, once (%s): about %d minutes on this machine's %d cores, cached in ~/.cache/serin-testbed after",
+		len(missing), len(demoComponents), strings.Join(missing, ", "), int(total.Round(time.Minute).Minutes()), cores)
 }
 
 func hasAll(dir string, names []string) bool {

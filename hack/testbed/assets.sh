@@ -10,5 +10,5 @@ assets="$cache/assets/k8s-$KUBERNETES_VERSION-etcd-$ETCD_VERSION-kwok-$KWOK_VERS
 mkdir -p "$assets"
 while read -r dir; do
 	for bin in "$dir"/*; do ln -sf "$bin" "$assets/$(basename "$bin")"; done
-done < <("$here/build.sh")
+done < <("$here/build.sh" "$@")
 echo "$assets"

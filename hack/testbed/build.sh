@@ -26,10 +26,16 @@ log() { echo "testbed-build: $*" >&2; }
 # peaks at ~2.5 GB and the machine has 2 cores.
 exec 9>"$cache/.build.lock"
 
+# With SERIN_TESTBED_DRY_RUN set, nothing is built: each component that is
+# not cached yet is printed as "missing NAME" (what `make demo` announces
+# before it builds).
+dry_run=${SERIN_TESTBED_DRY_RUN:-}
+
 build() { # build NAME VERSION DIR -- go build args...
 	local name=$1 version=$2 moddir=$3; shift 4
 	local out="$cache/$name-$version"
-	if [[ -x "$out/$name" ]]; then echo "$out"; return; fi
+	if [[ -x "$out/$name" ]]; then [[ -n $dry_run ]] || echo "$out"; return; fi
+	if [[ -n $dry_run ]]; then echo "missing $name"; return; fi
 	flock 9
 	if [[ -x "$out/$name" ]]; then flock -u 9; echo "$out"; return; fi
 	log "building $name $version (cached in $out afterwards)"
@@ -59,7 +65,8 @@ build_module() {
 		[[ -x "$out/$name" ]] || return 1
 		for d in ${KEEP:-}; do [[ -d "$out/$name-static/$(basename "$d")" ]] || return 1; done
 	}
-	if built; then echo "$out"; return; fi
+	if built; then [[ -n $dry_run ]] || echo "$out"; return; fi
+	if [[ -n $dry_run ]]; then echo "missing $name"; return; fi
 	flock 9
 	if built; then flock -u 9; echo "$out"; return; fi
 	local start=$SECONDS tmp src
