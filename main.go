@@ -297,6 +297,7 @@ func main() {
 		WatchLabel:      watchLabel,
 		Shard:           shardOf(watchOptions.LabelSelector, watchSelector),
 		DataPlaneSettle: dataPlaneSettle,
+		ClusterName:     clusterName,
 		Analysis: analysis.NewRunner(webhooks, checks, analysis.RunnerOptions{
 			Workers:                 analysisWorkers,
 			MaxInFlightPerNamespace: analysisPerNamespace,

@@ -78,6 +78,10 @@ type CanaryReconciler struct {
 	// Promoter writes promoted revisions to the next stages of their
 	// waves and reads those stages' verdicts; nil disables waves.
 	Promoter gitops.Promoter
+	// ClusterName is the agent's --cluster-name: a wave stage whose
+	// Canary is this Canary under this cluster's commit status context
+	// stalls (rollout.InvalidPromotion).
+	ClusterName string
 	// Tenancy refuses cross-namespace references and gives the clients
 	// that act as a Canary's service account; nil allows every reference
 	// and acts as the agent.

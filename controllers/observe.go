@@ -54,6 +54,7 @@ func (r *CanaryReconciler) observe(ctx context.Context, obj *v1alpha1.Canary) (r
 		return obs, err
 	}
 	obs.RoutingUnsupported = dataplane.Unsupported(obj, r.dataPlane(obj))
+	obs.InvalidPromotion = rollout.InvalidPromotion(obj, r.ClusterName)
 	return obs, r.targetKindOf(obj).observe(ctx, obj, &obs)
 }
 

@@ -628,10 +628,17 @@ func withMetric(c *v1alpha1.Canary, vars map[string]string) *v1alpha1.Canary {
 // accepted.
 func TestValidation_WaveStages(t *testing.T) {
 	ns := newNamespace(t)
+	floor := 99.0
+	thresholded := v1alpha1.CanaryMetric{Name: v1alpha1.RequestSuccessRateCheck, ThresholdRange: &v1alpha1.ThresholdRange{Min: &floor}}
 	wave := func(name string, stages ...v1alpha1.PromotionTarget) *v1alpha1.Canary {
-		c := testobj.MakeCanary(name, ns).Analysis(v1alpha1.CanaryAnalysis{Iterations: 5}).Obj()
+		c := testobj.MakeCanary(name, ns).Analysis(v1alpha1.CanaryAnalysis{Iterations: 5, Metrics: []v1alpha1.CanaryMetric{thresholded}}).Obj()
 		c.Spec.GitOps = &v1alpha1.GitOpsSpec{Promote: stages}
 		return c
+	}
+	stage := func(mutate func(*v1alpha1.PromotionTarget)) v1alpha1.PromotionTarget {
+		p := v1alpha1.PromotionTarget{Stage: "production", Path: "./production"}
+		mutate(&p)
+		return p
 	}
 	prod := v1alpha1.PromotionTarget{Stage: "production", Path: "./production", Soak: &metav1.Duration{Duration: time.Hour},
 		Canary: &v1alpha1.PromotionCanaryReference{Name: "podinfo", Namespace: "production"}}
@@ -659,6 +666,46 @@ func TestValidation_WaveStages(t *testing.T) {
 		"an unknown mode": {
 			canary:  wave("w-mode", v1alpha1.PromotionTarget{Stage: "production", Path: "./production", Mode: "Merge"}),
 			wantErr: `Unsupported value: "Merge"`,
+		},
+		"a path into .git": {
+			canary:  wave("w-git", stage(func(p *v1alpha1.PromotionTarget) { p.Path = "./.git/hooks" })),
+			wantErr: "promote[].path must not name a '.git' segment",
+		},
+		"a path into .git, deeper": {
+			canary:  wave("w-git2", stage(func(p *v1alpha1.PromotionTarget) { p.Path = "a/.git/b" })),
+			wantErr: "promote[].path must not name a '.git' segment",
+		},
+		"an absolute path": {
+			canary:  wave("w-abs", stage(func(p *v1alpha1.PromotionTarget) { p.Path = "/etc" })),
+			wantErr: "promote[].path is relative to the repository's root",
+		},
+		"a branch with '..' and spaces": {
+			canary:  wave("w-branch", stage(func(p *v1alpha1.PromotionTarget) { p.Branch = "main..refs/heads/x; rm -rf /" })),
+			wantErr: "promote[].branch must be a Git branch name",
+		},
+		"a branch ending with .lock": {
+			canary:  wave("w-lock", stage(func(p *v1alpha1.PromotionTarget) { p.Branch = "release/v1.lock" })),
+			wantErr: "promote[].branch must be a Git branch name",
+		},
+		"a valid branch": {canary: wave("w-branch-ok", stage(func(p *v1alpha1.PromotionTarget) { p.Branch = "release/v1.2" }))},
+		"a stage whose Canary is this Canary": {
+			canary: wave("w-self", stage(func(p *v1alpha1.PromotionTarget) {
+				p.Canary = &v1alpha1.PromotionCanaryReference{Name: "w-self"}
+			})),
+			wantErr: "spec.gitops.promote[].canary names this Canary itself",
+		},
+		"a Canary of the same name in another cluster": {
+			canary: wave("w-other-cluster", stage(func(p *v1alpha1.PromotionTarget) {
+				p.Canary = &v1alpha1.PromotionCanaryReference{Name: "w-other-cluster", Cluster: "prod-eu"}
+			})),
+		},
+		"a soak whose metrics cannot fail": {
+			canary: func() *v1alpha1.Canary {
+				c := wave("w-soak-free", stage(func(p *v1alpha1.PromotionTarget) { p.Soak = &metav1.Duration{Duration: time.Hour} }))
+				c.Spec.Analysis.Metrics = []v1alpha1.CanaryMetric{{Name: v1alpha1.RequestDurationCheck}}
+				return c
+			}(),
+			wantErr: "gitops.promote[].soak holds the promoted primary to the thresholdRange of analysis.metrics",
 		},
 	}
 	for name, tt := range tests {

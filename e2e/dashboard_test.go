@@ -390,7 +390,11 @@ func screenshotDir(t *testing.T) string {
 func TestDashboard_WaveCard(t *testing.T) {
 	g, ns, b := openDashboard(t, "")
 	ctx := context.Background()
-	c := testobj.MakeCanary("podinfo", ns).Analysis(v1alpha1.CanaryAnalysis{Interval: &metav1.Duration{Duration: time.Second}, Iterations: 1}).Obj()
+	// A soak needs a metric with a thresholdRange (the CRD refuses one
+	// that could never fail).
+	floor := 99.0
+	c := testobj.MakeCanary("podinfo", ns).Analysis(v1alpha1.CanaryAnalysis{Interval: &metav1.Duration{Duration: time.Second}, Iterations: 1,
+		Metrics: []v1alpha1.CanaryMetric{{Name: v1alpha1.RequestSuccessRateCheck, ThresholdRange: &v1alpha1.ThresholdRange{Min: &floor}}}}).Obj()
 	c.Labels = map[string]string{shardLabel: "not-this-agent"}
 	c.Spec.GitOps = &v1alpha1.GitOpsSpec{Promote: []v1alpha1.PromotionTarget{
 		{Stage: "production", Path: "./production"}, {Stage: "dr", Path: "./dr", Soak: &metav1.Duration{Duration: time.Hour}},

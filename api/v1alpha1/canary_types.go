@@ -106,6 +106,7 @@ const (
 // +kubebuilder:validation:XValidation:rule="!has(self.analysis) || !has(self.analysis.judge) || !has(self.analysis.judge.baseline) || !self.analysis.judge.baseline || (self.targetRef.kind == 'Deployment' && has(self.routing) && has(self.routing.provider) && self.routing.provider == 'gatewayapi')",message="analysis.judge.baseline runs a <target>-baseline Deployment that the HTTPRoute routes to: it needs a Deployment targetRef and routing.provider gatewayapi; remove baseline (the judge then compares the canary with the primary)"
 // +kubebuilder:validation:XValidation:rule="!has(self.analysis) || !has(self.analysis.judge) || !has(self.analysis.judge.baseline) || !self.analysis.judge.baseline || size(has(self.service.name) ? self.service.name : self.targetRef.name) <= 54",message="analysis.judge.baseline names a Service <service>-baseline, at most 63 characters: shorten service.name (or targetRef.name) to 54 characters, or remove baseline"
 // +kubebuilder:validation:XValidation:rule="!has(self.routing) || !has(self.routing.mirrors) || self.routing.mirrors.all(m, !(m.name in [has(self.service.name) ? self.service.name : self.targetRef.name, (has(self.service.name) ? self.service.name : self.targetRef.name) + '-primary', (has(self.service.name) ? self.service.name : self.targetRef.name) + '-canary']))",message="routing.mirrors must not name the apex, primary or canary Service: the route already serves them (analysis.mirror copies requests to the canary)"
+// +kubebuilder:validation:XValidation:rule="!has(self.gitops) || !has(self.gitops.promote) || !self.gitops.promote.exists(p, has(p.soak) && duration(p.soak) > duration('0s')) || (has(self.analysis) && has(self.analysis.metrics) && self.analysis.metrics.exists(m, has(m.thresholdRange)))",message="gitops.promote[].soak holds the promoted primary to the thresholdRange of analysis.metrics, and no metric has one, so the soak could never fail (a judge block compares a canary with the primary, and a soak has no canary): add a thresholdRange to a metric, the soak's floor, or remove soak"
 type CanarySpec struct {
 	// TargetRef is the Deployment, DaemonSet or Service this Canary rolls
 	// out. Every change to its pod template (or, for a Service, its spec)
@@ -1228,6 +1229,8 @@ type GitOpsSpec struct {
 
 // PromotionTarget is the next stage of a wave.
 // +kubebuilder:validation:XValidation:rule="!self.path.split('/').exists(s, s == '..')",message="promote[].path must stay inside the repository: no '..' segment"
+// +kubebuilder:validation:XValidation:rule="!self.path.startsWith('/')",message="promote[].path is relative to the repository's root, as a Kustomization's spec.path: no leading '/'"
+// +kubebuilder:validation:XValidation:rule="!self.path.split('/').exists(s, s.lowerAscii() == '.git')",message="promote[].path must not name a '.git' segment: Git's own directory is never a stage"
 // +kubebuilder:validation:XValidation:rule="!has(self.soak) || duration(self.soak) <= duration('24h')",message="promote[].soak must be at most 24h"
 type PromotionTarget struct {
 	// Stage names the next stage, e.g. production: the branch, the
@@ -1250,8 +1253,15 @@ type PromotionTarget struct {
 	// +optional
 	SourceRef *meta.LocalObjectReference `json:"sourceRef,omitempty"`
 
-	// Branch of the next stage; defaults to the source's branch.
+	// Branch of the next stage; defaults to the source's branch. A branch
+	// name as Git accepts it (git check-ref-format --branch): no space,
+	// control character or any of ~ ^ : ? * [ \, no '..', '@{' or '//', no
+	// component that starts with '.' or ends with '.lock', neither
+	// starting with '-' or '/' nor ending with '/' or '.'.
 	// +kubebuilder:validation:MaxLength=250
+	// +kubebuilder:validation:XValidation:rule="!self.matches(r'[\\x00-\\x20\\x7f~^:?*\\[\\\\]')",message="promote[].branch must be a Git branch name: no space, control character or any of ~ ^ : ? * [ \\"
+	// +kubebuilder:validation:XValidation:rule="!self.contains('..') && !self.contains('@{') && !self.contains('//') && self != '@'",message="promote[].branch must be a Git branch name: no '..', '@{' or '//', and not '@'"
+	// +kubebuilder:validation:XValidation:rule="!self.startsWith('-') && !self.startsWith('/') && !self.endsWith('/') && !self.endsWith('.') && !self.split('/').exists(c, c.startsWith('.') || c.endsWith('.lock'))",message="promote[].branch must be a Git branch name: not starting with '-' or '/', not ending with '/' or '.', no component starting with '.' or ending with '.lock'"
 	// +optional
 	Branch string `json:"branch,omitempty"`
 
@@ -1277,7 +1287,10 @@ type PromotionTarget struct {
 	// Canary's metric checks passing on it at every analysis interval,
 	// before the promotion is written: the soak ends once a check made
 	// within an interval of its end passed. As many failed checks as the
-	// analysis threshold stop the wave (Stopped) and alert.
+	// analysis threshold stop the wave (Stopped) and alert. A soak holds
+	// the primary to the metrics' thresholdRange (a judge block compares
+	// a canary with the primary, and there is no canary during a soak), so
+	// at least one of analysis.metrics needs a thresholdRange.
 	// +kubebuilder:validation:Type=string
 	// +kubebuilder:validation:Pattern="^([0-9]+(\\.[0-9]+)?(ms|s|m|h))+$"
 	// +optional
@@ -1666,6 +1679,7 @@ type RevertStatus struct {
 // name labels every object serin generates (serin.dev/canary), so it is at
 // most 63 characters, a label value's limit.
 // +kubebuilder:validation:XValidation:rule="!has(self.metadata.name) || size(self.metadata.name) <= 63",message="metadata.name of a Canary must be at most 63 characters: serin labels the objects it generates with serin.dev/canary: <name>"
+// +kubebuilder:validation:XValidation:rule="!has(self.metadata.name) || !has(self.spec.gitops) || !has(self.spec.gitops.promote) || self.spec.gitops.promote.all(p, !has(p.canary) || p.canary.name != self.metadata.name || (has(p.canary.namespace) && size(p.canary.namespace) > 0) || (has(p.canary.cluster) && size(p.canary.cluster) > 0))",message="spec.gitops.promote[].canary names this Canary itself: the stage's verdict would be this Canary's own; name the next stage's Canary with its namespace, and canary.cluster (its agent's --cluster-name) when it runs in another cluster"
 // +genclient
 // +kubebuilder:object:root=true
 // +kubebuilder:subresource:status

@@ -120,6 +120,12 @@ const (
 	// serin writes no route until the field is removed or the data plane
 	// changed; the message names both.
 	UnsupportedByDataPlaneReason string = "UnsupportedByDataPlane"
+	// InvalidPromotionReason: a stage of spec.gitops.promote can never be
+	// promoted to as written (its Canary is this Canary itself, its path
+	// or branch is not one Git can take, its soak cannot fail), in a form
+	// the API server's validation could not see; the message names the
+	// field and what to change. No rollout starts until it is fixed.
+	InvalidPromotionReason string = "InvalidPromotion"
 	// ReconciliationFailedReason: a transient error; serin retries with backoff.
 	ReconciliationFailedReason string = "ReconciliationFailed"
 )

@@ -317,12 +317,21 @@ func (b *groupBuilder) phase(phase v1alpha1.CanaryPhase) *groupBuilder {
 	return b
 }
 
-func (b *groupBuilder) ready(status metav1.ConditionStatus, reason, message string) *groupBuilder {
+func (b *groupBuilder) condition(conditionType string, status metav1.ConditionStatus, reason, message string) *groupBuilder {
 	b.group.Status.Conditions = append(b.group.Status.Conditions, metav1.Condition{
-		Type: "Ready", Status: status, Reason: reason, Message: message,
+		Type: conditionType, Status: status, Reason: reason, Message: message,
 		LastTransitionTime: metav1.NewTime(testNow.Add(-90 * time.Second)),
 	})
 	return b
+}
+
+func (b *groupBuilder) ready(status metav1.ConditionStatus, reason, message string) *groupBuilder {
+	return b.condition("Ready", status, reason, message)
+}
+
+// stalled makes the group Stalled (and not Ready) for reason.
+func (b *groupBuilder) stalled(reason, message string) *groupBuilder {
+	return b.ready(metav1.ConditionFalse, reason, message).condition("Stalled", metav1.ConditionTrue, reason, message)
 }
 
 func (b *groupBuilder) label(key, value string) *groupBuilder {

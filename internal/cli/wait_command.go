@@ -42,7 +42,7 @@ func newWaitCommand(env *environment) *cobra.Command {
 		Short: "Wait for the verdict of a rollout and exit with it",
 		Long: `The wait sub-commands follow the rollout of a Canary, or the release of a
 CanaryGroup, until it ends, print its verdict, and exit with it: 0 when the
-revision serves, 1 when it failed or halted, 2 when it cannot be waited for,
+revision serves, 1 when it failed, halted or stalled, 2 when it cannot be waited for,
 3 when --timeout (default 10m) runs out first. For CI: fail the pipeline
 when the canary fails.`,
 	}
@@ -75,8 +75,9 @@ func newWaitCanaryCommand(env *environment) *cobra.Command {
 		Long: `Wait until the rollout of a Canary ends, print the verdict, and exit with it:
 0 when it succeeded (or the Canary is initialized with nothing to roll out),
 1 when it failed or halted (with the Ready message, the failed checks and the
-revert), 2 when it cannot be waited for (not found, suspended, a usage
-error), 3 when --timeout (default 10m) runs out first.
+revert) or the Canary is stalled (with the Stalled message; also before it
+attempted --revision), 2 when it cannot be waited for (not found,
+suspended, a usage error), 3 when --timeout (default 10m) runs out first.
 
 With --revision, the Canary must first see that revision (the one a CI job
 just applied), so that the verdict of an earlier rollout is not taken for

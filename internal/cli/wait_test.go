@@ -151,6 +151,23 @@ func TestCanaryVerdict(t *testing.T) {
 			canary:   stalled(settled(v1alpha1.PhaseFailed, waitedRevision, otherRevision), "Failed", "rolled back"),
 			revision: "5eed5eed", wantKind: verdictFailed, wantState: "Failed: rolled back",
 		},
+		"revision: stalled on its target before attempting it": {
+			canary:   stalled(settled(v1alpha1.PhaseInitialized, otherRevision, otherRevision), "TargetNotFound", "Deployment podinfo not found"),
+			revision: "5eed5eed", wantKind: verdictFailed, wantState: "Initialized: Deployment podinfo not found",
+		},
+		"revision: stalled on its spec after an earlier revision failed": {
+			canary:   stalled(settled(v1alpha1.PhaseFailed, otherRevision, ""), "InvalidGeneratedObject", "Service podinfo-canary: spec.ports[0].port: Invalid value"),
+			revision: "5eed5eed", wantKind: verdictFailed, wantState: "Failed: Service podinfo-canary: spec.ports[0].port: Invalid value",
+		},
+		"revision: a stall of a generation the agent has not reconciled yet": {
+			canary:    stalled(settled(v1alpha1.PhaseInitialized, otherRevision, otherRevision).generation(2, 1), "TargetNotFound", "Deployment podinfo not found"),
+			revision:  "5eed5eed",
+			wantState: "waiting for the Canary to see revision 5eed5eed (it has main@sha1:0ddba11c0ddba11c0ddba11c0ddba11c0ddba11c); Initialized, revision main@sha1:0ddba11c: Deployment podinfo not found",
+		},
+		"stalled, but on a generation the agent has not reconciled yet": {
+			canary:    stalled(settled(v1alpha1.PhaseInitializing, "", "").generation(2, 1), "TargetNotFound", "Deployment podinfo not found"),
+			wantState: "waiting for serin to reconcile generation 2; Initializing: Deployment podinfo not found",
+		},
 		"revision: the primary runs its spec already (a revert in Git after a failure)": {
 			canary: accepted, revision: waitedRevision, wantKind: verdictSucceeded,
 			wantState: "revision main@sha1:5eed5eed5eed5eed5eed5eed5eed5eed5eed5eed runs on the primary already: no analysis needed",
@@ -209,6 +226,25 @@ func TestGroupVerdict(t *testing.T) {
 		"revision: an earlier release succeeded": {
 			group: succeededBefore, revision: "5eed5eed", wantKind: verdictSucceeded,
 			wantState: "release main@sha1:5eed5eed Succeeded: all 1 members promoted",
+		},
+		"revision: no release of it, the group stalled": {
+			group: reconciled(makeGroup("apps", "storefront", "api").phase(v1alpha1.PhaseInitialized)).
+				stalled("InvalidGroup", "member api: dependsOn forms a cycle").obj(),
+			revision: "5eed5eed", wantKind: verdictFailed, wantState: "Initialized: member api: dependsOn forms a cycle",
+		},
+		"revision: its release under way, the group stalled": {
+			group: reconciled(makeGroup("apps", "storefront", "api").
+				release(waitedRevision, v1alpha1.PhaseProgressing, time.Minute, member("api", v1alpha1.PhaseProgressing))).
+				stalled("InvalidGroup", "Canary api is listed by two groups").obj(),
+			revision: "5eed5eed", wantKind: verdictFailed, wantState: "Progressing: Canary api is listed by two groups",
+		},
+		"revision: no release of it yet, the earlier release failed": {
+			group: reconciled(makeGroup("apps", "storefront", "api").
+				release(otherRevision, v1alpha1.PhaseFailed, time.Hour, member("api", v1alpha1.PhaseFailed))).
+				stalled("Failed", "release failed: api failed").obj(),
+			revision: "5eed5eed",
+			wantState: "waiting for a release of revision 5eed5eed (the current release is main@sha1:0ddba11c0ddba11c0ddba11c0ddba11c0ddba11c); " +
+				"Failed, release main@sha1:0ddba11c (api:Failed): release failed: api failed",
 		},
 		"revision: no release of it yet": {
 			group: failed, revision: "0ddba11c",
@@ -281,6 +317,36 @@ func TestWait(t *testing.T) {
 		},
 		"an unknown flag": {
 			args: []string{"wait", "canary", "podinfo", "--for", "ready"}, wantCode: ExitCannotWait, wantErr: "unknown flag: --for",
+		},
+		"stalled before the revision is attempted": {
+			args: []string{"wait", "canary", "podinfo", "--revision", "5eed5eed", "--timeout", "5s"},
+			objects: []client.Object{settled(v1alpha1.PhaseInitialized, otherRevision, otherRevision).
+				ready(metav1.ConditionFalse, "TargetNotFound", "Deployment podinfo not found").
+				condition("Stalled", metav1.ConditionTrue, "TargetNotFound", "Deployment podinfo not found").obj()},
+			wantCode: ExitFailed,
+			wantErr:  "Canary podinfo in apps namespace failed: Initialized: Deployment podinfo not found",
+		},
+		"stalled, no revision": {
+			args: []string{"wait", "canary", "podinfo"},
+			objects: []client.Object{settled(v1alpha1.PhaseInitializing, "", "").
+				ready(metav1.ConditionFalse, "AccessDenied", "cross-namespace reference refused").
+				condition("Stalled", metav1.ConditionTrue, "AccessDenied", "cross-namespace reference refused").obj()},
+			wantCode: ExitFailed,
+			wantErr:  "Canary podinfo in apps namespace failed: Initializing: cross-namespace reference refused",
+		},
+		"a stalled group, with a revision": {
+			args: []string{"wait", "group", "storefront", "--revision", "5eed5eed", "--timeout", "5s"},
+			objects: []client.Object{reconciled(makeGroup("apps", "storefront", "podinfo").phase(v1alpha1.PhaseInitialized)).
+				stalled("InvalidGroup", "member podinfo: dependsOn forms a cycle").obj()},
+			wantCode: ExitFailed,
+			wantErr:  "CanaryGroup storefront in apps namespace failed: Initialized: member podinfo: dependsOn forms a cycle",
+		},
+		"a stalled group, no revision": {
+			args: []string{"wait", "group", "storefront"},
+			objects: []client.Object{reconciled(makeGroup("apps", "storefront", "podinfo").phase(v1alpha1.PhaseInitialized)).
+				stalled("InvalidGroup", "member podinfo: dependsOn forms a cycle").obj()},
+			wantCode: ExitFailed,
+			wantErr:  "CanaryGroup storefront in apps namespace failed: Initialized: member podinfo: dependsOn forms a cycle",
 		},
 		"a group whose release failed": {
 			args: []string{"wait", "group", "storefront"},

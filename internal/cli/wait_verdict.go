@@ -68,6 +68,11 @@ func canaryVerdict(c *v1alpha1.Canary, revision string) verdict {
 		case !attempted && revisionCovers(st.LastPromotedRevision, revision):
 			return verdict{kind: verdictSucceeded, state: fmt.Sprintf("revision %s was promoted; now %s", st.LastPromotedRevision, state)}
 		case !attempted:
+			if v, ok := stalledBeforeRevision(c, st.Conditions, st.ObservedGeneration, string(st.Phase)); ok {
+				// Stalled on its spec or target: it will not attempt the
+				// revision until a person acts.
+				return v
+			}
 			return verdict{state: fmt.Sprintf("waiting for the Canary to see revision %s (it has %s); %s",
 				revision, orNone(st.LastAttemptedRevision), state)}
 		case st.Phase == v1alpha1.PhaseFailed && st.LastAppliedSpec != "" && st.LastAppliedSpec == st.LastPromotedSpec:
@@ -148,15 +153,25 @@ func groupVerdict(g *v1alpha1.CanaryGroup, revision string) verdict {
 				}
 			}
 		}
-		if release == nil {
-			current := "none"
-			if st.Release != nil {
-				current = st.Release.Revision
+		if release != nil {
+			if v := releaseVerdict(*release); v.kind != verdictPending {
+				return v
 			}
-			return verdict{state: fmt.Sprintf("waiting for a release of revision %s (the current release is %s); %s",
-				revision, current, groupState(g))}
 		}
-		return releaseVerdict(*release)
+		if v, ok := stalledBeforeRevision(g, st.Conditions, st.ObservedGeneration, string(st.Phase)); ok {
+			// Stalled (an invalid group, members left unreleased): no
+			// release of the revision ends until a person acts.
+			return v
+		}
+		if release != nil {
+			return releaseVerdict(*release)
+		}
+		current := "none"
+		if st.Release != nil {
+			current = st.Release.Revision
+		}
+		return verdict{state: fmt.Sprintf("waiting for a release of revision %s (the current release is %s); %s",
+			revision, current, groupState(g))}
 	}
 	v, blocked := stalledOrUnobserved(g, st.Conditions, st.ObservedGeneration, string(st.Phase), groupState(g))
 	if !blocked {
@@ -177,14 +192,56 @@ func groupVerdict(g *v1alpha1.CanaryGroup, revision string) verdict {
 // failed (Stalled is True: a person must act) or as not reconciled yet
 // (the agent has not observed its generation), and whether it is either;
 // else a pending verdict saying state.
+//
+// As kstatus reads it, a Stalled condition of a generation the agent has
+// not reconciled yet is not the object's word on its spec: a fix applied
+// since waits for the agent instead of failing.
 func stalledOrUnobserved(object metav1.Object, conditions []metav1.Condition, observedGeneration int64, phase, state string) (verdict, bool) {
-	if stalled := apimeta.FindStatusCondition(conditions, meta.StalledCondition); stalled != nil && stalled.Status == metav1.ConditionTrue {
-		return verdict{kind: verdictFailed, state: joinNonEmpty(": ", phase, stalled.Message)}, true
-	}
 	if object.GetGeneration() > observedGeneration {
 		return verdict{state: fmt.Sprintf("waiting for serin to reconcile generation %d; %s", object.GetGeneration(), state)}, true
 	}
+	if stalled := stalledCondition(conditions); stalled != nil {
+		return verdict{kind: verdictFailed, state: joinNonEmpty(": ", phase, stalled.Message)}, true
+	}
 	return verdict{state: state}, false
+}
+
+// stalledCondition is the Stalled condition when it is True, else nil.
+func stalledCondition(conditions []metav1.Condition) *metav1.Condition {
+	stalled := apimeta.FindStatusCondition(conditions, meta.StalledCondition)
+	if stalled == nil || stalled.Status != metav1.ConditionTrue {
+		return nil
+	}
+	return stalled
+}
+
+// earlierVerdictReasons are the Stalled reasons that record the verdict of
+// a rollout or release that ended (rolled back, halted): about the
+// revision it rolled out, not about one that comes after it.
+var earlierVerdictReasons = map[string]bool{
+	v1alpha1.FailedReason:          true,
+	v1alpha1.HaltedReason:          true,
+	v1alpha1.PromotionFailedReason: true,
+	v1alpha1.GroupFailedReason:     true,
+}
+
+// stalledBeforeRevision is the failed verdict on an object that has no
+// verdict on the revision waited for yet and is Stalled, and whether it
+// is: a stall on its spec, its target or its members (a person must act
+// before it rolls out anything), once the agent reconciled its generation.
+// The stall that records an earlier revision's failure (a Failed or
+// Halted phase, for that reason) is not one: the waited revision may
+// still come and be rolled out.
+func stalledBeforeRevision(object metav1.Object, conditions []metav1.Condition, observedGeneration int64, phase string) (verdict, bool) {
+	stalled := stalledCondition(conditions)
+	if stalled == nil || object.GetGeneration() > observedGeneration {
+		return verdict{}, false
+	}
+	failedPhase := phase == string(v1alpha1.PhaseFailed) || phase == string(v1alpha1.PhaseHalted)
+	if failedPhase && earlierVerdictReasons[stalled.Reason] {
+		return verdict{}, false
+	}
+	return verdict{kind: verdictFailed, state: joinNonEmpty(": ", phase, stalled.Message)}, true
 }
 
 // phaseOrUnreconciled names a phase, or says there is none yet.

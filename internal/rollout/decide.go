@@ -83,6 +83,11 @@ func decideRollout(c *v1alpha1.Canary, o Observation) Action {
 		// wrongly: nothing moves, the route keeps what it has.
 		return Stall{Reason: v1alpha1.UnsupportedByDataPlaneReason, Message: o.RoutingUnsupported}
 	}
+	if o.InvalidPromotion != "" {
+		// A revision this Canary promoted could go nowhere, or somewhere
+		// it must not: nothing is rolled out to be promoted.
+		return Stall{Reason: v1alpha1.InvalidPromotionReason, Message: o.InvalidPromotion}
+	}
 
 	switch c.Status.Phase {
 	case "", v1alpha1.PhaseInitializing:

@@ -61,6 +61,11 @@ type Observation struct {
 	// Canary's data plane would serve wrongly (dataplane.Unsupported).
 	RoutingUnsupported string
 
+	// InvalidPromotion, when not empty, says which stage of
+	// spec.gitops.promote can never work (InvalidPromotion): no rollout
+	// starts until it is fixed.
+	InvalidPromotion string
+
 	// Conflict, when its Reason is set, says why the Canary must not act
 	// at all: its target is an object serin generates for another Canary
 	// (InvalidTarget), or another Canary created earlier claims the
