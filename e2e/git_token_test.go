@@ -27,6 +27,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -45,6 +46,13 @@ type credentialRecorder struct {
 	mu     sync.Mutex
 	tokens map[string]int
 	api    int
+	// prefix, when set, is a first path segment the host takes away
+	// before passing a request on (a token in the repository's path).
+	prefix string
+	// refuseGit, while true, answers 503 to every Git request.
+	refuseGit atomic.Bool
+	// refusedGit counts the Git requests refused.
+	refusedGit atomic.Int32
 }
 
 func startCredentialRecorder(t *testing.T, target string) *credentialRecorder {
@@ -57,6 +65,15 @@ func startCredentialRecorder(t *testing.T, target string) *credentialRecorder {
 	proxy := httputil.NewSingleHostReverseProxy(u)
 	r.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
 		r.record(req)
+		if r.prefix != "" {
+			req.URL.Path = strings.TrimPrefix(req.URL.Path, "/"+r.prefix)
+			req.URL.RawPath = ""
+		}
+		if !strings.HasPrefix(req.URL.Path, "/api/") && r.refuseGit.Load() {
+			r.refusedGit.Add(1)
+			http.Error(w, "unavailable", http.StatusServiceUnavailable)
+			return
+		}
 		proxy.ServeHTTP(w, req)
 	}))
 	t.Cleanup(r.Close)
@@ -119,24 +136,50 @@ const platformToken = "platform-write-token-must-stay-home"
 // GitRepository's own secret, and the platform's token, given to the
 // agent for Gitea's host only (--git-provider-hosts), never reaches it.
 func TestGitTrust_PlatformTokenStaysOnListedHosts(t *testing.T) {
+	giteaURL, err := url.Parse(gitea.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	platformTokenNeverReachesTenant(t, "tokens", func(*credentialRecorder) string { return giteaURL.Host })
+}
+
+// The platform lists a host without a scheme: its token goes there over
+// TLS only. A tenant's GitRepository names that very host over plain HTTP
+// (here the recording host, listed as host:port): serin reverts through
+// it with the GitRepository's own secret, and the platform's token never
+// travels in clear text.
+func TestGitTrust_PlatformTokenNeverOverPlainHTTP(t *testing.T) {
+	platformTokenNeverReachesTenant(t, "plainhttp", func(r *credentialRecorder) string {
+		u, err := url.Parse(r.URL)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return u.Host
+	})
+}
+
+// platformTokenNeverReachesTenant runs an agent of shard whose platform
+// token is listed for the hosts listed(recorder) and a tenant whose
+// GitRepository goes through the recording host, fails the tenant's
+// canary and checks that its revert was opened through that host with the
+// tenant's own secret, never the platform's token.
+func platformTokenNeverReachesTenant(t *testing.T, shard string, listed func(*credentialRecorder) string) {
 	g := NewWithT(t)
 	ctx := context.Background()
 	ns := newNamespace(t)
-	giteaURL, err := url.Parse(gitea.URL)
-	g.Expect(err).NotTo(HaveOccurred())
 	recorder := startCredentialRecorder(t, gitea.URL)
 	tokenFile := filepath.Join(t.TempDir(), "token")
 	g.Expect(os.WriteFile(tokenFile, []byte(platformToken+"\n"), 0o600)).To(Succeed())
 	own, err := env.StartAgentWith(ctx, "..", testbed.AgentOptions{
-		Name: "serin-agent-tokens",
+		Name: "serin-agent-" + shard,
 		Flags: append([]string{"--metrics-server=" + prom.URL, "--data-plane=traefik", "--log-level=info",
-			"--watch-label-selector=" + shardLabel + "=tokens",
-			"--git-provider-token-file=" + tokenFile, "--git-provider-hosts=" + giteaURL.Host}, gitopsFlags...),
+			"--watch-label-selector=" + shardLabel + "=" + shard,
+			"--git-provider-token-file=" + tokenFile, "--git-provider-hosts=" + listed(recorder)}, gitopsFlags...),
 	})
 	g.Expect(err).NotTo(HaveOccurred())
 	t.Cleanup(func() { _ = own.Kill() })
 
-	app := func(tag, templateMeta string) map[string]string { return shardedApp(ns, "tokens", tag, templateMeta) }
+	app := func(tag, templateMeta string) map[string]string { return shardedApp(ns, shard, tag, templateMeta) }
 	tenantURL := strings.Replace(gitea.RepositoryURL(ns), gitea.URL, recorder.URL, 1)
 	f := newFleetWith(t, g, ns, app("v1", ""), map[string]any{"url": tenantURL})
 	first, err := f.repo.Reference("refs/heads/main", true)

@@ -198,7 +198,14 @@ func startHelmApp(t *testing.T, g Gomega, a helmApp, files map[string]string) *f
 	t.Helper()
 	all := a.files()
 	maps.Copy(all, files)
-	f := newFleet(t, g, a.ns, all)
+	return startHelmAppFiles(t, g, a, all)
+}
+
+// startHelmAppFiles is startHelmApp with all of the repository's files
+// given.
+func startHelmAppFiles(t *testing.T, g Gomega, a helmApp, files map[string]string) *fleet {
+	t.Helper()
+	f := newFleet(t, g, a.ns, files)
 	waitForHelmRelease(g, a.ns, 90*time.Second)
 	waitForPhase(g, &v1alpha1.Canary{ObjectMeta: metav1.ObjectMeta{Namespace: a.ns, Name: "podinfo"}}, v1alpha1.PhaseInitialized, 60*time.Second)
 	load := startUsers(t, appHost(a.ns))
