@@ -67,6 +67,9 @@ type gitCore struct {
 	// charts downloads the charts of HelmRepositories a revert or a wave
 	// renders (nil: only charts kept in Git are rendered).
 	charts ChartSource
+	// trustRepositoryCA lets the platform's token trust the ca.crt of a
+	// GitRepository's secret (--git-provider-trust-repository-ca).
+	trustRepositoryCA bool
 }
 
 // gitJob is one job's work on a clone of one repository branch, a
@@ -453,7 +456,8 @@ func (j *gitJob) host(ctx context.Context) (PullRequestHost, error) {
 
 // hostAPI is how the Git host API of the source's repository is reached:
 // the repository, its provider, the token (hostToken) and a client that
-// trusts the GitRepository's CA.
+// trusts the GitRepository's CA, unless the token is the platform's
+// (platformTLS).
 func (j *gitJob) hostAPI() (HostAPI, error) {
 	u, err := ParseRepositoryURL(j.src.URL)
 	if err != nil {
@@ -463,11 +467,15 @@ func (j *gitJob) hostAPI() (HostAPI, error) {
 	if err != nil {
 		return HostAPI{}, err
 	}
-	token, err := j.hostToken(u)
+	token, platform, err := j.hostToken(u)
 	if err != nil {
 		return HostAPI{}, err
 	}
-	httpClient, err := hostHTTPClient(j.src.Auth, j.clone.connectTimeout)
+	tlsFrom := j.src.Auth
+	if platform {
+		tlsFrom = j.platformTLS(j.src.Auth)
+	}
+	httpClient, err := hostHTTPClient(tlsFrom, j.clone.connectTimeout)
 	if err != nil {
 		return HostAPI{}, fmt.Errorf("GitRepository %s: %w", j.src.GitRepository, err)
 	}
@@ -476,25 +484,27 @@ func (j *gitJob) hostAPI() (HostAPI, error) {
 
 // hostToken is the Git host API token of repo, for reverts and
 // promotions alike: the agent's token file (read at each call) when the
-// platform lists repo's host (--git-provider-hosts), else the
-// GitRepository secret's password or bearerToken. The repository URL is
-// a tenant's to write: the agent's token never goes to a host the
-// platform did not list. Without either, the job cannot go on.
-func (j *gitJob) hostToken(repo RepositoryURL) (string, error) {
+// platform lists repo's scheme and host (--git-provider-hosts), then
+// platform is true; else the GitRepository secret's password or
+// bearerToken. The repository URL is a tenant's to write: the agent's
+// token never goes to a host the platform did not list, nor over plain
+// HTTP to a host the platform listed for https. Without either, the job
+// cannot go on.
+func (j *gitJob) hostToken(repo RepositoryURL) (token string, platform bool, err error) {
 	if j.tokenFile != "" && j.tokenHosts.lists(repo) {
 		b, err := os.ReadFile(j.tokenFile)
 		if err != nil {
-			return "", fmt.Errorf("failed to read the Git provider token: %w", err)
+			return "", false, fmt.Errorf("failed to read the Git provider token: %w", err)
 		}
-		return strings.TrimSpace(string(b)), nil
+		return strings.TrimSpace(string(b)), true, nil
 	}
 	if j.src.HostToken != "" {
-		return j.src.HostToken, nil
+		return j.src.HostToken, false, nil
 	}
 	if j.tokenFile != "" {
-		return "", fmt.Errorf("no API token for %s: the secret of GitRepository %s has no password or bearerToken, and the agent's token is only for the hosts of --git-provider-hosts (%s): put a token in the GitRepository's secret, or ask the platform to list %s",
-			repo.Host, j.src.GitRepository, j.tokenHosts, repo.Host)
+		return "", false, fmt.Errorf("no API token for %s: the secret of GitRepository %s has no password or bearerToken, and the agent's token is only for the hosts of --git-provider-hosts (%s): put a token in the GitRepository's secret, or ask the platform to list %s",
+			repo.BaseURL(), j.src.GitRepository, j.tokenHosts, listedAs(repo))
 	}
-	return "", fmt.Errorf("no API token for %s: the secret of GitRepository %s has no password or bearerToken: put a token with the pull request scope in it",
+	return "", false, fmt.Errorf("no API token for %s: the secret of GitRepository %s has no password or bearerToken: put a token with the pull request scope in it",
 		repo.Host, j.src.GitRepository)
 }
