@@ -117,7 +117,9 @@ const platformToken = "platform-write-token-must-stay-home"
 // passes everything on to the platform's Gitea, recording credentials)
 // and fails its own canary: serin reverts through it with the
 // GitRepository's own secret, and the platform's token, given to the
-// agent for Gitea's host only (--git-provider-hosts), never reaches it.
+// agent for Gitea's host only (--git-provider-hosts=http://HOST: the
+// testbed's Gitea speaks plain HTTP, which the platform must list
+// explicitly), never reaches it.
 func TestGitTrust_PlatformTokenStaysOnListedHosts(t *testing.T) {
 	g := NewWithT(t)
 	ctx := context.Background()
@@ -131,7 +133,7 @@ func TestGitTrust_PlatformTokenStaysOnListedHosts(t *testing.T) {
 		Name: "serin-agent-tokens",
 		Flags: append([]string{"--metrics-server=" + prom.URL, "--data-plane=traefik", "--log-level=info",
 			"--watch-label-selector=" + shardLabel + "=tokens",
-			"--git-provider-token-file=" + tokenFile, "--git-provider-hosts=" + giteaURL.Host}, gitopsFlags...),
+			"--git-provider-token-file=" + tokenFile, "--git-provider-hosts=http://" + giteaURL.Host}, gitopsFlags...),
 	})
 	g.Expect(err).NotTo(HaveOccurred())
 	t.Cleanup(func() { _ = own.Kill() })
