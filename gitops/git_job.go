@@ -28,6 +28,8 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/object"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/serin-dev/serin/internal/redact"
 )
 
 // This file holds what reverts and promotions share: the settings of
@@ -103,7 +105,7 @@ func (c *gitCore) openJob(ctx context.Context, limiter *revertLimiter, namespace
 	}
 	done := func() {
 		if err := repo.Close(); err != nil {
-			ctrl.LoggerFrom(ctx).Error(err, "clone not removed")
+			ctrl.LoggerFrom(ctx).Error(redact.Error(err), "clone not removed")
 		}
 		release()
 	}
@@ -169,6 +171,7 @@ type change struct {
 // tracked branch with mode Push (pushOnto), else as a pull request
 // (pullRequest).
 func (j *gitJob) write(ctx context.Context, push bool, c change) (gitResult, error) {
+	c.plan = redactedPlan(c.plan)
 	if push {
 		return j.pushOnto(ctx, c)
 	}
@@ -441,7 +444,7 @@ func (j *gitJob) withHistory(ctx context.Context, f func() error) error {
 		if !deeper {
 			return err
 		}
-		ctrl.LoggerFrom(ctx).V(1).Info("clone deepened", "reason", err.Error(), "depth", j.repo.depth)
+		ctrl.LoggerFrom(ctx).V(1).Info("clone deepened", "reason", redact.Message(err), "depth", j.repo.depth)
 	}
 }
 
