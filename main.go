@@ -312,6 +312,9 @@ func main() {
 		if revertOptions.TokenFile != "" && strings.TrimSpace(revertOptions.TokenHosts) == "" {
 			setupLog.Info("warning: --git-provider-token-file is given without --git-provider-hosts: the token is sent to no host; each GitRepository's own secret is used")
 		}
+		if hosts, err := gitops.ParseHostList(revertOptions.TokenHosts); err == nil && revertOptions.TokenFile != "" && len(hosts.PlainHTTP()) > 0 {
+			setupLog.Info("warning: --git-provider-hosts lets the agent's token travel over plain HTTP", "hosts", strings.Join(hosts.PlainHTTP(), ","))
+		}
 	}
 	if err := reconciler.SetupWithManager(ctx, mgr, controllers.CanaryReconcilerOptions{
 		MaxConcurrentReconciles: concurrent,

@@ -236,6 +236,18 @@ func (l hostList) lists(repo RepositoryURL) bool {
 	return false
 }
 
+// PlainHTTP returns the entries that let the token travel over plain
+// HTTP (http://host[:port]).
+func (l hostList) PlainHTTP() []string {
+	var out []string
+	for _, e := range l {
+		if e.scheme == "http" {
+			out = append(out, e.String())
+		}
+	}
+	return out
+}
+
 func (l hostList) String() string {
 	if len(l) == 0 {
 		return "none"

@@ -54,8 +54,9 @@ const maxHostAnswer = 4 << 20
 const maxPages = 200
 
 // hostHTTPClient returns the client of a repository's Git host API: it
-// trusts the system's roots and the ca.crt of the GitRepository's secret
-// (as the clone does), presents the secret's client certificate, goes
+// trusts the system's roots and the ca.crt of auth, the GitRepository's
+// secret (as the clone does; hostAPI leaves it out for the platform's
+// token, platformTLS), presents the secret's client certificate, goes
 // through the environment's proxy, follows no redirect (a redirect must
 // not carry the token elsewhere) and bounds each call, and the wait for
 // an answer to answer (the job's connect timeout, when set: a host that

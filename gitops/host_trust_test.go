@@ -189,6 +189,9 @@ func TestParseHostList(t *testing.T) {
 	if got, want := l.String(), "github.com,git.example:8443,http://plain.example:3000,tls.example,http://port80.example"; got != want {
 		t.Errorf("String() = %q, want %q", got, want)
 	}
+	if got, want := strings.Join(l.PlainHTTP(), ","), "http://plain.example:3000,http://port80.example"; got != want {
+		t.Errorf("PlainHTTP() = %q, want %q", got, want)
+	}
 	for raw, want := range map[string]bool{
 		"https://github.com/a/b.git":          true,
 		"https://github.com:443/a/b.git":      true,
