@@ -323,6 +323,9 @@ func main() {
 		if revertOptions.TokenFile != "" && strings.TrimSpace(revertOptions.TokenHosts) == "" {
 			setupLog.Info("warning: --git-provider-token-file is given without --git-provider-hosts: the token is sent to no host; each GitRepository's own secret is used")
 		}
+		if hosts, err := gitops.ParseHostList(revertOptions.TokenHosts); err == nil && revertOptions.TokenFile != "" && len(hosts.PlainHTTP()) > 0 {
+			setupLog.Info("warning: --git-provider-hosts lets the agent's token travel over plain HTTP", "hosts", strings.Join(hosts.PlainHTTP(), ","))
+		}
 	}
 	if err := reconciler.SetupWithManager(ctx, mgr, controllers.CanaryReconcilerOptions{
 		MaxConcurrentReconciles: concurrent,
@@ -410,8 +413,11 @@ type gitopsRevertOptions struct {
 	Provider        string
 	TokenFile       string
 	TokenHosts      string
-	SigningKey      string
-	SigningPass     string
+	// TrustRepositoryCA lets the token file trust a GitRepository's
+	// ca.crt (docs/security.md#credentials-per-host).
+	TrustRepositoryCA bool
+	SigningKey        string
+	SigningPass       string
 	// SealSecret names the Secret of the commit seal key ([namespace/]name).
 	SealSecret string
 	// MaxConcurrent, MaxCloneSize and CloneDir bound the reverts
@@ -439,7 +445,9 @@ func (o *gitopsRevertOptions) BindFlags(fs *flag.FlagSet) {
 	fs.StringVar(&o.TokenFile, "git-provider-token-file", "",
 		"A file holding the agent's own Git host API token, sent only to the hosts of --git-provider-hosts; elsewhere the GitRepository secret's password or bearerToken.")
 	fs.StringVar(&o.TokenHosts, "git-provider-hosts", "",
-		"The Git hosts (host[:port], comma-separated) --git-provider-token-file is sent to, for pull requests and commit status reads; none by default.")
+		"The Git hosts --git-provider-token-file is sent to, for pull requests and commit status reads, comma-separated: host[:port] or https://host[:port] (over TLS only), http://host[:port] (plain HTTP to that host, explicitly); none by default.")
+	fs.BoolVar(&o.TrustRepositoryCA, "git-provider-trust-repository-ca", false,
+		"Let --git-provider-token-file trust the ca.crt of a GitRepository's secret; by default the agent's token trusts the system's roots only (SSL_CERT_FILE, SSL_CERT_DIR), since whoever writes that secret could stand in for the listed host.")
 	fs.StringVar(&o.SigningKey, "git-signing-key-file", "",
 		"An ASCII-armored OpenPGP private key file: revert commits are signed with it.")
 	fs.StringVar(&o.SigningPass, "git-signing-passphrase-file", "",
@@ -501,6 +509,7 @@ func (o *gitopsRevertOptions) Reverter(reader ctrlclient.Reader, extra ...gitops
 		gitops.WithProvider(o.Provider),
 		gitops.WithProviderTokenFile(o.TokenFile),
 		gitops.WithProviderHosts(o.TokenHosts),
+		gitops.WithProviderTrustRepositoryCA(o.TrustRepositoryCA),
 		gitops.WithMaxConcurrentReverts(o.MaxConcurrent),
 		gitops.WithMaxCloneSize(o.MaxCloneSize.Value()),
 		gitops.WithMaxFileSize(o.MaxFileSize.Value()),

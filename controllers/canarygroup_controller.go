@@ -39,6 +39,7 @@ import (
 
 	"github.com/serin-dev/serin/api/v1alpha1"
 	"github.com/serin-dev/serin/internal/record"
+	"github.com/serin-dev/serin/internal/redact"
 	"github.com/serin-dev/serin/internal/rollout"
 	"github.com/serin-dev/serin/notifier"
 )
@@ -236,6 +237,7 @@ func (r *CanaryGroupReconciler) announce(ctx context.Context, g *v1alpha1.Canary
 	if rel.RevertURL != "" {
 		msg += "; revert: " + rel.RevertURL
 	}
+	msg = redact.Text(msg)
 	if r.EventRecorder != nil {
 		r.Event(g, eventType, reason, msg)
 	}

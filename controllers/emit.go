@@ -27,6 +27,7 @@ import (
 
 	"github.com/serin-dev/serin/analysis"
 	"github.com/serin-dev/serin/api/v1alpha1"
+	"github.com/serin-dev/serin/internal/redact"
 	"github.com/serin-dev/serin/notifier"
 )
 
@@ -43,12 +44,15 @@ func (r *CanaryReconciler) emit(ctx context.Context, obj *v1alpha1.Canary, sever
 // with the step's status patch, so that a step costs the API server one
 // write. Events are for transitions and failures.
 func (r *CanaryReconciler) emitStep(ctx context.Context, obj *v1alpha1.Canary, reason, format string, args ...any) {
-	r.announce(ctx, obj, notifier.Event{Severity: notifier.SeverityInfo, Reason: reason, Message: fmt.Sprintf(format, args...), Progress: true})
+	r.announce(ctx, obj, notifier.Event{Severity: notifier.SeverityInfo, Reason: reason, Message: redact.Text(fmt.Sprintf(format, args...)), Progress: true})
 }
 
 // send records and notifies one event; final marks the phase change that
-// ends a rollout, on which commit-status Providers mark the commit.
+// ends a rollout, on which commit-status Providers mark the commit. The
+// message is redacted (redact.Text): it may quote an error that names a
+// URL with its credentials.
 func (r *CanaryReconciler) send(ctx context.Context, obj *v1alpha1.Canary, severity notifier.Severity, reason string, final bool, msg string) {
+	msg = redact.Text(msg)
 	eventType := corev1.EventTypeNormal
 	if severity != notifier.SeverityInfo {
 		eventType = corev1.EventTypeWarning

@@ -26,6 +26,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	"github.com/serin-dev/serin/gitops"
+	"github.com/serin-dev/serin/internal/redact"
 )
 
 // gitJobs runs the Canaries' Git work (reverts, promotions and the
@@ -97,6 +98,9 @@ func (j *gitJobs[R]) result(ctx context.Context, canary types.NamespacedName, sl
 		defer stop()
 		defer cancel()
 		res, err := work(jctx)
+		// The error goes to status, events and logs: redacted whatever
+		// the work's implementation (URLs, tokens of known forms).
+		err = redact.Error(err)
 		j.mu.Lock()
 		current := j.jobs[key] == job
 		job.res, job.err, job.done = res, err, true

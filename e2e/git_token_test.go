@@ -134,13 +134,15 @@ const platformToken = "platform-write-token-must-stay-home"
 // passes everything on to the platform's Gitea, recording credentials)
 // and fails its own canary: serin reverts through it with the
 // GitRepository's own secret, and the platform's token, given to the
-// agent for Gitea's host only (--git-provider-hosts), never reaches it.
+// agent for Gitea's host only (--git-provider-hosts=http://HOST: the
+// testbed's Gitea speaks plain HTTP, which the platform must list
+// explicitly), never reaches it.
 func TestGitTrust_PlatformTokenStaysOnListedHosts(t *testing.T) {
 	giteaURL, err := url.Parse(gitea.URL)
 	if err != nil {
 		t.Fatal(err)
 	}
-	platformTokenNeverReachesTenant(t, "tokens", func(*credentialRecorder) string { return giteaURL.Host })
+	platformTokenNeverReachesTenant(t, "tokens", func(*credentialRecorder) string { return "http://" + giteaURL.Host })
 }
 
 // The platform lists a host without a scheme: its token goes there over

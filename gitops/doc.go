@@ -50,7 +50,8 @@ limitations under the License.
 //     yamldoc.go, remote_bases.go: planning and verifying a revert by
 //     rendering the target before and after; promote_plan.go plans a
 //     promotion the same way.
-//   - message.go, signing.go: revert commit messages and signed commits.
+//   - message.go, signing.go: revert commit messages, every change's
+//     message redacted (internal/redact), and signed commits.
 //   - source.go, revision.go: from a Canary to its Kustomization,
 //     GitRepository, branch, path and commits.
 //   - repository.go, clone.go, packguard.go, push.go, history.go, auth.go:
@@ -59,8 +60,10 @@ limitations under the License.
 //   - host.go, host_gitprovider.go, host_pulls.go, host_status.go,
 //     host_http.go: the Git host APIs: pull requests (opened through
 //     go-git-providers, found by branch with each host's own query),
-//     commit statuses, and the one HTTP client of a repository's host
-//     (its CA, every page, conditional requests, rate limits).
+//     commit statuses, the hosts and schemes the platform's token goes
+//     to (hostList), and the one HTTP client of a repository's host (its
+//     CA, unless the token is the platform's; its API origins only; every
+//     page, conditional requests, rate limits).
 //   - limiter.go, transient.go: the turns and bounds of jobs, and which
 //     failures a retry may fix.
 package gitops

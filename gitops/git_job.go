@@ -29,6 +29,8 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/object"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/serin-dev/serin/internal/redact"
 )
 
 // This file holds what reverts and promotions share: the settings of
@@ -71,6 +73,9 @@ type gitCore struct {
 	// seal seals the commits serin writes and tells its own branches
 	// across restarts (nil: no key, branches are told by re-planning).
 	seal *commitSeal
+	// trustRepositoryCA lets the platform's token trust the ca.crt of a
+	// GitRepository's secret (--git-provider-trust-repository-ca).
+	trustRepositoryCA bool
 }
 
 // gitJob is one job's work on a clone of one repository branch, a
@@ -104,7 +109,7 @@ func (c *gitCore) openJob(ctx context.Context, limiter *revertLimiter, namespace
 	}
 	done := func() {
 		if err := repo.Close(); err != nil {
-			ctrl.LoggerFrom(ctx).Error(err, "clone not removed")
+			ctrl.LoggerFrom(ctx).Error(redact.Error(err), "clone not removed")
 		}
 		release()
 	}
@@ -170,6 +175,7 @@ type change struct {
 // tracked branch with mode Push (pushOnto), else as a pull request
 // (pullRequest).
 func (j *gitJob) write(ctx context.Context, push bool, c change) (gitResult, error) {
+	c.plan = redactedPlan(c.plan)
 	if push {
 		return j.pushOnto(ctx, c)
 	}
@@ -637,7 +643,7 @@ func (j *gitJob) withHistory(ctx context.Context, f func() error) error {
 		if !deeper {
 			return err
 		}
-		ctrl.LoggerFrom(ctx).V(1).Info("clone deepened", "reason", err.Error(), "depth", j.repo.depth)
+		ctrl.LoggerFrom(ctx).V(1).Info("clone deepened", "reason", redact.Message(err), "depth", j.repo.depth)
 	}
 }
 
@@ -652,7 +658,8 @@ func (j *gitJob) host(ctx context.Context) (PullRequestHost, error) {
 
 // hostAPI is how the Git host API of the source's repository is reached:
 // the repository, its provider, the token (hostToken) and a client that
-// trusts the GitRepository's CA.
+// trusts the GitRepository's CA, unless the token is the platform's
+// (platformTLS).
 func (j *gitJob) hostAPI() (HostAPI, error) {
 	u, err := ParseRepositoryURL(j.src.URL)
 	if err != nil {
@@ -662,11 +669,15 @@ func (j *gitJob) hostAPI() (HostAPI, error) {
 	if err != nil {
 		return HostAPI{}, err
 	}
-	token, err := j.hostToken(u)
+	token, platform, err := j.hostToken(u)
 	if err != nil {
 		return HostAPI{}, err
 	}
-	httpClient, err := hostHTTPClient(j.src.Auth, j.clone.connectTimeout)
+	tlsFrom := j.src.Auth
+	if platform {
+		tlsFrom = j.platformTLS(j.src.Auth)
+	}
+	httpClient, err := hostHTTPClient(tlsFrom, j.clone.connectTimeout)
 	if err != nil {
 		return HostAPI{}, fmt.Errorf("GitRepository %s: %w", j.src.GitRepository, err)
 	}
@@ -675,25 +686,27 @@ func (j *gitJob) hostAPI() (HostAPI, error) {
 
 // hostToken is the Git host API token of repo, for reverts and
 // promotions alike: the agent's token file (read at each call) when the
-// platform lists repo's host (--git-provider-hosts), else the
-// GitRepository secret's password or bearerToken. The repository URL is
-// a tenant's to write: the agent's token never goes to a host the
-// platform did not list. Without either, the job cannot go on.
-func (j *gitJob) hostToken(repo RepositoryURL) (string, error) {
+// platform lists repo's scheme and host (--git-provider-hosts), then
+// platform is true; else the GitRepository secret's password or
+// bearerToken. The repository URL is a tenant's to write: the agent's
+// token never goes to a host the platform did not list, nor over plain
+// HTTP to a host the platform listed for https. Without either, the job
+// cannot go on.
+func (j *gitJob) hostToken(repo RepositoryURL) (token string, platform bool, err error) {
 	if j.tokenFile != "" && j.tokenHosts.lists(repo) {
 		b, err := os.ReadFile(j.tokenFile)
 		if err != nil {
-			return "", fmt.Errorf("failed to read the Git provider token: %w", err)
+			return "", false, fmt.Errorf("failed to read the Git provider token: %w", err)
 		}
-		return strings.TrimSpace(string(b)), nil
+		return strings.TrimSpace(string(b)), true, nil
 	}
 	if j.src.HostToken != "" {
-		return j.src.HostToken, nil
+		return j.src.HostToken, false, nil
 	}
 	if j.tokenFile != "" {
-		return "", fmt.Errorf("no API token for %s: the secret of GitRepository %s has no password or bearerToken, and the agent's token is only for the hosts of --git-provider-hosts (%s): put a token in the GitRepository's secret, or ask the platform to list %s",
-			repo.Host, j.src.GitRepository, j.tokenHosts, repo.Host)
+		return "", false, fmt.Errorf("no API token for %s: the secret of GitRepository %s has no password or bearerToken, and the agent's token is only for the hosts of --git-provider-hosts (%s): put a token in the GitRepository's secret, or ask the platform to list %s",
+			repo.BaseURL(), j.src.GitRepository, j.tokenHosts, listedAs(repo))
 	}
-	return "", fmt.Errorf("no API token for %s: the secret of GitRepository %s has no password or bearerToken: put a token with the pull request scope in it",
+	return "", false, fmt.Errorf("no API token for %s: the secret of GitRepository %s has no password or bearerToken: put a token with the pull request scope in it",
 		repo.Host, j.src.GitRepository)
 }

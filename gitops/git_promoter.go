@@ -31,6 +31,7 @@ import (
 
 	"github.com/serin-dev/serin/api/v1alpha1"
 	"github.com/serin-dev/serin/internal/record"
+	"github.com/serin-dev/serin/internal/redact"
 )
 
 // GitPromoter writes promotions to the Git repositories of a wave's
@@ -249,7 +250,9 @@ func (g *GitPromoter) releaseMembers(ctx context.Context, req PromotionRequest, 
 // the branch is named after the stage and the promoted commit, and an
 // existing branch or pull request is returned as is; with mode Push a
 // commit carrying the promotion's trailers is looked for first.
-func (g *GitPromoter) Promote(ctx context.Context, req PromotionRequest) (PromotionResult, error) {
+func (g *GitPromoter) Promote(ctx context.Context, req PromotionRequest) (_ PromotionResult, err error) {
+	// Its error goes to status, events and logs: redacted, never raw.
+	defer func() { err = redact.Error(err) }()
 	if len(req.Images) == 0 {
 		return PromotionResult{}, errors.New("cannot promote: the promoted workload runs no image")
 	}
@@ -260,7 +263,7 @@ func (g *GitPromoter) Promote(ctx context.Context, req PromotionRequest) (Promot
 	defer done()
 	ctx, cancel := context.WithTimeout(ctx, RevertTimeout)
 	defer cancel()
-	ctx = ctrl.LoggerInto(ctx, ctrl.LoggerFrom(ctx).WithValues("stage", req.Stage.Stage, "repository", job.src.URL, "branch", job.src.Branch))
+	ctx = ctrl.LoggerInto(ctx, ctrl.LoggerFrom(ctx).WithValues("stage", req.Stage.Stage, "repository", redact.URL(job.src.URL), "branch", job.src.Branch))
 	res, err := job.write(ctx, req.Stage.Mode == v1alpha1.PushRevert, job.change(ctx))
 	out := res.promotionResult()
 	out.Covers = memberNamesOf(job.members)
@@ -496,7 +499,8 @@ func (j *promotionJob) match(ctx context.Context, commit string) promotionMatch 
 // Verdict implements Promoter: it finds the commit of the stage's branch
 // that brought the promotion commit in, then reads the stage Canary's
 // commit status on it and, while it has none, on the commits after it.
-func (g *GitPromoter) Verdict(ctx context.Context, req PromotionRequest, commit string) (Verdict, error) {
+func (g *GitPromoter) Verdict(ctx context.Context, req PromotionRequest, commit string) (_ Verdict, err error) {
+	defer func() { err = redact.Error(err) }()
 	job, done, err := g.openPromotion(ctx, req, g.readLimiter)
 	if err != nil {
 		return Verdict{}, err

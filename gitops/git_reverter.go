@@ -31,6 +31,7 @@ import (
 
 	"github.com/serin-dev/serin/api/v1alpha1"
 	"github.com/serin-dev/serin/internal/record"
+	"github.com/serin-dev/serin/internal/redact"
 )
 
 // GitReverter reverts bad revisions in the Git repository of the Flux
@@ -303,7 +304,9 @@ func (g *GitReverter) memberSources(ctx context.Context, req RevertRequest, src 
 // Serin-Reverts trailer of the bad commit is looked for first. It waits,
 // as long as ctx allows, for its turn: reverts of one repository branch
 // run one at a time, and at most WithMaxConcurrentReverts at once.
-func (g *GitReverter) Revert(ctx context.Context, req RevertRequest) (RevertResult, error) {
+func (g *GitReverter) Revert(ctx context.Context, req RevertRequest) (_ RevertResult, err error) {
+	// Its error goes to status, events and logs: redacted, never raw.
+	defer func() { err = redact.Error(err) }()
 	if req.Canary == nil {
 		return RevertResult{}, errors.New("no canary")
 	}
@@ -329,7 +332,7 @@ func (g *GitReverter) Revert(ctx context.Context, req RevertRequest) (RevertResu
 	ctx, cancel := context.WithTimeout(ctx, RevertTimeout)
 	defer cancel()
 	job := &revertJob{gitJob: base, message: g.message, req: req, members: sources, elsewhere: elsewhere, bad: bad}
-	ctx = ctrl.LoggerInto(ctx, ctrl.LoggerFrom(ctx).WithValues("repository", src.URL, "branch", src.Branch, "badCommit", ShortSHA(bad)))
+	ctx = ctrl.LoggerInto(ctx, ctrl.LoggerFrom(ctx).WithValues("repository", redact.URL(src.URL), "branch", src.Branch, "badCommit", ShortSHA(bad)))
 	m := req.Canary.Spec.GitOps
 	push := m != nil && m.Revert != nil && m.Revert.Mode == v1alpha1.PushRevert
 	res, err := job.write(ctx, push, job.change(ctx))

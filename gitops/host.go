@@ -23,6 +23,8 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+
+	"github.com/fluxcd/pkg/git"
 )
 
 // Git host providers serin opens pull requests on.
@@ -72,8 +74,10 @@ type HostAPI struct {
 	// Token is the API token (hostToken says whose).
 	Token string
 	// HTTP carries every call: it trusts the GitRepository's CA (ca.crt),
-	// presents its client certificate, follows the environment's proxy
-	// and no redirect (hostHTTPClient). Nil is a default client.
+	// unless Token is the platform's (platformTLS), presents its client
+	// certificate, follows the environment's proxy and no redirect
+	// (hostHTTPClient); each call, an SDK's too, goes only to the
+	// repository's API origins (apiOrigins). Nil is a default client.
 	HTTP *http.Client
 	// conditional remembers GitHub's answers for conditional requests
 	// (nil: none).
@@ -159,44 +163,100 @@ func ProviderFor(configured string, repo RepositoryURL) (string, error) {
 }
 
 // hostList is the Git hosts the platform lends the agent's own API token
-// to (--git-provider-hosts): host or host:port, as the API is reached
-// (an ssh:// repository's API is https on its host name). Names compare
-// without case; the scheme's default port (443, or 80 for http) may be
-// written or left out.
-type hostList []string
+// to (--git-provider-hosts), each with the scheme the token may travel
+// over: an entry is host or host:port (https only), https://host[:port],
+// or http://host[:port], which lets the token go in clear text to that
+// host and only there. A repository matches an entry of its scheme and
+// host (an ssh:// or scp-like repository's API is https on its host
+// name): a tenant's http:// URL of a host listed as host gets no token.
+// Names compare without case; the scheme's default port (443, or 80 for
+// http) may be written or left out.
+type hostList []hostEntry
 
-// ParseHostList reads a comma-separated list of host[:port].
+// hostEntry is one entry of a hostList.
+type hostEntry struct {
+	// scheme is https, or http when the entry says so.
+	scheme string
+	// name is the host name, port the port ("" for the scheme's default).
+	name, port string
+}
+
+// String is the entry as the flag takes it, the scheme written only for
+// http.
+func (e hostEntry) String() string {
+	host := e.name
+	if strings.Contains(host, ":") {
+		host = "[" + host + "]"
+	}
+	if e.port != "" {
+		host += ":" + e.port
+	}
+	if e.scheme == "http" {
+		return "http://" + host
+	}
+	return host
+}
+
+// ParseHostList reads a comma-separated list of host[:port],
+// https://host[:port] or http://host[:port].
 func ParseHostList(s string) (hostList, error) {
 	var out hostList
-	for _, h := range strings.Split(s, ",") {
-		h = strings.ToLower(strings.TrimSpace(h))
+	for _, raw := range strings.Split(s, ",") {
+		h := strings.ToLower(strings.TrimSpace(raw))
 		if h == "" {
 			continue
 		}
-		if strings.ContainsAny(h, "/@?#") || strings.Contains(h, "://") {
-			return nil, fmt.Errorf("invalid Git host %q: want host or host:port, no scheme or path", h)
+		e := hostEntry{scheme: "https"}
+		if scheme, rest, ok := strings.Cut(h, "://"); ok {
+			if scheme != "http" && scheme != "https" {
+				return nil, fmt.Errorf("invalid Git host %q: the scheme must be https or http", h)
+			}
+			e.scheme, h = scheme, strings.TrimSuffix(rest, "/")
 		}
-		out = append(out, h)
+		if h == "" || strings.ContainsAny(h, "/@?#") {
+			return nil, fmt.Errorf("invalid Git host %q: want host, host:port, https://host[:port] or http://host[:port], no path or user", strings.TrimSpace(raw))
+		}
+		e.name, e.port = splitHostPort(h, e.scheme)
+		if e.name == "" {
+			return nil, fmt.Errorf("invalid Git host %q: no host name", strings.TrimSpace(raw))
+		}
+		out = append(out, e)
 	}
 	return out, nil
 }
 
-// lists reports whether repo's API host is listed.
+// lists reports whether repo's API is listed: its scheme and its host.
 func (l hostList) lists(repo RepositoryURL) bool {
 	name, port := splitHostPort(strings.ToLower(repo.Host), repo.Scheme)
-	for _, h := range l {
-		if n, p := splitHostPort(h, repo.Scheme); n == name && p == port {
+	for _, e := range l {
+		if e.scheme == repo.Scheme && e.name == name && e.port == port {
 			return true
 		}
 	}
 	return false
 }
 
+// PlainHTTP returns the entries that let the token travel over plain
+// HTTP (http://host[:port]).
+func (l hostList) PlainHTTP() []string {
+	var out []string
+	for _, e := range l {
+		if e.scheme == "http" {
+			out = append(out, e.String())
+		}
+	}
+	return out
+}
+
 func (l hostList) String() string {
 	if len(l) == 0 {
 		return "none"
 	}
-	return strings.Join(l, ",")
+	out := make([]string, len(l))
+	for i, e := range l {
+		out[i] = e.String()
+	}
+	return strings.Join(out, ",")
 }
 
 // splitHostPort splits host[:port], the scheme's default port dropped.
@@ -209,4 +269,36 @@ func splitHostPort(hostport, scheme string) (string, string) {
 		port = ""
 	}
 	return name, port
+}
+
+// listedAs is how --git-provider-hosts would list repo's API host.
+func listedAs(repo RepositoryURL) string {
+	if repo.Scheme == "http" {
+		return "http://" + repo.Host
+	}
+	return repo.Host
+}
+
+// WithProviderTrustRepositoryCA lets the agent's own token
+// (WithProviderTokenFile) trust the ca.crt of a GitRepository's secret;
+// by default it trusts the system's roots only (SSL_CERT_FILE,
+// SSL_CERT_DIR), since a tenant who writes ca.crt could otherwise stand
+// in for a listed host and read the token.
+func WithProviderTrustRepositoryCA(trust bool) ReverterOption {
+	return func(g *GitReverter) error {
+		g.trustRepositoryCA = trust
+		return nil
+	}
+}
+
+// platformTLS is what of a GitRepository's TLS settings the platform's
+// token goes with: the secret's client certificate, and its ca.crt only
+// under WithProviderTrustRepositoryCA (else the system's roots).
+func (c *gitCore) platformTLS(auth *git.AuthOptions) *git.AuthOptions {
+	if auth == nil || c.trustRepositoryCA || len(auth.CAFile) == 0 {
+		return auth
+	}
+	out := *auth
+	out.CAFile = nil
+	return &out
 }

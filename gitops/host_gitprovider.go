@@ -45,7 +45,8 @@ func NewGitProviderHost(ctx context.Context, api HostAPI) (PullRequestHost, erro
 			return nil, err
 		}
 	}
-	base := api.HTTP.Transport
+	// Every call, a redirect's too, goes to the repository's API only.
+	base := originGuard{allowed: apiOrigins(repo, provider), next: api.HTTP.Transport}
 	opts := []gitprovider.ClientOption{
 		gitprovider.WithPostChainTransportHook(func(http.RoundTripper) http.RoundTripper { return base }),
 		gitprovider.WithPreChainTransportHook(func(in http.RoundTripper) http.RoundTripper {

@@ -54,8 +54,9 @@ const maxHostAnswer = 4 << 20
 const maxPages = 200
 
 // hostHTTPClient returns the client of a repository's Git host API: it
-// trusts the system's roots and the ca.crt of the GitRepository's secret
-// (as the clone does), presents the secret's client certificate, goes
+// trusts the system's roots and the ca.crt of auth, the GitRepository's
+// secret (as the clone does; hostAPI leaves it out for the platform's
+// token, platformTLS), presents the secret's client certificate, goes
 // through the environment's proxy, follows no redirect (a redirect must
 // not carry the token elsewhere) and bounds each call, and the wait for
 // an answer to answer (the job's connect timeout, when set: a host that
@@ -83,6 +84,83 @@ func hostHTTPClient(auth *git.AuthOptions, answer time.Duration) (*http.Client, 
 		}
 	}
 	return outbound.NewClient(outbound.Options{Timeout: hostCallTimeout, AnswerTimeout: answer, TLS: cfg}), nil
+}
+
+// apiOrigins are the origins (scheme://host[:port], the scheme's default
+// port left out) the API calls of repo may go to: the repository's own,
+// the same host over https (go-git-providers reaches GitHub Enterprise
+// there), and https://api.github.com for github.com.
+func apiOrigins(repo RepositoryURL, provider string) []string {
+	out := []string{originOf(repo.Scheme, repo.Host), originOf("https", repo.Host)}
+	if provider == ProviderGitHub && strings.EqualFold(repo.Host, "github.com") {
+		out = append(out, "https://api.github.com")
+	}
+	return out
+}
+
+// originOf is the origin of scheme and host[:port], as apiOrigins writes
+// it.
+func originOf(scheme, hostport string) string {
+	scheme = strings.ToLower(scheme)
+	name, port := splitHostPort(strings.ToLower(hostport), scheme)
+	if strings.Contains(name, ":") {
+		name = "[" + name + "]"
+	}
+	if port != "" {
+		name += ":" + port
+	}
+	return scheme + "://" + name
+}
+
+// OriginError is a Git host API call to an origin other than the
+// repository's API (a redirect elsewhere, an address the host named):
+// refused before anything, the token least of all, is sent.
+type OriginError struct {
+	// Origin is the refused scheme://host.
+	Origin string
+	// Allowed are the API's origins.
+	Allowed []string
+}
+
+func (e *OriginError) Error() string {
+	return fmt.Sprintf("refused to call %s: serin sends a Git host API's token to its own address only (%s), and follows no redirect to another host or scheme",
+		e.Origin, strings.Join(e.Allowed, ", "))
+}
+
+// originGuard is the transport of every Git host API call: a request to
+// an origin other than allowed fails before it is sent. The SDKs of
+// go-git-providers follow redirects and set the token on each request
+// they send (GitHub's oauth2 transport does, whatever the host): the
+// guard is what keeps the token on the repository's host and scheme.
+type originGuard struct {
+	allowed []string
+	next    http.RoundTripper
+}
+
+// RoundTrip implements http.RoundTripper.
+func (g originGuard) RoundTrip(req *http.Request) (*http.Response, error) {
+	if err := checkOrigin(req.URL, g.allowed); err != nil {
+		if req.Body != nil {
+			_ = req.Body.Close()
+		}
+		return nil, err
+	}
+	next := g.next
+	if next == nil {
+		next = http.DefaultTransport
+	}
+	return next.RoundTrip(req)
+}
+
+// checkOrigin refuses u unless its origin is allowed.
+func checkOrigin(u *url.URL, allowed []string) error {
+	origin := originOf(u.Scheme, u.Host)
+	for _, a := range allowed {
+		if a == origin {
+			return nil
+		}
+	}
+	return &OriginError{Origin: origin, Allowed: allowed}
 }
 
 // ErrRateLimited means a Git host refused a call for its rate limit; a
@@ -161,6 +239,9 @@ func (a HostAPI) get(ctx context.Context, rawURL string) (*hostAnswer, error) {
 		if cached = a.conditional.get(key); cached != nil {
 			req.Header.Set("If-None-Match", cached.etag)
 		}
+	}
+	if err := checkOrigin(req.URL, apiOrigins(a.Repo, a.Provider)); err != nil {
+		return nil, err
 	}
 	client := a.HTTP
 	if client == nil {

@@ -110,12 +110,15 @@ func TestHostToken_OnlyListedHosts(t *testing.T) {
 		secretToken string
 		want        string // the Authorization header; "" for a refusal
 	}{
-		"not listed: the secret's token":       {func(*recordingHost) []string { return nil }, "tenant-token", "token tenant-token"},
-		"another host listed: the secret's":    {func(*recordingHost) []string { return []string{"git.example.com"} }, "tenant-token", "token tenant-token"},
-		"listed: the platform's token":         {func(h *recordingHost) []string { return []string{h.srv.Listener.Addr().String()} }, "tenant-token", "token platform-token"},
-		"listed, no secret: the platform's":    {func(h *recordingHost) []string { return []string{h.srv.Listener.Addr().String()} }, "", "token platform-token"},
-		"not listed, no secret: refused":       {func(*recordingHost) []string { return []string{"git.example.com"} }, "", ""},
-		"listed by name only, on another port": {func(*recordingHost) []string { return []string{"127.0.0.1"} }, "tenant-token", "token tenant-token"},
+		"not listed: the secret's token":                 {func(*recordingHost) []string { return nil }, "tenant-token", "token tenant-token"},
+		"another host listed: the secret's":              {func(*recordingHost) []string { return []string{"git.example.com"} }, "tenant-token", "token tenant-token"},
+		"listed with http://: the platform's token":      {func(h *recordingHost) []string { return []string{"http://" + h.srv.Listener.Addr().String()} }, "tenant-token", "token platform-token"},
+		"listed with http://, no secret: the platform's": {func(h *recordingHost) []string { return []string{"http://" + h.srv.Listener.Addr().String()} }, "", "token platform-token"},
+		"listed for https, the URL http: the secret's":   {func(h *recordingHost) []string { return []string{h.srv.Listener.Addr().String()} }, "tenant-token", "token tenant-token"},
+		"listed with https://, the URL http: the secret": {func(h *recordingHost) []string { return []string{"https://" + h.srv.Listener.Addr().String()} }, "tenant-token", "token tenant-token"},
+		"listed for https, the URL http, no secret":      {func(h *recordingHost) []string { return []string{h.srv.Listener.Addr().String()} }, "", ""},
+		"not listed, no secret: refused":                 {func(*recordingHost) []string { return []string{"git.example.com"} }, "", ""},
+		"listed by name only, on another port":           {func(*recordingHost) []string { return []string{"http://127.0.0.1"} }, "tenant-token", "token tenant-token"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			h := newRecordingHost(t, false)
@@ -164,7 +167,8 @@ func TestGitReverter_TokenFileOnlyForListedHosts(t *testing.T) {
 	}{
 		{nil, gitPassword},
 		{[]string{"github.com"}, gitPassword},
-		{[]string{u.Host}, "platform-token"},
+		{[]string{u.Host}, gitPassword}, // https only: the fixture's host is http
+		{[]string{"http://" + u.Host}, "platform-token"},
 	} {
 		f.host.tokens = nil
 		g := f.reverter(WithProviderTokenFile(tokenFile), WithProviderHosts(tc.hosts...))
@@ -178,18 +182,32 @@ func TestGitReverter_TokenFileOnlyForListedHosts(t *testing.T) {
 }
 
 func TestParseHostList(t *testing.T) {
-	l, err := ParseHostList(" GitHub.com, git.example:8443 ,,")
+	l, err := ParseHostList(" GitHub.com, git.example:8443 ,,HTTP://Plain.Example:3000, https://tls.example/, http://port80.example:80")
 	if err != nil {
 		t.Fatal(err)
+	}
+	if got, want := l.String(), "github.com,git.example:8443,http://plain.example:3000,tls.example,http://port80.example"; got != want {
+		t.Errorf("String() = %q, want %q", got, want)
+	}
+	if got, want := strings.Join(l.PlainHTTP(), ","), "http://plain.example:3000,http://port80.example"; got != want {
+		t.Errorf("PlainHTTP() = %q, want %q", got, want)
 	}
 	for raw, want := range map[string]bool{
 		"https://github.com/a/b.git":          true,
 		"https://github.com:443/a/b.git":      true,
 		"git@github.com:a/b.git":              true,
+		"ssh://git@github.com/a/b.git":        true,
 		"https://github.com.evil.example/a/b": false,
 		"https://git.example:8443/a/b.git":    true,
 		"https://git.example/a/b.git":         false,
 		"http://github.com:8080/a/b.git":      false,
+		"http://github.com/a/b.git":           false, // listed for https only
+		"http://git.example:8443/a/b.git":     false,
+		"http://plain.example:3000/a/b.git":   true,
+		"https://plain.example:3000/a/b.git":  false, // the entry says http
+		"https://tls.example/a/b.git":         true,
+		"http://tls.example/a/b.git":          false,
+		"http://port80.example/a/b.git":       true,
 	} {
 		u, err := ParseRepositoryURL(raw)
 		if err != nil {
@@ -199,7 +217,7 @@ func TestParseHostList(t *testing.T) {
 			t.Errorf("lists(%s) = %v, want %v", raw, got, want)
 		}
 	}
-	for _, bad := range []string{"https://github.com", "github.com/org", "user@github.com"} {
+	for _, bad := range []string{"ftp://github.com", "github.com/org", "https://github.com/org", "user@github.com", "http://user@github.com", "http://", "https://:443"} {
 		if _, err := ParseHostList(bad); err == nil {
 			t.Errorf("ParseHostList(%q) accepted", bad)
 		}

@@ -20,6 +20,10 @@ import (
 	"fmt"
 	"strings"
 	"text/template"
+
+	"github.com/go-git/go-git/v5/plumbing/object"
+
+	"github.com/serin-dev/serin/internal/redact"
 )
 
 // DefaultMessageTemplate is the commit message of a revert. The first line
@@ -113,14 +117,15 @@ func groupTrailers(namespace, group, badCommit string) string {
 	return fmt.Sprintf("Serin-Group: %s/%s\nSerin-Reverts: %s\n", namespace, group, badCommit)
 }
 
-// renderMessage runs the template and appends serin's trailers, which name
-// the bad commit the revert was asked for (and the group, for a release).
+// renderMessage runs the template, redacts what it wrote (redactMessage)
+// and appends serin's trailers, which name the bad commit the revert was
+// asked for (and the group, for a release).
 func renderMessage(t *template.Template, d MessageData, revertOf string) (string, error) {
 	var sb strings.Builder
 	if err := t.Execute(&sb, d); err != nil {
 		return "", fmt.Errorf("commit message template: %w", err)
 	}
-	msg := strings.TrimRight(sb.String(), "\n") + "\n"
+	msg := strings.TrimRight(redactMessage(sb.String()), "\n") + "\n"
 	if strings.TrimSpace(msg) == "" {
 		return "", fmt.Errorf("commit message template rendered an empty message")
 	}
@@ -134,4 +139,21 @@ func renderMessage(t *template.Template, d MessageData, revertOf string) (string
 func splitMessage(msg string) (title, body string) {
 	title, body, _ = strings.Cut(strings.TrimSpace(msg), "\n")
 	return strings.TrimSpace(title), strings.TrimSpace(body)
+}
+
+// redactMessage returns a commit message with every URL in it redacted
+// and every token of a known form replaced (redact.Text): a reason, a
+// note or an error it quotes may name a repository or webhook URL with
+// its credentials, and a commit message goes into Git history and the
+// pull request for everyone who can read the repository.
+func redactMessage(msg string) string { return redact.Text(msg) }
+
+// redactedPlan is plan with the commit message it writes redacted
+// (redactMessage): every change, a revert's or a promotion's, is
+// committed and proposed with the words it returns.
+func redactedPlan(plan func(head *object.Commit) (*Plan, string, error)) func(head *object.Commit) (*Plan, string, error) {
+	return func(head *object.Commit) (*Plan, string, error) {
+		p, msg, err := plan(head)
+		return p, redactMessage(msg), err
+	}
 }

@@ -31,6 +31,7 @@ import (
 	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	"github.com/serin-dev/serin/api/v1alpha1"
+	"github.com/serin-dev/serin/internal/outbound"
 	"github.com/serin-dev/serin/internal/tenancy"
 )
 
@@ -155,7 +156,10 @@ func New(opts Options) *Bridge {
 
 // Notify queues the event; it never blocks. A full queue drops its oldest
 // progress event, or else the new one, with a log line (see jobQueue).
+// The message is redacted (outbound.RedactText) before it goes anywhere:
+// Flux events, Providers and logs.
 func (b *Bridge) Notify(_ context.Context, canary *v1alpha1.Canary, e Event) {
+	e.Message = outbound.RedactText(e.Message)
 	j := job{canary: canary.DeepCopy(), event: e, at: b.opts.Now()}
 	d := b.queues[b.shard(canary)].push(j)
 	if d == nil {

@@ -23,33 +23,20 @@ import (
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/serin-dev/serin/internal/redact"
 )
 
 // Unparsable stands for a URL Redact cannot parse: never the input, which
 // may hold a credential.
-const Unparsable = "<unparsable URL>"
+const Unparsable = redact.Unparsable
 
-// redactedValue replaces every query value.
-const redactedValue = "redacted"
-
-// Redact returns rawURL fit to print: its userinfo replaced by "redacted"
-// (https://redacted@host/), every query value by "redacted" (the keys
-// kept), the fragment dropped. Input it cannot parse as a URL, or an
-// opaque one ("user:pass@host" parses as the scheme "user"), gives
-// Unparsable.
-func Redact(rawURL string) string {
-	u, err := url.Parse(rawURL)
-	if err != nil || u.Opaque != "" {
-		return Unparsable
-	}
-	if u.User != nil {
-		u.User = url.User(redactedValue)
-	}
-	u.Fragment, u.RawFragment = "", ""
-	u.ForceQuery = false
-	u.RawQuery = redactQuery(u.RawQuery)
-	return u.String()
-}
+// Redact returns rawURL fit to print (redact.URL): its userinfo replaced
+// by "redacted" (https://redacted@host/), every query value by
+// "redacted" (the keys kept), the fragment dropped, path segments of a
+// token's form replaced. Input it cannot parse as a URL, or an opaque
+// one ("user:pass@host" parses as the scheme "user"), gives Unparsable.
+func Redact(rawURL string) string { return redact.URL(rawURL) }
 
 // Origin returns the scheme and host of rawURL, for the addresses whose
 // path is itself a credential (a Slack, Teams or Discord webhook's):
@@ -62,33 +49,9 @@ func Origin(rawURL string) string {
 	return (&url.URL{Scheme: u.Scheme, Host: u.Host}).String()
 }
 
-// redactQuery keeps the keys of a raw query and replaces its values.
-func redactQuery(raw string) string {
-	if raw == "" {
-		return ""
-	}
-	pairs := strings.Split(raw, "&")
-	for i, pair := range pairs {
-		if key, _, ok := strings.Cut(pair, "="); ok {
-			pairs[i] = key + "=" + redactedValue
-		}
-	}
-	return strings.Join(pairs, "&")
-}
-
-// urlInText finds URLs in free text: a scheme, ://, then everything up to
-// a space, a quote, a backslash or an angle bracket. Go's errors quote the
-// URL they name (Post "https://…": …).
-var urlInText = regexp.MustCompile(`[A-Za-z][A-Za-z0-9+.-]*://[^\s"'<>\\` + "`" + `]+`)
-
-// RedactText returns s with every URL in it redacted (see Redact): error
+// RedactText returns s with every URL in it redacted (redact.Text): error
 // messages of net/http name the URL they called.
-func RedactText(s string) string {
-	return urlInText.ReplaceAllStringFunc(s, func(match string) string {
-		trimmed := strings.TrimRight(match, ".,:;")
-		return Redact(trimmed) + match[len(trimmed):]
-	})
-}
+func RedactText(s string) string { return redact.Text(s) }
 
 // MaxExcerptRunes is the length of an Excerpt, "…" included.
 const MaxExcerptRunes = 64
@@ -137,22 +100,9 @@ func printable(b []byte) string {
 	return out.String()
 }
 
-// RedactError returns err with its message redacted (RedactText); it still
-// wraps err for errors.Is and errors.As. nil stays nil.
-func RedactError(err error) error {
-	if err == nil {
-		return nil
-	}
-	return &redactedError{msg: RedactText(err.Error()), err: err}
-}
-
-type redactedError struct {
-	msg string
-	err error
-}
-
-func (e *redactedError) Error() string { return e.msg }
-func (e *redactedError) Unwrap() error { return e.err }
+// RedactError returns err with its message redacted (redact.Error); it
+// still wraps err for errors.Is and errors.As. nil stays nil.
+func RedactError(err error) error { return redact.Error(err) }
 
 // WithoutURL returns the cause of a *url.Error (net/http's "Post "URL":
 // cause"), for a caller that names the URL its own way; other errors are
