@@ -497,7 +497,7 @@ func (j *revertJob) planTarget(ctx context.Context, c *v1alpha1.Canary, goodRevi
 	in := PlanInput{Path: path, Target: target, Good: good, Bad: bad, Head: head, MaxFileSize: j.maxFile}
 	if src.HelmRelease != nil {
 		rendered := targetOf(c)
-		in.Rendered, in.Charts = &rendered, j.charts
+		in.Rendered, in.Charts, in.GitRepository = &rendered, j.charts, j.src.GitRepository
 	}
 	plan, err := PlanRevert(ctx, in)
 	if errors.Is(err, ErrSameRendering) {

@@ -132,6 +132,13 @@ data:
 	return files
 }
 
+// otherSource makes the HelmRelease of files name another GitRepository
+// for its chart (platform/charts) than the Kustomization's (apps/fleet).
+func otherSource(files map[string]string) map[string]string {
+	files["apps/podinfo/helmrelease.yaml"] = strings.Replace(files["apps/podinfo/helmrelease.yaml"], "name: fleet", "name: charts\n        namespace: platform", 1)
+	return files
+}
+
 // A revert of a HelmRelease's bad revision is verified by rendering its
 // chart with Helm at the good commit, the head and the result: the target
 // Deployment must render as at the good commit and every other object as
@@ -175,6 +182,17 @@ func TestPlanRevert_HelmReleaseRendered(t *testing.T) {
 			wantErr: ErrUnverifiable,
 			errText: "would leave ConfigMap/apps/podinfo-greeting, rendered by its chart, as neither the head nor the good commit",
 		},
+		"a chart kept in another GitRepository falls back to the chart's inputs, and says why": {
+			good: otherSource(greeting("v1", "hi", true, "one")), bad: otherSource(greeting("v2", "hello", true, "two")),
+			want: map[string]string{"apps/podinfo/helmrelease.yaml": strings.Replace(greetingRelease("v1", "hi"), "name: fleet", "name: charts\n        namespace: platform", 1)},
+			notes: []string{
+				"Not a revert: commit %BAD% also changed README.md.",
+				"apps/podinfo/helmrelease.yaml: HelmRelease/podinfo spec.values.image.tag restored.",
+				"apps/podinfo/helmrelease.yaml: HelmRelease/podinfo spec.values.greeting restored.",
+				"Verified by the chart's inputs, not by rendering it: at %GOOD%, the chart is not rendered: " +
+					"the chart is in GitRepository platform/charts, not in the Kustomization's repository apps/fleet; serin compared the inputs.",
+			},
+		},
 		"an OCI HelmRepository falls back to the chart's inputs, and says why": {
 			good: good.files(), bad: with(good, func(f *helmFleet) { f.version = "0.2.0" }).files(),
 			charts: helmCharts(t, "apps", "oci://registry.example.com/charts", sourcev1.HelmRepositoryTypeOCI, ""),
@@ -197,7 +215,7 @@ func TestPlanRevert_HelmReleaseRendered(t *testing.T) {
 			plan, err := PlanRevert(t.Context(), PlanInput{
 				Path: "./apps/podinfo", Target: Target{Kind: "HelmRelease", Namespace: "apps", Name: "podinfo"},
 				Rendered: &Target{Kind: "Deployment", Namespace: "apps", Name: "podinfo"}, Charts: tt.charts,
-				Good: goodC, Bad: badC, Head: badC,
+				Good: goodC, Bad: badC, Head: badC, GitRepository: types.NamespacedName{Namespace: "apps", Name: "fleet"},
 			})
 			if tt.wantErr != nil {
 				if !errors.Is(err, tt.wantErr) || !strings.Contains(err.Error(), tt.errText) {
@@ -217,6 +235,7 @@ func TestPlanRevert_HelmReleaseRendered(t *testing.T) {
 			}
 			var notes []string
 			for _, n := range tt.notes {
+				n = strings.ReplaceAll(n, "%BAD%", ShortSHA(badC.Hash.String()))
 				notes = append(notes, strings.ReplaceAll(n, "%GOOD%", ShortSHA(goodC.Hash.String())))
 			}
 			if tt.notes != nil {
