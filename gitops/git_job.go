@@ -67,6 +67,9 @@ type gitCore struct {
 	// charts downloads the charts of HelmRepositories a revert or a wave
 	// renders (nil: only charts kept in Git are rendered).
 	charts ChartSource
+	// chartOptions configure charts (WithChartRenderer,
+	// WithChartFetchAllowLoopback).
+	chartOptions HelmChartsOptions
 }
 
 // gitJob is one job's work on a clone of one repository branch, a

@@ -231,7 +231,8 @@ func NewGitReverter(c client.Reader, opts ...ReverterOption) (*GitReverter, erro
 			return nil, err
 		}
 	}
-	core.charts = NewHelmCharts(c, core.crossNamespace)
+	core.chartOptions.CrossNamespace = core.crossNamespace
+	core.charts = NewHelmCharts(c, core.chartOptions)
 	return g, nil
 }
 
