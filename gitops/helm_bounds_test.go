@@ -24,12 +24,15 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/filemode"
 	"github.com/go-git/go-git/v5/plumbing/object"
 	"github.com/go-git/go-git/v5/storage/memory"
 	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/serin-dev/serin/gitops/chartrender"
 )
 
 // storeObject stores o in s.
@@ -180,5 +183,64 @@ func TestPlanRevert_HelmChartPastByteBoundIsNotRead(t *testing.T) {
 	}
 	if grown := after - before; grown > 200<<20 {
 		t.Errorf("the agent's peak RSS grew by %d MiB", grown>>20)
+	}
+}
+
+// A chart whose template allocates 1.5 GB, or loops for ever, fails its
+// child at the memory bound, or is killed at the wall-clock bound: the
+// revert falls back to the chart's inputs and its note names the bound.
+func TestPlanRevert_HelmChartPastRenderBounds(t *testing.T) {
+	tests := map[string]struct {
+		template string
+		limits   chartrender.Limits
+		want     string
+	}{
+		"a template that allocates 1.5 GB": {
+			template: `{{ $_ := repeat 1500000000 "x" }}`,
+			want:     "the chart's rendering went past its memory bound of 512 MiB (--chart-render-max-memory)",
+		},
+		"a template that loops for ever": {
+			template: `{{ range until 100000 }}{{ range until 100000 }}{{ end }}{{ end }}`,
+			limits:   chartrender.Limits{Timeout: 2 * time.Second},
+			want:     "the chart's rendering went past its wall-clock bound of 2s (--chart-render-timeout)",
+		},
+	}
+	for name, tt := range tests {
+		t.Run(name, func(t *testing.T) {
+			fleet := func(tag string) map[string][]byte {
+				files := map[string][]byte{
+					"apps/podinfo/kustomization.yaml":      []byte("apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nnamespace: apps\nresources:\n  - helmrelease.yaml\n"),
+					"apps/podinfo/helmrelease.yaml":        []byte(greetingRelease(tag, "hi")),
+					"charts/podinfo/templates/tenant.yaml": []byte(tt.template),
+				}
+				for p, c := range greetingChart(false) {
+					files[p] = []byte(c)
+				}
+				return files
+			}
+			s := memory.NewStorage()
+			good := storeCommit(t, s, fleet("v1"))
+			bad := storeCommit(t, s, fleet("v2"), good.Hash)
+			before := vmHWM(t)
+			start := time.Now()
+			plan, err := PlanRevert(t.Context(), PlanInput{
+				Path: "./apps/podinfo", Target: Target{Kind: "HelmRelease", Namespace: "apps", Name: "podinfo"},
+				Rendered: &Target{Kind: "Deployment", Namespace: "apps", Name: "podinfo"},
+				Charts:   NewHelmCharts(nil, HelmChartsOptions{Renderer: chartrender.New(tt.limits)}),
+				Good:     good, Bad: bad, Head: bad, GitRepository: types.NamespacedName{Namespace: "apps", Name: "fleet"},
+			})
+			t.Logf("plan_seconds=%.1f parent_peak_rss_growth=%d", time.Since(start).Seconds(), vmHWM(t)-before)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := "Verified by the chart's inputs, not by rendering it: at " + ShortSHA(good.Hash.String()) +
+				", the chart is not rendered: the chart in ./charts/podinfo of HelmRelease/apps/podinfo: " + tt.want + "."
+			if n := plan.Notes[len(plan.Notes)-1]; n != want {
+				t.Errorf("last note\n%s\nwant\n%s", n, want)
+			}
+			if files := plan.Paths(); !slices.Equal(files, []string{"apps/podinfo/helmrelease.yaml"}) {
+				t.Errorf("planned %v", files)
+			}
+		})
 	}
 }

@@ -74,7 +74,14 @@ func isPipeError(err error) bool {
 // collector works before the address space runs out, and cpuSeconds of
 // CPU time, after which SIGXCPU ends it with exitCPU (and the kernel
 // kills it two seconds later if that did not).
+//
+// It also makes itself the kernel's first choice when the pod runs out of
+// memory (oom_score_adj 1000): the agent's memory limit is shared with its
+// children, and a child is what should die.
 func bindSelf(memory int64, cpuSeconds uint64) error {
+	if err := os.WriteFile("/proc/self/oom_score_adj", []byte("1000"), 0); err != nil {
+		return fmt.Errorf("offering the renderer to the out-of-memory killer first: %w", err)
+	}
 	mapped, err := mappedBytes()
 	if err != nil {
 		return err
