@@ -77,11 +77,10 @@ func isPipeError(err error) bool {
 //
 // It also makes itself the kernel's first choice when the pod runs out of
 // memory (oom_score_adj 1000): the agent's memory limit is shared with its
-// children, and a child is what should die.
+// children, and a child is what should die. That is best effort (a /proc
+// mounted read-only refuses it): the bounds above do not depend on it.
 func bindSelf(memory int64, cpuSeconds uint64) error {
-	if err := os.WriteFile("/proc/self/oom_score_adj", []byte("1000"), 0); err != nil {
-		return fmt.Errorf("offering the renderer to the out-of-memory killer first: %w", err)
-	}
+	_ = os.WriteFile("/proc/self/oom_score_adj", []byte("1000"), 0)
 	mapped, err := mappedBytes()
 	if err != nil {
 		return err
