@@ -361,7 +361,7 @@ func (r *Renderer) run(ctx context.Context, what string, h header, body func(io.
 		return nil, r.bound(what, "timeout")
 	}
 	if waitErr != nil || readErr != nil {
-		return nil, r.childError(what, cmd, stderr.String(), cmp(waitErr, readErr))
+		return nil, r.childError(what, cmd, stderr.String(), firstError(waitErr, readErr))
 	}
 	var ans answer
 	if err := json.Unmarshal(out, &ans); err != nil {
@@ -402,8 +402,8 @@ func (r *Renderer) childError(what string, cmd *exec.Cmd, stderr string, err err
 	return fmt.Errorf("the chart renderer ended: %w: %s", err, line)
 }
 
-// cmp returns the first non-nil error.
-func cmp(errs ...error) error {
+// firstError returns the first non-nil error.
+func firstError(errs ...error) error {
 	for _, err := range errs {
 		if err != nil {
 			return err
