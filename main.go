@@ -61,6 +61,7 @@ import (
 	"github.com/serin-dev/serin/controllers"
 	"github.com/serin-dev/serin/dataplane"
 	"github.com/serin-dev/serin/gitops"
+	"github.com/serin-dev/serin/gitops/chartrender"
 	"github.com/serin-dev/serin/internal/features"
 	"github.com/serin-dev/serin/internal/tenancy"
 	"github.com/serin-dev/serin/internal/version"
@@ -81,6 +82,11 @@ func init() {
 }
 
 func main() {
+	// The agent's binary is also its chart renderer: a child process it
+	// starts to render a tenant's chart, bounded, before anything else.
+	if len(os.Args) > 1 && os.Args[1] == chartrender.ChildArg {
+		os.Exit(chartrender.Main())
+	}
 	var (
 		metricsAddr           string
 		eventsAddr            string
@@ -430,6 +436,16 @@ type gitopsRevertOptions struct {
 	// request of a clone (docs/security.md#fair-share-and-disk).
 	CloneDiskBudget resource.QuantityValue
 	ConnectTimeout  time.Duration
+	// The bounds of a HelmRelease chart's rendering, in a child process
+	// (docs/security.md#what-a-tenants-chart-can-make-the-agent-do), and
+	// the chart fetches' loopback exception.
+	ChartMaxMemory          resource.QuantityValue
+	ChartMaxCPU             time.Duration
+	ChartTimeout            time.Duration
+	ChartMaxChartSize       resource.QuantityValue
+	ChartMaxOutput          resource.QuantityValue
+	ChartMaxConcurrent      int
+	ChartFetchAllowLoopback bool
 }
 
 // BindFlags binds the GitOps revert flags.
@@ -470,6 +486,40 @@ func (o *gitopsRevertOptions) BindFlags(fs *flag.FlagSet) {
 		"The disk all clones (reverts, promotions, verdict reads) may take together (a quantity); each write is counted before it is made. Keep it below the clone directory's volume. 0 for no bound.")
 	fs.DurationVar(&o.ConnectTimeout, "gitops-connect-timeout", gitops.DefaultConnectTimeout,
 		"How long a Git host may take to answer each request of a clone or a fetch over HTTP(S), connection and TLS handshake included; a host that does not answer fails the job, retried with backoff. 0 for no bound but the job's 2 minutes.")
+	o.bindChartFlags(fs)
+}
+
+// bindChartFlags binds the bounds of a HelmRelease chart's rendering.
+func (o *gitopsRevertOptions) bindChartFlags(fs *flag.FlagSet) {
+	o.ChartMaxMemory.Quantity = *resource.NewQuantity(chartrender.DefaultMaxMemory, resource.BinarySI)
+	fs.Var(&o.ChartMaxMemory, "chart-render-max-memory",
+		"The memory a chart's rendering (a child process of the agent) may take (a quantity); past it the child fails and the revert or wave compares the chart's inputs instead.")
+	fs.DurationVar(&o.ChartMaxCPU, "chart-render-max-cpu-time", chartrender.DefaultMaxCPU,
+		"The CPU time a chart's rendering may use (whole seconds); past it the child is killed.")
+	fs.DurationVar(&o.ChartTimeout, "chart-render-timeout", chartrender.DefaultTimeout,
+		"How long a chart's rendering may take, wall clock; past it the child (and its process group) is killed.")
+	o.ChartMaxChartSize.Quantity = *resource.NewQuantity(chartrender.DefaultMaxChartBytes, resource.BinarySI)
+	fs.Var(&o.ChartMaxChartSize, "chart-render-max-chart-size",
+		"The bytes of a chart's files and unpacked subchart archives together (a quantity), counted before they are read.")
+	o.ChartMaxOutput.Quantity = *resource.NewQuantity(chartrender.DefaultMaxOutputBytes, resource.BinarySI)
+	fs.Var(&o.ChartMaxOutput, "chart-render-max-output",
+		"The bytes of a chart's rendered manifests (a quantity).")
+	fs.IntVar(&o.ChartMaxConcurrent, "chart-render-max-concurrent", chartrender.DefaultMaxConcurrent,
+		"The chart renderings (child processes) run at the same time, across the agent.")
+	fs.BoolVar(&o.ChartFetchAllowLoopback, "chart-fetch-allow-loopback", false,
+		"Let a HelmRepository's URL, or a chart URL of its index, be a loopback address (test beds); link-local and metadata addresses are refused whatever this says.")
+}
+
+// chartRenderer is the chart renderer the flags describe.
+func (o *gitopsRevertOptions) chartRenderer() (*chartrender.Renderer, error) {
+	if o.ChartMaxMemory.Value() <= 0 || o.ChartMaxCPU < time.Second || o.ChartTimeout <= 0 ||
+		o.ChartMaxChartSize.Value() <= 0 || o.ChartMaxOutput.Value() <= 0 || o.ChartMaxConcurrent < 1 {
+		return nil, errors.New("the --chart-render-* bounds must be positive (the CPU time at least 1s, the concurrency at least 1)")
+	}
+	return chartrender.New(chartrender.Limits{
+		MaxMemory: o.ChartMaxMemory.Value(), MaxCPU: o.ChartMaxCPU, Timeout: o.ChartTimeout,
+		MaxChartBytes: o.ChartMaxChartSize.Value(), MaxOutputBytes: o.ChartMaxOutput.Value(), MaxConcurrent: o.ChartMaxConcurrent,
+	}), nil
 }
 
 // sealKey reads (or creates) the commit seal key of --git-commit-seal-secret
@@ -517,6 +567,11 @@ func (o *gitopsRevertOptions) Reverter(reader ctrlclient.Reader, extra ...gitops
 		gitops.WithCloneDiskBudget(o.CloneDiskBudget.Value()),
 		gitops.WithConnectTimeout(o.ConnectTimeout),
 	}
+	renderer, err := o.chartRenderer()
+	if err != nil {
+		return nil, err
+	}
+	opts = append(opts, gitops.WithChartRenderer(renderer), gitops.WithChartFetchAllowLoopback(o.ChartFetchAllowLoopback))
 	if o.SigningKey != "" {
 		var pass []byte
 		if o.SigningPass != "" {

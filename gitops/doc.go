@@ -66,4 +66,9 @@ limitations under the License.
 //     page, conditional requests, rate limits).
 //   - limiter.go, transient.go: the turns and bounds of jobs, and which
 //     failures a retry may fix.
+//   - helmrelease.go, helm_inputs.go, helm_promote.go, helm_render.go,
+//     helm_charts.go, helm_options.go: HelmReleases: their chart's inputs,
+//     a wave's promotion, the chart rendered (in the bounded child process
+//     of the chartrender package, never in the agent) and the charts of
+//     HTTP Helm repositories, cached by credentials.
 package gitops

@@ -76,6 +76,9 @@ type gitCore struct {
 	// trustRepositoryCA lets the platform's token trust the ca.crt of a
 	// GitRepository's secret (--git-provider-trust-repository-ca).
 	trustRepositoryCA bool
+	// chartOptions configure charts (WithChartRenderer,
+	// WithChartFetchAllowLoopback).
+	chartOptions HelmChartsOptions
 }
 
 // gitJob is one job's work on a clone of one repository branch, a

@@ -232,7 +232,8 @@ func NewGitReverter(c client.Reader, opts ...ReverterOption) (*GitReverter, erro
 			return nil, err
 		}
 	}
-	core.charts = NewHelmCharts(c, core.crossNamespace)
+	core.chartOptions.CrossNamespace = core.crossNamespace
+	core.charts = NewHelmCharts(c, core.chartOptions)
 	return g, nil
 }
 
@@ -500,7 +501,7 @@ func (j *revertJob) planTarget(ctx context.Context, c *v1alpha1.Canary, goodRevi
 	in := PlanInput{Path: path, Target: target, Good: good, Bad: bad, Head: head, MaxFileSize: j.maxFile}
 	if src.HelmRelease != nil {
 		rendered := targetOf(c)
-		in.Rendered, in.Charts = &rendered, j.charts
+		in.Rendered, in.Charts, in.GitRepository = &rendered, j.charts, j.src.GitRepository
 	}
 	plan, err := PlanRevert(ctx, in)
 	if errors.Is(err, ErrSameRendering) {

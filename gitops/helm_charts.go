@@ -33,8 +33,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/yaml"
 
+	"github.com/serin-dev/serin/gitops/chartrender"
 	"github.com/serin-dev/serin/internal/outbound"
 )
 
@@ -51,12 +51,23 @@ const (
 // HelmRepository of type default, http:// or https://), for a revert or a
 // wave verified by rendering. The HelmRepository and its Secret are read
 // with the client. Credentials (the Secret's username and password) are
-// sent only to the repository's own host: never to a chart URL or a
-// redirect on another host. Packages are kept in memory by URL and
-// digest.
+// sent only to the repository's own host: never to a chart URL on another
+// host, and a redirect to another host or scheme is refused. Connections
+// to loopback, link-local and metadata addresses are refused (loopback
+// allowed by --chart-fetch-allow-loopback). The index is parsed in a
+// child process (chartrender). Index lookups and packages are kept in
+// memory by URL, digest and the identity of the credentials that fetched
+// them: a repository read without credentials, or with others, never gets
+// an answer fetched with them.
+//
+// The HelmRepository need not be Ready (source-controller may not have
+// fetched it yet when a revert runs): what serin fetches is bounded the
+// same whatever its status, the index is parsed outside the agent, and
+// the credentials are the HelmRepository's own Secret, in its namespace.
 type HelmCharts struct {
 	client         client.Reader
 	http           *http.Client
+	renderer       *chartrender.Renderer
 	maxSize        int64
 	crossNamespace bool
 
@@ -88,17 +99,55 @@ const (
 	indexResolveTTL = time.Minute
 )
 
-// NewHelmCharts returns HelmCharts reading objects with c. With
-// crossNamespace false, a HelmRepository must be in the HelmRelease's
-// namespace.
-func NewHelmCharts(c client.Reader, crossNamespace bool) *HelmCharts {
-	return &HelmCharts{client: c, http: outbound.NewClient(outbound.Options{Timeout: chartFetchTimeout}), maxSize: DefaultMaxChartSize, crossNamespace: crossNamespace, packages: map[string][]byte{}, resolved: map[string]resolvedChart{}}
+// HelmChartsOptions configure HelmCharts.
+type HelmChartsOptions struct {
+	// CrossNamespace lets a HelmRelease name a HelmRepository of another
+	// namespace.
+	CrossNamespace bool
+	// Renderer renders the charts and reads the indexes (nil: the
+	// default bounds).
+	Renderer *chartrender.Renderer
+	// AllowLoopback lets a HelmRepository or chart URL be a loopback
+	// address (--chart-fetch-allow-loopback): for test beds.
+	AllowLoopback bool
+}
+
+// NewHelmCharts returns HelmCharts reading objects with c.
+func NewHelmCharts(c client.Reader, opts HelmChartsOptions) *HelmCharts {
+	renderer := opts.Renderer
+	if renderer == nil {
+		renderer = defaultChartRenderer
+	}
+	httpClient := outbound.NewClient(outbound.Options{Timeout: chartFetchTimeout, RefuseLocal: true, AllowLoopback: opts.AllowLoopback})
+	return &HelmCharts{client: c, http: httpClient, renderer: renderer, maxSize: DefaultMaxChartSize, crossNamespace: opts.CrossNamespace,
+		packages: map[string][]byte{}, resolved: map[string]resolvedChart{}}
+}
+
+// Renderer implements RenderingChartSource.
+func (h *HelmCharts) Renderer() *chartrender.Renderer {
+	return h.renderer
 }
 
 // repositoryAuth is a HelmRepository's address and basic auth.
 type repositoryAuth struct {
 	base               *url.URL
 	username, password string
+}
+
+// identity names the credentials in the caches' keys: a digest of the
+// username and password, "anonymous" without them.
+func (a *repositoryAuth) identity() string {
+	if a.username == "" && a.password == "" {
+		return "anonymous"
+	}
+	sum := sha256.Sum256([]byte(a.username + "\x00" + a.password))
+	return hex.EncodeToString(sum[:])
+}
+
+// chartURLText is how a chart or index URL is written in a message, an
+// event or Git: redacted (userinfo and query values).
+func chartURLText(u *url.URL) string {
+	return outbound.Redact(u.String())
 }
 
 // HelmRepositoryChart implements ChartSource.
@@ -128,7 +177,7 @@ func (h *HelmCharts) repositoryAuth(ctx context.Context, repo *sourcev1.HelmRepo
 	}
 	u, err := url.Parse(repo.Spec.URL)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return nil, notRendered("HelmRepository %s: URL %q is not http:// or https://", key, repo.Spec.URL)
+		return nil, notRendered("HelmRepository %s: URL %s is not http:// or https://", key, outbound.Redact(repo.Spec.URL))
 	}
 	auth := &repositoryAuth{base: u}
 	if repo.Spec.SecretRef == nil {
@@ -145,15 +194,6 @@ func (h *HelmCharts) repositoryAuth(ctx context.Context, repo *sourcev1.HelmRepo
 	return auth, nil
 }
 
-// indexFile is what serin reads of a repository's index.yaml.
-type indexFile struct {
-	Entries map[string][]struct {
-		Version string   `json:"version"`
-		Digest  string   `json:"digest"`
-		URLs    []string `json:"urls"`
-	} `json:"entries"`
-}
-
 // fetch finds name at version in the repository's index and downloads
 // its package, checking its digest when the index gives one; packages
 // with a digest are kept in memory.
@@ -162,7 +202,7 @@ func (h *HelmCharts) fetch(ctx context.Context, auth *repositoryAuth, name, vers
 	if err != nil {
 		return nil, err
 	}
-	id := u.String() + "@" + digest
+	id := auth.identity() + " " + u.String() + "@" + digest
 	h.mu.Lock()
 	tgz, ok := h.packages[id]
 	h.mu.Unlock()
@@ -177,7 +217,7 @@ func (h *HelmCharts) fetch(ctx context.Context, auth *repositoryAuth, name, vers
 	}
 	sum := sha256.Sum256(tgz)
 	if hex.EncodeToString(sum[:]) != strings.TrimPrefix(digest, "sha256:") {
-		return nil, fmt.Errorf("chart %s %s from %s does not match the digest of the index", name, version, u.Redacted())
+		return nil, fmt.Errorf("chart %s %s from %s does not match the digest of the index", name, version, chartURLText(u))
 	}
 	h.mu.Lock()
 	if h.cached+int64(len(tgz)) > maxCachedPackages {
@@ -190,63 +230,89 @@ func (h *HelmCharts) fetch(ctx context.Context, auth *repositoryAuth, name, vers
 }
 
 // resolve reads the repository's index (or remembers it for
-// indexResolveTTL) for the package URL and digest of name at version.
+// indexResolveTTL, for the same credentials) for the package URL and
+// digest of name at version. The index is streamed to a child process
+// that parses it (chartrender.ReadIndex): a YAML parse builds generic
+// trees several times the document's size, which the agent does not pay
+// for.
 func (h *HelmCharts) resolve(ctx context.Context, auth *repositoryAuth, name, version string) (*url.URL, string, error) {
 	indexURL := auth.base.JoinPath("index.yaml")
-	key := indexURL.String() + " " + name + " " + version
+	key := auth.identity() + " " + indexURL.String() + " " + name + " " + version
 	h.mu.Lock()
 	r, ok := h.resolved[key]
 	h.mu.Unlock()
 	if ok && time.Since(r.at) < indexResolveTTL {
 		return r.url, r.digest, nil
 	}
-	b, err := h.get(ctx, auth, indexURL, maxIndexSize)
+	ctx, cancel := context.WithTimeout(ctx, chartFetchTimeout)
+	defer cancel()
+	body, err := h.open(ctx, auth, indexURL, maxIndexSize)
 	if err != nil {
 		return nil, "", err
 	}
-	var index indexFile
-	if err := yaml.Unmarshal(b, &index); err != nil {
-		return nil, "", fmt.Errorf("reading %s: %w", indexURL.Redacted(), err)
+	defer func() { _ = body.Close() }()
+	entry, found, err := h.renderer.ReadIndex(ctx, body, maxIndexSize, name, version)
+	if err != nil {
+		return nil, "", fmt.Errorf("reading %s: %w", chartURLText(indexURL), err)
 	}
-	for _, e := range index.Entries[name] {
-		if e.Version != version && e.Version != strings.TrimPrefix(version, "v") {
-			continue
-		}
-		if len(e.URLs) == 0 {
-			return nil, "", fmt.Errorf("chart %s %s has no URL in %s", name, version, indexURL.Redacted())
-		}
-		ref, err := url.Parse(e.URLs[0])
-		if err != nil {
-			return nil, "", fmt.Errorf("chart %s %s: %w", name, version, err)
-		}
-		base := *auth.base
-		base.Path = strings.TrimSuffix(base.Path, "/") + "/"
-		u := base.ResolveReference(ref)
-		h.mu.Lock()
-		for k, old := range h.resolved {
-			if time.Since(old.at) >= indexResolveTTL {
-				delete(h.resolved, k)
-			}
-		}
-		h.resolved[key] = resolvedChart{url: u, digest: e.Digest, at: time.Now()}
-		h.mu.Unlock()
-		return u, e.Digest, nil
+	if !found {
+		return nil, "", fmt.Errorf("chart %s %s is not in %s", name, version, chartURLText(indexURL))
 	}
-	return nil, "", fmt.Errorf("chart %s %s is not in %s", name, version, indexURL.Redacted())
+	ref, err := url.Parse(entry.URL)
+	if err != nil {
+		return nil, "", fmt.Errorf("chart %s %s: its URL in %s does not parse", name, version, chartURLText(indexURL))
+	}
+	base := *auth.base
+	base.Path = strings.TrimSuffix(base.Path, "/") + "/"
+	u := base.ResolveReference(ref)
+	if u.Scheme != "http" && u.Scheme != "https" {
+		return nil, "", fmt.Errorf("chart %s %s: its URL %s in %s is not http:// or https://", name, version, chartURLText(u), chartURLText(indexURL))
+	}
+	h.mu.Lock()
+	for k, old := range h.resolved {
+		if time.Since(old.at) >= indexResolveTTL {
+			delete(h.resolved, k)
+		}
+	}
+	h.resolved[key] = resolvedChart{url: u, digest: entry.Digest, at: time.Now()}
+	h.mu.Unlock()
+	return u, entry.Digest, nil
 }
 
 // errTooLarge means a download is over its bound.
 var errTooLarge = errors.New("larger than the limit")
 
-// get downloads u, at most limit bytes, within chartFetchTimeout. Basic
-// auth goes only to the repository's host (scheme and host:port), also
-// across redirects.
+// get downloads u, at most limit bytes, within chartFetchTimeout.
 func (h *HelmCharts) get(ctx context.Context, auth *repositoryAuth, u *url.URL, limit int64) ([]byte, error) {
 	ctx, cancel := context.WithTimeout(ctx, chartFetchTimeout)
 	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
+	body, err := h.open(ctx, auth, u, limit)
 	if err != nil {
 		return nil, err
+	}
+	defer func() { _ = body.Close() }()
+	b, err := io.ReadAll(io.LimitReader(body, limit+1))
+	if err != nil {
+		return nil, fmt.Errorf("GET %s: %w", chartURLText(u), outbound.RedactError(outbound.WithoutURL(err)))
+	}
+	if int64(len(b)) > limit {
+		return nil, fmt.Errorf("GET %s: %w of %d bytes", chartURLText(u), errTooLarge, limit)
+	}
+	return b, nil
+}
+
+// errRedirectElsewhere is a redirect to another host or scheme than the
+// request's, which a chart fetch never follows.
+var errRedirectElsewhere = errors.New("the server redirected to another host or scheme, which serin does not follow for a chart")
+
+// open sends the GET of u and returns the answer's body, for the caller
+// to read within ctx and close. Basic auth goes only to the repository's
+// host (scheme and host:port); a redirect is followed only on the host
+// and scheme of the request (at most 10), and refused elsewhere.
+func (h *HelmCharts) open(ctx context.Context, auth *repositoryAuth, u *url.URL, limit int64) (io.ReadCloser, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
+	if err != nil {
+		return nil, fmt.Errorf("GET %s: %w", chartURLText(u), outbound.RedactError(outbound.WithoutURL(err)))
 	}
 	sameHost := func(v *url.URL) bool { return v.Scheme == auth.base.Scheme && v.Host == auth.base.Host }
 	if auth.username != "" && sameHost(u) {
@@ -257,28 +323,22 @@ func (h *HelmCharts) get(ctx context.Context, auth *repositoryAuth, u *url.URL, 
 		if len(via) >= 10 {
 			return errors.New("stopped after 10 redirects")
 		}
-		if !sameHost(r.URL) {
-			r.Header.Del("Authorization")
+		if r.URL.Scheme != u.Scheme || r.URL.Host != u.Host {
+			return fmt.Errorf("%w (to %s)", errRedirectElsewhere, chartURLText(r.URL))
 		}
 		return nil
 	}
 	resp, err := c.Do(req)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("GET %s: %w", chartURLText(u), outbound.RedactError(outbound.WithoutURL(err)))
 	}
-	defer func() { _ = resp.Body.Close() }()
 	if resp.StatusCode != http.StatusOK {
-		return nil, fmt.Errorf("GET %s: %s", u.Redacted(), resp.Status)
+		_ = resp.Body.Close()
+		return nil, fmt.Errorf("GET %s: %s", chartURLText(u), resp.Status)
 	}
 	if resp.ContentLength > limit {
-		return nil, fmt.Errorf("GET %s: %d bytes, %w of %d", u.Redacted(), resp.ContentLength, errTooLarge, limit)
+		_ = resp.Body.Close()
+		return nil, fmt.Errorf("GET %s: %d bytes, %w of %d", chartURLText(u), resp.ContentLength, errTooLarge, limit)
 	}
-	b, err := io.ReadAll(io.LimitReader(resp.Body, limit+1))
-	if err != nil {
-		return nil, fmt.Errorf("GET %s: %w", u.Redacted(), err)
-	}
-	if int64(len(b)) > limit {
-		return nil, fmt.Errorf("GET %s: %w of %d bytes", u.Redacted(), errTooLarge, limit)
-	}
-	return b, nil
+	return resp.Body, nil
 }

@@ -262,7 +262,7 @@ func (p *planner) loadCharts(ctx context.Context, goodKey, badKey objectKey) err
 	if p.in.Target.Kind != helmReleaseKind || p.in.Rendered == nil {
 		return nil
 	}
-	h := newHelmRenderer(p.in.Charts, p.in.Target.Namespace)
+	h := newHelmRenderer(p.in.Charts, p.in.Target.Namespace, p.in.GitRepository)
 	var charts [3]*chartRendering
 	for i, c := range []struct {
 		r     *rendering

@@ -301,7 +301,7 @@ func plainString(value string) bool {
 // returns how the promotion was verified: when the chart cannot be
 // rendered (ErrNotRendered), by the HelmRelease's fields only, and why.
 func verifyPromotedChart(ctx context.Context, in PromotionInput, t Target, renderings [2]*rendering, keys [2]objectKey, files [2]snapshot) (string, error) {
-	h := newHelmRenderer(in.Charts, t.Namespace)
+	h := newHelmRenderer(in.Charts, t.Namespace, in.GitRepository)
 	var charts [2]*chartRendering
 	for i := range charts {
 		cr, err := h.render(ctx, renderings[i], keys[i], files[i])

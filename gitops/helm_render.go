@@ -17,29 +17,25 @@ limitations under the License.
 package gitops
 
 import (
-	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"maps"
 	"slices"
 	"sort"
 	"strings"
 
 	"github.com/Masterminds/semver/v3"
+	"github.com/go-git/go-git/v5/plumbing/filemode"
+	"github.com/go-git/go-git/v5/plumbing/object"
 	"helm.sh/helm/v4/pkg/chart/common"
-	chartutil "helm.sh/helm/v4/pkg/chart/common/util"
-	"helm.sh/helm/v4/pkg/chart/loader/archive"
-	chart "helm.sh/helm/v4/pkg/chart/v2"
 	"helm.sh/helm/v4/pkg/chart/v2/loader"
-	v2util "helm.sh/helm/v4/pkg/chart/v2/util"
-	"helm.sh/helm/v4/pkg/engine"
 	"k8s.io/apimachinery/pkg/types"
-	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+
+	"github.com/serin-dev/serin/gitops/chartrender"
 )
 
 // ChartSource loads the chart of a HelmRelease whose sourceRef is a
@@ -68,24 +64,46 @@ type chartRendering struct {
 	chart string
 }
 
+// defaultChartRenderer renders for a plan given no ChartSource that says
+// how (RenderingChartSource): the default bounds.
+var defaultChartRenderer = chartrender.New(chartrender.Limits{})
+
+// RenderingChartSource is a ChartSource that also says how charts are
+// rendered: in child processes of its Renderer, within its bounds.
+type RenderingChartSource interface {
+	ChartSource
+	// Renderer renders the charts, bounded.
+	Renderer() *chartrender.Renderer
+}
+
 // helmRenderer renders the charts of the HelmReleases of a Kustomization's
 // renderings, each set of inputs once.
 type helmRenderer struct {
-	charts ChartSource
+	charts   ChartSource
+	renderer *chartrender.Renderer
 	// namespace is the HelmRelease's, for a rendering that sets none.
 	namespace string
-	cache     map[string]*chartRendering
+	// source is the Kustomization's GitRepository, the only one whose
+	// charts serin reads (from the Kustomization's clone).
+	source types.NamespacedName
+	cache  map[string]*chartRendering
 }
 
-func newHelmRenderer(charts ChartSource, namespace string) *helmRenderer {
-	return &helmRenderer{charts: charts, namespace: namespace, cache: map[string]*chartRendering{}}
+func newHelmRenderer(charts ChartSource, namespace string, source types.NamespacedName) *helmRenderer {
+	renderer := defaultChartRenderer
+	if rc, ok := charts.(RenderingChartSource); ok && rc.Renderer() != nil {
+		renderer = rc.Renderer()
+	}
+	return &helmRenderer{charts: charts, renderer: renderer, namespace: namespace, source: source, cache: map[string]*chartRendering{}}
 }
 
 // render renders the chart of the HelmRelease at k of r, whose repository
 // files are files, as helm-controller would: its values over its
 // valuesFrom contents, in order, over the chart's defaults, with its
-// release name and namespace. An error wrapping ErrNotRendered says why it
-// cannot be.
+// release name and namespace. The chart is loaded and rendered in a child
+// process (chartrender), within its bounds. An error wrapping
+// ErrNotRendered says why it cannot be: a bound passed names the bound
+// and its flag.
 func (h *helmRenderer) render(ctx context.Context, r *rendering, k objectKey, files snapshot) (*chartRendering, error) {
 	in, err := helmReleaseInputs(r, k, files)
 	if err != nil {
@@ -105,21 +123,45 @@ func (h *helmRenderer) render(ctx context.Context, r *rendering, k objectKey, fi
 	if err := hr.supported(); err != nil {
 		return nil, err
 	}
-	ch, err := h.loadChart(ctx, &hr, files)
+	req, what, err := h.chartRequest(ctx, &hr, files)
 	if err != nil {
 		return nil, err
 	}
-	values, err := hr.mergedValues(r)
-	if err != nil {
+	if req.Values, err = hr.mergedValues(r); err != nil {
 		return nil, err
 	}
-	objects, err := renderChart(ch, values, hr.releaseName(), hr.releaseNamespace())
+	req.ReleaseName, req.Namespace = hr.releaseName(), hr.releaseNamespace()
+	res, err := h.renderer.Render(ctx, req)
 	if err != nil {
-		return nil, fmt.Errorf("%w: chart %s %s of %s: %w", ErrNotRendered, ch.Name(), ch.Metadata.Version, k, err)
+		return nil, renderError(ctx, err, what, k)
 	}
-	c := &chartRendering{objects: objects, chart: ch.Name() + " " + ch.Metadata.Version}
+	objects := make(map[objectKey]string, len(res.Objects))
+	for _, o := range res.Objects {
+		objects[objectKey{APIVersion: o.APIVersion, Kind: o.Kind, Namespace: o.Namespace, Name: o.Name}] = string(o.JSON)
+	}
+	c := &chartRendering{objects: objects, chart: res.Chart}
 	h.cache[id] = c
 	return c, nil
+}
+
+// renderError is the error of a render that failed: ErrNotRendered with
+// what the renderer said (the bound passed, Helm's error), unless the
+// job's own context ended.
+func renderError(ctx context.Context, err error, what string, k objectKey) error {
+	if ctx.Err() != nil {
+		return err
+	}
+	var chartErr *chartrender.ChartError
+	if errors.As(err, &chartErr) {
+		switch {
+		case chartErr.Stage == chartrender.StageRender:
+			return notRendered("chart %s of %s: %s", chartErr.Chart, k, chartErr.Message)
+		case chartErr.Chart != "":
+			return notRendered("%s", chartErr.Message)
+		}
+		return notRendered("%s does not load: %s", what, chartErr.Message)
+	}
+	return notRendered("%s of %s: %v", what, k, err)
 }
 
 // helmReleaseSpec is what the rendering reads of a HelmRelease.
@@ -199,87 +241,127 @@ func (hr *helmReleaseSpec) releaseNamespace() string {
 	return hr.Metadata.Namespace
 }
 
-// loadChart loads the chart a HelmRelease names: the directory of a
-// chart kept in the repository, or the package of a HelmRepository.
-func (h *helmRenderer) loadChart(ctx context.Context, hr *helmReleaseSpec, files snapshot) (*chart.Chart, error) {
+// chartRequest is the chart a HelmRelease names, to send to the renderer,
+// and what to call it in messages: the directory of a chart kept in the
+// Kustomization's repository (only when the HelmRelease's sourceRef is
+// that GitRepository), or the package of a HelmRepository.
+func (h *helmRenderer) chartRequest(ctx context.Context, hr *helmReleaseSpec, files snapshot) (chartrender.Request, string, error) {
 	spec := hr.Spec.Chart.Spec
-	var ch *chart.Chart
+	ns := spec.SourceRef.Namespace
+	if ns == "" {
+		ns = hr.Metadata.Namespace
+	}
+	ref := types.NamespacedName{Namespace: ns, Name: spec.SourceRef.Name}
 	switch spec.SourceRef.Kind {
 	case "GitRepository":
+		if ref != h.source {
+			return chartrender.Request{}, "", notRendered("the chart is in GitRepository %s, not in the Kustomization's repository %s; serin compared the inputs", ref, sourceName(h.source))
+		}
 		dir, err := cleanPath(spec.Chart)
 		if err != nil {
-			return nil, notRendered("chart %v", err)
+			return chartrender.Request{}, "", notRendered("chart %v", err)
 		}
-		if ch, err = loadChartDir(files, dir); err != nil {
-			return nil, notRendered("the chart in %s does not load: %v", displayPath(dir), err)
+		chartFiles, err := chartDirFiles(files, dir)
+		if err != nil {
+			return chartrender.Request{}, "", notRendered("the chart in %s does not load: %v", displayPath(dir), err)
 		}
+		return chartrender.Request{Files: chartFiles}, "the chart in " + displayPath(dir), nil
 	case "HelmRepository":
 		if h.charts == nil {
-			return nil, notRendered("no chart source")
+			return chartrender.Request{}, "", notRendered("no chart source")
 		}
 		if _, err := semver.StrictNewVersion(strings.TrimPrefix(spec.Version, "v")); err != nil {
-			return nil, notRendered("chart version %q is not an exact version", spec.Version)
+			return chartrender.Request{}, "", notRendered("chart version %q is not an exact version", spec.Version)
 		}
-		ns := spec.SourceRef.Namespace
-		if ns == "" {
-			ns = hr.Metadata.Namespace
-		}
-		tgz, err := h.charts.HelmRepositoryChart(ctx, hr.Metadata.Namespace, types.NamespacedName{Namespace: ns, Name: spec.SourceRef.Name}, spec.Chart, spec.Version)
+		tgz, err := h.charts.HelmRepositoryChart(ctx, hr.Metadata.Namespace, ref, spec.Chart, spec.Version)
 		if err != nil {
 			if errors.Is(err, ErrNotRendered) {
-				return nil, err
+				return chartrender.Request{}, "", err
 			}
-			return nil, notRendered("chart %s %s of HelmRepository %s/%s: %v", spec.Chart, spec.Version, ns, spec.SourceRef.Name, err)
+			return chartrender.Request{}, "", notRendered("chart %s %s of HelmRepository %s: %v", spec.Chart, spec.Version, ref, err)
 		}
-		if ch, err = loader.LoadArchive(bytes.NewReader(tgz)); err != nil {
-			return nil, notRendered("chart %s %s does not load: %v", spec.Chart, spec.Version, err)
-		}
-	default:
-		return nil, notRendered("a chart from a %s is not fetched by serin", spec.SourceRef.Kind)
+		return chartrender.Request{Archive: tgz}, fmt.Sprintf("chart %s %s", spec.Chart, spec.Version), nil
 	}
-	if err := vendoredDependencies(ch); err != nil {
-		return nil, err
-	}
-	return ch, nil
+	return chartrender.Request{}, "", notRendered("a chart from a %s is not fetched by serin", spec.SourceRef.Kind)
 }
 
-// loadChartDir loads the chart in dir of a commit's files.
-func loadChartDir(files snapshot, dir string) (*chart.Chart, error) {
-	digests, err := files.digests(dir)
+// sourceName names the Kustomization's GitRepository, or says it is not
+// known.
+func sourceName(s types.NamespacedName) string {
+	if s.Name == "" {
+		return "(unknown)"
+	}
+	return s.String()
+}
+
+// chartDirFiles lists the files of the chart in dir of a commit's files,
+// with their sizes, read from the tree (the blobs' headers) without
+// reading a file: each is read when it is sent to the renderer, one at a
+// time, and the renderer refuses a chart whose sizes together pass its
+// byte bound before it reads one.
+func chartDirFiles(files snapshot, dir string) ([]chartrender.File, error) {
+	sizes, err := files.sizes(dir)
 	if err != nil {
 		return nil, err
 	}
-	var buffered []*archive.BufferedFile
-	for _, p := range slices.Sorted(maps.Keys(digests)) {
-		b, err := files.file(p)
-		if err != nil {
-			return nil, err
-		}
+	if len(sizes) == 0 {
+		return nil, fmt.Errorf("no files")
+	}
+	out := make([]chartrender.File, 0, len(sizes))
+	for _, p := range slices.Sorted(maps.Keys(sizes)) {
 		name := strings.TrimPrefix(p, dir+"/")
 		if dir == "" {
 			name = p
 		}
-		buffered = append(buffered, &archive.BufferedFile{Name: name, Data: b})
+		out = append(out, chartrender.File{Name: name, Size: sizes[p], Read: func() ([]byte, error) { return files.file(p) }})
 	}
-	if len(buffered) == 0 {
-		return nil, fmt.Errorf("no files")
-	}
-	return loader.LoadFiles(buffered)
+	return out, nil
 }
 
-// vendoredDependencies checks that the dependencies a chart declares are
-// in its charts/ directory: serin does not download them.
-func vendoredDependencies(ch *chart.Chart) error {
-	have := map[string]bool{}
-	for _, d := range ch.Dependencies() {
-		have[d.Name()] = true
-	}
-	for _, d := range ch.Metadata.Dependencies {
-		if !have[d.Name] {
-			return notRendered("dependency %s of chart %s is not in its charts/ directory", d.Name, ch.Name())
+// sizes are the sizes of the regular files under dir ("" for all), by
+// path, known from the tree and the blobs' headers: no file is read. A
+// file over the snapshot's file bound is refused (ErrFileTooLarge).
+func (s snapshot) sizes(dir string) (map[string]int64, error) {
+	out := map[string]int64{}
+	if s.tree != nil {
+		tree := s.tree
+		if dir != "" {
+			var err error
+			tree, err = s.tree.Tree(dir)
+			if errors.Is(err, object.ErrDirectoryNotFound) {
+				tree = nil
+			} else if err != nil {
+				return nil, fmt.Errorf("failed to read directory %s: %w", dir, err)
+			}
+		}
+		if tree != nil {
+			err := tree.Files().ForEach(func(f *object.File) error {
+				if f.Mode != filemode.Regular && f.Mode != filemode.Executable {
+					return nil
+				}
+				p := joinPath(dir, f.Name)
+				if f.Size > s.fileBound() {
+					return s.tooLarge(p, f.Size)
+				}
+				out[p] = f.Size
+				return nil
+			})
+			if err != nil {
+				return nil, fmt.Errorf("failed to list %s: %w", dir, err)
+			}
 		}
 	}
-	return nil
+	for p, b := range s.changes {
+		if dir != "" && !strings.HasPrefix(p, dir+"/") {
+			continue
+		}
+		if b != nil {
+			out[p] = int64(len(b))
+		} else {
+			delete(out, p)
+		}
+	}
+	return out, nil
 }
 
 // mergedValues are the values helm-controller renders the chart with:
@@ -343,72 +425,6 @@ func valuesData(r *rendering, namespace string, ref valuesRef) ([]byte, bool, er
 		return b, true, nil
 	}
 	return []byte(s), true, nil
-}
-
-// renderChart renders a chart's templates with Helm's engine, as a client
-// without a cluster does (lookup finds nothing; the capabilities are
-// Helm's defaults), and parses the manifests: each object as canonical
-// JSON, keyed by kind, namespace (the release's where the template sets
-// none) and name. NOTES.txt and CRDs (crds/, which Helm never upgrades)
-// are not objects of the rendering.
-func renderChart(ch *chart.Chart, values map[string]any, releaseName, namespace string) (map[objectKey]string, error) {
-	if err := v2util.ProcessDependencies(ch, values); err != nil {
-		return nil, err
-	}
-	opts := common.ReleaseOptions{Name: releaseName, Namespace: namespace, Revision: 1, IsInstall: true}
-	vals, err := chartutil.ToRenderValues(ch, values, opts, common.DefaultCapabilities)
-	if err != nil {
-		return nil, err
-	}
-	manifests, err := engine.Render(ch, vals)
-	if err != nil {
-		return nil, err
-	}
-	objects := map[objectKey]string{}
-	names := slices.Sorted(maps.Keys(manifests))
-	for _, name := range names {
-		if strings.HasSuffix(name, "NOTES.txt") {
-			continue
-		}
-		if err := parseManifests(name, manifests[name], namespace, objects); err != nil {
-			return nil, err
-		}
-	}
-	return objects, nil
-}
-
-// parseManifests adds the objects of a rendered template to objects.
-func parseManifests(name, manifest, namespace string, objects map[objectKey]string) error {
-	decoder := utilyaml.NewYAMLOrJSONDecoder(strings.NewReader(manifest), 4096)
-	for {
-		var obj map[string]any
-		if err := decoder.Decode(&obj); err != nil {
-			if errors.Is(err, io.EOF) {
-				return nil
-			}
-			return fmt.Errorf("%s: %w", name, err)
-		}
-		if len(obj) == 0 {
-			continue
-		}
-		meta, _ := obj["metadata"].(map[string]any)
-		k := objectKey{}
-		k.APIVersion, _ = obj["apiVersion"].(string)
-		k.Kind, _ = obj["kind"].(string)
-		k.Name, _ = meta["name"].(string)
-		k.Namespace, _ = meta["namespace"].(string)
-		if k.Namespace == "" {
-			k.Namespace = namespace
-		}
-		if _, dup := objects[k]; dup {
-			return fmt.Errorf("%s: %s rendered twice", name, k)
-		}
-		b, err := json.Marshal(obj)
-		if err != nil {
-			return err
-		}
-		objects[k] = string(b)
-	}
 }
 
 // findRendered finds t in a chart's rendering (its namespace, or the

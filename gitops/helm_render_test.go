@@ -41,6 +41,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
+	"github.com/serin-dev/serin/internal/outbound"
 	"github.com/serin-dev/serin/internal/testing/testbed"
 )
 
@@ -64,7 +65,7 @@ func helmCharts(t *testing.T, namespace, url, repoType, username string) *HelmCh
 		"metadata": map[string]any{"name": "charts", "namespace": namespace}, "spec": spec,
 	}}
 	objs = append(objs, repo)
-	return NewHelmCharts(fake.NewClientBuilder().WithScheme(scheme).WithObjects(objs...).Build(), true)
+	return NewHelmCharts(fake.NewClientBuilder().WithScheme(scheme).WithObjects(objs...).Build(), HelmChartsOptions{CrossNamespace: true, AllowLoopback: true})
 }
 
 // neverReadyChart is the testbed's chart at version whose pods never
@@ -132,6 +133,13 @@ data:
 	return files
 }
 
+// otherSource makes the HelmRelease of files name another GitRepository
+// for its chart (platform/charts) than the Kustomization's (apps/fleet).
+func otherSource(files map[string]string) map[string]string {
+	files["apps/podinfo/helmrelease.yaml"] = strings.Replace(files["apps/podinfo/helmrelease.yaml"], "name: fleet", "name: charts\n        namespace: platform", 1)
+	return files
+}
+
 // A revert of a HelmRelease's bad revision is verified by rendering its
 // chart with Helm at the good commit, the head and the result: the target
 // Deployment must render as at the good commit and every other object as
@@ -175,6 +183,17 @@ func TestPlanRevert_HelmReleaseRendered(t *testing.T) {
 			wantErr: ErrUnverifiable,
 			errText: "would leave ConfigMap/apps/podinfo-greeting, rendered by its chart, as neither the head nor the good commit",
 		},
+		"a chart kept in another GitRepository falls back to the chart's inputs, and says why": {
+			good: otherSource(greeting("v1", "hi", true, "one")), bad: otherSource(greeting("v2", "hello", true, "two")),
+			want: map[string]string{"apps/podinfo/helmrelease.yaml": strings.Replace(greetingRelease("v1", "hi"), "name: fleet", "name: charts\n        namespace: platform", 1)},
+			notes: []string{
+				"Not a revert: commit %BAD% also changed README.md.",
+				"apps/podinfo/helmrelease.yaml: HelmRelease/podinfo spec.values.image.tag restored.",
+				"apps/podinfo/helmrelease.yaml: HelmRelease/podinfo spec.values.greeting restored.",
+				"Verified by the chart's inputs, not by rendering it: at %GOOD%, the chart is not rendered: " +
+					"the chart is in GitRepository platform/charts, not in the Kustomization's repository apps/fleet; serin compared the inputs.",
+			},
+		},
 		"an OCI HelmRepository falls back to the chart's inputs, and says why": {
 			good: good.files(), bad: with(good, func(f *helmFleet) { f.version = "0.2.0" }).files(),
 			charts: helmCharts(t, "apps", "oci://registry.example.com/charts", sourcev1.HelmRepositoryTypeOCI, ""),
@@ -197,7 +216,7 @@ func TestPlanRevert_HelmReleaseRendered(t *testing.T) {
 			plan, err := PlanRevert(t.Context(), PlanInput{
 				Path: "./apps/podinfo", Target: Target{Kind: "HelmRelease", Namespace: "apps", Name: "podinfo"},
 				Rendered: &Target{Kind: "Deployment", Namespace: "apps", Name: "podinfo"}, Charts: tt.charts,
-				Good: goodC, Bad: badC, Head: badC,
+				Good: goodC, Bad: badC, Head: badC, GitRepository: types.NamespacedName{Namespace: "apps", Name: "fleet"},
 			})
 			if tt.wantErr != nil {
 				if !errors.Is(err, tt.wantErr) || !strings.Contains(err.Error(), tt.errText) {
@@ -217,6 +236,7 @@ func TestPlanRevert_HelmReleaseRendered(t *testing.T) {
 			}
 			var notes []string
 			for _, n := range tt.notes {
+				n = strings.ReplaceAll(n, "%BAD%", ShortSHA(badC.Hash.String()))
 				notes = append(notes, strings.ReplaceAll(n, "%GOOD%", ShortSHA(goodC.Hash.String())))
 			}
 			if tt.notes != nil {
@@ -303,9 +323,9 @@ func (l *authLog) get() map[string]string {
 }
 
 // A HelmRepository's basic auth goes to its own host only: the index and
-// a package on that host get it; a package listed on another host, or a
-// redirect to another host, gets none. Packages are kept by URL and
-// digest: a second fetch downloads nothing.
+// a package on that host get it; a package listed on another host gets
+// none, and a redirect to another host is refused. Packages are kept by
+// URL and digest: a second fetch downloads nothing.
 func TestHelmCharts_CredentialsOnlyToTheRepositoryHost(t *testing.T) {
 	tgz, err := testbed.PodinfoChart("0.1.0").Package()
 	if err != nil {
@@ -343,7 +363,12 @@ func TestHelmCharts_CredentialsOnlyToTheRepositoryHost(t *testing.T) {
 	t.Cleanup(repo.Close)
 	repoURL = repo.URL
 	charts := helmCharts(t, "apps", repo.URL, "", "fleet")
-	for _, version := range []string{"0.1.0", "0.1.0", "0.2.0", "0.3.0"} {
+	_, err = charts.HelmRepositoryChart(t.Context(), "apps", types.NamespacedName{Namespace: "apps", Name: "charts"}, "podinfo", "0.3.0")
+	wantErr := "GET " + repo.URL + "/redirect/podinfo-0.3.0.tgz: the server redirected to another host or scheme, which serin does not follow for a chart (to " + other.URL + "/redirected/podinfo-0.3.0.tgz)"
+	if err == nil || err.Error() != wantErr {
+		t.Errorf("redirected: err = %v, want %q", err, wantErr)
+	}
+	for _, version := range []string{"0.1.0", "0.1.0", "0.2.0"} {
 		got, err := charts.HelmRepositoryChart(t.Context(), "apps", types.NamespacedName{Namespace: "apps", Name: "charts"}, "podinfo", version)
 		if err != nil {
 			t.Fatalf("%s: %v", version, err)
@@ -360,9 +385,85 @@ func TestHelmCharts_CredentialsOnlyToTheRepositoryHost(t *testing.T) {
 	if diff := cmp.Diff(wantRepo, repoLog.get()); diff != "" {
 		t.Errorf("the repository's host (-want +got):\n%s", diff)
 	}
-	wantOther := map[string]string{"/elsewhere/podinfo-0.2.0.tgz": "", "/redirected/podinfo-0.3.0.tgz": ""}
+	wantOther := map[string]string{"/elsewhere/podinfo-0.2.0.tgz": ""}
 	if diff := cmp.Diff(wantOther, otherLog.get()); diff != "" {
 		t.Errorf("another host (-want +got):\n%s", diff)
+	}
+}
+
+// The caches of index lookups and packages are keyed by the credentials
+// that filled them: tenant B's HelmRepository at tenant A's private URL,
+// without A's Secret, is refused by the server (401), although A's
+// render fetched the same chart a moment before.
+func TestHelmCharts_CachesKeyedByCredentials(t *testing.T) {
+	tgz, err := testbed.PodinfoChart("0.1.0").Package()
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum := sha256.Sum256(tgz)
+	repo := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if u, p, ok := r.BasicAuth(); !ok || u != "team-a" || p != "s3cret" {
+			http.Error(w, "private", http.StatusUnauthorized)
+			return
+		}
+		switch r.URL.Path {
+		case "/index.yaml":
+			fmt.Fprintf(w, "apiVersion: v1\nentries:\n  podinfo:\n  - {version: 0.1.0, digest: %x, urls: [podinfo-0.1.0.tgz]}\n", sum)
+		case "/podinfo-0.1.0.tgz":
+			_, _ = w.Write(tgz)
+		default:
+			http.NotFound(w, r)
+		}
+	}))
+	t.Cleanup(repo.Close)
+	scheme := runtime.NewScheme()
+	_ = clientgoscheme.AddToScheme(scheme)
+	helmRepo := func(namespace string, secret bool) client.Object {
+		spec := map[string]any{"url": repo.URL}
+		if secret {
+			spec["secretRef"] = map[string]any{"name": "charts-auth"}
+		}
+		return &unstructured.Unstructured{Object: map[string]any{
+			"apiVersion": sourcev1.GroupVersion.String(), "kind": sourcev1.HelmRepositoryKind,
+			"metadata": map[string]any{"name": "charts", "namespace": namespace}, "spec": spec,
+		}}
+	}
+	c := fake.NewClientBuilder().WithScheme(scheme).WithObjects(
+		helmRepo("team-a", true), helmRepo("team-b", false),
+		&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "charts-auth", Namespace: "team-a"},
+			Data: map[string][]byte{"username": []byte("team-a"), "password": []byte("s3cret")}},
+	).Build()
+	charts := NewHelmCharts(c, HelmChartsOptions{AllowLoopback: true})
+	got, err := charts.HelmRepositoryChart(t.Context(), "team-a", types.NamespacedName{Namespace: "team-a", Name: "charts"}, "podinfo", "0.1.0")
+	if err != nil || !bytes.Equal(got, tgz) {
+		t.Fatalf("team-a: %v", err)
+	}
+	_, err = charts.HelmRepositoryChart(t.Context(), "team-b", types.NamespacedName{Namespace: "team-b", Name: "charts"}, "podinfo", "0.1.0")
+	want := "GET " + repo.URL + "/index.yaml: 401 Unauthorized"
+	if err == nil || err.Error() != want {
+		t.Fatalf("team-b: err = %v, want %q", err, want)
+	}
+}
+
+// A HelmRepository at a loopback, link-local or metadata address is not
+// called, unless loopback is allowed (--chart-fetch-allow-loopback).
+func TestHelmCharts_RefusesLocalAddresses(t *testing.T) {
+	called := false
+	repo := httptest.NewServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) { called = true }))
+	t.Cleanup(repo.Close)
+	for url, want := range map[string]string{
+		repo.URL:                  "serin does not connect to 127.0.0.1 (a loopback, link-local or metadata address) on a tenant's behalf",
+		"http://169.254.169.254/": "serin does not connect to 169.254.169.254 (a loopback, link-local or metadata address) on a tenant's behalf",
+	} {
+		c := helmCharts(t, "apps", url, "", "")
+		c.http = outbound.NewClient(outbound.Options{Timeout: chartFetchTimeout, RefuseLocal: true})
+		_, err := c.HelmRepositoryChart(t.Context(), "apps", types.NamespacedName{Namespace: "apps", Name: "charts"}, "podinfo", "0.1.0")
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: err = %v, want %q", url, err, want)
+		}
+	}
+	if called {
+		t.Error("the loopback repository was called")
 	}
 }
 

@@ -24,6 +24,7 @@ import (
 	"strings"
 
 	"github.com/go-git/go-git/v5/plumbing/object"
+	"k8s.io/apimachinery/pkg/types"
 )
 
 // Strategy is how a plan reverts the target.
@@ -74,6 +75,10 @@ type PlanInput struct {
 	// Charts downloads the charts of HelmRepositories; nil renders only
 	// charts kept in Git.
 	Charts ChartSource
+	// GitRepository is the Kustomization's source: a HelmRelease's chart
+	// kept in Git is rendered from the plan's commits only when its
+	// sourceRef names this GitRepository.
+	GitRepository types.NamespacedName
 }
 
 // FileChange is one file of a plan.

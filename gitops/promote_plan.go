@@ -26,6 +26,7 @@ import (
 	"strings"
 
 	"github.com/go-git/go-git/v5/plumbing/object"
+	"k8s.io/apimachinery/pkg/types"
 	kustypes "sigs.k8s.io/kustomize/api/types"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 )
@@ -59,6 +60,10 @@ type PromotionInput struct {
 	// promotion verified by rendering (nil: only charts kept in Git are
 	// rendered).
 	Charts ChartSource
+	// GitRepository is the Kustomization's source: a HelmRelease's chart
+	// kept in Git is rendered from Head only when its sourceRef names this
+	// GitRepository.
+	GitRepository types.NamespacedName
 }
 
 // ErrNoImageEntry means the next stage's kustomization has no images:

@@ -49,7 +49,7 @@ func (j *promotionJob) plan(ctx context.Context, head *object.Commit) (*Plan, er
 	if err != nil {
 		return nil, err
 	}
-	own := PromotionInput{Head: head, Path: j.src.Path, Target: j.target, Images: j.promote.Images, MaxFileSize: j.maxFile, HelmRelease: helm, Charts: j.charts}
+	own := PromotionInput{Head: head, Path: j.src.Path, Target: j.target, Images: j.promote.Images, MaxFileSize: j.maxFile, HelmRelease: helm, Charts: j.charts, GitRepository: j.src.GitRepository}
 	if len(j.members) == 0 {
 		return PlanPromotion(ctx, own)
 	}

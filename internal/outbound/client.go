@@ -29,7 +29,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"net/url"
 	"time"
@@ -67,6 +66,11 @@ type Options struct {
 	// alone (Timeout otherwise): a host that accepts and answers nothing
 	// is given up on sooner than a slow answer.
 	AnswerTimeout time.Duration
+	// RefuseLocal refuses connections to loopback, unspecified,
+	// link-local and cloud metadata addresses (checked on the resolved
+	// address, when connecting), loopback excepted with AllowLoopback:
+	// for addresses a tenant chooses.
+	RefuseLocal, AllowLoopback bool
 }
 
 // NewClient returns an HTTP client under serin's policy: it follows no
@@ -75,7 +79,7 @@ type Options struct {
 func NewClient(opts Options) *http.Client {
 	transport := &http.Transport{
 		Proxy:                  http.ProxyFromEnvironment,
-		DialContext:            (&net.Dialer{Timeout: DialTimeout, KeepAlive: 30 * time.Second}).DialContext,
+		DialContext:            dialer(opts).DialContext,
 		ForceAttemptHTTP2:      true,
 		MaxIdleConns:           100,
 		IdleConnTimeout:        IdleConnTimeout,

@@ -105,6 +105,8 @@ func (tb *Testbed) StartAgentWith(ctx context.Context, root string, opts AgentOp
 		args: append([]string{
 			"--metrics-addr=" + metrics, "--health-addr=" + health,
 			"--log-level=debug", "--log-encoding=console",
+			// The testbed's Helm repositories are on loopback.
+			"--chart-fetch-allow-loopback",
 		}, opts.Flags...),
 		healthURL: "http://" + health + "/readyz",
 	}
