@@ -57,8 +57,9 @@ type hostileChart struct {
 	// once by Git).
 	files  map[string]string
 	shared map[string][]byte
-	// bound is what the pull request must say stopped the rendering.
-	bound string
+	// bounds are the flags of the bounds one of which the pull request
+	// must name as what stopped the rendering.
+	bounds []string
 }
 
 // hostileCharts are the four ways a tenant's chart could take the agent
@@ -76,11 +77,11 @@ func hostileCharts(t *testing.T) []hostileChart {
 		subcharts[fmt.Sprintf("charts/bomb-%02d-0.1.0.tgz", i)] = bomb
 	}
 	return []hostileChart{
-		{name: "memory", bound: "memory", files: map[string]string{
+		{name: "memory", bounds: []string{"--chart-render-max-memory"}, files: map[string]string{
 			"templates/bomb.yaml": `{{- if .Release.IsInstall }}{{- $_ := repeat 1500000000 "x" }}{{- end }}` + "\n"}},
-		{name: "files", bound: "bytes", shared: files},
-		{name: "subcharts", bound: "bytes", shared: subcharts},
-		{name: "loop", bound: "time", files: map[string]string{
+		{name: "files", bounds: []string{"--chart-render-max-chart-size"}, shared: files},
+		{name: "subcharts", bounds: []string{"--chart-render-max-chart-size"}, shared: subcharts},
+		{name: "loop", bounds: []string{"--chart-render-timeout", "--chart-render-max-cpu-time"}, files: map[string]string{
 			"templates/loop.yaml": `{{- if .Release.IsInstall }}{{- range until 100000 }}{{- range until 100000 }}{{- end }}{{- end }}{{- end }}` + "\n"}},
 	}
 }
@@ -128,7 +129,9 @@ func TestTenantChart_HostileChartsLeaveTheAgentRunning(t *testing.T) {
 	agent, err := env.StartAgentWith(ctx, "..", testbed.AgentOptions{
 		Name: "serin-agent-charts",
 		Flags: append([]string{"--metrics-server=" + prom.URL, "--data-plane=traefik", "--log-level=info",
-			"--watch-label-selector=" + shardLabel + "=charts", "--gitops-max-concurrent-reverts=2"}, gitopsFlags...),
+			"--watch-label-selector=" + shardLabel + "=charts", "--gitops-max-concurrent-reverts=2",
+			// A render that loops is killed after 10 s (30 s by default).
+			"--chart-render-timeout=10s"}, gitopsFlags...),
 	})
 	g.Expect(err).NotTo(HaveOccurred())
 	t.Cleanup(func() { _ = agent.Kill() })
@@ -188,12 +191,13 @@ func TestTenantChart_HostileChartsLeaveTheAgentRunning(t *testing.T) {
 			g.Expect(revert.State).To(Equal(gitops.StateOpened), "%s: revert %+v", tn.chart.name, revert)
 			pr := onlyPullRequest(g, tn.f)
 			t.Logf("%s: revert opened %s after the failure: %s", tn.chart.name, took[i].Round(time.Millisecond), firstLines(pr.Body, 40))
-			if tn.chart.bound == "" {
+			if len(tn.chart.bounds) == 0 {
 				g.Expect(pr.Body).To(ContainSubstring("Verified by rendering the chart of HelmRelease/%s/podinfo with Helm", tn.app.ns))
 				return
 			}
 			g.Expect(pr.Body).NotTo(ContainSubstring("Verified by rendering"), tn.chart.name)
-			g.Expect(strings.ToLower(pr.Body)).To(ContainSubstring(tn.chart.bound), "%s: the pull request names the bound", tn.chart.name)
+			named := slices.ContainsFunc(tn.chart.bounds, func(flag string) bool { return strings.Contains(pr.Body, "bound of") && strings.Contains(pr.Body, flag) })
+			g.Expect(named).To(BeTrue(), "%s: the pull request names the bound (%v)", tn.chart.name, tn.chart.bounds)
 		})
 	}
 	wg.Wait()
