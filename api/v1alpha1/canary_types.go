@@ -1679,7 +1679,6 @@ type RevertStatus struct {
 // name labels every object serin generates (serin.dev/canary), so it is at
 // most 63 characters, a label value's limit.
 // +kubebuilder:validation:XValidation:rule="!has(self.metadata.name) || size(self.metadata.name) <= 63",message="metadata.name of a Canary must be at most 63 characters: serin labels the objects it generates with serin.dev/canary: <name>"
-// +kubebuilder:validation:XValidation:rule="!has(self.metadata.name) || !has(self.spec.gitops) || !has(self.spec.gitops.promote) || self.spec.gitops.promote.all(p, !has(p.canary) || p.canary.name != self.metadata.name || (has(p.canary.namespace) && size(p.canary.namespace) > 0) || (has(p.canary.cluster) && size(p.canary.cluster) > 0))",message="spec.gitops.promote[].canary names this Canary itself: the stage's verdict would be this Canary's own; name the next stage's Canary with its namespace, and canary.cluster (its agent's --cluster-name) when it runs in another cluster"
 // +genclient
 // +kubebuilder:object:root=true
 // +kubebuilder:subresource:status

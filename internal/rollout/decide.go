@@ -26,6 +26,16 @@ import (
 	"github.com/serin-dev/serin/api/v1alpha1"
 )
 
+// startsOrRests tells the actions of a Canary at rest or about to start
+// something new: the ones an invalid wave stalls.
+func startsOrRests(a Action) bool {
+	switch a.(type) {
+	case Idle, Initialize, StartRollout, AcceptRevision:
+		return true
+	}
+	return false
+}
+
 // Decide returns the next action for a Canary given what was observed.
 //
 // The phases and their way out:
@@ -44,6 +54,14 @@ import (
 // revision (DecideWave) instead of idling.
 func Decide(c *v1alpha1.Canary, o Observation) Action {
 	a := decideRollout(c, o)
+	if o.InvalidPromotion != "" && startsOrRests(a) {
+		// A revision this Canary promoted could go nowhere, or somewhere
+		// it must not: no rollout starts to be promoted, and no wave
+		// moves. A rollout under way (a Canary stored before the rule,
+		// an agent upgraded mid-analysis) still ends, promoted, rolled
+		// back or halted, and a revert still opens.
+		return Stall{Reason: v1alpha1.InvalidPromotionReason, Message: o.InvalidPromotion}
+	}
 	if _, idle := a.(Idle); idle {
 		if wave, ok := DecideWave(c); ok {
 			if w, ok := wave.(AdvanceWave); ok {
@@ -83,12 +101,6 @@ func decideRollout(c *v1alpha1.Canary, o Observation) Action {
 		// wrongly: nothing moves, the route keeps what it has.
 		return Stall{Reason: v1alpha1.UnsupportedByDataPlaneReason, Message: o.RoutingUnsupported}
 	}
-	if o.InvalidPromotion != "" {
-		// A revision this Canary promoted could go nowhere, or somewhere
-		// it must not: nothing is rolled out to be promoted.
-		return Stall{Reason: v1alpha1.InvalidPromotionReason, Message: o.InvalidPromotion}
-	}
-
 	switch c.Status.Phase {
 	case "", v1alpha1.PhaseInitializing:
 		return decideInitialization(o)

@@ -52,7 +52,7 @@ func InvalidPromotion(c *v1alpha1.Canary, cluster string) string {
 		}
 		if stage.Soak != nil && stage.Soak.Duration > 0 && !hasThresholdRange(c) {
 			return fmt.Sprintf("%s.soak: the soak holds the promoted primary to the thresholdRange of spec.analysis.metrics, and no metric has one, "+
-				"so it could never fail (a judge block compares a canary with the primary, and a soak has none): "+
+				"so it could fail only on missing data (a judge block compares a canary with the primary, and a soak has none): "+
 				"add a thresholdRange to a metric, the soak's floor, or remove soak", field)
 		}
 	}
@@ -61,9 +61,14 @@ func InvalidPromotion(c *v1alpha1.Canary, cluster string) string {
 
 // promotesToItself tells whether stage's Canary is c: the same namespace
 // and name, read under the same commit status context (the stage's
-// canary.cluster is this agent's --cluster-name, both maybe empty). A
-// stage's Canary defaults to c's name and namespace.
+// canary.cluster is this agent's --cluster-name, both maybe empty), on a
+// commit of c's own repository and branch (a stage of another repository
+// or branch gets commits c never reads). A stage's Canary defaults to c's
+// name and namespace.
 func promotesToItself(c *v1alpha1.Canary, stage v1alpha1.PromotionTarget, cluster string) bool {
+	if stage.SourceRef != nil || stage.Branch != "" {
+		return false
+	}
 	name, namespace, stageCluster := c.Name, c.Namespace, ""
 	if r := stage.Canary; r != nil {
 		name, namespace, stageCluster = r.Name, cmp.Or(r.Namespace, c.Namespace), r.Cluster

@@ -17,6 +17,8 @@ limitations under the License.
 package rollout
 
 import (
+	"github.com/fluxcd/pkg/apis/meta"
+
 	"strings"
 	"testing"
 	"time"
@@ -64,6 +66,14 @@ func TestInvalidPromotion(t *testing.T) {
 		"its own Canary, by default": {
 			canary: waveOf(prodStage(func(p *v1alpha1.PromotionTarget) { p.Canary = nil })),
 			want:   "spec.gitops.promote[0].canary: the next stage's Canary is this Canary itself (apps/podinfo",
+		},
+		// The stage's commits are in another repository: this Canary
+		// never posts on them, and its name is no confusion.
+		"its own name, in another repository": {
+			canary: waveOf(prodStage(func(p *v1alpha1.PromotionTarget) {
+				p.Canary = nil
+				p.SourceRef = &meta.LocalObjectReference{Name: "production-fleet"}
+			})),
 		},
 		"its own Canary, named with its namespace": {
 			canary: waveOf(prodStage(func(p *v1alpha1.PromotionTarget) {
@@ -149,11 +159,26 @@ func TestCheckBranchName(t *testing.T) {
 
 // A wave that can never work stalls before any rollout, naming the field.
 func TestDecide_InvalidPromotionStalls(t *testing.T) {
-	c := canary(v1alpha1.PhaseSucceeded)
-	o := observed(t0, "v3", ready, "v1", ready)
-	o.InvalidPromotion = "spec.gitops.promote[0].canary: the next stage's Canary is this Canary itself"
-	want := Stall{Reason: v1alpha1.InvalidPromotionReason, Message: o.InvalidPromotion}
-	if diff := cmp.Diff(Action(want), Decide(c, o)); diff != "" {
-		t.Errorf("Decide (-want +got):\n%s", diff)
+	invalid := "spec.gitops.promote[0].canary: the next stage's Canary is this Canary itself"
+	stall := Stall{Reason: v1alpha1.InvalidPromotionReason, Message: invalid}
+	for name, tc := range map[string]struct {
+		c    *v1alpha1.Canary
+		o    Observation
+		want Action
+	}{
+		// A new revision would start a rollout whose promotion goes
+		// nowhere: stalled before it starts.
+		"a new revision does not start": {canary(v1alpha1.PhaseSucceeded), observed(t0, "v3", ready, "v1", ready), stall},
+		// A rollout under way when the rule came (an upgrade, a Canary
+		// stored before it) still takes its step: it is never left at a
+		// canary weight.
+		"a rollout under way still steps": {canary(v1alpha1.PhaseProgressing), observed(t0.Add(2*time.Minute), "v2", ready, "v1", ready), Step{}},
+	} {
+		t.Run(name, func(t *testing.T) {
+			tc.o.InvalidPromotion = invalid
+			if diff := cmp.Diff(tc.want, Decide(tc.c, tc.o)); diff != "" {
+				t.Errorf("Decide (-want +got):\n%s", diff)
+			}
+		})
 	}
 }
