@@ -38,6 +38,7 @@ import (
 	"github.com/fluxcd/pkg/runtime/pprof"
 	"github.com/fluxcd/pkg/runtime/probes"
 	flag "github.com/spf13/pflag"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/labels"
@@ -45,6 +46,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	"k8s.io/apimachinery/pkg/util/validation"
+	"k8s.io/apimachinery/pkg/util/wait"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
@@ -313,10 +315,10 @@ func main() {
 	if revertOptions.Enabled {
 		sealKey, err := revertOptions.sealKey(ctx, restConfig)
 		if err != nil {
-			// Without a key serin still tells its branches by planning
-			// them again; only a branch planned before a restart and
-			// planned differently since is then written beside.
-			setupLog.Error(err, "commits are not sealed: the commit seal key cannot be read (--git-commit-seal-secret)")
+			// An agent that would write unsealed commits beside the
+			// sealed ones it no longer recognises does not start.
+			setupLog.Error(err, "unable to read or create the commit seal key: give the agent get and create on that Secret, or --git-commit-seal-secret='' to seal nothing")
+			os.Exit(1)
 		}
 		reverter, err := revertOptions.Reverter(mgr.GetAPIReader(), gitops.WithNoCrossNamespaceRefs(aclOptions.NoCrossNamespaceRefs),
 			gitops.WithCommitSealKey(sealKey))
@@ -538,9 +540,26 @@ func (o *gitopsRevertOptions) sealKey(ctx context.Context, cfg *rest.Config) ([]
 	if err != nil {
 		return nil, err
 	}
-	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
-	defer cancel()
-	return gitops.CommitSealKey(ctx, c, types.NamespacedName{Namespace: namespace, Name: name})
+	// The API server may be slow to answer at start: tried for a minute,
+	// but a refusal (RBAC, a Secret without a key) is final.
+	ref := types.NamespacedName{Namespace: namespace, Name: name}
+	var key []byte
+	err = wait.ExponentialBackoffWithContext(ctx, wait.Backoff{Duration: time.Second, Factor: 2, Steps: 6, Cap: 30 * time.Second},
+		func(ctx context.Context) (bool, error) {
+			callCtx, cancel := context.WithTimeout(ctx, 10*time.Second)
+			defer cancel()
+			var err error
+			key, err = gitops.CommitSealKey(callCtx, c, ref)
+			switch {
+			case err == nil:
+				return true, nil
+			case apierrors.IsForbidden(err) || apierrors.IsUnauthorized(err) || errors.Is(err, gitops.ErrNoSealKey):
+				return false, err
+			}
+			setupLog.Info("commit seal key not read yet, trying again", "secret", ref.String(), "error", err.Error())
+			return false, nil
+		})
+	return key, err
 }
 
 // Reverter builds the GitReverter the flags describe.

@@ -378,7 +378,7 @@ func (j *gitJob) rebase(ctx context.Context, host PullRequestHost, c change, bc 
 		return res, nil
 	case plan.UpToDate:
 		if err := j.repo.DeleteBranch(ctx, bc.name, bc.tip.Hash); err != nil {
-			log.Error(err, "serin's branch not deleted", "branch", bc.name)
+			log.Error(redact.Error(err), "serin's branch not deleted", "branch", bc.name)
 		}
 		return c.upToDate(head.Hash.String()), nil
 	}
@@ -415,7 +415,7 @@ func (j *gitJob) deleteDuplicates(ctx context.Context, candidates []branchCandid
 			continue
 		}
 		if err := j.repo.DeleteBranch(ctx, bc.name, bc.tip.Hash); err != nil {
-			ctrl.LoggerFrom(ctx).Error(err, "serin's duplicate branch not deleted", "branch", bc.name)
+			ctrl.LoggerFrom(ctx).Error(redact.Error(err), "serin's duplicate branch not deleted", "branch", bc.name)
 			continue
 		}
 		ctrl.LoggerFrom(ctx).Info("serin's duplicate branch deleted", "branch", bc.name, "commit", ShortSHA(bc.tipHash()), "kept", candidates[chosen].name)
@@ -430,7 +430,7 @@ func (j *gitJob) commit(parent *object.Commit, files []FileChange, msg, branch s
 		if err != nil {
 			return nil, err
 		}
-		msg = strings.TrimRight(msg, "\n") + "\n" + j.seal.trailer(branch, parent.Hash, tree)
+		msg = j.seal.seal(msg, branch, parent.Hash, tree)
 	}
 	return j.repo.CommitFiles(parent, files, j.author, j.now(), msg)
 }

@@ -87,6 +87,8 @@ type helmRenderer struct {
 	// charts serin reads (from the Kustomization's clone).
 	source types.NamespacedName
 	cache  map[string]*chartRendering
+	// failed keeps why a set of inputs was not rendered (ErrNotRendered).
+	failed map[string]error
 }
 
 func newHelmRenderer(charts ChartSource, namespace string, source types.NamespacedName) *helmRenderer {
@@ -94,7 +96,8 @@ func newHelmRenderer(charts ChartSource, namespace string, source types.Namespac
 	if rc, ok := charts.(RenderingChartSource); ok && rc.Renderer() != nil {
 		renderer = rc.Renderer()
 	}
-	return &helmRenderer{charts: charts, renderer: renderer, namespace: namespace, source: source, cache: map[string]*chartRendering{}}
+	return &helmRenderer{charts: charts, renderer: renderer, namespace: namespace, source: source,
+		cache: map[string]*chartRendering{}, failed: map[string]error{}}
 }
 
 // render renders the chart of the HelmRelease at k of r, whose repository
@@ -112,6 +115,11 @@ func (h *helmRenderer) render(ctx context.Context, r *rendering, k objectKey, fi
 	id := k.String() + "\x00" + in.inputs
 	if c, ok := h.cache[id]; ok {
 		return c, nil
+	}
+	if err, ok := h.failed[id]; ok {
+		// The same inputs fail the same way: a chart past a bound is
+		// not rendered again at the next commit of the plan.
+		return nil, err
 	}
 	var hr helmReleaseSpec
 	if err := json.Unmarshal([]byte(r.objects[k].data), &hr); err != nil {
@@ -133,7 +141,11 @@ func (h *helmRenderer) render(ctx context.Context, r *rendering, k objectKey, fi
 	req.ReleaseName, req.Namespace = hr.releaseName(), hr.releaseNamespace()
 	res, err := h.renderer.Render(ctx, req)
 	if err != nil {
-		return nil, renderError(ctx, err, what, k)
+		err = renderError(ctx, err, what, k)
+		if errors.Is(err, ErrNotRendered) {
+			h.failed[id] = err
+		}
+		return nil, err
 	}
 	objects := make(map[objectKey]string, len(res.Objects))
 	for _, o := range res.Objects {

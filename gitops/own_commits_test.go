@@ -341,7 +341,7 @@ func (f *gitFixture) pushSealed(branch string, files map[string]string, key []by
 	if err != nil {
 		f.t.Fatal(err)
 	}
-	msg := "serin: revert Deployment/podinfo\n\n" + trailers("apps", "podinfo", f.bad.Hash.String()) + (&commitSeal{key: key}).trailer(branch, parent.Hash, tree)
+	msg := (&commitSeal{key: key}).seal("serin: revert Deployment/podinfo\n\n"+trailers("apps", "podinfo", f.bad.Hash.String()), branch, parent.Hash, tree)
 	return f.pushOnMain(branch, files, serinBot, testEpoch.Add(2*time.Hour), msg)
 }
 
@@ -461,5 +461,43 @@ func (f *gitFixture) deleteBranch(branch string) {
 	}
 	if err := repo.Push(&gogit.PushOptions{Auth: f.auth(), RefSpecs: []config.RefSpec{config.RefSpec(":refs/heads/" + branch)}}); err != nil {
 		f.t.Fatal(err)
+	}
+}
+
+// A seal verifies for the branch, parent, tree and message it was made
+// for, and for nothing else.
+func TestCommitSeal_CoversBranchParentTreeAndMessage(t *testing.T) {
+	s := &commitSeal{key: testSealKey}
+	parent, tree := plumbing.NewHash("1111111111111111111111111111111111111111"), plumbing.NewHash("2222222222222222222222222222222222222222")
+	msg := s.seal("serin: revert\n\n"+trailers("apps", "podinfo", "abc"), "serin/revert/apps/podinfo/abc", parent, tree)
+	commit := func(msg string, parent, tree plumbing.Hash) *object.Commit {
+		return &object.Commit{Message: msg, ParentHashes: []plumbing.Hash{parent}, TreeHash: tree}
+	}
+	other := plumbing.NewHash("3333333333333333333333333333333333333333")
+	for name, tc := range map[string]struct {
+		c      *object.Commit
+		branch string
+		key    []byte
+		want   bool
+	}{
+		"as sealed":               {c: commit(msg, parent, tree), branch: "serin/revert/apps/podinfo/abc", key: testSealKey, want: true},
+		"another branch":          {c: commit(msg, parent, tree), branch: "serin/revert/apps/podinfo/abc-2", key: testSealKey},
+		"another parent":          {c: commit(msg, other, tree), branch: "serin/revert/apps/podinfo/abc", key: testSealKey},
+		"another tree":            {c: commit(msg, parent, other), branch: "serin/revert/apps/podinfo/abc", key: testSealKey},
+		"other trailers":          {c: commit(strings.Replace(msg, "Serin-Reverts: abc", "Serin-Reverts: def", 1), parent, tree), branch: "serin/revert/apps/podinfo/abc", key: testSealKey},
+		"a line after the seal":   {c: commit(msg+"Signed-off-by: x\n", parent, tree), branch: "serin/revert/apps/podinfo/abc", key: testSealKey},
+		"another key":             {c: commit(msg, parent, tree), branch: "serin/revert/apps/podinfo/abc", key: []byte("fedcba9876543210fedcba9876543210")},
+		"no key verifies nothing": {c: commit(msg, parent, tree), branch: "serin/revert/apps/podinfo/abc"},
+		"no seal":                 {c: commit("serin: revert\n", parent, tree), branch: "serin/revert/apps/podinfo/abc", key: testSealKey},
+	} {
+		t.Run(name, func(t *testing.T) {
+			var s *commitSeal
+			if tc.key != nil {
+				s = &commitSeal{key: tc.key}
+			}
+			if got := s.verifies(tc.c, tc.branch); got != tc.want {
+				t.Errorf("verifies = %v, want %v", got, tc.want)
+			}
+		})
 	}
 }

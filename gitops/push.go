@@ -164,7 +164,8 @@ func (r *Repository) sendUpdate(ctx context.Context, sess transport.ReceivePackS
 // (or was created) after it was seen, from other failures.
 func movedMeanwhile(err error) bool {
 	msg := err.Error()
-	for _, s := range []string{"non-fast-forward", "failed to lock", "stale info", "already exists", "fetch first"} {
+	for _, s := range []string{"non-fast-forward", "failed to lock", "stale info", "already exists", "fetch first",
+		"failed to update ref", "incorrect old value"} {
 		if strings.Contains(msg, s) {
 			return true
 		}

@@ -43,13 +43,14 @@ import (
 // base or a changed promoted revision can break. Each commit serin writes
 // carries a trailer
 //
-//	Serin-Seal: v1 <hex HMAC-SHA256(key, branch, parent, tree)>
+//	Serin-Seal: v1 <hex HMAC-SHA256(key, branch, parent, tree, message)>
 //
 // keyed by a secret only the agent reads (a Kubernetes Secret its
 // replicas share, --git-commit-seal-secret). A commit whose seal verifies
 // for the branch it sits on is serin's, for that branch, on that parent,
-// with that tree: its branch is resumed or rebased, never written beside,
-// and serin's duplicates of a change are deleted.
+// with that tree and that message (every line before the seal's): its
+// branch is resumed or rebased, never written beside, and serin's
+// duplicates of a change are deleted.
 
 // sealTrailer is the trailer key of a commit's seal.
 const sealTrailer = "Serin-Seal: "
@@ -69,20 +70,23 @@ type commitSeal struct {
 	key []byte
 }
 
-// sum is the seal of a commit with tree on parent, for branch.
-func (s *commitSeal) sum(branch string, parent, tree plumbing.Hash) string {
+// sum is the seal of a commit with tree on parent and message body (the
+// message up to its seal), for branch.
+func (s *commitSeal) sum(branch string, parent, tree plumbing.Hash, body string) string {
 	m := hmac.New(sha256.New, s.key)
-	fmt.Fprintf(m, "serin-seal-%s\x00%s\x00%s\x00%s", sealVersion, branch, parent, tree)
+	fmt.Fprintf(m, "serin-seal-%s\x00%s\x00%s\x00%s\x00", sealVersion, branch, parent, tree)
+	m.Write([]byte(body))
 	return hex.EncodeToString(m.Sum(nil))
 }
 
-// trailer is the line that seals a commit with tree on parent for branch
-// ("" without a key).
-func (s *commitSeal) trailer(branch string, parent, tree plumbing.Hash) string {
+// seal returns msg sealed as the message of a commit with tree on parent
+// for branch: its lines, then the seal's (msg as it is without a key).
+func (s *commitSeal) seal(msg, branch string, parent, tree plumbing.Hash) string {
 	if s == nil || len(s.key) == 0 {
-		return ""
+		return msg
 	}
-	return sealTrailer + sealVersion + " " + s.sum(branch, parent, tree) + "\n"
+	body := strings.TrimRight(msg, "\n") + "\n"
+	return body + sealTrailer + sealVersion + " " + s.sum(branch, parent, tree, body) + "\n"
 }
 
 // verifies reports whether c carries a seal of its own parent and tree
@@ -91,27 +95,28 @@ func (s *commitSeal) verifies(c *object.Commit, branch string) bool {
 	if s == nil || len(s.key) == 0 || c.NumParents() != 1 {
 		return false
 	}
-	got, ok := sealOf(c.Message)
+	body, got, ok := sealOf(c.Message)
 	if !ok {
 		return false
 	}
-	want := s.sum(branch, c.ParentHashes[0], c.TreeHash)
+	want := s.sum(branch, c.ParentHashes[0], c.TreeHash, body)
 	return hmac.Equal([]byte(got), []byte(want))
 }
 
-// sealOf finds the seal's value in a commit message: the last seal
-// trailer of version v1.
-func sealOf(msg string) (string, bool) {
-	lines := strings.Split(msg, "\n")
-	for i := len(lines) - 1; i >= 0; i-- {
-		v, ok := strings.CutPrefix(lines[i], sealTrailer)
-		if !ok {
-			continue
-		}
-		sum, ok := strings.CutPrefix(strings.TrimSpace(v), sealVersion+" ")
-		return sum, ok
+// sealOf splits a commit message into what its seal covers (every line
+// before it) and the seal's value: its last line, a seal of version v1.
+func sealOf(msg string) (body, sum string, ok bool) {
+	rest, ok := strings.CutSuffix(msg, "\n")
+	if !ok {
+		return "", "", false
 	}
-	return "", false
+	i := strings.LastIndex(rest, "\n")
+	last := rest[i+1:]
+	v, ok := strings.CutPrefix(last, sealTrailer+sealVersion+" ")
+	if !ok {
+		return "", "", false
+	}
+	return msg[:i+1], v, true
 }
 
 // WithCommitSealKey seals every commit serin writes with key (HMAC-SHA256)

@@ -290,6 +290,23 @@ func (r *Renderer) bound(what, name string) *BoundError {
 	return &BoundError{What: what, Bound: "wall-clock", Limit: r.limits.Timeout.String(), Flag: FlagTimeout}
 }
 
+// jobReserve is the time a render leaves its job (the Git job's bound)
+// to fall back to the chart's inputs and write its change.
+const jobReserve = 15 * time.Second
+
+// timeoutWithin is a render's wall-clock bound: the flag's, or less when
+// the job that asks for it ends sooner, so that a render past it ends in
+// a fallback that names the bound, never in the job's own end.
+func (r *Renderer) timeoutWithin(ctx context.Context) time.Duration {
+	timeout := r.limits.Timeout
+	if deadline, ok := ctx.Deadline(); ok {
+		if left := time.Until(deadline) - jobReserve; left < timeout {
+			timeout = max(left, time.Second)
+		}
+	}
+	return timeout
+}
+
 // cpuSeconds is the CPU bound in whole seconds, as RLIMIT_CPU counts it.
 func (r *Renderer) cpuSeconds() time.Duration {
 	return max(time.Second, r.limits.MaxCPU.Round(time.Second))
@@ -308,7 +325,8 @@ func (r *Renderer) run(ctx context.Context, what string, h header, body func(io.
 	if err != nil {
 		return nil, fmt.Errorf("finding the agent's binary to render with: %w", err)
 	}
-	runCtx, cancel := context.WithTimeout(ctx, r.limits.Timeout)
+	timeout := r.timeoutWithin(ctx)
+	runCtx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	cmd := exec.CommandContext(runCtx, exe, ChildArg,
 		strconv.FormatInt(r.limits.MaxMemory, 10), strconv.FormatInt(int64(r.cpuSeconds()/time.Second), 10))
@@ -358,7 +376,9 @@ func (r *Renderer) run(ctx context.Context, what string, h header, body func(io.
 	case ctx.Err() != nil:
 		return nil, fmt.Errorf("%s was stopped: %w", what, ctx.Err())
 	case runCtx.Err() != nil:
-		return nil, r.bound(what, "timeout")
+		b := r.bound(what, "timeout")
+		b.Limit = timeout.String()
+		return nil, b
 	}
 	if waitErr != nil || readErr != nil {
 		return nil, r.childError(what, cmd, stderr.String(), firstError(waitErr, readErr))

@@ -268,3 +268,30 @@ func TestReadIndex(t *testing.T) {
 		t.Fatalf("err = %v", err)
 	}
 }
+
+// A render leaves its job the time to fall back: its wall-clock bound is
+// the flag's, or what the job has left less a reserve.
+func TestTimeoutWithin(t *testing.T) {
+	r := New(Limits{Timeout: 30 * time.Second})
+	for name, tc := range map[string]struct {
+		left time.Duration // 0: no deadline
+		want time.Duration
+	}{
+		"no job deadline":          {want: 30 * time.Second},
+		"a job with time to spare": {left: 2 * time.Minute, want: 30 * time.Second},
+		"a job ending sooner":      {left: 35 * time.Second, want: 20 * time.Second},
+		"a job almost at its end":  {left: 10 * time.Second, want: time.Second},
+	} {
+		t.Run(name, func(t *testing.T) {
+			ctx := context.Background()
+			if tc.left > 0 {
+				var cancel context.CancelFunc
+				ctx, cancel = context.WithTimeout(ctx, tc.left)
+				defer cancel()
+			}
+			if got := r.timeoutWithin(ctx); got > tc.want || got < tc.want-time.Second {
+				t.Errorf("timeoutWithin = %s, want %s", got, tc.want)
+			}
+		})
+	}
+}
