@@ -22,6 +22,7 @@ import (
 	"compress/gzip"
 	"context"
 	"fmt"
+	"github.com/serin-dev/serin/internal/testing/testutil"
 	"os"
 	"path"
 	"slices"
@@ -196,7 +197,9 @@ func TestTenantChart_HostileChartsLeaveTheAgentRunning(t *testing.T) {
 				return
 			}
 			g.Expect(pr.Body).NotTo(ContainSubstring("Verified by rendering"), tn.chart.name)
-			named := slices.ContainsFunc(tn.chart.bounds, func(flag string) bool { return strings.Contains(pr.Body, "bound of") && strings.Contains(pr.Body, flag) })
+			named := slices.ContainsFunc(tn.chart.bounds, func(flag string) bool {
+				return strings.Contains(pr.Body, "bound of") && strings.Contains(pr.Body, flag)
+			})
 			g.Expect(named).To(BeTrue(), "%s: the pull request names the bound (%v)", tn.chart.name, tn.chart.bounds)
 		})
 	}
@@ -379,21 +382,11 @@ func agentMemoryLimit(t *testing.T) int64 {
 // peakRSS is a process's peak resident set size (VmHWM), in bytes.
 func peakRSS(t *testing.T, pid int) int64 {
 	t.Helper()
-	b, err := os.ReadFile(path.Join("/proc", strconv.Itoa(pid), "status"))
+	rss, err := testutil.PeakRSS(pid)
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, line := range strings.Split(string(b), "\n") {
-		if v, ok := strings.CutPrefix(line, "VmHWM:"); ok {
-			kb, err := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 10, 64)
-			if err != nil {
-				t.Fatal(err)
-			}
-			return kb << 10
-		}
-	}
-	t.Fatal("no VmHWM")
-	return 0
+	return rss
 }
 
 // processAlive reports whether pid is a running process (not a zombie).

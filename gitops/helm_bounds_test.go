@@ -18,6 +18,7 @@ package gitops
 
 import (
 	"bytes"
+	"github.com/serin-dev/serin/internal/testing/testutil"
 	"os"
 	"path"
 	"slices"
@@ -121,21 +122,11 @@ func contentID(b []byte) *byte {
 // vmHWM is this process's peak resident memory, in bytes.
 func vmHWM(t *testing.T) int64 {
 	t.Helper()
-	b, err := os.ReadFile("/proc/self/status")
+	rss, err := testutil.PeakRSS(os.Getpid())
 	if err != nil {
-		t.Skip("no /proc/self/status:", err)
+		t.Skip("no peak RSS to read:", err)
 	}
-	for _, line := range strings.Split(string(b), "\n") {
-		if v, ok := strings.CutPrefix(line, "VmHWM:"); ok {
-			kb, err := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 10, 64)
-			if err != nil {
-				t.Fatal(err)
-			}
-			return kb << 10
-		}
-	}
-	t.Fatal("no VmHWM")
-	return 0
+	return rss
 }
 
 // A chart kept in Git whose directory holds 100 copies of a 15 MiB file

@@ -37,19 +37,8 @@ import (
 // what anyone who may push to the repository can do.
 func (f *gitFixture) pushOnMain(branch string, files map[string]string, author Signature, when time.Time, message string) *object.Commit {
 	f.t.Helper()
-	repo, err := gogit.Clone(memory.NewStorage(), nil, &gogit.CloneOptions{
-		URL: f.url, Auth: f.auth(), ReferenceName: "refs/heads/main", SingleBranch: true, NoCheckout: true,
-	})
-	if err != nil {
-		f.t.Fatal(err)
-	}
-	r := &Repository{repo: repo}
-	head, _ := repo.Head()
-	parent, _ := repo.CommitObject(head.Hash())
-	var changes []FileChange
-	for p, content := range files {
-		changes = append(changes, FileChange{Path: p, Content: []byte(content)})
-	}
+	r, parent, changes := f.onMain(files)
+	repo := r.repo
 	c, err := r.CommitFiles(parent, changes, author, when, message)
 	if err != nil {
 		f.t.Fatal(err)
@@ -61,6 +50,25 @@ func (f *gitFixture) pushOnMain(branch string, files map[string]string, author S
 		f.t.Fatal(err)
 	}
 	return c
+}
+
+// onMain clones main and returns the clone, main's head and files as
+// changes.
+func (f *gitFixture) onMain(files map[string]string) (*Repository, *object.Commit, []FileChange) {
+	f.t.Helper()
+	repo, err := gogit.Clone(memory.NewStorage(), nil, &gogit.CloneOptions{
+		URL: f.url, Auth: f.auth(), ReferenceName: "refs/heads/main", SingleBranch: true, NoCheckout: true,
+	})
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	head, _ := repo.Head()
+	parent, _ := repo.CommitObject(head.Hash())
+	var changes []FileChange
+	for p, content := range files {
+		changes = append(changes, FileChange{Path: p, Content: []byte(content)})
+	}
+	return &Repository{repo: repo}, parent, changes
 }
 
 var (
@@ -324,19 +332,7 @@ var testSealKey = []byte("0123456789abcdef0123456789abcdef")
 // serin (or, with another key, an impostor) wrote before a restart.
 func (f *gitFixture) pushSealed(branch string, files map[string]string, key []byte) *object.Commit {
 	f.t.Helper()
-	repo, err := gogit.Clone(memory.NewStorage(), nil, &gogit.CloneOptions{
-		URL: f.url, Auth: f.auth(), ReferenceName: "refs/heads/main", SingleBranch: true, NoCheckout: true,
-	})
-	if err != nil {
-		f.t.Fatal(err)
-	}
-	r := &Repository{repo: repo}
-	head, _ := repo.Head()
-	parent, _ := repo.CommitObject(head.Hash())
-	var changes []FileChange
-	for p, content := range files {
-		changes = append(changes, FileChange{Path: p, Content: []byte(content)})
-	}
+	r, parent, changes := f.onMain(files)
 	tree, err := r.PlannedTree(parent, changes)
 	if err != nil {
 		f.t.Fatal(err)

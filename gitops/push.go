@@ -46,13 +46,9 @@ import (
 // server checks that what it receives is complete (its parent is there),
 // and moves the branch only if it still points where it was seen.
 func (r *Repository) Push(ctx context.Context, commit plumbing.Hash, branch string) error {
-	c, err := object.GetCommit(r.storage, commit)
+	c, objects, err := r.commitObjects(commit)
 	if err != nil {
 		return err
-	}
-	objects, err := addedObjects(r.storage, c)
-	if err != nil {
-		return fmt.Errorf("failed to list the objects of %s: %w", ShortSHA(commit.String()), err)
 	}
 	sess, adv, err := r.openPush(ctx, branch)
 	if err != nil {
@@ -84,13 +80,9 @@ func (r *Repository) Push(ctx context.Context, commit plumbing.Hash, branch stri
 // while it still points at old, so a change pushed meanwhile is never
 // overwritten (ErrNonFastForward says it moved).
 func (r *Repository) Replace(ctx context.Context, commit plumbing.Hash, branch string, old plumbing.Hash) error {
-	c, err := object.GetCommit(r.storage, commit)
+	_, objects, err := r.commitObjects(commit)
 	if err != nil {
 		return err
-	}
-	objects, err := addedObjects(r.storage, c)
-	if err != nil {
-		return fmt.Errorf("failed to list the objects of %s: %w", ShortSHA(commit.String()), err)
 	}
 	sess, adv, err := r.openPush(ctx, branch)
 	if err != nil {
@@ -98,6 +90,19 @@ func (r *Repository) Replace(ctx context.Context, commit plumbing.Hash, branch s
 	}
 	defer sess.Close()
 	return r.sendUpdate(ctx, sess, adv, plumbing.NewBranchReferenceName(branch), old, commit, objects)
+}
+
+// commitObjects reads commit and lists what a push of it sends.
+func (r *Repository) commitObjects(commit plumbing.Hash) (*object.Commit, []plumbing.Hash, error) {
+	c, err := object.GetCommit(r.storage, commit)
+	if err != nil {
+		return nil, nil, err
+	}
+	objects, err := addedObjects(r.storage, c)
+	if err != nil {
+		return nil, nil, fmt.Errorf("failed to list the objects of %s: %w", ShortSHA(commit.String()), err)
+	}
+	return c, objects, nil
 }
 
 // DeleteBranch deletes branch of the remote while it still points at old

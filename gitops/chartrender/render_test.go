@@ -23,8 +23,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/serin-dev/serin/internal/testing/testutil"
 	"os"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -58,21 +58,11 @@ func chartFiles(templates map[string]string) []File {
 // peakRSS is the test process's peak resident memory (VmHWM), in bytes.
 func peakRSS(t *testing.T) int64 {
 	t.Helper()
-	b, err := os.ReadFile("/proc/self/status")
+	rss, err := testutil.PeakRSS(os.Getpid())
 	if err != nil {
-		t.Skip("no /proc/self/status:", err)
+		t.Skip("no peak RSS to read:", err)
 	}
-	for _, line := range strings.Split(string(b), "\n") {
-		if v, ok := strings.CutPrefix(line, "VmHWM:"); ok {
-			kb, err := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 10, 64)
-			if err != nil {
-				t.Fatal(err)
-			}
-			return kb << 10
-		}
-	}
-	t.Fatal("no VmHWM")
-	return 0
+	return rss
 }
 
 // A chart renders in the child: its objects, keyed, as canonical JSON.
