@@ -133,6 +133,20 @@ data:
 	return files
 }
 
+// addChartFiles adds n files of size bytes under charts/podinfo/big/ of
+// files: all the same content when same, else each its own; size 0 adds
+// them empty, as a plan deletes them.
+func addChartFiles(files map[string]string, n, size int, same bool) map[string]string {
+	for i := range n {
+		line := "serin-chart-file\n"
+		if !same {
+			line = fmt.Sprintf("serin-chart-file-%04d\n", i)
+		}
+		files[fmt.Sprintf("charts/podinfo/big/copy-%04d.txt", i)] = strings.Repeat(line, size/len(line))
+	}
+	return files
+}
+
 // otherSource makes the HelmRelease of files name another GitRepository
 // for its chart (platform/charts) than the Kustomization's (apps/fleet).
 func otherSource(files map[string]string) map[string]string {
@@ -193,6 +207,21 @@ func TestPlanRevert_HelmReleaseRendered(t *testing.T) {
 				"Verified by the chart's inputs, not by rendering it: at %GOOD%, the chart is not rendered: " +
 					"the chart is in GitRepository platform/charts, not in the Kustomization's repository apps/fleet; serin compared the inputs.",
 			},
+		},
+		"files the bad commit added to a chart in Git, more than are rendered one by one, are reverted with it": {
+			good: greeting("v1", "hi", false, "one"), bad: addChartFiles(greeting("v2", "hi", false, "one"), maxInfluenceRenders+6, 1<<10, true),
+			want: addChartFiles(map[string]string{"apps/podinfo/helmrelease.yaml": greetingRelease("v1", "hi")}, maxInfluenceRenders+6, 0, true),
+		},
+		"identical files are read once: a thousand copies of one 1 MiB file are compared, on the chart's inputs past the chart's size bound": {
+			good: greeting("v1", "hi", false, "one"), bad: addChartFiles(greeting("v2", "hi", false, "one"), 1000, 1<<20, true),
+			want: addChartFiles(map[string]string{"apps/podinfo/helmrelease.yaml": greetingRelease("v1", "hi")}, 1000, 0, true),
+			notes: []string{"Verified by the chart's inputs, not by rendering it: at %BAD%, the chart is not rendered: the chart in ./charts/podinfo of HelmRelease/apps/podinfo: " +
+				"the chart's rendering went past its size bound of 64 MiB (--chart-render-max-chart-size)."},
+		},
+		"changed files that take more than the plan reads are refused before they are read": {
+			good: greeting("v1", "hi", false, "one"), bad: addChartFiles(greeting("v2", "hi", false, "one"), maxInfluenceRenders+6, 3<<20, false),
+			wantErr: ErrUnverifiable,
+			errText: "the files the bad commit changed take more than 128 MiB to compare",
 		},
 		"an OCI HelmRepository falls back to the chart's inputs, and says why": {
 			good: good.files(), bad: with(good, func(f *helmFleet) { f.version = "0.2.0" }).files(),

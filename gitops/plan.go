@@ -18,11 +18,14 @@ package gitops
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"sort"
 	"strings"
 
+	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/filemode"
 	"github.com/go-git/go-git/v5/plumbing/object"
 	"k8s.io/apimachinery/pkg/types"
 )
@@ -120,7 +123,12 @@ type planner struct {
 	dir             string
 	good, bad, head snapshot
 	// files holds the contents of the changed files the plan works on.
-	files            map[string]versions
+	files map[string]versions
+	// blobs holds each content read into files once, by its blob's hash
+	// (Git stores identical files once, and so does the plan); blobBytes
+	// is their total, bounded by maxTreeBytes.
+	blobs            map[plumbing.Hash][]byte
+	blobBytes        int64
 	goodR, badR, hdR *rendering
 	goodObj, badObj  renderedObject
 	headKey          objectKey
@@ -196,6 +204,11 @@ func planRevert(ctx context.Context, in PlanInput) (*Plan, error) {
 	}
 	plan, err = p.tryEdit(ctx, defining)
 	if err != nil {
+		if errors.Is(err, ErrUnverifiable) && p.renderNote != "" {
+			// Compared on its inputs, the target differs wherever the
+			// chart does: say why the chart was not rendered.
+			return nil, fmt.Errorf("%w (%s)", err, p.renderNote)
+		}
 		return nil, err
 	}
 	plan.Notes = append([]string{why}, plan.Notes...)
@@ -298,18 +311,20 @@ func (p *planner) definingFiles(ctx context.Context, changed []string) ([]string
 	return out, nil
 }
 
-// readFiles reads the good, bad and head contents of files into p.files.
+// readFiles reads the good, bad and head contents of files into p.files:
+// each distinct content once, all of them together within maxTreeBytes,
+// each size known from its blob's header before a byte is read.
 func (p *planner) readFiles(files []string) error {
 	for _, f := range files {
 		var v versions
 		var err error
-		if v.good, err = p.good.file(f); err != nil {
+		if v.good, err = p.readFile(p.good, f); err != nil {
 			return err
 		}
-		if v.bad, err = p.bad.file(f); err != nil {
+		if v.bad, err = p.readFile(p.bad, f); err != nil {
 			return err
 		}
-		if v.head, err = p.head.file(f); err != nil {
+		if v.head, err = p.readFile(p.head, f); err != nil {
 			return err
 		}
 		p.files[f] = v
@@ -317,16 +332,100 @@ func (p *planner) readFiles(files []string) error {
 	return nil
 }
 
+// readFile returns the content of f in s (nil when there is none), read
+// once per distinct blob of the plan.
+func (p *planner) readFile(s snapshot, f string) ([]byte, error) {
+	if b, ok := s.changes[f]; ok || s.tree == nil {
+		return b, nil
+	}
+	e, err := s.tree.FindEntry(f)
+	if err != nil || (e.Mode != filemode.Regular && e.Mode != filemode.Executable) {
+		return nil, nil
+	}
+	if b, ok := p.blobs[e.Hash]; ok {
+		return b, nil
+	}
+	size, err := s.tree.Size(f)
+	if err != nil {
+		return nil, fmt.Errorf("failed to read %s: %w", f, err)
+	}
+	if size > s.fileBound() {
+		return nil, s.tooLarge(f, size)
+	}
+	if p.blobBytes+size > maxTreeBytes {
+		return nil, fmt.Errorf("%w: the files the bad commit changed take more than %d MiB to compare (%s among them): revert the commit by hand",
+			ErrUnverifiable, maxTreeBytes>>20, f)
+	}
+	b, err := s.readEntry(s.tree, f, e)
+	if err != nil {
+		return nil, err
+	}
+	if p.blobs == nil {
+		p.blobs = map[plumbing.Hash][]byte{}
+	}
+	p.blobs[e.Hash] = b
+	p.blobBytes += int64(len(b))
+	return b, nil
+}
+
 // annotatedFiles approximates definingFiles for large changes: the
-// target's origin files and the changed kustomization files.
+// target's origin files, the changed kustomization files and, for a
+// HelmRelease whose chart is a directory of the repository, the changed
+// files of that directory.
 func (p *planner) annotatedFiles(changed []string) []string {
+	charts := []string{gitChartDir(p.goodObj), gitChartDir(p.badObj)}
 	var out []string
 	for _, f := range changed {
-		if f == p.goodObj.origin || f == p.badObj.origin || isKustomizationPath(f) {
+		if f == p.goodObj.origin || f == p.badObj.origin || isKustomizationPath(f) || underAny(f, charts) {
 			out = append(out, f)
 		}
 	}
 	return out
+}
+
+// gitChartDir is the repository directory of the chart of a HelmRelease
+// whose chart comes from a GitRepository, "" for anything else.
+func gitChartDir(obj renderedObject) string {
+	var hr struct {
+		Kind string `json:"kind"`
+		Spec struct {
+			Chart struct {
+				Spec struct {
+					Chart     string `json:"chart"`
+					SourceRef struct {
+						Kind string `json:"kind"`
+					} `json:"sourceRef"`
+				} `json:"spec"`
+			} `json:"chart"`
+		} `json:"spec"`
+	}
+	if obj.data == "" || json.Unmarshal([]byte(obj.data), &hr) != nil || hr.Kind != "HelmRelease" ||
+		hr.Spec.Chart.Spec.SourceRef.Kind != "GitRepository" {
+		return ""
+	}
+	dir, err := cleanPath(hr.Spec.Chart.Spec.Chart)
+	switch {
+	case err != nil:
+		return ""
+	case dir == "":
+		return "."
+	}
+	return dir
+}
+
+// underAny reports whether the repository path f is in one of dirs ("" is
+// none; "." is the whole repository).
+func underAny(f string, dirs []string) bool {
+	for _, d := range dirs {
+		switch {
+		case d == "":
+		case d == ".":
+			return true
+		case strings.HasPrefix(f, d+"/"):
+			return true
+		}
+	}
+	return false
 }
 
 // tryRevert plans the revert of the commits between good and head that
