@@ -41,6 +41,10 @@ type tarpitHost struct {
 	*httptest.Server
 	on   atomic.Bool
 	held atomic.Int64
+	// stop lets every held request go when the test ends: a held
+	// request whose body was never read does not see its client hang
+	// up, and httptest.Server.Close waits for it.
+	stop chan struct{}
 }
 
 func startTarpitHost(t *testing.T, target string) *tarpitHost {
@@ -49,18 +53,22 @@ func startTarpitHost(t *testing.T, target string) *tarpitHost {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h := &tarpitHost{}
+	h := &tarpitHost{stop: make(chan struct{})}
 	proxy := httputil.NewSingleHostReverseProxy(u)
 	h.Server = httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
 		if h.on.Load() {
 			h.held.Add(1)
-			<-req.Context().Done()
+			select {
+			case <-req.Context().Done():
+			case <-h.stop:
+			}
 			return
 		}
 		proxy.ServeHTTP(w, req)
 	}))
 	h.Start()
 	t.Cleanup(func() {
+		close(h.stop)
 		h.CloseClientConnections()
 		h.Close()
 	})
@@ -74,6 +82,7 @@ func startTarpitHost(t *testing.T, target string) *tarpitHost {
 // pull request within a minute of B's halt, the slot shared fairly among
 // namespaces and a silent host given up after --gitops-connect-timeout.
 func TestGitTrust_TarpitTenantStarvesNoRevert(t *testing.T) {
+	shared(t)
 	const tenantA = 3
 	g := NewWithT(t)
 	ctx := context.Background()
