@@ -103,6 +103,7 @@ func versions(l *testbed.Load, from, to time.Time) map[string]int {
 // ever is until the promotion starts; then everyone gets v2, and no user
 // saw an error.
 func TestABTest_MatchedUsersOnlyUntilPromotion(t *testing.T) {
+	shared(t)
 	g := NewWithT(t)
 	ns := newNamespace(t)
 	c := gatewayCanary(t, g, ns, abTest)
@@ -143,6 +144,7 @@ func TestABTest_MatchedUsersOnlyUntilPromotion(t *testing.T) {
 // An A/B test of a revision that errs: only the matched users ever meet
 // it; the checks roll it back and every other user saw v1 and no error.
 func TestABTest_ErringRevisionReachesOnlyTheMatchedUsers(t *testing.T) {
+	shared(t)
 	g := NewWithT(t)
 	ns := newNamespace(t)
 	c := gatewayCanary(t, g, ns, abTest)

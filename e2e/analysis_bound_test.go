@@ -57,6 +57,7 @@ import (
 // the status, minus when the step was due) of the 60 and of the 40, as
 // key=value lines.
 func TestEngine_HangingDependencyHoldsNoOtherCanary(t *testing.T) {
+	alone(t, "starts 100 Canaries at once on the shared agent and judges every healthy step's lag")
 	const (
 		healthy, hanging = 60, 40
 		stepInterval     = 5 * time.Second

@@ -44,6 +44,7 @@ import (
 // removes from the target or from the primary is put back, with nothing
 // recreated, while a rollout still goes through.
 func TestCache_HoldsTheCanariesObjectsOnly(t *testing.T) {
+	alone(t, "compares the shared agent's cache gauges with every labelled object of the cluster")
 	g := NewWithT(t)
 	ctx := context.Background()
 	label := workload.WatchLabel("!" + shardLabel)

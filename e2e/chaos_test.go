@@ -108,6 +108,7 @@ func chaosGitRound(l *gitLane, round int) (ended string, stuck bool) {
 // traffic to a side without ready endpoints. Then the leader is killed
 // once more and the standby's takeover is timed.
 func TestChaos_AgentKilledDuringRollouts(t *testing.T) {
+	alone(t, "50 rollouts in 10 namespaces while SIGKILLing agents; times the leader failover")
 	g := NewWithT(t)
 	ctx := context.Background()
 	agents := chaosAgents(t, g)

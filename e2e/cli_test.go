@@ -56,6 +56,7 @@ func slowCanary(t *testing.T, g Gomega, ns string) *v1alpha1.Canary {
 // `serin get canaries --watch` prints a row per change during a real
 // rollout, and `serin get canaries` the end state.
 func TestCLI_GetCanariesWatchDuringRollout(t *testing.T) {
+	shared(t)
 	g := NewWithT(t)
 	ns := newNamespace(t)
 	c := gatewayCanary(t, g, ns)
@@ -65,8 +66,10 @@ func TestCLI_GetCanariesWatchDuringRollout(t *testing.T) {
 		err error
 	}
 	done := make(chan result, 1)
+	// The watch ends at its --timeout, which must outlast the rollout
+	// (the 60 s waitForPhase allows), beside the other shared tests too.
 	go func() {
-		out, _, err := runCLI("get", "canaries", "-n", ns, "--watch", "--timeout", "25s")
+		out, _, err := runCLI("get", "canaries", "-n", ns, "--watch", "--timeout", "60s")
 		done <- result{out, err}
 	}()
 	time.Sleep(time.Second)
@@ -92,6 +95,7 @@ func TestCLI_GetCanariesWatchDuringRollout(t *testing.T) {
 
 // `serin promote` skips the rest of the analysis.
 func TestCLI_PromoteSkipsAnalysis(t *testing.T) {
+	shared(t)
 	g := NewWithT(t)
 	ns := newNamespace(t)
 	c := slowCanary(t, g, ns)
@@ -106,6 +110,7 @@ func TestCLI_PromoteSkipsAnalysis(t *testing.T) {
 
 // `serin abort` rolls the revision back now.
 func TestCLI_AbortRollsBack(t *testing.T) {
+	shared(t)
 	g := NewWithT(t)
 	ns := newNamespace(t)
 	c := slowCanary(t, g, ns)
@@ -124,6 +129,7 @@ func TestCLI_AbortRollsBack(t *testing.T) {
 // was down (a rollout webhook answering 503); once that is fixed, the same
 // revision is promoted.
 func TestCLI_RetryRerunsAFailedRevision(t *testing.T) {
+	shared(t)
 	g := NewWithT(t)
 	ns := newNamespace(t)
 	smoke := newWebhook(t, http.StatusServiceUnavailable)
@@ -144,6 +150,7 @@ func TestCLI_RetryRerunsAFailedRevision(t *testing.T) {
 // `serin suspend` freezes the canary: a new revision starts no analysis
 // until `serin resume`.
 func TestCLI_SuspendAndResume(t *testing.T) {
+	shared(t)
 	g := NewWithT(t)
 	ctx := context.Background()
 	ns := newNamespace(t)
@@ -168,6 +175,7 @@ func TestCLI_SuspendAndResume(t *testing.T) {
 // `serin convert` turns real Flagger Canaries into serin Canaries that the
 // API server accepts (schema and CEL rules).
 func TestCLI_ConvertFlaggerExamples(t *testing.T) {
+	shared(t)
 	g := NewWithT(t)
 	ns := newNamespace(t)
 	examples, err := filepath.Glob(filepath.Join("..", "internal", "cli", "testdata", "convert", "*[a-z].yaml"))

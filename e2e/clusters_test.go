@@ -22,6 +22,7 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -61,6 +62,10 @@ var secondCluster struct {
 	once sync.Once
 	c    *cluster
 	err  error
+	// stopped is set when the shared tests start: the second cluster is
+	// for tests that run alone, and its processes would only take the
+	// cores from the shared ones.
+	stopped atomic.Bool
 }
 
 // needSecondCluster starts the second cluster once for the package: its
@@ -78,6 +83,9 @@ func needSecondCluster(t *testing.T) *cluster {
 	})
 	if secondCluster.err != nil {
 		t.Fatalf("second cluster: %v", secondCluster.err)
+	}
+	if secondCluster.stopped.Load() {
+		t.Fatal("the second cluster is stopped once the shared tests start: a test that uses it runs alone(t, why)")
 	}
 	return secondCluster.c
 }
@@ -137,12 +145,16 @@ func startSecondCluster(ctx context.Context) (_ *cluster, err error) {
 // stopSecondCluster stops the second cluster if a test started it; kept
 // says where its logs are kept (a test failed).
 func stopSecondCluster(kept bool) {
-	if secondCluster.c != nil {
-		if kept {
-			fmt.Println("e2e: second cluster's logs kept in", secondCluster.c.env.Dir)
-		}
-		if err := secondCluster.c.env.Stop(); err != nil {
-			fmt.Println("e2e: stopping the second cluster:", err)
-		}
+	if secondCluster.c == nil {
+		return
+	}
+	if kept {
+		fmt.Println("e2e: second cluster's logs kept in", secondCluster.c.env.Dir)
+	}
+	if secondCluster.stopped.Swap(true) {
+		return
+	}
+	if err := secondCluster.c.env.Stop(); err != nil {
+		fmt.Println("e2e: stopping the second cluster:", err)
 	}
 }

@@ -107,6 +107,7 @@ func meshProviderOf(path string) string {
 // #17 asked for 44 of the 47 it counted); each field lost must be one
 // without a Gateway API equivalent (flaggerFieldsWithoutEquivalent).
 func TestConvert_FlaggerExamples(t *testing.T) {
+	shared(t)
 	ctx := context.Background()
 	version, err := testbed.Version("..", "FLAGGER_VERSION")
 	if err != nil {

@@ -41,6 +41,7 @@ import (
 // what has no equivalent, named here; Istio's DestinationRules are not
 // applied (the testbed runs no Istio).
 func TestConvert_Repositories(t *testing.T) {
+	shared(t)
 	tests := map[string]struct {
 		lost    []string // the warnings expected, each a substring
 		summary string

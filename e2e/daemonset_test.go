@@ -42,6 +42,7 @@ import (
 // error-rate check on the canary's own traffic and is rolled back without
 // a user ever reaching it.
 func TestDaemonSet_BlueGreenPromotesThenRollsBack(t *testing.T) {
+	shared(t)
 	g := NewWithT(t)
 	ctx := context.Background()
 	ns := newNamespace(t)

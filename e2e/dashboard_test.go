@@ -51,6 +51,7 @@ import (
 // button promotes. Screenshots of both pages, light and dark, go to the
 // test's directory, and to docs/images with UPDATE_GOLDEN=true.
 func TestDashboard_LiveRolloutInABrowser(t *testing.T) {
+	alone(t, "races a browser (screenshots, clicks) against the rollout's 4 s steps to promote before 90 %")
 	g, ns, b := openDashboard(t, "")
 	shots := screenshotDir(t)
 	g.Eventually(b.text(`document.querySelector("#empty").hidden ? "" : "empty"`), 10*time.Second).Should(Equal("empty"))
@@ -106,6 +107,7 @@ func TestDashboard_LiveRolloutInABrowser(t *testing.T) {
 // request-success-rate measured below its min) and a chart of the check
 // with its min line.
 func TestDashboard_FailedRolloutShowsWhy(t *testing.T) {
+	shared(t)
 	g, ns, b := openDashboard(t, "")
 	ctx := context.Background()
 	c := gatewayCanary(t, g, ns, withBuiltinChecks)
@@ -127,6 +129,7 @@ func TestDashboard_FailedRolloutShowsWhy(t *testing.T) {
 // members side by side on one time line (a row and a dot per analysis step
 // each), and the members table, live as the release goes on.
 func TestDashboard_GroupMembersOnOneTimeline(t *testing.T) {
+	shared(t)
 	g, ns, b := openDashboard(t, "")
 	ctx := context.Background()
 	for _, app := range []string{"api", "web"} {
@@ -156,6 +159,7 @@ func TestDashboard_GroupMembersOnOneTimeline(t *testing.T) {
 // The page is usable with the keyboard: the first Tab reaches the skip
 // link, `?` opens the help, `t` switches the theme.
 func TestDashboard_Keyboard(t *testing.T) {
+	shared(t)
 	g, _, b := openDashboard(t, "")
 	b.do(g, chromedp.KeyEvent("\t"))
 	g.Expect(b.text(`document.activeElement.className`)()).To(Equal("skip-link"))
@@ -178,6 +182,7 @@ func TestDashboard_Keyboard(t *testing.T) {
 // A user whose role does not grant the Canaries sees why on the page; the
 // dashboard keeps running, and shows them once the role is granted.
 func TestDashboard_ForbiddenIsShown(t *testing.T) {
+	shared(t)
 	ctx := context.Background()
 	user := "dashboard-user-" + strconv.FormatInt(time.Now().UnixNano(), 36)
 	g, ns, b := openDashboard(t, user)
@@ -388,6 +393,7 @@ func screenshotDir(t *testing.T) string {
 // so that the page is judged on a known wave; the agent writes the same
 // fields in TestWaves_*.
 func TestDashboard_WaveCard(t *testing.T) {
+	shared(t)
 	g, ns, b := openDashboard(t, "")
 	ctx := context.Background()
 	// A soak needs a metric with a thresholdRange (the CRD refuses one

@@ -40,6 +40,7 @@ import (
 // the route stays Accepted. This is why serin refuses to write one there;
 // the day Traefik implements it, this test fails and the guard can go.
 func TestDataPlane_TraefikServes500ForACORSFilter(t *testing.T) {
+	shared(t)
 	g := NewWithT(t)
 	ctx := context.Background()
 	ns := newNamespace(t)
@@ -74,6 +75,7 @@ func TestDataPlane_TraefikServes500ForACORSFilter(t *testing.T) {
 // that says what to change, and writes nothing: the route keeps serving as
 // it was and no user sees an error. Without the field, it is Ready again.
 func TestDataPlane_UnsupportedFilterStallsAndKeepsTheRoute(t *testing.T) {
+	shared(t)
 	g := NewWithT(t)
 	ctx := context.Background()
 	ns := newNamespace(t)
@@ -123,6 +125,7 @@ func TestDataPlane_UnsupportedFilterStallsAndKeepsTheRoute(t *testing.T) {
 // rate and is rolled back, its record holding the value that decided it,
 // and no user ever reaches it.
 func TestDataPlane_ApplicationMetricsJudgeBlueGreen(t *testing.T) {
+	shared(t)
 	g := NewWithT(t)
 	ctx := context.Background()
 	ns := newNamespace(t)

@@ -49,6 +49,7 @@ func initializedCanary(t *testing.T, g Gomega, ns string, revertOnDeletion bool)
 // Services serving (orphaned), instead of garbage collecting them with the
 // target still at zero replicas.
 func TestEngine_DeleteKeepsServing(t *testing.T) {
+	shared(t)
 	g := NewWithT(t)
 	ctx := context.Background()
 	ns := newNamespace(t)
@@ -71,6 +72,7 @@ func TestEngine_DeleteKeepsServing(t *testing.T) {
 // Deleting a Canary with revertOnDeletion scales the target back up, points
 // the apex Service at it once ready, and removes the generated objects.
 func TestEngine_RevertOnDeletion(t *testing.T) {
+	shared(t)
 	g := NewWithT(t)
 	ctx := context.Background()
 	ns := newNamespace(t)

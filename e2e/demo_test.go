@@ -40,6 +40,7 @@ import (
 // `serin get canaries --watch`, the notifications the sink received, and
 // the pull request.
 func TestDemo_Acts(t *testing.T) {
+	shared(t)
 	g := NewWithT(t)
 	ns := newNamespace(t)
 	// Act 6 creates production's namespace next to the app's.

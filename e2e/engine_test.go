@@ -83,6 +83,7 @@ func gatewayCanary(t *testing.T, g Gomega, ns string, mutate ...func(*v1alpha1.C
 // A good revision walks the HTTPRoute weights 0→20→40→60, is promoted, and
 // ends with the primary running it and the canary at zero.
 func TestEngine_GatewayAPIGoodRevisionPromotes(t *testing.T) {
+	shared(t)
 	g := NewWithT(t)
 	ctx := context.Background()
 	ns := newNamespace(t)
@@ -120,6 +121,7 @@ func TestEngine_GatewayAPIGoodRevisionPromotes(t *testing.T) {
 // A bad revision fails its checks until the threshold and is rolled back:
 // all traffic on the primary, which still runs the old revision.
 func TestEngine_BadRevisionRollsBack(t *testing.T) {
+	shared(t)
 	g := NewWithT(t)
 	ctx := context.Background()
 	ns := newNamespace(t)
@@ -155,6 +157,7 @@ func TestEngine_BadRevisionRollsBack(t *testing.T) {
 // A confirm-promotion webhook holds the canary in WaitingPromotion until it
 // answers 200.
 func TestEngine_ConfirmPromotionGate(t *testing.T) {
+	shared(t)
 	g := NewWithT(t)
 	ns := newNamespace(t)
 	gate := newWebhook(t, 403)
@@ -185,6 +188,7 @@ func TestEngine_ConfirmPromotionGate(t *testing.T) {
 // the primary for the iterations, switches to the canary for the promotion,
 // and back to the promoted primary.
 func TestEngine_BlueGreenIterations(t *testing.T) {
+	shared(t)
 	g := NewWithT(t)
 	ctx := context.Background()
 	ns := newNamespace(t)
@@ -238,6 +242,7 @@ func TestEngine_BlueGreenIterations(t *testing.T) {
 // A new revision during the analysis sends all traffic back to the primary
 // and restarts the analysis of the newest revision, which is the one promoted.
 func TestEngine_NewRevisionRestartsAnalysis(t *testing.T) {
+	shared(t)
 	g := NewWithT(t)
 	ctx := context.Background()
 	ns := newNamespace(t)
@@ -268,6 +273,7 @@ func TestEngine_NewRevisionRestartsAnalysis(t *testing.T) {
 // analysed and promoted, and the primary keeps its own copy of the promoted
 // data until then.
 func TestEngine_ConfigMapChangeIsANewRevision(t *testing.T) {
+	shared(t)
 	g := NewWithT(t)
 	ctx := context.Background()
 	ns := newNamespace(t)

@@ -53,6 +53,7 @@ import (
 // is promoted (0 % errors) and a revision failing half its requests is
 // rolled back on the value the adapter answered.
 func TestMetrics_ExternalMetrics(t *testing.T) {
+	shared(t)
 	g := NewWithT(t)
 	ctx := context.Background()
 	ns := newNamespace(t)

@@ -38,6 +38,7 @@ import (
 // re-creates it with the promoted revision and its replicas, says Ready
 // False meanwhile, and the users get answers again.
 func TestFaults_DeletedPrimaryIsRecreated(t *testing.T) {
+	shared(t)
 	g := NewWithT(t)
 	ctx := context.Background()
 	ns := newNamespace(t)
@@ -73,6 +74,7 @@ func TestFaults_DeletedPrimaryIsRecreated(t *testing.T) {
 // 20: the HTTPRoute sends everything back to the primary at once, and the
 // Canary stalls saying the target is missing.
 func TestFaults_TargetDeletedMidRollout(t *testing.T) {
+	shared(t)
 	g := NewWithT(t)
 	ctx := context.Background()
 	ns := newNamespace(t)
@@ -98,6 +100,7 @@ func TestFaults_TargetDeletedMidRollout(t *testing.T) {
 // target's and scaling the primary; a change in Git reaches it, and so
 // does a deletion by an operator.
 func TestFaults_AutoscalerRefKeepsPrimaryHPA(t *testing.T) {
+	shared(t)
 	g := NewWithT(t)
 	ctx := context.Background()
 	ns := newNamespace(t)

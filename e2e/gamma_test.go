@@ -41,6 +41,7 @@ import (
 // the agent, the API server and the route are real. The traffic itself
 // is proven through Traefik for Gateway parents (TestTraffic_*).
 func TestGAMMA_ServiceParentWalksTheWeights(t *testing.T) {
+	shared(t)
 	g := NewWithT(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()

@@ -41,6 +41,7 @@ const pathToken = "glpat-Zx9SecretSecret9zX"
 // token appears in none of them: not in the status, not in an event, not
 // in the pull request.
 func TestGitTrust_TokenInRepositoryURLIsNeverWritten(t *testing.T) {
+	shared(t)
 	g := NewWithT(t)
 	ctx := context.Background()
 	ns := newNamespace(t)

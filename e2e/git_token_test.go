@@ -46,8 +46,11 @@ type credentialRecorder struct {
 	mu     sync.Mutex
 	tokens map[string]int
 	api    int
-	// prefix, when set, is a first path segment the host takes away
-	// before passing a request on (a token in the repository's path).
+	// prefix, when set, is a path segment the host takes away before
+	// passing a request on: a token in the repository's path, which comes
+	// first in a Git request (/TOKEN/owner/name.git/info/refs) and before
+	// the owner in an API request (/api/v1/repos/TOKEN/owner/name), where
+	// serin takes what the URL's path holds for the repository's owner.
 	prefix string
 	// refuseGit, while true, answers 503 to every Git request.
 	refuseGit atomic.Bool
@@ -66,7 +69,7 @@ func startCredentialRecorder(t *testing.T, target string) *credentialRecorder {
 	r.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
 		r.record(req)
 		if r.prefix != "" {
-			req.URL.Path = strings.TrimPrefix(req.URL.Path, "/"+r.prefix)
+			req.URL.Path = strings.Replace(req.URL.Path, "/"+r.prefix+"/", "/", 1)
 			req.URL.RawPath = ""
 		}
 		if !strings.HasPrefix(req.URL.Path, "/api/") && r.refuseGit.Load() {
@@ -138,6 +141,7 @@ const platformToken = "platform-write-token-must-stay-home"
 // testbed's Gitea speaks plain HTTP, which the platform must list
 // explicitly), never reaches it.
 func TestGitTrust_PlatformTokenStaysOnListedHosts(t *testing.T) {
+	shared(t)
 	giteaURL, err := url.Parse(gitea.URL)
 	if err != nil {
 		t.Fatal(err)
@@ -151,6 +155,7 @@ func TestGitTrust_PlatformTokenStaysOnListedHosts(t *testing.T) {
 // it with the GitRepository's own secret, and the platform's token never
 // travels in clear text.
 func TestGitTrust_PlatformTokenNeverOverPlainHTTP(t *testing.T) {
+	shared(t)
 	platformTokenNeverReachesTenant(t, "plainhttp", func(r *credentialRecorder) string {
 		u, err := url.Parse(r.URL)
 		if err != nil {

@@ -186,6 +186,7 @@ func (w *wave) stageOf(g Gomega) v1alpha1.PromotionStatus {
 // serin's pull request: the stage reads serin's own pull request, not
 // the other one still open, and goes to Error.
 func TestGitTrust_ForeignBranchIsNeverProposed(t *testing.T) {
+	shared(t)
 	g := NewWithT(t)
 	w := newWave(t, g, nil)
 	stg, prod, repo := w.staging.ns, w.production.ns, w.staging.name
@@ -282,6 +283,7 @@ const busyPullRequests = 35
 // verdict (every 5 s) and stays Opened, never Error; once serin's pull
 // request is merged, production rolls it out and the stage completes.
 func TestGitTrust_BusyRepositoryFindsItsPullRequest(t *testing.T) {
+	shared(t)
 	g := NewWithT(t)
 	ctx := context.Background()
 	w := newWave(t, g, nil)
@@ -362,6 +364,7 @@ func pushWaveFiles(stg, prod string, r waveRelease) map[string]string {
 // reviewed it asks for the promotion (serin.dev/promote-to, what `serin
 // promote --to` sets): serin pushes it on top of the hotfix.
 func TestGitTrust_PushModeNeverOverwritesAHotfix(t *testing.T) {
+	shared(t)
 	g := NewWithT(t)
 	ctx := context.Background()
 	w := newWave(t, g, nil)

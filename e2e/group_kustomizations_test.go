@@ -56,6 +56,7 @@ func splitShop(ns string, r shopRelease) map[string]string {
 // both folders back, and merged, both apps run their previous version
 // again.
 func TestGroup_MembersOfTwoKustomizationsOneRevert(t *testing.T) {
+	shared(t)
 	g := NewWithT(t)
 	ctx := context.Background()
 	ns := newNamespace(t)

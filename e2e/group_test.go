@@ -339,6 +339,7 @@ func answeredBy(l *testbed.Load, version string, from time.Time) int {
 // weights the data plane applied), are promoted as one, and no user of
 // either app sees an error.
 func TestGroup_HealthyReleasePromotesInLockstep(t *testing.T) {
+	shared(t)
 	g := NewWithT(t)
 	ns := newNamespace(t)
 	s := newShop(t, g, ns, shopOptions{})
@@ -374,6 +375,7 @@ func TestGroup_HealthyReleasePromotesInLockstep(t *testing.T) {
 // verdict; web is never promoted; the group says api decided, with the
 // values.
 func TestGroup_BackendFailureRollsBackTheRelease(t *testing.T) {
+	shared(t)
 	g := NewWithT(t)
 	ns := newNamespace(t)
 	s := newShop(t, g, ns, shopOptions{})
@@ -435,6 +437,7 @@ func TestGroup_BackendFailureRollsBackTheRelease(t *testing.T) {
 // web v2 with api v1, a mix no commit described (seen on the code before:
 // web promoted to v2 on C1, api rolled back to v1 on C2).
 func TestGroup_SecondCommitSupersedesTheRelease(t *testing.T) {
+	shared(t)
 	g := NewWithT(t)
 	ns := newNamespace(t)
 	s := newShop(t, g, ns, shopOptions{})
@@ -499,6 +502,7 @@ func TestGroup_SecondCommitSupersedesTheRelease(t *testing.T) {
 // version is promoted; in the next release api fails, and web never
 // starts: no canary weight, no request answered by its new version.
 func TestGroup_DependsOnOrdersAndFailsTheDependent(t *testing.T) {
+	shared(t)
 	g := NewWithT(t)
 	ns := newNamespace(t)
 	o := shopOptions{webDependsOnAPI: true}
@@ -544,6 +548,7 @@ func TestGroup_DependsOnOrdersAndFailsTheDependent(t *testing.T) {
 // the analysis, and as the revert is opened): the release resumes with no
 // member more than one step ahead, and there is still one pull request.
 func TestGroup_HaltedReleaseOneRevertSurvivesKills(t *testing.T) {
+	shared(t)
 	g := NewWithT(t)
 	ctx := context.Background()
 	ns := newNamespace(t)
@@ -648,6 +653,7 @@ func kstatusOfGroup(g Gomega, cg *v1alpha1.CanaryGroup) kstatus.Status {
 // Canary listed by a second group, a dependsOn cycle. Each stalls with a
 // message that says what to fix; a Canary two groups list acts on nothing.
 func TestGroup_InvalidMembershipStalls(t *testing.T) {
+	shared(t)
 	g := NewWithT(t)
 	ctx := context.Background()
 	ns := newNamespace(t)
@@ -714,6 +720,7 @@ func TestGroup_InvalidMembershipStalls(t *testing.T) {
 // promoted; the next release is aborted as a whole mid-analysis (serin
 // abort --group), and both are rolled back.
 func TestGroup_RetryAndAbortTheReleaseWithTheCLI(t *testing.T) {
+	shared(t)
 	g := NewWithT(t)
 	ns := newNamespace(t)
 	smoke := newWebhook(t, http.StatusServiceUnavailable)

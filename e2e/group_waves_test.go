@@ -108,6 +108,7 @@ resources:
 // traffic; the two verdicts come back as one, on the staging group
 // (status.release.stages, serin get groups) and on both members.
 func TestGroupWaves_ProductionStageMergesOnePullRequestWithBothImages(t *testing.T) {
+	shared(t)
 	g := NewWithT(t)
 	ctx := context.Background()
 	stg, prod := newNamespace(t), newNamespace(t)

@@ -87,6 +87,7 @@ func revertDiff(g Gomega, f *fleet, pr pullRequest) string {
 // applies it, helm-controller goes back to 0.1.0 and serin restores the
 // primary: the users saw no error through it all.
 func TestHelm_ChartVersionBumpRevertedInGit(t *testing.T) {
+	shared(t)
 	needHelmController(t)
 	g := NewWithT(t)
 	ctx := context.Background()
@@ -161,6 +162,7 @@ func TestHelm_ChartVersionBumpRevertedInGit(t *testing.T) {
 // Merged, helm-controller upgrades to v1 and serin accepts it without an
 // analysis (the primary runs it).
 func TestHelm_ValuesImageTagErrorRevertedInGit(t *testing.T) {
+	shared(t)
 	needHelmController(t)
 	g := NewWithT(t)
 	ctx := context.Background()
@@ -284,6 +286,7 @@ func helmWaveFiles(stg, prod, charts string, staging, production [2]string) map[
 // (drift detection on) and serin never fight: no user of either stage
 // saw an error.
 func TestHelm_WaveMovesTheChartVersionToProduction(t *testing.T) {
+	shared(t)
 	needHelmController(t)
 	g := NewWithT(t)
 	ctx := context.Background()

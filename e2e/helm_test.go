@@ -319,6 +319,7 @@ func targetReplicas(g Gomega, ns string) int32 {
 // without the rule it corrects them at every reconcile and serin scales
 // the target down again: the fight the rule prevents.
 func TestHelm_GitChartValuesChangePromotes(t *testing.T) {
+	alone(t, "the mid-analysis Helm upgrade must land within a few 3 s steps")
 	needHelmController(t)
 	g := NewWithT(t)
 	ctx := context.Background()
@@ -398,6 +399,7 @@ func TestHelm_GitChartValuesChangePromotes(t *testing.T) {
 // chart version with a new app version, pushed to Git, is analysed and
 // promoted on real traffic with no user error.
 func TestHelm_RepositoryChartVersionPromotes(t *testing.T) {
+	shared(t)
 	needHelmController(t)
 	g := NewWithT(t)
 	ns := newNamespace(t)

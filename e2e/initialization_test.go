@@ -37,6 +37,7 @@ import (
 // target's pods and is Available, the Services select them, and the target
 // is scaled to zero only after the primary serves.
 func TestTestbed_CanaryInitializes(t *testing.T) {
+	shared(t)
 	g := NewWithT(t)
 	ctx := context.Background()
 	ns := newNamespace(t)
@@ -90,6 +91,7 @@ func TestTestbed_CanaryInitializes(t *testing.T) {
 // A Canary whose target does not exist is Stalled with a message that says
 // what to fix, and recovers once the target is created.
 func TestTestbed_CanaryMissingTargetStalls(t *testing.T) {
+	shared(t)
 	g := NewWithT(t)
 	ctx := context.Background()
 	ns := newNamespace(t)

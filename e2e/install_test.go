@@ -36,6 +36,7 @@ import (
 // config/default renders with kustomize, the API server accepts every object
 // it installs (server-side apply), and the agent's Deployment rolls out.
 func TestTestbed_InstallManifestsApply(t *testing.T) {
+	alone(t, "applies serin's CRDs and ClusterRoles cluster-wide")
 	g := NewWithT(t)
 	ctx := context.Background()
 

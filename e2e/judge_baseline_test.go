@@ -178,6 +178,7 @@ func expectNoBaselineOf(g Gomega, ns, app string, canaryGone bool) {
 // passes; after the promotion the baseline is scaled to zero and off the
 // route, and no user saw an error.
 func TestJudgeBaseline_CreatedSharedRemoved(t *testing.T) {
+	alone(t, "traffic shares within 5 points assume Traefik applies each split within 300 ms")
 	g := NewWithT(t)
 	ctx := context.Background()
 	ns := newNamespace(t)
@@ -261,6 +262,7 @@ func TestJudgeBaseline_CreatedSharedRemoved(t *testing.T) {
 // Canary deleted meanwhile, the restarted agent's finalizer takes the
 // baseline off the route and removes it. No baseline is left behind.
 func TestJudgeBaseline_AgentKilledLeavesNoOrphan(t *testing.T) {
+	shared(t)
 	g := NewWithT(t)
 	ctx := context.Background()
 	const shard = "judge-baseline"
@@ -363,6 +365,7 @@ func releaseWithErrors(g Gomega, ns, app, image string, errorPercent int) {
 // the metric, the group rolls both back (web with it, never promoted),
 // both primaries keep v1, and neither baseline is left serving.
 func TestJudgeBaseline_GroupReleaseRolledBackByTheJudge(t *testing.T) {
+	shared(t)
 	g := NewWithT(t)
 	ctx := context.Background()
 	ns := newNamespace(t)
@@ -422,6 +425,7 @@ func TestJudgeBaseline_GroupReleaseRolledBackByTheJudge(t *testing.T) {
 // and past the progress deadline the Canary stalls with BaselineNotReady,
 // saying what to do. No user sees an error meanwhile.
 func TestJudgeBaseline_NeverReadyIsNeverRouted(t *testing.T) {
+	shared(t)
 	g := NewWithT(t)
 	ctx := context.Background()
 	ns := newNamespace(t)

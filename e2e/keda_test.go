@@ -43,6 +43,7 @@ import (
 // resumes it during an analysis and pauses it again after the promotion;
 // and repairs the copy an operator deletes or edits.
 func TestAutoscaler_KEDAScaledObject(t *testing.T) {
+	shared(t)
 	g := NewWithT(t)
 	ctx := context.Background()
 	ns := newNamespace(t)

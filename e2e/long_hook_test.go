@@ -41,6 +41,7 @@ import (
 // Before long hooks, every call was cut at 30 s and the load test failed
 // the check.
 func TestWebhooks_LoadTestLongerThanTheStepDeadline(t *testing.T) {
+	alone(t, "bounds the step lag of a Canary on the shared agent")
 	const (
 		loadTest     = 40 * time.Second
 		stepInterval = 5 * time.Second

@@ -62,6 +62,10 @@ var (
 
 func TestMain(m *testing.M) {
 	flag.Parse()
+	if err := setParallel(); err != nil {
+		fmt.Fprintln(os.Stderr, "e2e:", err)
+		os.Exit(2)
+	}
 	// envtest.InstallCRDs (notification-controller's, Flagger's) logs
 	// through controller-runtime's logger.
 	ctrllog.SetLogger(logr.Discard())
@@ -161,6 +165,8 @@ func adminClient(tb *testbed.Testbed) (client.WithWatch, error) {
 	_ = v1alpha1.AddToScheme(scheme)
 	_ = gatewayv1.Install(scheme)
 	cfg := rest.CopyConfig(tb.Config)
-	cfg.QPS, cfg.Burst = 200, 400 // the tests' own reads must not be throttled
+	// The tests' own reads must not be throttled: four tests side by side
+	// sample phases and weights every 20 ms.
+	cfg.QPS, cfg.Burst = 1000, 2000
 	return client.NewWithWatch(cfg, client.Options{Scheme: scheme})
 }

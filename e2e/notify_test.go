@@ -73,6 +73,7 @@ func notifyRevision(c string) string { return "main@sha1:" + strings.Repeat(c, 4
 // Alert with the Git revision and phases, and its final event a second
 // time as a commit-status update; a bad one reaches the error Alert.
 func TestNotify_OwnerModeThroughNotificationController(t *testing.T) {
+	shared(t)
 	g := NewWithT(t)
 	ctx := context.Background()
 	ns := newNamespace(t)
@@ -145,6 +146,7 @@ func TestNotify_OwnerModeThroughNotificationController(t *testing.T) {
 // event, a Slack message), and sends nothing to notification-controller,
 // whose Alert on the Kustomization stays silent.
 func TestNotify_DirectModeToProviders(t *testing.T) {
+	shared(t)
 	g := NewWithT(t)
 	ctx := context.Background()
 	ns := newNamespace(t)
@@ -278,41 +280,54 @@ func setLastAppliedRevision(g Gomega, ks *unstructured.Unstructured, revision st
 	}, 10*time.Second, 100*time.Millisecond).Should(Succeed())
 }
 
-var installKustomizationCRDOnce sync.Once
+// kustomizationCRD installs the Kustomization CRD once for the package,
+// whichever test asks first; err is what the others fail with too.
+var kustomizationCRD struct {
+	once sync.Once
+	err  error
+}
 
 // installKustomizationCRD installs kustomize-controller's Kustomization CRD
 // unless the testbed already serves it.
 func installKustomizationCRD(t testing.TB) {
 	t.Helper()
-	installKustomizationCRDOnce.Do(func() {
-		crd := &apiextensionsv1.CustomResourceDefinition{}
-		scheme := runtime.NewScheme()
-		_ = apiextensionsv1.AddToScheme(scheme)
-		c, err := client.New(env.Config, client.Options{Scheme: scheme})
-		if err != nil {
-			t.Fatal(err)
-		}
-		err = c.Get(context.Background(), types.NamespacedName{Name: "kustomizations.kustomize.toolkit.fluxcd.io"}, crd)
-		if err == nil {
-			return
-		}
-		if !apierrors.IsNotFound(err) {
-			t.Fatal(err)
-		}
-		out, err := exec.Command("go", "mod", "download", "-json", "github.com/fluxcd/kustomize-controller@"+kustomizeControllerVersion).Output()
-		if err != nil {
-			t.Fatalf("download kustomize-controller %s: %v", kustomizeControllerVersion, err)
-		}
-		var mod struct{ Dir string }
-		if err := json.Unmarshal(out, &mod); err != nil {
-			t.Fatal(err)
-		}
-		if _, err := envtest.InstallCRDs(env.Config, envtest.CRDInstallOptions{
-			Paths: []string{filepath.Join(mod.Dir, "config", "crd", "bases")}, ErrorIfPathMissing: true,
-		}); err != nil {
-			t.Fatalf("install the Kustomization CRD: %v", err)
-		}
-	})
+	kustomizationCRD.once.Do(func() { kustomizationCRD.err = installKustomizationCRDNow() })
+	if kustomizationCRD.err != nil {
+		t.Fatal(kustomizationCRD.err)
+	}
+}
+
+// installKustomizationCRDNow installs the Kustomization CRD of
+// kustomizeControllerVersion unless the testbed serves one.
+func installKustomizationCRDNow() error {
+	crd := &apiextensionsv1.CustomResourceDefinition{}
+	scheme := runtime.NewScheme()
+	_ = apiextensionsv1.AddToScheme(scheme)
+	c, err := client.New(env.Config, client.Options{Scheme: scheme})
+	if err != nil {
+		return err
+	}
+	err = c.Get(context.Background(), types.NamespacedName{Name: "kustomizations.kustomize.toolkit.fluxcd.io"}, crd)
+	if err == nil {
+		return nil
+	}
+	if !apierrors.IsNotFound(err) {
+		return err
+	}
+	out, err := exec.Command("go", "mod", "download", "-json", "github.com/fluxcd/kustomize-controller@"+kustomizeControllerVersion).Output()
+	if err != nil {
+		return fmt.Errorf("download kustomize-controller %s: %w", kustomizeControllerVersion, err)
+	}
+	var mod struct{ Dir string }
+	if err := json.Unmarshal(out, &mod); err != nil {
+		return err
+	}
+	if _, err := envtest.InstallCRDs(env.Config, envtest.CRDInstallOptions{
+		Paths: []string{filepath.Join(mod.Dir, "config", "crd", "bases")}, ErrorIfPathMissing: true,
+	}); err != nil {
+		return fmt.Errorf("install the Kustomization CRD: %w", err)
+	}
+	return nil
 }
 
 // notifyClient is an admin client that also knows notification-controller's types.

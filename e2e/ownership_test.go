@@ -118,6 +118,7 @@ func canaryEvent(g Gomega, c *v1alpha1.Canary, text string) time.Time {
 // the users get answers again within seconds. Before #33 the Canary stayed
 // Ready True with the apex at 0 endpoints for as long as anyone watched.
 func TestOwnership_PrimaryScaledToZeroIsRestored(t *testing.T) {
+	shared(t)
 	g := NewWithT(t)
 	ctx := context.Background()
 	ns := newNamespace(t)
@@ -153,6 +154,7 @@ func TestOwnership_PrimaryScaledToZeroIsRestored(t *testing.T) {
 // An operator evicts every pod of the primary: the ReplicaSet brings them
 // back, and Ready is never True while no pod of the primary is ready.
 func TestOwnership_PrimaryPodsEvicted(t *testing.T) {
+	shared(t)
 	g := NewWithT(t)
 	ctx := context.Background()
 	ns := newNamespace(t)
@@ -189,6 +191,7 @@ func TestOwnership_PrimaryPodsEvicted(t *testing.T) {
 // neither side: serin puts the primary's selector back (the router owns
 // that selector, and kept whatever it found before #33).
 func TestOwnership_ApexSelectorEditedIsRestored(t *testing.T) {
+	shared(t)
 	g := NewWithT(t)
 	ctx := context.Background()
 	ns := newNamespace(t)
@@ -222,6 +225,7 @@ func TestOwnership_ApexSelectorEditedIsRestored(t *testing.T) {
 // that generated it, writes nothing, and podinfo keeps serving. Before #33
 // it went Ready and scaled podinfo-primary to zero.
 func TestOwnership_CanaryNamingAnotherPrimaryStalls(t *testing.T) {
+	shared(t)
 	g := NewWithT(t)
 	ctx := context.Background()
 	ns := newNamespace(t)
@@ -261,6 +265,7 @@ func TestOwnership_CanaryNamingAnotherPrimaryStalls(t *testing.T) {
 // rollout, and once the first is deleted the second takes the target over.
 // Before #33 the second wrote its own weights into the first one's route.
 func TestOwnership_TwoCanariesOneTarget(t *testing.T) {
+	shared(t)
 	g := NewWithT(t)
 	ctx := context.Background()
 	ns := newNamespace(t)
@@ -307,6 +312,7 @@ func TestOwnership_TwoCanariesOneTarget(t *testing.T) {
 // An operator edits spec.targetRef of an initialized Canary: the API
 // server refuses it with a message saying what to do, and nothing moves.
 func TestOwnership_TargetRefEditRefused(t *testing.T) {
+	shared(t)
 	g := NewWithT(t)
 	ctx := context.Background()
 	ns := newNamespace(t)

@@ -216,6 +216,7 @@ func expectHaltedAndServing(g Gomega, c *v1alpha1.Canary, reason string) {
 // A ResourceQuota refuses the primary's new pods during the promotion: the
 // canary halts, routing stays, the canary keeps serving.
 func TestPromotionSafety_QuotaRefusesPrimaryHalts(t *testing.T) {
+	alone(t, "5 s progress deadline that a loaded testbed misses")
 	g := NewWithT(t)
 	ctx := context.Background()
 	ns := newNamespace(t)
@@ -248,6 +249,7 @@ func TestPromotionSafety_QuotaRefusesPrimaryHalts(t *testing.T) {
 // Primary pods that never become ready halt the promotion at the progress
 // deadline; with the default policy nothing else moves.
 func TestPromotionSafety_PrimaryNeverReadyHalts(t *testing.T) {
+	alone(t, "5 s progress deadline that a loaded testbed misses")
 	g := NewWithT(t)
 	ns := newNamespace(t)
 	c := safetyCanary(t, g, ns)
@@ -269,6 +271,7 @@ func TestPromotionSafety_PrimaryNeverReadyHalts(t *testing.T) {
 // template while the canary serves, then traffic returns to it and the
 // canary scales down: Failed, PromotionFailed.
 func TestPromotionSafety_RestorePrimaryPolicy(t *testing.T) {
+	alone(t, "5 s progress deadline that a loaded testbed misses")
 	g := NewWithT(t)
 	ctx := context.Background()
 	ns := newNamespace(t)
@@ -297,6 +300,7 @@ func TestPromotionSafety_RestorePrimaryPolicy(t *testing.T) {
 // Path (a): Git reverts the target to the last promoted spec. The primary is
 // restored while the canary serves, then traffic returns: Succeeded, Reverted.
 func TestPromotionSafety_GitRevertRestoresPrimary(t *testing.T) {
+	alone(t, "5 s progress deadline that a loaded testbed misses")
 	g := NewWithT(t)
 	ns := newNamespace(t)
 	c := safetyCanary(t, g, ns)
@@ -319,6 +323,7 @@ func TestPromotionSafety_GitRevertRestoresPrimary(t *testing.T) {
 // Path (b): a corrected new revision. The primary is restored first, then
 // the new revision is analysed and promoted from a ready primary.
 func TestPromotionSafety_CorrectedRevisionIsAnalysed(t *testing.T) {
+	alone(t, "5 s progress deadline that a loaded testbed misses")
 	g := NewWithT(t)
 	ns := newNamespace(t)
 	c := safetyCanary(t, g, ns)
@@ -348,6 +353,7 @@ func TestPromotionSafety_CorrectedRevisionIsAnalysed(t *testing.T) {
 // version (before: 1 of 250 requests in the next 5 s, in 2 of 3 runs).
 // Five namespaces promote four revisions each, in parallel.
 func TestPromotionSafety_NoOldPodAnswersAfterSucceeded(t *testing.T) {
+	alone(t, "5 namespaces x 4 promotions under load; no stale answer after Succeeded")
 	const namespaces, promotions = 5, 4
 	var mu sync.Mutex
 	late, checked := map[string]int{}, 0
@@ -441,6 +447,7 @@ func setQuota(g Gomega, quota *corev1.ResourceQuota, pods string) {
 // pods would otherwise terminate while the data plane still sends them
 // requests), and none is answered by the canary once its scale-down began.
 func TestPromotionSafety_RollbackScalesTheCanaryDownOnceUnrouted(t *testing.T) {
+	alone(t, "5 namespaces x 4 rollbacks under load; no answer after the scale-down")
 	const namespaces, rollbacks = 5, 4
 	var mu sync.Mutex
 	late, checked, afterFailed := map[string]int{}, 0, 0

@@ -36,6 +36,7 @@ import (
 // the ready pod only, without error. With the default (every replica), the
 // same canary is not ready and is rolled back at its progress deadline.
 func TestReadyThreshold_CanaryWithHalfItsPodsReady(t *testing.T) {
+	alone(t, "8 s progress deadline and a pod fault timed against 2 s steps")
 	g := NewWithT(t)
 	lenient := newNamespace(t)
 	strict := newNamespace(t)

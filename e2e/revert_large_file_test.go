@@ -46,6 +46,7 @@ const largeFileMiB = 64
 // checked object sizes, go-git inflated the file whole while indexing it
 // and the revert went on.
 func TestRevert_LargeFileIsRefusedBeforeItIsInflated(t *testing.T) {
+	shared(t)
 	g := NewWithT(t)
 	ctx := context.Background()
 	ns := newNamespace(t)

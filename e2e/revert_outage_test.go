@@ -19,8 +19,11 @@ package e2e
 import (
 	"context"
 	"io"
+	"math/rand/v2"
 	"net"
 	"net/url"
+	"os"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -51,14 +54,77 @@ type gitHostProxy struct {
 // startGitHostProxy starts a proxy in front of target (host:port).
 func startGitHostProxy(t testing.TB, target string) *gitHostProxy {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
+	ln := listenForProxy(t)
 	p := &gitHostProxy{t: t, addr: ln.Addr().String(), target: target, conns: map[net.Conn]struct{}{}}
 	p.serve(ln)
 	t.Cleanup(p.down)
 	return p
+}
+
+// proxyPorts are the ports the Git host proxies of the running tests
+// hold, up or down: no other proxy takes one while its proxy is down.
+var proxyPorts struct {
+	mu    sync.Mutex
+	taken map[int]bool
+}
+
+// listenForProxy listens on a loopback port below the kernel's ephemeral
+// range, which the testbed's outgoing connections (and the ports tests ask
+// the kernel for) never take: while the proxy is down for tens of seconds,
+// under the load of the tests running beside it, its port stays free for
+// up to listen on again. The port is the test's until it ends.
+func listenForProxy(t testing.TB) net.Listener {
+	t.Helper()
+	hi := ephemeralLow()
+	lo := max(1024, hi-10000)
+	proxyPorts.mu.Lock()
+	defer proxyPorts.mu.Unlock()
+	if proxyPorts.taken == nil {
+		proxyPorts.taken = map[int]bool{}
+	}
+	for range 100 {
+		if hi-lo < 1000 {
+			break // no room below the ephemeral range
+		}
+		port := lo + rand.IntN(hi-lo)
+		if proxyPorts.taken[port] {
+			continue
+		}
+		ln, err := net.Listen("tcp", "127.0.0.1:"+strconv.Itoa(port))
+		if err != nil {
+			continue // something else listens there
+		}
+		proxyPorts.taken[port] = true
+		t.Cleanup(func() {
+			proxyPorts.mu.Lock()
+			delete(proxyPorts.taken, port)
+			proxyPorts.mu.Unlock()
+		})
+		return ln
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ln
+}
+
+// ephemeralLow is the lowest port of the kernel's ephemeral range
+// (32768, Linux's default, when it cannot be read).
+func ephemeralLow() int {
+	b, err := os.ReadFile("/proc/sys/net/ipv4/ip_local_port_range")
+	if err != nil {
+		return 32768
+	}
+	fields := strings.Fields(string(b))
+	if len(fields) == 0 {
+		return 32768
+	}
+	low, err := strconv.Atoi(fields[0])
+	if err != nil {
+		return 32768
+	}
+	return low
 }
 
 func (p *gitHostProxy) serve(ln net.Listener) {
@@ -147,6 +213,7 @@ func (p *gitHostProxy) via(raw string) string {
 // host is back: exactly one pull request, no Failed state on the way.
 // Before #34 the first failure was recorded Failed and never retried.
 func TestRevert_GitHostOutageAcrossTheHalt(t *testing.T) {
+	shared(t)
 	g := NewWithT(t)
 	ctx := context.Background()
 	ns := newNamespace(t)

@@ -322,6 +322,7 @@ spec:
 // second reconcile opens no other, and once the pull request is merged
 // Flux applies the good spec again and serin restores the primary.
 func TestRevert_HaltedPromotionOpensPullRequest(t *testing.T) {
+	shared(t)
 	g := NewWithT(t)
 	ctx := context.Background()
 	ns := newNamespace(t)
@@ -438,6 +439,7 @@ func haltBadRevisionOf(t testing.TB, g Gomega, f *fleet, ns string, mode v1alpha
 // (fast-forward), and Flux applies the good spec without a person.
 // The agent reads and writes Git with the GitRepository's own secret.
 func TestRevert_PushModeFastForwardsTheBranch(t *testing.T) {
+	shared(t)
 	g := NewWithT(t)
 	ctx := context.Background()
 	ns := newNamespace(t)

@@ -84,6 +84,7 @@ func secretsApp(ns, tag, hook string) map[string]string {
 // the agent's log, the namespace's events, the Canary's status or the pull
 // requests, while the redacted forms are.
 func TestSecrets_NeverReflected(t *testing.T) {
+	shared(t)
 	g := NewWithT(t)
 	ctx := context.Background()
 	ns := newNamespace(t)

@@ -37,6 +37,7 @@ import (
 // into podinfo-canary, analyses it through the HTTPRoute weights, copies it
 // to podinfo-primary, and never touches the Deployments.
 func TestEngine_ServiceTargetPromotes(t *testing.T) {
+	shared(t)
 	g := NewWithT(t)
 	ctx := context.Background()
 	ns := newNamespace(t)

@@ -47,6 +47,7 @@ import (
 // their logs name no other shard's Canary, and every rollout ends
 // Succeeded with each step taken once (its analysis record).
 func TestSharding_EachCanaryDrivenByOneShard(t *testing.T) {
+	shared(t)
 	g := NewWithT(t)
 	ctx := context.Background()
 	shards := []string{"shard-a", "shard-b"}
@@ -168,12 +169,18 @@ func TestSharding_EachCanaryDrivenByOneShard(t *testing.T) {
 // Two Canaries of one Deployment, in two shards: the later one is Stalled
 // with TargetClaimed before its first write, as within one shard; before,
 // both drove the Deployment.
+//
+// Its shards are not TestSharding_EachCanaryDrivenByOneShard's: a label
+// selector spans the cluster, so the two tests, which run at once, would
+// drive each other's Canaries.
 func TestSharding_GroupsAndClaimsAcrossShards(t *testing.T) {
+	shared(t)
 	g := NewWithT(t)
 	ctx := context.Background()
-	for _, shard := range []string{"shard-a", "shard-b"} {
+	const shardA, shardB = "cross-a", "cross-b"
+	for _, shard := range []string{shardA, shardB} {
 		a, err := env.StartAgentWith(ctx, "..", testbed.AgentOptions{
-			Name: "serin-agent-cross-" + shard,
+			Name: "serin-agent-" + shard,
 			Flags: []string{"--metrics-server=" + prom.URL, "--data-plane=traefik",
 				"--watch-label-selector=" + shardLabel + "=" + shard, "--gitops-revert=false"},
 		})
@@ -186,20 +193,20 @@ func TestSharding_GroupsAndClaimsAcrossShards(t *testing.T) {
 
 	// A group across shards.
 	ns := newNamespace(t)
-	for app, shard := range map[string]string{"api": "shard-a", "web": "shard-b"} {
+	for app, shard := range map[string]string{"api": shardA, "web": shardB} {
 		g.Expect(k8s.Create(ctx, testobj.MakeDeployment(app, ns).Replicas(1).Image(app+":v1").Obj())).To(Succeed())
 		c := testobj.MakeCanary(app, ns).Analysis(v1alpha1.CanaryAnalysis{Interval: &metav1.Duration{Duration: time.Second}, Iterations: 3}).Obj()
 		inShard(shard)(c)
 		g.Expect(k8s.Create(ctx, c)).To(Succeed())
 	}
-	group := &v1alpha1.CanaryGroup{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "shop", Labels: map[string]string{shardLabel: "shard-a"}},
+	group := &v1alpha1.CanaryGroup{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "shop", Labels: map[string]string{shardLabel: shardA}},
 		Spec: v1alpha1.CanaryGroupSpec{Members: []v1alpha1.GroupMember{{Name: "api"}, {Name: "web"}}}}
 	g.Expect(k8s.Create(ctx, group)).To(Succeed())
 	g.Eventually(func(g Gomega) {
 		g.Expect(k8s.Get(ctx, client.ObjectKeyFromObject(group), group)).To(Succeed())
 		g.Expect(conditions.IsStalled(group)).To(BeTrue())
 		g.Expect(conditions.GetMessage(group, meta.StalledCondition)).To(ContainSubstring(
-			"member web is in another shard (Canary " + ns + "/web has " + shardLabel + "=shard-b, where this agent's --watch-label-selector is " + shardLabel + "=shard-a)"))
+			"member web is in another shard (Canary " + ns + "/web has " + shardLabel + "=" + shardB + ", where this agent's --watch-label-selector is " + shardLabel + "=" + shardA + ")"))
 	}, 30*time.Second, 200*time.Millisecond).Should(Succeed())
 	t.Logf("the group: %s", conditions.GetMessage(group, meta.StalledCondition))
 	api := &v1alpha1.Canary{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "api"}}
@@ -216,9 +223,9 @@ func TestSharding_GroupsAndClaimsAcrossShards(t *testing.T) {
 
 	// One target, two shards.
 	ns = newNamespace(t)
-	first := gatewayCanary(t, g, ns, inShard("shard-a"))
+	first := gatewayCanary(t, g, ns, inShard(shardA))
 	second := testobj.MakeCanary("podinfo-b", ns).Target("apps/v1", v1alpha1.DeploymentKind, "podinfo").Obj()
-	inShard("shard-b")(second)
+	inShard(shardB)(second)
 	g.Expect(k8s.Create(ctx, second)).To(Succeed())
 	g.Eventually(func(g Gomega) {
 		g.Expect(k8s.Get(ctx, client.ObjectKeyFromObject(second), second)).To(Succeed())

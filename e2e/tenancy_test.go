@@ -157,6 +157,7 @@ func waitForReason(g Gomega, c *v1alpha1.Canary, reason string, stalled bool, pa
 // what to fix; what a tenant owns works, with the agent holding only the
 // generated ClusterRole and writing as the tenant's service account.
 func TestTenancy_BorrowsAreRefused(t *testing.T) {
+	shared(t)
 	g := NewWithT(t)
 	ctx := context.Background()
 	tenancyAgent(t, g)

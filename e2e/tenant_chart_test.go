@@ -124,6 +124,7 @@ func subchartBomb(t *testing.T, size int) []byte {
 // process throughout and its peak RSS stays under its chart's memory
 // limit.
 func TestTenantChart_HostileChartsLeaveTheAgentRunning(t *testing.T) {
+	alone(t, "hostile charts load CPU and memory; bounds peak RSS and revert time")
 	needHelmController(t)
 	g := NewWithT(t)
 	ctx := context.Background()

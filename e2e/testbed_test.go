@@ -33,6 +33,7 @@ import (
 // A Deployment rolls out through the real deployment and replicaset
 // controllers, scheduler and kwok.
 func TestTestbed_DeploymentBecomesAvailable(t *testing.T) {
+	shared(t)
 	g := NewWithT(t)
 	ctx := context.Background()
 	ns := newNamespace(t)
@@ -58,6 +59,7 @@ func TestTestbed_DeploymentBecomesAvailable(t *testing.T) {
 // Pods that never become Ready make the Deployment controller report
 // ProgressDeadlineExceeded, as it does for a broken image in a real cluster.
 func TestTestbed_NeverReadyExceedsProgressDeadline(t *testing.T) {
+	shared(t)
 	g := NewWithT(t)
 	ctx := context.Background()
 	ns := newNamespace(t)

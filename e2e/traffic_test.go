@@ -116,6 +116,7 @@ func (tl *weightTimeline) windows(end time.Time, settle time.Duration) []window 
 // weight within 5 points, and no user sees an error during the whole
 // rollout.
 func TestTraffic_SharesFollowTheWeights(t *testing.T) {
+	alone(t, "traffic shares within 5 points of 2 s steps assume Traefik applies weights within 300 ms")
 	g := NewWithT(t)
 	ns := newNamespace(t)
 	c := gatewayCanary(t, g, ns, withBuiltinChecks)
@@ -165,6 +166,7 @@ func TestTraffic_SharesFollowTheWeights(t *testing.T) {
 // the users' errors never exceed what the weights allowed: 10% of the
 // canary's share.
 func TestTraffic_ErroringRevisionIsRolledBack(t *testing.T) {
+	shared(t)
 	g := NewWithT(t)
 	ns := newNamespace(t)
 	c := gatewayCanary(t, g, ns, withBuiltinChecks)
@@ -289,6 +291,7 @@ func expectAnalysisRecord(t *testing.T, g Gomega, c *v1alpha1.Canary, erred bool
 // canary Service) the users see v1 only, then the selector switch makes
 // them see v2, without an error.
 func TestTraffic_BlueGreenThroughTheApexService(t *testing.T) {
+	shared(t)
 	g := NewWithT(t)
 	ctx := context.Background()
 	ns := newNamespace(t)
@@ -317,6 +320,7 @@ func TestTraffic_BlueGreenThroughTheApexService(t *testing.T) {
 // canary while the primary rolls, then back to the primary, on v2, with
 // no client error. The weights walk 100/0 → 0/100 → 100/0 and nothing else.
 func TestTraffic_BlueGreenOnTheHTTPRoute(t *testing.T) {
+	shared(t)
 	g := NewWithT(t)
 	ns := newNamespace(t)
 	c := gatewayCanary(t, g, ns, func(c *v1alpha1.Canary) {
@@ -369,6 +373,7 @@ func startOnce(t *testing.T, ns string) *testbed.Load {
 // before the primary rolls, halts with the canary serving, and restores
 // the primary when Git reverts the revision: no user sees an error.
 func TestTraffic_RecreatePrimaryFailsInPromotion(t *testing.T) {
+	alone(t, "5 s progress deadline that a loaded testbed misses")
 	g := NewWithT(t)
 	ctx := context.Background()
 	ns := newNamespace(t)
@@ -404,6 +409,7 @@ func TestTraffic_RecreatePrimaryFailsInPromotion(t *testing.T) {
 // not Accepted, and the analysis waits at its first weight with the
 // parent's message in Ready instead of stepping on.
 func TestTraffic_RejectedRouteNeverCountsAsShifted(t *testing.T) {
+	shared(t)
 	g := NewWithT(t)
 	ctx := context.Background()
 	ns := newNamespace(t)

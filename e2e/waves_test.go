@@ -380,6 +380,7 @@ func (w *wave) merge(g Gomega, pr pullRequest) string {
 // Gitea user, and the wave shows Failed in staging, which keeps it. A
 // release that fails staging opens no pull request.
 func TestWaves_StagingToProduction(t *testing.T) {
+	alone(t, "starts the second cluster; times a 6 s soak")
 	g := NewWithT(t)
 	w := newWaveAcrossClusters(t, g, nil)
 	stg, prod := w.staging.ns, w.production.ns
@@ -504,6 +505,7 @@ func TestWaves_StagingToProduction(t *testing.T) {
 // promotion is asked by hand with `serin promote --to production`, which
 // skips the soak (an hour here).
 func TestWaves_GitHostOutageAndPromoteByHand(t *testing.T) {
+	alone(t, "starts the second cluster")
 	g := NewWithT(t)
 	ctx := context.Background()
 	direct, err := url.Parse(gitea.RepositoryURL("x"))
@@ -560,6 +562,7 @@ func TestWaves_GitHostOutageAndPromoteByHand(t *testing.T) {
 // drops below the check's 99%. `serin promote --to production` then
 // overrides the stop, as a person who fixed it would.
 func TestWaves_SoakStopsOnAFailingPrimary(t *testing.T) {
+	alone(t, "starts the second cluster")
 	g := NewWithT(t)
 	ctx := context.Background()
 	w := newWaveAcrossClusters(t, g, nil)

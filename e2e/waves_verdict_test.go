@@ -34,6 +34,7 @@ import (
 // kept in status.commitStatus, reaches Gitea when both are back, under its
 // cluster's context, and staging shows production Succeeded.
 func TestWaves_VerdictSurvivesAnOutageAndAKill(t *testing.T) {
+	alone(t, "kills the second cluster's agent, which other wave tests use")
 	g := NewWithT(t)
 	ctx := context.Background()
 	w := newWaveAcrossClusters(t, g, nil)

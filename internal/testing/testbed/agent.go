@@ -74,13 +74,16 @@ func (tb *Testbed) StartAgent(ctx context.Context, root string, flags ...string)
 // testbed) and starts one process of it as opts say.
 func (tb *Testbed) StartAgentWith(ctx context.Context, root string, opts AgentOptions) (*Agent, error) {
 	bin := filepath.Join(tb.Dir, "serin-agent")
+	tb.buildAgent.Lock()
 	if _, err := os.Stat(bin); err != nil {
 		build := exec.CommandContext(ctx, "go", "build", "-o", bin, ".")
 		build.Dir = root
 		if out, err := build.CombinedOutput(); err != nil {
+			tb.buildAgent.Unlock()
 			return nil, fmt.Errorf("failed to build the agent: %w\n%s", err, out)
 		}
 	}
+	tb.buildAgent.Unlock()
 	if opts.Name == "" {
 		opts.Name = "serin-agent"
 	}
@@ -120,6 +123,8 @@ func (tb *Testbed) StartAgentWith(ctx context.Context, root string, opts AgentOp
 // certificate of the testbed's API server) and returns its path: what it
 // may do is only what RBAC grants it.
 func (tb *Testbed) UserKubeconfig(user string, groups ...string) (string, error) {
+	tb.usersMu.Lock()
+	defer tb.usersMu.Unlock()
 	u, err := tb.env.AddUser(envtest.User{Name: user, Groups: groups}, nil)
 	if err != nil {
 		return "", fmt.Errorf("failed to create user %s: %w", user, err)
@@ -150,7 +155,7 @@ func (a *Agent) Start(ctx context.Context) error {
 		return fmt.Errorf("failed to start %s: %w", a.Name, err)
 	}
 	a.cmd, a.log = cmd, log
-	a.tb.procs = append(a.tb.procs, cmd)
+	a.tb.track(cmd)
 	if err := a.tb.waitReady(ctx, a.healthURL); err != nil {
 		return fmt.Errorf("%s: %w", a.Name, err)
 	}
@@ -160,12 +165,12 @@ func (a *Agent) Start(ctx context.Context) error {
 // Kill stops the agent's process with SIGKILL: no graceful shutdown, no
 // lease released, writes in flight cut where they are.
 func (a *Agent) Kill() error {
+	a.tb.forget(a.cmd)
 	if err := a.cmd.Process.Kill(); err != nil {
 		return err
 	}
 	_ = a.cmd.Wait() // "signal: killed"
 	a.log.Close()
-	a.tb.forget(a.cmd)
 	return nil
 }
 
@@ -173,6 +178,7 @@ func (a *Agent) Kill() error {
 // (the agent releases its Lease and stops its workers), then SIGKILL
 // after grace.
 func (a *Agent) Terminate(grace time.Duration) error {
+	a.tb.forget(a.cmd)
 	if err := a.cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		return err
 	}
@@ -188,7 +194,6 @@ func (a *Agent) Terminate(grace time.Duration) error {
 		<-done
 	}
 	a.log.Close()
-	a.tb.forget(a.cmd)
 	return nil
 }
 

@@ -107,11 +107,12 @@ func (tb *Testbed) StartFlagger(ctx context.Context, root string, opts FlaggerOp
 	if opts.QPS > 0 {
 		args = append(args, "-kubeconfig-qps="+strconv.Itoa(opts.QPS), "-kubeconfig-burst="+strconv.Itoa(opts.Burst))
 	}
-	if err := tb.startProcess(filepath.Join(dir, "flagger"), nil, args...); err != nil {
+	cmd, err := tb.startCmd(filepath.Join(dir, "flagger"), nil, args...)
+	if err != nil {
 		proxy.Close()
 		return nil, err
 	}
-	f := &Flagger{Version: opts.Version, MetricsURL: "http://127.0.0.1:" + strconv.Itoa(ports[0]) + "/metrics", API: proxy, tb: tb, cmd: tb.procs[len(tb.procs)-1]}
+	f := &Flagger{Version: opts.Version, MetricsURL: "http://127.0.0.1:" + strconv.Itoa(ports[0]) + "/metrics", API: proxy, tb: tb, cmd: cmd}
 	if err := tb.waitReady(ctx, "http://127.0.0.1:"+strconv.Itoa(ports[0])+"/healthz"); err != nil {
 		f.Stop()
 		return nil, fmt.Errorf("flagger: %w", err)

@@ -114,6 +114,10 @@ APP_DATA_PATH = %[2]s/data
 [database]
 DB_TYPE = sqlite3
 PATH = %[2]s/data/gitea.db
+; Tests run side by side push, open pull requests and set statuses at
+; once: wait for SQLite's lock rather than answer 500.
+SQLITE_TIMEOUT = 30000
+SQLITE_JOURNAL_MODE = WAL
 
 [repository]
 ROOT = %[2]s/repositories

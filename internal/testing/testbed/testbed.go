@@ -35,6 +35,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -102,10 +103,17 @@ type Testbed struct {
 	// Backends serves the pods of the full testbed (nil without Full).
 	Backends *Backends
 
-	env          *envtest.Environment
-	assets       string
+	env    *envtest.Environment
+	assets string
+	// procsMu guards procs: tests running side by side start and stop
+	// processes of the same testbed.
+	procsMu      sync.Mutex
 	procs        []*exec.Cmd
 	stopBackends context.CancelFunc
+	// buildAgent builds the agent's binary once; usersMu serializes the
+	// client certificates envtest signs (its CA counts serials unlocked).
+	buildAgent sync.Mutex
+	usersMu    sync.Mutex
 }
 
 // Start brings a testbed up. On error, whatever was started is stopped.
@@ -251,10 +259,16 @@ func (tb *Testbed) StartControllers(controllers ...string) error {
 // startProcess runs a binary with its output in DIR/NAME.log and extra
 // environment variables.
 func (tb *Testbed) startProcess(bin string, env []string, args ...string) error {
+	_, err := tb.startCmd(bin, env, args...)
+	return err
+}
+
+// startCmd is startProcess, returning the process.
+func (tb *Testbed) startCmd(bin string, env []string, args ...string) (*exec.Cmd, error) {
 	name := filepath.Base(bin)
 	logFile, err := os.Create(filepath.Join(tb.Dir, name+".log"))
 	if err != nil {
-		return err
+		return nil, err
 	}
 	cmd := exec.Command(bin, args...)
 	cmd.Stdout, cmd.Stderr = logFile, logFile
@@ -262,10 +276,17 @@ func (tb *Testbed) startProcess(bin string, env []string, args ...string) error 
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	if err := cmd.Start(); err != nil {
 		logFile.Close()
-		return fmt.Errorf("failed to start %s: %w", name, err)
+		return nil, fmt.Errorf("failed to start %s: %w", name, err)
 	}
-	tb.procs = append(tb.procs, cmd)
-	return nil
+	tb.track(cmd)
+	return cmd, nil
+}
+
+// track adds a started process to those Stop stops and poll watches.
+func (tb *Testbed) track(p *exec.Cmd) {
+	tb.procsMu.Lock()
+	defer tb.procsMu.Unlock()
+	tb.procs = append(tb.procs, p)
 }
 
 // createNode registers the kwok node and waits for kwok to make it Ready.
@@ -326,8 +347,12 @@ func (tb *Testbed) poll(ctx context.Context, what string, done func() bool) erro
 	return fmt.Errorf("no %s after 1m; see the logs in %s", what, tb.Dir)
 }
 
-// exited returns an error naming a process that has already exited.
+// exited returns an error naming a process that has already exited. A
+// process stopped on purpose is forgotten before its signal, so it is
+// never taken for one that failed.
 func (tb *Testbed) exited() error {
+	tb.procsMu.Lock()
+	defer tb.procsMu.Unlock()
 	for _, p := range tb.procs {
 		var ws syscall.WaitStatus
 		pid, err := syscall.Wait4(p.Process.Pid, &ws, syscall.WNOHANG, nil)
@@ -343,10 +368,13 @@ func (tb *Testbed) Stop() error {
 	if tb.stopBackends != nil {
 		tb.stopBackends()
 	}
-	for i := len(tb.procs) - 1; i >= 0; i-- {
-		stopProcess(tb.procs[i])
-	}
+	tb.procsMu.Lock()
+	procs := tb.procs
 	tb.procs = nil
+	tb.procsMu.Unlock()
+	for i := len(procs) - 1; i >= 0; i-- {
+		stopProcess(procs[i])
+	}
 	if tb.env != nil {
 		return tb.env.Stop()
 	}
@@ -369,23 +397,24 @@ func stopProcess(p *exec.Cmd) {
 
 // stop stops one process of the testbed before the others.
 func (tb *Testbed) stop(p *exec.Cmd) {
-	for i, q := range tb.procs {
-		if q == p {
-			tb.procs = append(tb.procs[:i], tb.procs[i+1:]...)
-			stopProcess(p)
-			return
-		}
+	if tb.forget(p) {
+		stopProcess(p)
 	}
 }
 
-// forget drops a process that has ended from those Stop stops.
-func (tb *Testbed) forget(p *exec.Cmd) {
+// forget drops a process from those Stop stops and poll watches, and
+// reports whether it was one of them: call it before stopping the
+// process, so that no other test's poll reaps it as a failure.
+func (tb *Testbed) forget(p *exec.Cmd) bool {
+	tb.procsMu.Lock()
+	defer tb.procsMu.Unlock()
 	for i, q := range tb.procs {
 		if q == p {
 			tb.procs = append(tb.procs[:i], tb.procs[i+1:]...)
-			return
+			return true
 		}
 	}
+	return false
 }
 
 // freePorts returns n distinct loopback ports that are free now.
