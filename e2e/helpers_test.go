@@ -37,7 +37,7 @@ func newNamespace(t testing.TB) string {
 // deletes it afterwards.
 func newNamespaceIn(t testing.TB, k8s client.Client) string {
 	t.Helper()
-	name := fmt.Sprintf("e2e-%s-%d", strings.ToLower(strings.ReplaceAll(t.Name(), "_", "-")), metav1.Now().UnixNano()%100000)
+	name := fmt.Sprintf("e2e-%s-%d", strings.ToLower(strings.NewReplacer("_", "-", "/", "-").Replace(t.Name())), metav1.Now().UnixNano()%100000)
 	if len(name) > 63 {
 		name = name[len(name)-63:]
 		name = "e" + strings.TrimLeft(name[1:], "-")
