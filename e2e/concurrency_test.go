@@ -36,7 +36,8 @@ import (
 //   - shared(t): the test needs nothing of the testbed but a namespace of
 //     its own (and agents, servers and Git repositories it starts itself).
 //     It runs beside the other shared tests, at most -test.parallel of
-//     them at a time (defaultParallel unless -parallel is given).
+//     them at a time (defaultParallel unless -parallel or SERIN_E2E_PARALLEL
+//     says otherwise).
 //   - alone(t, why): the test needs the testbed to itself, because it
 //     kills or restarts a process others use, cuts a host, starts a second
 //     cluster, reads something of the shared agent that other tests also
@@ -47,8 +48,10 @@ import (
 // defaultParallel is how many shared tests run at once when -parallel is
 // not given: the testbed's processes (API server, etcd, Traefik,
 // Prometheus, Flux, the agent) need the two cores more than the tests,
-// which mostly wait on analysis intervals.
-const defaultParallel = 4
+// which mostly wait on analysis intervals. At 4 the two cores were
+// saturated (0–15 % idle) and a data plane's reload lagged behind the
+// weights serin wrote.
+const defaultParallel = 3
 
 // shared marks a test that runs beside the other shared tests.
 func shared(t *testing.T) {

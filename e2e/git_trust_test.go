@@ -283,7 +283,7 @@ const busyPullRequests = 35
 // verdict (every 5 s) and stays Opened, never Error; once serin's pull
 // request is merged, production rolls it out and the stage completes.
 func TestGitTrust_BusyRepositoryFindsItsPullRequest(t *testing.T) {
-	shared(t)
+	alone(t, "35 pull requests load the shared Gitea; counts the verdict reads of one minute")
 	g := NewWithT(t)
 	ctx := context.Background()
 	w := newWave(t, g, nil)

@@ -375,7 +375,7 @@ func TestGroup_HealthyReleasePromotesInLockstep(t *testing.T) {
 // verdict; web is never promoted; the group says api decided, with the
 // values.
 func TestGroup_BackendFailureRollsBackTheRelease(t *testing.T) {
-	shared(t)
+	alone(t, "no answer of the new version one interval after the verdict: Traefik must apply the weights at once")
 	g := NewWithT(t)
 	ns := newNamespace(t)
 	s := newShop(t, g, ns, shopOptions{})
@@ -437,7 +437,7 @@ func TestGroup_BackendFailureRollsBackTheRelease(t *testing.T) {
 // web v2 with api v1, a mix no commit described (seen on the code before:
 // web promoted to v2 on C1, api rolled back to v1 on C2).
 func TestGroup_SecondCommitSupersedesTheRelease(t *testing.T) {
-	shared(t)
+	alone(t, "no answer of v2 one interval after the verdict: Traefik must apply the weights at once")
 	g := NewWithT(t)
 	ns := newNamespace(t)
 	s := newShop(t, g, ns, shopOptions{})

@@ -162,7 +162,7 @@ func TestHelm_ChartVersionBumpRevertedInGit(t *testing.T) {
 // Merged, helm-controller upgrades to v1 and serin accepts it without an
 // analysis (the primary runs it).
 func TestHelm_ValuesImageTagErrorRevertedInGit(t *testing.T) {
-	shared(t)
+	alone(t, "no error 1 s after the rollback: Traefik must apply the weights at once")
 	needHelmController(t)
 	g := NewWithT(t)
 	ctx := context.Background()
