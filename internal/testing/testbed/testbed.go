@@ -237,6 +237,10 @@ func controllerManagerArgs(kc string, port int, controllers string) []string {
 		"--kubeconfig=" + kc, "--authentication-kubeconfig=" + kc, "--authorization-kubeconfig=" + kc,
 		"--controllers=" + controllers, "--leader-elect=false", "--use-service-account-credentials=false",
 		"--bind-address=127.0.0.1", "--secure-port=" + strconv.Itoa(port),
+		// A ResourceQuota's usage is recounted every 10 s (5 min by
+		// default), so that a pod deletion the quota controller missed
+		// under load is not counted for minutes.
+		"--resource-quota-sync-period=10s",
 	}
 }
 
