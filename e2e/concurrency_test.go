@@ -18,6 +18,7 @@ package e2e
 
 import (
 	"flag"
+	"fmt"
 	"go/ast"
 	"go/parser"
 	"go/token"
@@ -89,7 +90,7 @@ func setParallel() error {
 	if v := os.Getenv("SERIN_E2E_PARALLEL"); v != "" {
 		var err error
 		if n, err = strconv.Atoi(v); err != nil || n < 1 {
-			return &strconv.NumError{Func: "SERIN_E2E_PARALLEL", Num: v, Err: strconv.ErrSyntax}
+			return fmt.Errorf("SERIN_E2E_PARALLEL=%q: want a number of tests, 1 or more", v)
 		}
 	}
 	return flag.Set("test.parallel", strconv.Itoa(n))

@@ -25,7 +25,6 @@ import (
 	"strings"
 
 	"github.com/go-git/go-git/v5/plumbing"
-	"github.com/go-git/go-git/v5/plumbing/filemode"
 	"github.com/go-git/go-git/v5/plumbing/object"
 	"k8s.io/apimachinery/pkg/types"
 )
@@ -335,12 +334,9 @@ func (p *planner) readFiles(files []string) error {
 // readFile returns the content of f in s (nil when there is none), read
 // once per distinct blob of the plan.
 func (p *planner) readFile(s snapshot, f string) ([]byte, error) {
-	if b, ok := s.changes[f]; ok || s.tree == nil {
+	b, e, changed := s.lookup(f)
+	if changed || e == nil {
 		return b, nil
-	}
-	e, err := s.tree.FindEntry(f)
-	if err != nil || (e.Mode != filemode.Regular && e.Mode != filemode.Executable) {
-		return nil, nil
 	}
 	if b, ok := p.blobs[e.Hash]; ok {
 		return b, nil
@@ -356,7 +352,7 @@ func (p *planner) readFile(s snapshot, f string) ([]byte, error) {
 		return nil, fmt.Errorf("%w: the files the bad commit changed take more than %d MiB to compare (%s among them): revert the commit by hand",
 			ErrUnverifiable, maxTreeBytes>>20, f)
 	}
-	b, err := s.readEntry(s.tree, f, e)
+	b, err = s.readEntry(s.tree, f, e)
 	if err != nil {
 		return nil, err
 	}
@@ -373,7 +369,7 @@ func (p *planner) readFile(s snapshot, f string) ([]byte, error) {
 // HelmRelease whose chart is a directory of the repository, the changed
 // files of that directory.
 func (p *planner) annotatedFiles(changed []string) []string {
-	charts := []string{gitChartDir(p.goodObj), gitChartDir(p.badObj)}
+	charts := []string{p.gitChartDir(p.goodObj), p.gitChartDir(p.badObj)}
 	var out []string
 	for _, f := range changed {
 		if f == p.goodObj.origin || f == p.badObj.origin || isKustomizationPath(f) || underAny(f, charts) {
@@ -384,22 +380,11 @@ func (p *planner) annotatedFiles(changed []string) []string {
 }
 
 // gitChartDir is the repository directory of the chart of a HelmRelease
-// whose chart comes from a GitRepository, "" for anything else.
-func gitChartDir(obj renderedObject) string {
-	var hr struct {
-		Kind string `json:"kind"`
-		Spec struct {
-			Chart struct {
-				Spec struct {
-					Chart     string `json:"chart"`
-					SourceRef struct {
-						Kind string `json:"kind"`
-					} `json:"sourceRef"`
-				} `json:"spec"`
-			} `json:"chart"`
-		} `json:"spec"`
-	}
-	if obj.data == "" || json.Unmarshal([]byte(obj.data), &hr) != nil || hr.Kind != "HelmRelease" ||
+// target whose chart comes from a GitRepository ("." for the whole
+// repository), "" for anything else.
+func (p *planner) gitChartDir(obj renderedObject) string {
+	var hr helmReleaseSpec
+	if p.in.Target.Kind != "HelmRelease" || obj.data == "" || json.Unmarshal([]byte(obj.data), &hr) != nil ||
 		hr.Spec.Chart.Spec.SourceRef.Kind != "GitRepository" {
 		return ""
 	}

@@ -101,17 +101,27 @@ func (s snapshot) with(changes map[string][]byte) snapshot {
 
 // file returns the content of a file, nil when there is none.
 func (s snapshot) file(p string) ([]byte, error) {
-	if b, ok := s.changes[p]; ok {
+	b, e, changed := s.lookup(p)
+	if changed || e == nil {
 		return b, nil
 	}
+	return s.readEntry(s.tree, p, e)
+}
+
+// lookup finds p: its content among the changes (changed), else its
+// regular file's entry in the tree (nil when there is none).
+func (s snapshot) lookup(p string) (b []byte, e *object.TreeEntry, changed bool) {
+	if b, ok := s.changes[p]; ok {
+		return b, nil, true
+	}
 	if s.tree == nil {
-		return nil, nil
+		return nil, nil, false
 	}
 	e, err := s.tree.FindEntry(p)
 	if err != nil || (e.Mode != filemode.Regular && e.Mode != filemode.Executable) {
-		return nil, nil
+		return nil, nil, false
 	}
-	return s.readEntry(s.tree, p, e)
+	return nil, e, false
 }
 
 func (s snapshot) readEntry(tree *object.Tree, p string, e *object.TreeEntry) ([]byte, error) {
