@@ -44,6 +44,7 @@ import (
 	"github.com/serin-dev/serin/api/v1alpha1"
 	"github.com/serin-dev/serin/gitops"
 	"github.com/serin-dev/serin/internal/workload"
+	"github.com/serin-dev/serin/routing"
 )
 
 // This file wires the reconciler into a manager: its watches, the field
@@ -139,7 +140,9 @@ func (r *CanaryReconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manage
 	// the weights, status.parents) must reconcile, since the rollout waits
 	// for it.
 	if _, err := mgr.GetRESTMapper().RESTMapping(schema.GroupKind{Group: gatewayv1.GroupName, Kind: "HTTPRoute"}, gatewayv1.GroupVersion.Version); err == nil {
-		b = b.Owns(&gatewayv1.HTTPRoute{})
+		b = b.Owns(&gatewayv1.HTTPRoute{}).
+			// The routes of routing.routeRefs: the user's, not owned.
+			Watches(&gatewayv1.HTTPRoute{}, handler.EnqueueRequestsFromMapFunc(r.canariesForRoute))
 		watched = append(watched, &gatewayv1.HTTPRoute{})
 	} else {
 		ctrl.LoggerFrom(ctx).Info("Gateway API HTTPRoute not installed: gatewayapi routing works once it is, after a restart")
@@ -240,6 +243,17 @@ func (r *CanaryReconciler) canariesForTarget(kind string) handler.MapFunc {
 		value := targetIndexValue(kind, o.GetName())
 		return r.canariesBy(ctx, o.GetNamespace(), targetIndexKey, value, value)
 	}
+}
+
+// canariesForRoute maps an HTTPRoute to the Canaries that steer it
+// (routing.routeRefs): Flux applying it again, a parent's status, a person's
+// edit reach them.
+func (r *CanaryReconciler) canariesForRoute(ctx context.Context, o client.Object) []reconcile.Request {
+	if o.GetAnnotations()[routing.SteeredByAnnotation] == "" && metav1.GetControllerOf(o) != nil {
+		return nil // a generated route: Owns reconciles its Canary
+	}
+	value := targetIndexValue("HTTPRoute", o.GetName())
+	return r.canariesBy(ctx, o.GetNamespace(), claimsIndexKey, value, "httproute "+o.GetName())
 }
 
 // canariesForConfig maps a ConfigMap or Secret to the Canaries whose target

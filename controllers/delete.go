@@ -180,6 +180,13 @@ func (r *CanaryReconciler) orphanGenerated(ctx context.Context, obj *v1alpha1.Ca
 			}
 		}
 	}
+	if len(obj.Spec.Routing.RouteRefs) > 0 {
+		// The user's routes send to the apex Service again, which keeps
+		// selecting the primary, as the user wrote them.
+		if err := r.releaseRoutes(ctx, obj); err != nil {
+			return err
+		}
+	}
 	r.emit(ctx, obj, notifier.SeverityWarn, v1alpha1.OrphanedReason,
 		"canary deleted without revertOnDeletion: %s and its Services keep serving; delete them when the target serves again", obj.GetPrimaryName())
 	return nil

@@ -27,6 +27,7 @@ import (
 
 	"github.com/serin-dev/serin/api/v1alpha1"
 	"github.com/serin-dev/serin/internal/workload"
+	"github.com/serin-dev/serin/routing"
 )
 
 // stallingError means a person must act: the Canary or its target is wrong
@@ -55,6 +56,24 @@ func stallOnForeign(err error) error {
 		return &stallingError{Reason: v1alpha1.AdoptionRefusedReason, Err: foreign}
 	}
 	return err
+}
+
+// stallOnRouteRef turns a route of routing.routeRefs that serin cannot
+// steer (routing.RouteRefError) into a stall naming it. A missing route
+// is looked for again after missingObjectPoll (the caches see no route
+// without the watch label); a change to an existing route reconciles the
+// Canary (canariesForRoute).
+func stallOnRouteRef(err error) error {
+	var ref *routing.RouteRefError
+	var stalling *stallingError
+	if !errors.As(err, &ref) || errors.As(err, &stalling) {
+		return err
+	}
+	out := &stallingError{Reason: v1alpha1.RouteRefInvalidReason, Err: ref}
+	if ref.Missing {
+		out.RetryAfter = missingObjectPoll
+	}
+	return out
 }
 
 // stallOnInvalid turns a write of a generated object that the API server

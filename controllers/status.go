@@ -43,7 +43,7 @@ var ownedConditions = []string{
 // other error is returned for a retry with backoff, Reconciling's reason
 // ProgressingWithRetry.
 func setConditions(obj *v1alpha1.Canary, result ctrl.Result, err error) (ctrl.Result, error) {
-	err = stallOnInvalid(stallOnForeign(err))
+	err = stallOnRouteRef(stallOnInvalid(stallOnForeign(err)))
 	var stalling *stallingError
 	var waiting *waitingError
 	switch {

@@ -187,3 +187,69 @@ func TestValidation_RouteSettingsOnTheHTTPRoute(t *testing.T) {
 	g.Expect(rule.Filters[5].RequestMirror.Percent).To(BeNil())
 	g.Expect(rule.Retry).To(BeNil(), "the standard channel's HTTPRoute has no retry")
 }
+
+// routing.routeRefs is admitted with gatewayapi and a Deployment target,
+// and refused with a message that says what to fix wherever it cannot
+// work: with the settings of the generated route, the kubernetes router,
+// a Service target, or analyses that add rules to a route.
+func TestValidation_RouteRefs(t *testing.T) {
+	ns := newNamespace(t)
+	refs := func() v1alpha1.CanaryRouting {
+		return v1alpha1.CanaryRouting{Provider: v1alpha1.GatewayAPIRouting, RouteRefs: []v1alpha1.RouteReference{{Name: "shop"}, {Name: "shop.internal"}}}
+	}
+	canary := func(name string, edit func(*v1alpha1.Canary)) *v1alpha1.Canary {
+		c := testobj.MakeCanary(name, ns).Routing(refs()).Analysis(v1alpha1.CanaryAnalysis{StepWeight: 10}).Obj()
+		if edit != nil {
+			edit(c)
+		}
+		return c
+	}
+	tests := map[string]struct {
+		canary  *v1alpha1.Canary
+		wantErr string
+	}{
+		"the user's routes, no gatewayRefs": {canary: canary("ok-refs", nil)},
+		"with gatewayRefs": {
+			canary:  canary("rr1", func(c *v1alpha1.Canary) { c.Spec.Routing.GatewayRefs = []v1alpha1.GatewayReference{{Name: "public"}} }),
+			wantErr: "routing.routeRefs steers the HTTPRoutes you keep, as you wrote them",
+		},
+		"with a setting of the generated route": {
+			canary:  canary("rr2", func(c *v1alpha1.Canary) { c.Spec.Routing.Timeout = "10s" }),
+			wantErr: "remove routing.gatewayRefs, hosts, match, timeout, backendTimeout, retries, headers, rewrite, corsPolicy and mirrors",
+		},
+		"with the kubernetes router": {
+			canary: canary("rr3", func(c *v1alpha1.Canary) {
+				c.Spec.Routing.Provider = v1alpha1.KubernetesRouting
+				c.Spec.Analysis = &v1alpha1.CanaryAnalysis{Iterations: 2}
+			}),
+			wantErr: "routing.routeRefs names HTTPRoutes whose weights serin moves: it needs routing.provider gatewayapi",
+		},
+		"a Service target": {
+			canary: canary("rr4", func(c *v1alpha1.Canary) {
+				c.Spec.TargetRef = v1alpha1.TargetReference{APIVersion: "v1", Kind: "Service", Name: "rr4"}
+			}),
+			wantErr: "routing.routeRefs needs a Deployment target",
+		},
+		"an A/B test": {
+			canary: canary("rr5", func(c *v1alpha1.Canary) {
+				c.Spec.Analysis = &v1alpha1.CanaryAnalysis{Iterations: 2, Match: []v1alpha1.AnalysisMatch{{Headers: []v1alpha1.HTTPHeaderMatch{{Name: "x-canary", Value: "1"}}}}}
+			}),
+			wantErr: "analysis.match, analysis.mirror and analysis.sessionAffinity add rules or filters to a route",
+		},
+		"a route name that is no object name": {
+			canary:  canary("rr6", func(c *v1alpha1.Canary) { c.Spec.Routing.RouteRefs[0].Name = "Shop_1" }),
+			wantErr: "routing.routeRefs[].name must be an object name",
+		},
+		"another kind of route": {
+			canary:  canary("rr7", func(c *v1alpha1.Canary) { c.Spec.Routing.RouteRefs[0].Kind = "TLSRoute" }),
+			wantErr: "Unsupported value: \"TLSRoute\"",
+		},
+		"the same route twice": {
+			canary:  canary("rr8", func(c *v1alpha1.Canary) { c.Spec.Routing.RouteRefs[1].Name = "shop" }),
+			wantErr: "Duplicate value",
+		},
+	}
+	for name, tt := range tests {
+		t.Run(name, func(t *testing.T) { expectAdmission(t, tt.canary, tt.wantErr) })
+	}
+}

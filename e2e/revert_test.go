@@ -97,6 +97,20 @@ func newFleet(t testing.TB, g Gomega, ns string, files map[string]string) *fleet
 // source (e.g. another url to the same repository).
 func newFleetWith(t testing.TB, g Gomega, ns string, files map[string]string, source map[string]any) *fleet {
 	t.Helper()
+	return createFleet(t, g, ns, files, source, nil)
+}
+
+// newFleetWithKustomization is newFleet whose Kustomization spec is
+// completed with kustomization (e.g. a shorter interval, ignore rules).
+func newFleetWithKustomization(t testing.TB, g Gomega, ns string, files map[string]string, kustomization map[string]any) *fleet {
+	t.Helper()
+	return createFleet(t, g, ns, files, nil, kustomization)
+}
+
+// createFleet is newFleet with the GitRepository's and Kustomization's
+// specs completed with source and kustomization.
+func createFleet(t testing.TB, g Gomega, ns string, files map[string]string, source, kustomization map[string]any) *fleet {
+	t.Helper()
 	ctx := context.Background()
 	f := &fleet{t: t, ns: ns, name: ns}
 	g.Expect(gitea.CreateRepository(ctx, f.name)).To(Succeed())
@@ -106,7 +120,7 @@ func newFleetWith(t testing.TB, g Gomega, ns string, files map[string]string, so
 	g.Expect(err).NotTo(HaveOccurred())
 	f.repo = repo
 	f.push(files, "Add podinfo")
-	applyFleet(t, g, f, source, nil)
+	applyFleet(t, g, f, source, kustomization)
 	return f
 }
 

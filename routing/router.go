@@ -142,15 +142,19 @@ type RouteStatus struct {
 // for: what is written is in force.
 var Programmed = RouteStatus{Programmed: true}
 
-// New returns the router of a Canary's routing provider.
-func New(c client.Client, owner string, provider v1alpha1.RoutingProvider) (Router, error) {
-	switch provider {
+// New returns the router of a Canary's routing: its provider's, or the
+// router of the routes the user keeps (routing.routeRefs).
+func New(c client.Client, owner string, routing v1alpha1.CanaryRouting) (Router, error) {
+	switch routing.Provider {
 	case v1alpha1.KubernetesRouting, "":
 		return &KubernetesRouter{Client: c, FieldOwner: owner}, nil
 	case v1alpha1.GatewayAPIRouting:
+		if len(routing.RouteRefs) > 0 {
+			return &RouteRefsRouter{Client: c, FieldOwner: owner}, nil
+		}
 		return &GatewayAPIRouter{Client: c, FieldOwner: owner}, nil
 	}
-	return nil, fmt.Errorf("routing provider %q is not supported: use kubernetes or gatewayapi", provider)
+	return nil, fmt.Errorf("routing provider %q is not supported: use kubernetes or gatewayapi", routing.Provider)
 }
 
 // notManaged is the error of a write to a routing object the Canary does

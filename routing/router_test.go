@@ -24,21 +24,24 @@ import (
 )
 
 // New returns the router of each provider, with the client and field
-// owner it is given; kubernetes is the default.
+// owner it is given; kubernetes is the default; gatewayapi with
+// routing.routeRefs steers the user's routes.
 func TestNew(t *testing.T) {
 	w := newRouterWorld(t)
 	tests := map[string]struct {
 		provider v1alpha1.RoutingProvider
+		routes   []v1alpha1.RouteReference
 		want     string // the router's type; "" for an error
 	}{
-		"kubernetes":          {v1alpha1.KubernetesRouting, "kubernetes"},
-		"none: the default":   {"", "kubernetes"},
-		"gatewayapi":          {v1alpha1.GatewayAPIRouting, "gatewayapi"},
-		"an unknown provider": {"istio", ""},
+		"kubernetes":                    {provider: v1alpha1.KubernetesRouting, want: "kubernetes"},
+		"none: the default":             {provider: "", want: "kubernetes"},
+		"gatewayapi":                    {provider: v1alpha1.GatewayAPIRouting, want: "gatewayapi"},
+		"gatewayapi, the user's routes": {provider: v1alpha1.GatewayAPIRouting, routes: []v1alpha1.RouteReference{{Name: "shop"}}, want: "routeRefs"},
+		"an unknown provider":           {provider: "istio", want: ""},
 	}
 	for name, tt := range tests {
 		t.Run(name, func(t *testing.T) {
-			r, err := New(w.store, "serin", tt.provider)
+			r, err := New(w.store, "serin", v1alpha1.CanaryRouting{Provider: tt.provider, RouteRefs: tt.routes})
 			got := ""
 			switch r := r.(type) {
 			case *KubernetesRouter:
@@ -48,6 +51,11 @@ func TestNew(t *testing.T) {
 				}
 			case *GatewayAPIRouter:
 				got = "gatewayapi"
+				if r.Client != w.store || r.FieldOwner != "serin" {
+					t.Errorf("router %+v, want the client and field owner given", r)
+				}
+			case *RouteRefsRouter:
+				got = "routeRefs"
 				if r.Client != w.store || r.FieldOwner != "serin" {
 					t.Errorf("router %+v, want the client and field owner given", r)
 				}

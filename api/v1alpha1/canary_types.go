@@ -97,6 +97,8 @@ const (
 // +kubebuilder:validation:XValidation:rule="!has(self.analysis) || !has(self.analysis.match) || size(self.analysis.match) == 0 || (has(self.analysis.iterations) && self.analysis.iterations > 0)",message="analysis.match (an A/B test) needs analysis.iterations, the number of steps the matched users stay on the canary"
 // +kubebuilder:validation:XValidation:rule="!has(self.analysis) || !has(self.analysis.sessionAffinity) || (has(self.routing) && has(self.routing.provider) && self.routing.provider == 'gatewayapi' && (!has(self.analysis.iterations) || self.analysis.iterations == 0))",message="analysis.sessionAffinity pins users to the side that served them while the weights move: it needs routing.provider gatewayapi with weights (no analysis.iterations)"
 // +kubebuilder:validation:XValidation:rule="!has(self.analysis) || !has(self.analysis.mirror) || !self.analysis.mirror || (has(self.routing) && has(self.routing.provider) && self.routing.provider == 'gatewayapi' && has(self.analysis.iterations) && self.analysis.iterations > 0 && (!has(self.analysis.match) || size(self.analysis.match) == 0))",message="analysis.mirror copies the primary's requests to the canary during a blue/green analysis on the HTTPRoute: it needs routing.provider gatewayapi and analysis.iterations, without analysis.match"
+// +kubebuilder:validation:XValidation:rule="!has(self.routing) || !has(self.routing.routeRefs) || size(self.routing.routeRefs) == 0 || self.targetRef.kind == 'Deployment'",message="routing.routeRefs needs a Deployment target: between rollouts your route sends to the apex Service, which serin points at the primary's pods (a Service target is the apex itself, and serves the newest pods)"
+// +kubebuilder:validation:XValidation:rule="!has(self.routing) || !has(self.routing.routeRefs) || size(self.routing.routeRefs) == 0 || !has(self.analysis) || ((!has(self.analysis.match) || size(self.analysis.match) == 0) && (!has(self.analysis.mirror) || !self.analysis.mirror) && !has(self.analysis.sessionAffinity))",message="routing.routeRefs moves only the backends of your rules: analysis.match, analysis.mirror and analysis.sessionAffinity add rules or filters to a route, which only the generated route can carry; remove them, or routing.routeRefs"
 // +kubebuilder:validation:XValidation:rule="self.targetRef.kind == oldSelf.targetRef.kind && self.targetRef.name == oldSelf.targetRef.name",message="spec.targetRef cannot change: the Canary owns the primary, Services and routes it generated for its target; delete this Canary (revertOnDeletion decides what the old target keeps) and create one for the new target (with Flux: annotate it kustomize.toolkit.fluxcd.io/force: Enabled)"
 // +kubebuilder:validation:XValidation:rule="(has(self.service.name) ? self.service.name : self.targetRef.name) == (has(oldSelf.service.name) ? oldSelf.service.name : oldSelf.targetRef.name)",message="spec.service.name cannot change: it names the apex Service and HTTPRoute users reach; delete this Canary and create one with the new name (with Flux: annotate it kustomize.toolkit.fluxcd.io/force: Enabled)"
 // +kubebuilder:validation:XValidation:rule="(has(self.routing) && has(self.routing.provider) && self.routing.provider != 'kubernetes') || !has(self.analysis) || ((!has(self.analysis.stepWeight) || self.analysis.stepWeight == 0) && !has(self.analysis.stepWeights))",message="routing.provider kubernetes switches all traffic at once: use analysis.iterations instead of analysis.stepWeight or analysis.stepWeights"
@@ -384,7 +386,9 @@ const (
 )
 
 // CanaryRouting selects the traffic router.
-// +kubebuilder:validation:XValidation:rule="self.provider != 'gatewayapi' || (has(self.gatewayRefs) && size(self.gatewayRefs) > 0)",message="routing.gatewayRefs must name at least one Gateway when routing.provider is gatewayapi"
+// +kubebuilder:validation:XValidation:rule="self.provider != 'gatewayapi' || (has(self.gatewayRefs) && size(self.gatewayRefs) > 0) || (has(self.routeRefs) && size(self.routeRefs) > 0)",message="routing.gatewayRefs must name at least one Gateway when routing.provider is gatewayapi (or routing.routeRefs the HTTPRoutes you keep)"
+// +kubebuilder:validation:XValidation:rule="!has(self.routeRefs) || size(self.routeRefs) == 0 || self.provider == 'gatewayapi'",message="routing.routeRefs names HTTPRoutes whose weights serin moves: it needs routing.provider gatewayapi"
+// +kubebuilder:validation:XValidation:rule="!has(self.routeRefs) || size(self.routeRefs) == 0 || !(has(self.gatewayRefs) || has(self.hosts) || has(self.match) || has(self.timeout) || has(self.backendTimeout) || has(self.retries) || has(self.headers) || has(self.rewrite) || has(self.corsPolicy) || has(self.mirrors))",message="routing.routeRefs steers the HTTPRoutes you keep, as you wrote them: set parents, hostnames, matches, timeouts and filters in those routes, and remove routing.gatewayRefs, hosts, match, timeout, backendTimeout, retries, headers, rewrite, corsPolicy and mirrors (they shape the route serin generates)"
 // +kubebuilder:validation:XValidation:rule="self.provider == 'gatewayapi' || !(has(self.match) || has(self.timeout) || has(self.backendTimeout) || has(self.retries) || has(self.headers) || has(self.rewrite) || has(self.corsPolicy) || has(self.mirrors))",message="routing.match, timeout, backendTimeout, retries, headers, rewrite, corsPolicy and mirrors configure the HTTPRoute and need routing.provider gatewayapi"
 // +kubebuilder:validation:XValidation:rule="!has(self.timeout) || !has(self.backendTimeout) || duration(self.timeout) == duration('0s') || duration(self.backendTimeout) <= duration(self.timeout)",message="routing.backendTimeout must not exceed routing.timeout: the request's timeout covers its backend requests"
 // +kubebuilder:validation:XValidation:rule="!has(self.rewrite) || !has(self.rewrite.path) || self.rewrite.path.type != 'ReplacePrefixMatch' || !has(self.match) || (size(self.match) == 1 && has(self.match[0].path) && self.match[0].path.type == 'PathPrefix')",message="routing.rewrite.path of type ReplacePrefixMatch needs exactly one routing.match, with a path of type PathPrefix (or no routing.match: all paths, prefix /)"
@@ -393,6 +397,20 @@ type CanaryRouting struct {
 	// +kubebuilder:default=kubernetes
 	// +optional
 	Provider RoutingProvider `json:"provider,omitempty"`
+
+	// RouteRefs are HTTPRoutes of the Canary's namespace that you keep
+	// (in Git, applied by Flux): instead of generating a route, serin moves
+	// the weights of the rules that send to the apex Service, and changes
+	// nothing else in them. Between rollouts each such rule is as you wrote
+	// it; during one, its backend to the apex Service becomes the primary
+	// and canary Services with their weights (every other field of the
+	// backend kept), in lockstep across the routes. With gatewayapi only,
+	// instead of gatewayRefs and the settings of the generated route.
+	// +kubebuilder:validation:MaxItems=8
+	// +listType=map
+	// +listMapKey=name
+	// +optional
+	RouteRefs []RouteReference `json:"routeRefs,omitempty"`
 
 	// GatewayRefs are the parents the generated HTTPRoute attaches to:
 	// Gateways, or Services for a mesh's east-west traffic (GAMMA).
@@ -579,6 +597,23 @@ type GatewayReference struct {
 	// +kubebuilder:validation:Maximum=65535
 	// +optional
 	Port *int32 `json:"port,omitempty"`
+}
+
+// RouteReference names a route of the Canary's namespace whose weights the
+// Canary moves (routing.routeRefs).
+type RouteReference struct {
+	// Kind of the route: HTTPRoute (gateway.networking.k8s.io/v1).
+	// +kubebuilder:validation:Enum=HTTPRoute
+	// +kubebuilder:default=HTTPRoute
+	// +optional
+	Kind string `json:"kind,omitempty"`
+
+	// Name of the route, in the Canary's namespace.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	// +kubebuilder:validation:XValidation:rule="self.matches('^[a-z0-9]([-a-z0-9]*[a-z0-9])?([.][a-z0-9]([-a-z0-9]*[a-z0-9])?)*$')",message="routing.routeRefs[].name must be an object name: a DNS-1123 subdomain"
+	// +required
+	Name string `json:"name"`
 }
 
 // GetKind returns the parent's kind, Gateway when not set.

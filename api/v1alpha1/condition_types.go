@@ -97,6 +97,11 @@ const (
 	// serin.dev/adopt=true (AdoptAnnotation). One controlled by another
 	// controller, another Canary included, is never taken over.
 	AdoptionRefusedReason string = "AdoptionRefused"
+	// RouteRefInvalidReason: a route of routing.routeRefs cannot be
+	// steered: it does not exist, it has no rule whose only backend is the
+	// apex Service, or another Canary steers it. The message names the
+	// route and what to fix; nothing of it is written meanwhile.
+	RouteRefInvalidReason string = "RouteRefInvalid"
 	// RouteNotProgrammedReason: the gateway has not accepted the HTTPRoute's
 	// current weights (a parent rejected it, or has not reported on its
 	// generation yet); the rollout waits, and stalls past the progress

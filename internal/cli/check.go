@@ -92,7 +92,9 @@ func newCheckCommand(env *environment) *cobra.Command {
 		Long: `Check, as flux check does, that the cluster runs Kubernetes ` + minKubernetesVersion + ` or later,
 which optional APIs serin can use (Gateway API HTTPRoutes for gatewayapi
 routing, Flux's notification-controller for spec.alerts), that serin's CRDs
-serve serin.dev/v1alpha1, and that the serin agent is deployed and ready.
+serve serin.dev/v1alpha1, that the serin agent is deployed and ready, and
+that every HTTPRoute a Canary steers (routing.routeRefs) is one it can
+steer, whose Flux Kustomization leaves the steered backends to serin.
 With --pre, only the prerequisites are checked, before installing serin.
 A missing optional API is a warning; any other failed check ends the
 command with exit status 1.`,
@@ -121,6 +123,10 @@ command with exit status 1.`,
 				}
 				l.actionf("checking the agent")
 				if err := checkAgent(ctx, kube, l, agentNamespace); err != nil {
+					return err
+				}
+				l.actionf("checking the routes canaries steer (routing.routeRefs)")
+				if err := checkSteeredRoutes(ctx, kube, l); err != nil {
 					return err
 				}
 			}

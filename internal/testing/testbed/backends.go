@@ -88,6 +88,9 @@ const (
 	VersionHeader = "X-App-Version"
 	// PodHeader carries the name of the pod that answered.
 	PodHeader = "X-App-Pod"
+	// TagHeader is echoed back as the app received it: a test sees the
+	// request header a route's filter set on the way to the pod.
+	TagHeader = "X-App-Tag"
 
 	// endpointSliceManager is the endpointslice.kubernetes.io/managed-by
 	// value of the slices the testbed writes.
@@ -697,6 +700,9 @@ func (be *backend) listen(ip string, ports []int32, served *atomic.Uint64) error
 		}
 		w.Header().Set(VersionHeader, be.version)
 		w.Header().Set(PodHeader, be.pod)
+		if tag := r.Header.Get(TagHeader); tag != "" {
+			w.Header().Set(TagHeader, tag)
+		}
 		w.Header().Set("Content-Type", "application/json")
 		if status != http.StatusOK {
 			w.WriteHeader(status)

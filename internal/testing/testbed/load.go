@@ -98,6 +98,8 @@ type Sample struct {
 	// Pod is the pod that answered (the app's X-App-Pod header): it tells
 	// apart two workloads of one version, a primary and a baseline.
 	Pod string
+	// Tag is the TagHeader the app received ("" when none).
+	Tag string
 	// Code is the HTTP status, 0 for a transport error or timeout.
 	Code int
 }
@@ -179,7 +181,7 @@ func (l *Load) send(ctx context.Context) Sample {
 	}
 	_, _ = io.Copy(io.Discard, resp.Body)
 	resp.Body.Close()
-	s.Code, s.Version, s.Pod = resp.StatusCode, resp.Header.Get(VersionHeader), resp.Header.Get(PodHeader)
+	s.Code, s.Version, s.Pod, s.Tag = resp.StatusCode, resp.Header.Get(VersionHeader), resp.Header.Get(PodHeader), resp.Header.Get(TagHeader)
 	return s
 }
 
@@ -209,6 +211,9 @@ type Counts struct {
 	// (0: transport error).
 	ByVersion map[string]int
 	ByCode    map[int]int
+	// ByTag counts the answers by the TagHeader the app received ("" for
+	// none).
+	ByTag map[string]int
 }
 
 // Share is the percentage of the window's requests that version answered.
@@ -223,7 +228,7 @@ func (c Counts) Share(version string) float64 {
 func (l *Load) Counts(from, to time.Time) Counts {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	c := Counts{ByVersion: map[string]int{}, ByCode: map[int]int{}}
+	c := Counts{ByVersion: map[string]int{}, ByCode: map[int]int{}, ByTag: map[string]int{}}
 	for _, s := range l.samples {
 		if s.Sent.Before(from) || (!to.IsZero() && !s.Sent.Before(to)) {
 			continue
@@ -232,6 +237,9 @@ func (l *Load) Counts(from, to time.Time) Counts {
 		c.ByCode[s.Code]++
 		if s.Version != "" {
 			c.ByVersion[s.Version]++
+		}
+		if s.OK() {
+			c.ByTag[s.Tag]++
 		}
 		if !s.OK() {
 			c.Errors++

@@ -1,0 +1,270 @@
+/*
+Copyright 2026 The serin authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	. "github.com/onsi/gomega"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
+
+	"github.com/serin-dev/serin/api/v1alpha1"
+	"github.com/serin-dev/serin/internal/testing/testbed"
+)
+
+// storeApp is a fleet whose ./apps/podinfo holds podinfo at tag (its pods
+// answering errorPct % 500s), a storefront Deployment and Service, the
+// Canary steering the user's route shop, and that route: the storefront's
+// rule first, then podinfo's, both with a request-header filter, podinfo's
+// with a timeout; extra rules come last.
+func storeApp(ns, tag string, errorPct int, extraRules string) map[string]string {
+	meta := ""
+	if errorPct > 0 {
+		meta = fmt.Sprintf("\n      annotations:\n        %s: %q", testbed.ErrorPercentAnnotation, fmt.Sprint(errorPct))
+	}
+	return map[string]string{
+		"apps/podinfo/kustomization.yaml": fmt.Sprintf(`apiVersion: kustomize.config.k8s.io/v1beta1
+kind: Kustomization
+namespace: %s
+resources:
+  - deployment.yaml
+  - storefront.yaml
+  - canary.yaml
+  - route.yaml
+images:
+  - name: podinfo
+    newTag: %s
+  - name: storefront
+    newTag: s1
+`, ns, tag),
+		"apps/podinfo/deployment.yaml": podinfoDeployment(meta),
+		"apps/podinfo/storefront.yaml": strings.ReplaceAll(podinfoDeployment(""), "podinfo", "storefront") + `---
+apiVersion: v1
+kind: Service
+metadata:
+  name: storefront
+spec:
+  selector:
+    app: storefront
+  ports:
+    - name: http
+      port: 9898
+      targetPort: http
+`,
+		"apps/podinfo/canary.yaml": `apiVersion: serin.dev/v1alpha1
+kind: Canary
+metadata:
+  name: podinfo
+spec:
+  targetRef:
+    apiVersion: apps/v1
+    kind: Deployment
+    name: podinfo
+  progressDeadlineSeconds: 60
+  service:
+    port: 9898
+  routing:
+    provider: gatewayapi
+    routeRefs:
+      - name: shop
+  analysis:
+    interval: 2s
+    threshold: 2
+    stepWeight: 20
+    maxWeight: 60
+    metrics:
+      - name: request-success-rate
+        interval: 3s
+        thresholdRange:
+          min: 99
+`,
+		"apps/podinfo/route.yaml": fmt.Sprintf(`apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata:
+  name: shop
+spec:
+  parentRefs:
+    - name: %s
+      namespace: %s
+  hostnames:
+    - %s
+  rules:
+    - matches:
+        - path:
+            type: PathPrefix
+            value: /storefront
+      filters:
+        - type: RequestHeaderModifier
+          requestHeaderModifier:
+            set:
+              - name: %s
+                value: storefront
+      backendRefs:
+        - name: storefront
+          port: 9898
+    - matches:
+        - path:
+            type: PathPrefix
+            value: /
+      filters:
+        - type: RequestHeaderModifier
+          requestHeaderModifier:
+            set:
+              - name: %s
+                value: shop
+      timeouts:
+        request: 10s
+      backendRefs:
+        - name: podinfo
+          port: 9898
+%s`, testbed.GatewayName, testbed.GatewayNamespace, appHost(ns), testbed.TagHeader, testbed.TagHeader, extraRules),
+	}
+}
+
+// adminRule is a rule a user commits to the route during a rollout.
+const adminRule = `    - matches:
+        - path:
+            type: PathPrefix
+            value: /admin
+      backendRefs:
+        - name: storefront
+          port: 9898
+`
+
+// shopKustomization is the Kustomization's spec beyond newFleet's: Flux
+// applies the route every 5 s, and leaves the backends of podinfo's rule
+// (the route's second) to serin, as docs/gateway-api-routes.md says.
+var shopKustomization = map[string]any{
+	"interval": "5s",
+	"ignore": []any{map[string]any{
+		"paths":  []any{"/spec/rules/1/backendRefs"},
+		"target": map[string]any{"group": "gateway.networking.k8s.io", "kind": "HTTPRoute", "name": "shop"},
+	}},
+}
+
+// appBackends renders the backends of podinfo's rule of the route shop as
+// the cluster has it: "name:port=weight" each.
+func appBackends(g Gomega, ns string) string {
+	s := appBackendsNow(ns)
+	g.Expect(s).NotTo(BeEmpty(), "the route shop and its podinfo rule")
+	return s
+}
+
+// appBackendsNow is appBackends for a sampler: "" when the route cannot be
+// read.
+func appBackendsNow(ns string) string {
+	route := &gatewayv1.HTTPRoute{}
+	if err := k8s.Get(context.Background(), types.NamespacedName{Namespace: ns, Name: "shop"}, route); err != nil || len(route.Spec.Rules) < 2 {
+		return ""
+	}
+	var parts []string
+	for _, b := range route.Spec.Rules[1].BackendRefs {
+		s := string(b.Name)
+		if b.Port != nil {
+			s += fmt.Sprintf(":%d", *b.Port)
+		}
+		if b.Weight != nil {
+			s += fmt.Sprintf("=%d", *b.Weight)
+		}
+		parts = append(parts, s)
+	}
+	return strings.Join(parts, ",")
+}
+
+// A user's HTTPRoute, kept in Git and applied by Flux every 5 s with the
+// guide's drift ignore rule: serin walks the weights of podinfo's rule
+// 20→40→60, the storefront's rule never moves, the filters reach every
+// backend, a rule committed mid-rollout reaches the cluster with serin's
+// weights intact, and promotion and rollback leave the route as in Git.
+// Every request counted went through Traefik.
+func TestRouteRefs_UsersRouteInGitKeepsItsRulesAndWeights(t *testing.T) {
+	shared(t)
+	g := NewWithT(t)
+	ctx := context.Background()
+	ns := newNamespace(t)
+	f := newFleetWithKustomization(t, g, ns, storeApp(ns, "v1", 0, ""), shopKustomization)
+	c := &v1alpha1.Canary{}
+	c.Namespace, c.Name = ns, "podinfo"
+	g.Eventually(func() error { return k8s.Get(ctx, client.ObjectKeyFromObject(c), c) }, 60*time.Second, 200*time.Millisecond).Should(Succeed())
+	waitForPhase(g, c, v1alpha1.PhaseInitialized, 60*time.Second)
+
+	app := startUsers(t, appHost(ns))
+	shop := testbed.StartLoad(ctx, testbed.LoadOptions{URL: gateway.URL + "/storefront", Host: appHost(ns), Rate: 20, Duration: time.Hour})
+	t.Cleanup(shop.Stop)
+	g.Eventually(func() string { return lastVersion(app) }, 30*time.Second).Should(Equal("v1"), "podinfo answers through the user's route")
+	g.Eventually(func() string { return lastVersion(shop) }, 30*time.Second).Should(Equal("s1"), "the storefront answers through the user's route")
+	g.Expect(appBackends(g, ns)).To(Equal("podinfo:9898=1"), "between rollouts podinfo's rule is as in Git")
+	weights := sample(t, func() string { return appBackendsNow(ns) })
+	start := time.Now()
+
+	// v2, by a commit: the weights walk; mid-rollout a commit adds a rule.
+	f.sync(g, f.push(storeApp(ns, "v2", 0, ""), "podinfo v2"))
+	g.Eventually(func(g Gomega) {
+		g.Expect(k8s.Get(ctx, client.ObjectKeyFromObject(c), c)).To(Succeed())
+		g.Expect(c.Status.Phase).To(Equal(v1alpha1.PhaseProgressing))
+		g.Expect(c.Status.CanaryWeight).To(BeNumerically(">=", 20))
+	}, 60*time.Second, 100*time.Millisecond).Should(Succeed())
+	f.sync(g, f.push(storeApp(ns, "v2", 0, adminRule), "Add the admin rule"))
+	route := &gatewayv1.HTTPRoute{}
+	g.Expect(k8s.Get(ctx, types.NamespacedName{Namespace: ns, Name: "shop"}, route)).To(Succeed())
+	g.Expect(route.Spec.Rules).To(HaveLen(3), "the rule committed mid-rollout reached the cluster")
+	g.Expect(k8s.Get(ctx, client.ObjectKeyFromObject(c), c)).To(Succeed())
+	if c.Status.Phase == v1alpha1.PhaseProgressing {
+		g.Expect(appBackends(g, ns)).To(HavePrefix("podinfo-primary:9898="), "serin's weights survived Flux applying the new commit")
+	}
+	waitForPhase(g, c, v1alpha1.PhaseSucceeded, 120*time.Second)
+	time.Sleep(time.Second)
+	end := time.Now()
+
+	seen := strings.Join(weights.seen(), " ")
+	for _, w := range []string{"podinfo-primary:9898=80,podinfo-canary:9898=20", "podinfo-primary:9898=60,podinfo-canary:9898=40", "podinfo-primary:9898=40,podinfo-canary:9898=60"} {
+		g.Expect(seen).To(ContainSubstring(w), "the weights walked their steps on the user's route")
+	}
+	g.Expect(appBackends(g, ns)).To(Equal("podinfo:9898=1"), "promoted: podinfo's rule is as in Git")
+	g.Expect(k8s.Get(ctx, types.NamespacedName{Namespace: ns, Name: "shop"}, route)).To(Succeed())
+	g.Expect(route.Spec.Rules).To(HaveLen(3))
+	g.Expect(route.Spec.Rules[0].BackendRefs).To(HaveLen(1))
+	g.Expect(string(route.Spec.Rules[0].BackendRefs[0].Name)).To(Equal("storefront"), "the storefront's rule never moved")
+	g.Expect(route.Annotations).To(HaveKeyWithValue("serin.dev/steered-by", "podinfo"))
+	g.Expect(route.Annotations).NotTo(HaveKey("serin.dev/rest-backends"))
+
+	apps := app.Counts(start, end)
+	t.Logf("podinfo's users over the rollout (%s): %d requests, by version %v, by code %v, by tag %v", end.Sub(start).Round(time.Second), apps.Total, apps.ByVersion, apps.ByCode, apps.ByTag)
+	g.Expect(apps.Errors).To(BeZero(), "no podinfo user saw an error")
+	g.Expect(apps.ByVersion["v2"]).To(BeNumerically(">", 0), "the canary served users through the user's route")
+	g.Expect(apps.ByTag).To(Equal(map[string]int{"shop": apps.Total}), "the rule's filter reached every backend, primary and canary")
+	shops := shop.Counts(start, end)
+	t.Logf("storefront's users: %d requests, by version %v, by code %v, by tag %v", shops.Total, shops.ByVersion, shops.ByCode, shops.ByTag)
+	g.Expect(shops.Errors).To(BeZero())
+	g.Expect(shops.ByVersion).To(Equal(map[string]int{"s1": shops.Total}), "the storefront's traffic never moved")
+	g.Expect(shops.ByTag).To(Equal(map[string]int{"storefront": shops.Total}))
+	g.Expect(lastVersion(app)).To(Equal("v2"))
+
+	// v3 errs: rolled back, the route as in Git again.
+	f.sync(g, f.push(storeApp(ns, "v3", 50, adminRule), "podinfo v3"))
+	waitForPhase(g, c, v1alpha1.PhaseFailed, 120*time.Second)
+	g.Eventually(func(g Gomega) string { return appBackends(g, ns) }, 10*time.Second, 100*time.Millisecond).Should(Equal("podinfo:9898=1"), "rolled back: podinfo's rule is as in Git")
+	g.Eventually(func() string { return lastVersion(app) }, 10*time.Second).Should(Equal("v2"))
+	g.Expect(k8s.Get(ctx, types.NamespacedName{Namespace: ns, Name: "shop"}, route)).To(Succeed())
+	g.Expect(route.Spec.Rules).To(HaveLen(3), "the rollback kept Git's rules")
+}

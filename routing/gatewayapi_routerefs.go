@@ -1,0 +1,464 @@
+/*
+Copyright 2026 The serin authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package routing
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"strings"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
+
+	"github.com/serin-dev/serin/api/v1alpha1"
+)
+
+// RouteRefsRouter moves the weights of HTTPRoutes the user keeps
+// (routing.routeRefs), usually in Git, applied by Flux. It changes only the
+// backendRefs of the rules that send to the apex Service alone (the
+// steered rules) and serin's own annotations: between rollouts a steered
+// rule is as the user wrote it, one backend to the apex Service (which
+// selects the primary's pods); during one, that backend becomes the primary
+// and canary Services with their weights, every other field of it (port,
+// filters) kept. Every route moves in lockstep. It never creates, owns or
+// deletes a route.
+//
+// A Flux Kustomization that applies such a route would put the rule's
+// backendRefs back on each reconcile: the guide's drift ignore rule
+// (spec.ignore, paths /spec/rules/N/backendRefs) leaves them to serin, and
+// keeps everything else of the route following Git. Without it serin sees
+// the reset (the weights it last wrote are in an annotation) and writes
+// them again.
+type RouteRefsRouter struct {
+	Client     client.Client
+	FieldOwner string
+}
+
+const (
+	// SteeredByAnnotation names the Canary that steers a route; a route
+	// another Canary steers stalls the later one (claims).
+	SteeredByAnnotation = "serin.dev/steered-by"
+	// weightsAnnotation records the weights serin last wrote on a route's
+	// steered rules ("primary,canary", "+baseline" when the baseline is
+	// routed): a reset by another writer is seen and undone.
+	weightsAnnotation = "serin.dev/weights"
+	// restBackendsAnnotation keeps, during a rollout, each steered rule's
+	// backend as the user wrote it (JSON, by rule index), to put back when
+	// the rollout ends.
+	restBackendsAnnotation = "serin.dev/rest-backends"
+)
+
+// RouteRefError is a route of routing.routeRefs that serin cannot steer:
+// missing, or with no rule that sends to the apex Service alone. A person
+// must fix the route or the Canary.
+type RouteRefError struct {
+	// Route is the route's name.
+	Route string
+	// Missing is true when the route does not exist.
+	Missing bool
+	// Message says what is wrong and what to fix.
+	Message string
+}
+
+func (e *RouteRefError) Error() string { return e.Message }
+
+// Reconcile checks that every route exists and has a steered rule, marks
+// it as this Canary's, and puts back the weights serin last wrote on it
+// where another writer reset them (all traffic on the primary for a route
+// serin has not moved yet).
+func (r *RouteRefsRouter) Reconcile(ctx context.Context, canary *v1alpha1.Canary, t Target) error {
+	routes, err := r.routes(ctx, canary, t)
+	if err != nil {
+		return err
+	}
+	w, baseline := AllPrimary, false
+	if last, ok := lastWritten(routes); ok {
+		w, baseline = last.w, last.baseline
+	}
+	t.RouteBaseline = baseline
+	return r.write(ctx, canary, t, routes, w)
+}
+
+// SetRoutes writes the weights on the steered rules of every route.
+func (r *RouteRefsRouter) SetRoutes(ctx context.Context, canary *v1alpha1.Canary, t Target, w Weights) error {
+	routes, err := r.routes(ctx, canary, t)
+	if err != nil {
+		return err
+	}
+	return r.write(ctx, canary, t, routes, w)
+}
+
+// GetRoutes reads the weights of the steered rules. They count as found
+// only when every route carries the same weights, those serin last wrote:
+// otherwise another writer moved them (Flux applying the route from Git
+// without the drift ignore rule, a person), and SyncServices puts them
+// back (Reconcile). The routes are programmed when every parent of every
+// route accepted its current generation.
+func (r *RouteRefsRouter) GetRoutes(ctx context.Context, canary *v1alpha1.Canary, t Target) (Routes, error) {
+	var out Routes
+	out.Status = Programmed
+	var why []string
+	for i, ref := range canary.Spec.Routing.RouteRefs {
+		route := &gatewayv1.HTTPRoute{}
+		if err := r.Client.Get(ctx, types.NamespacedName{Namespace: canary.Namespace, Name: ref.Name}, route); err != nil {
+			if apierrors.IsNotFound(err) || meta.IsNoMatchError(err) {
+				return Routes{}, nil
+			}
+			return Routes{}, err
+		}
+		if route.Annotations[SteeredByAnnotation] != canary.Name {
+			return Routes{}, nil
+		}
+		steered, err := steeredRules(route, t)
+		if err != nil {
+			return Routes{}, nil
+		}
+		for j, rule := range steered {
+			w, baseline := steeredWeights(route.Spec.Rules[rule], t)
+			if i == 0 && j == 0 {
+				out.Found, out.Weights, out.Baseline = true, w, baseline
+			}
+			if w != out.Weights || baseline != out.Baseline {
+				return Routes{}, nil // not in lockstep
+			}
+		}
+		if last, ok := parseWeights(route.Annotations[weightsAnnotation]); ok && (last.w != out.Weights || last.baseline != out.Baseline) {
+			return Routes{}, nil // reset by another writer
+		}
+		st := routeStatus(route)
+		out.Status.Generation += st.Generation
+		if !st.Programmed {
+			out.Status.Programmed = false
+			out.Status.Rejected = out.Status.Rejected || st.Rejected
+			why = append(why, "httproute "+route.Name+": "+st.Message)
+		}
+	}
+	out.Status.Message = strings.Join(why, "; ")
+	return out, nil
+}
+
+// Finalize puts every steered rule back as the user wrote it (all traffic
+// through the apex Service) and removes serin's annotations: the route is
+// the user's again. A missing route or HTTPRoute kind is nothing to do.
+func (r *RouteRefsRouter) Finalize(ctx context.Context, canary *v1alpha1.Canary, t Target) error {
+	t.PrimaryService, t.CanaryService = canary.GetPrimaryServiceName(), canary.GetCanaryServiceName()
+	if canary.WantsBaseline() {
+		t.BaselineService = canary.GetBaselineServiceName()
+	}
+	for _, ref := range canary.Spec.Routing.RouteRefs {
+		route := &gatewayv1.HTTPRoute{}
+		if err := r.Client.Get(ctx, types.NamespacedName{Namespace: canary.Namespace, Name: ref.Name}, route); err != nil {
+			if apierrors.IsNotFound(err) || meta.IsNoMatchError(err) {
+				continue
+			}
+			return fmt.Errorf("failed to get httproute %s: %w", ref.Name, err)
+		}
+		if route.Annotations[SteeredByAnnotation] != canary.Name {
+			continue // not this Canary's to change
+		}
+		patch := client.MergeFromWithOptions(route.DeepCopy(), client.MergeFromWithOptimisticLock{})
+		if steered, err := steeredRules(route, t); err == nil {
+			rest := restBackends(route)
+			for _, i := range steered {
+				route.Spec.Rules[i].BackendRefs = []gatewayv1.HTTPBackendRef{restBackend(route.Spec.Rules[i], rest[i], t)}
+			}
+		}
+		delete(route.Annotations, SteeredByAnnotation)
+		delete(route.Annotations, weightsAnnotation)
+		delete(route.Annotations, restBackendsAnnotation)
+		if err := r.Client.Patch(ctx, route, patch, client.FieldOwner(r.FieldOwner)); err != nil {
+			return fmt.Errorf("failed to hand httproute %s back: %w", route.Name, err)
+		}
+	}
+	return nil
+}
+
+// routes reads every route of routing.routeRefs and checks that serin may
+// steer it.
+func (r *RouteRefsRouter) routes(ctx context.Context, canary *v1alpha1.Canary, t Target) ([]*gatewayv1.HTTPRoute, error) {
+	var out []*gatewayv1.HTTPRoute
+	for _, ref := range canary.Spec.Routing.RouteRefs {
+		route := &gatewayv1.HTTPRoute{}
+		if err := r.Client.Get(ctx, types.NamespacedName{Namespace: canary.Namespace, Name: ref.Name}, route); err != nil {
+			if apierrors.IsNotFound(err) {
+				return nil, &RouteRefError{Route: ref.Name, Missing: true, Message: fmt.Sprintf(
+					"httproute %s/%s named by routing.routeRefs not found: create it (or let Flux apply it), or fix the name", canary.Namespace, ref.Name)}
+			}
+			return nil, fmt.Errorf("failed to get httproute %s: %w", ref.Name, err)
+		}
+		if by := route.Annotations[SteeredByAnnotation]; by != "" && by != canary.Name {
+			return nil, &RouteRefError{Route: ref.Name, Message: fmt.Sprintf(
+				"httproute %s/%s is steered by canary %s: one Canary moves a route's weights; remove it from this Canary's routing.routeRefs", canary.Namespace, ref.Name, by)}
+		}
+		if _, err := steeredRules(route, t); err != nil {
+			return nil, err
+		}
+		out = append(out, route)
+	}
+	return out, nil
+}
+
+// write gives the steered rules of every route the weights w, and records
+// them; a route already carrying them is not written. A route changed since
+// it was read (Flux applying a new commit) is not overwritten: the write
+// fails on its resourceVersion and is tried again with the new route.
+func (r *RouteRefsRouter) write(ctx context.Context, canary *v1alpha1.Canary, t Target, routes []*gatewayv1.HTTPRoute, w Weights) error {
+	for _, route := range routes {
+		patch := client.MergeFromWithOptions(route.DeepCopy(), client.MergeFromWithOptimisticLock{})
+		steered, _ := steeredRules(route, t)
+		rest := restBackends(route)
+		atRest := w == AllPrimary && !t.routedBaseline()
+		for _, i := range steered {
+			rule := route.Spec.Rules[i]
+			keep, ok := rest[i]
+			if !ok {
+				keep = restBackend(rule, gatewayv1.HTTPBackendRef{}, t)
+				rest[i] = keep
+			}
+			if atRest {
+				route.Spec.Rules[i].BackendRefs = []gatewayv1.HTTPBackendRef{restBackend(rule, keep, t)}
+			} else {
+				route.Spec.Rules[i].BackendRefs = rolledBackends(keep, t, w)
+			}
+		}
+		if route.Annotations == nil {
+			route.Annotations = map[string]string{}
+		}
+		route.Annotations[SteeredByAnnotation] = canary.Name
+		route.Annotations[weightsAnnotation] = formatWeights(w, t.routedBaseline())
+		if atRest {
+			delete(route.Annotations, restBackendsAnnotation)
+		} else {
+			route.Annotations[restBackendsAnnotation] = formatRestBackends(rest)
+		}
+		data, err := patch.Data(route)
+		if err != nil {
+			return err
+		}
+		if string(data) == "{}" || isOnlyResourceVersion(data) {
+			continue
+		}
+		if err := r.Client.Patch(ctx, route, patch, client.FieldOwner(r.FieldOwner)); err != nil {
+			return fmt.Errorf("failed to set weights on httproute %s: %w", route.Name, err)
+		}
+	}
+	return nil
+}
+
+// isOnlyResourceVersion tells whether an optimistic merge patch changes
+// nothing but carries the resourceVersion it checks.
+func isOnlyResourceVersion(data []byte) bool {
+	var p map[string]any
+	if json.Unmarshal(data, &p) != nil || len(p) != 1 {
+		return false
+	}
+	m, ok := p["metadata"].(map[string]any)
+	if !ok || len(m) != 1 {
+		return false
+	}
+	_, ok = m["resourceVersion"]
+	return ok
+}
+
+// steeredRules returns the indexes of the rules serin steers: those whose
+// only backend is the apex Service, and those serin already moved (the
+// primary and canary Services, and the baseline's). A route with none, or
+// with a rule that mixes them with other backends, cannot be steered.
+func steeredRules(route *gatewayv1.HTTPRoute, t Target) ([]int, error) {
+	var out []int
+	for i, rule := range route.Spec.Rules {
+		ours, others := 0, 0
+		apex, primary, canary := false, false, false
+		for _, b := range rule.BackendRefs {
+			switch name := serviceIn(b.BackendObjectReference, route.Namespace); {
+			case name == "":
+				others++
+			case name == t.ApexService:
+				ours, apex = ours+1, true
+			case name == t.PrimaryService:
+				ours, primary = ours+1, true
+			case name == t.CanaryService:
+				ours, canary = ours+1, true
+			case t.BaselineService != "" && name == t.BaselineService:
+				ours++
+			default:
+				others++
+			}
+		}
+		switch {
+		case ours == 0:
+			continue
+		case others > 0 || (apex && ours > 1) || (!apex && (!primary || !canary)):
+			return nil, &RouteRefError{Route: route.Name, Message: fmt.Sprintf(
+				"rule %d of httproute %s/%s sends to Service %s together with other backends: serin steers a rule whose only backend is %s; give the other backends a rule of their own",
+				i, route.Namespace, route.Name, t.ApexService, t.ApexService)}
+		}
+		out = append(out, i)
+	}
+	if len(out) == 0 {
+		return nil, &RouteRefError{Route: route.Name, Message: fmt.Sprintf(
+			"httproute %s/%s has no rule that sends to Service %s: point the backendRefs of the rule serin should steer at %s (port %d)",
+			route.Namespace, route.Name, t.ApexService, t.ApexService, t.Port)}
+	}
+	return out, nil
+}
+
+// serviceIn returns the name of the core Service a backend names in the
+// route's namespace, "" for any other backend.
+func serviceIn(b gatewayv1.BackendObjectReference, namespace string) string {
+	if ptr.Deref(b.Group, "") != "" || ptr.Deref(b.Kind, "Service") != "Service" {
+		return ""
+	}
+	if b.Namespace != nil && string(*b.Namespace) != namespace {
+		return ""
+	}
+	return string(b.Name)
+}
+
+// steeredWeights reads the weights of a steered rule: all on the primary
+// when it sends to the apex Service, as the user wrote it.
+func steeredWeights(rule gatewayv1.HTTPRouteRule, t Target) (Weights, bool) {
+	if len(rule.BackendRefs) == 1 && string(rule.BackendRefs[0].Name) == t.ApexService {
+		return AllPrimary, false
+	}
+	w, _ := ruleWeights(rule, t)
+	baseline := false
+	for _, b := range rule.BackendRefs {
+		baseline = baseline || (t.BaselineService != "" && string(b.Name) == t.BaselineService)
+	}
+	return w, baseline
+}
+
+// restBackend is a steered rule's backend as the user wrote it: kept, the
+// one recorded when serin first moved the rule, else the primary's backend
+// of the moved rule sent to the apex Service again.
+func restBackend(rule gatewayv1.HTTPRouteRule, kept gatewayv1.HTTPBackendRef, t Target) gatewayv1.HTTPBackendRef {
+	if kept.Name != "" {
+		return *kept.DeepCopy()
+	}
+	if len(rule.BackendRefs) == 1 && string(rule.BackendRefs[0].Name) == t.ApexService {
+		return *rule.BackendRefs[0].DeepCopy()
+	}
+	for _, b := range rule.BackendRefs {
+		if string(b.Name) == t.PrimaryService {
+			out := *b.DeepCopy()
+			out.Name = gatewayv1.ObjectName(t.ApexService)
+			out.Weight = nil
+			return out
+		}
+	}
+	return gatewayv1.HTTPBackendRef{}
+}
+
+// rolledBackends are a steered rule's backends during a rollout: the
+// user's backend to the apex Service, once for the primary and once for
+// the canary (and the baseline's, taking the canary's weight from the
+// primary's share), each with its weight.
+func rolledBackends(rest gatewayv1.HTTPBackendRef, t Target, w Weights) []gatewayv1.HTTPBackendRef {
+	to := func(service string, weight int) gatewayv1.HTTPBackendRef {
+		b := *rest.DeepCopy()
+		b.Name = gatewayv1.ObjectName(service)
+		b.Weight = ptr.To(int32(weight))
+		return b
+	}
+	if t.routedBaseline() {
+		bw := baselineWeight(w)
+		return []gatewayv1.HTTPBackendRef{to(t.PrimaryService, w.Primary-bw), to(t.BaselineService, bw), to(t.CanaryService, w.Canary)}
+	}
+	return []gatewayv1.HTTPBackendRef{to(t.PrimaryService, w.Primary), to(t.CanaryService, w.Canary)}
+}
+
+// restBackends reads restBackendsAnnotation; a missing or unreadable one
+// is empty.
+func restBackends(route *gatewayv1.HTTPRoute) map[int]gatewayv1.HTTPBackendRef {
+	out := map[int]gatewayv1.HTTPBackendRef{}
+	raw := map[string]gatewayv1.HTTPBackendRef{}
+	if json.Unmarshal([]byte(route.Annotations[restBackendsAnnotation]), &raw) != nil {
+		return out
+	}
+	for k, v := range raw {
+		if i, err := strconv.Atoi(k); err == nil && v.Name != "" {
+			out[i] = v
+		}
+	}
+	return out
+}
+
+func formatRestBackends(rest map[int]gatewayv1.HTTPBackendRef) string {
+	raw := map[string]gatewayv1.HTTPBackendRef{}
+	for i, b := range rest {
+		raw[strconv.Itoa(i)] = b
+	}
+	data, _ := json.Marshal(raw)
+	return string(data)
+}
+
+// written is what weightsAnnotation records.
+type written struct {
+	w        Weights
+	baseline bool
+}
+
+func formatWeights(w Weights, baseline bool) string {
+	s := fmt.Sprintf("%d,%d", w.Primary, w.Canary)
+	if baseline {
+		s += "+baseline"
+	}
+	return s
+}
+
+func parseWeights(s string) (written, bool) {
+	var out written
+	s, out.baseline = strings.CutSuffix(s, "+baseline")
+	p, c, ok := strings.Cut(s, ",")
+	if !ok {
+		return written{}, false
+	}
+	var err1, err2 error
+	out.w.Primary, err1 = strconv.Atoi(p)
+	out.w.Canary, err2 = strconv.Atoi(c)
+	return out, err1 == nil && err2 == nil
+}
+
+// lastWritten returns the weights serin last wrote, as the first route
+// records them.
+func lastWritten(routes []*gatewayv1.HTTPRoute) (written, bool) {
+	for _, route := range routes {
+		if w, ok := parseWeights(route.Annotations[weightsAnnotation]); ok {
+			return w, true
+		}
+	}
+	return written{}, false
+}
+
+// SteeredRules returns the indexes of the rules of route that canary
+// steers (routing.routeRefs): for readers outside the router (serin check,
+// which looks for a Flux drift ignore rule for each).
+func SteeredRules(route *gatewayv1.HTTPRoute, canary *v1alpha1.Canary) ([]int, error) {
+	t := Target{ApexService: canary.GetServiceName(), PrimaryService: canary.GetPrimaryServiceName(),
+		CanaryService: canary.GetCanaryServiceName(), Port: canary.Spec.Service.Port}
+	if canary.WantsBaseline() {
+		t.BaselineService = canary.GetBaselineServiceName()
+	}
+	return steeredRules(route, t)
+}
