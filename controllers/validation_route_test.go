@@ -253,3 +253,35 @@ func TestValidation_RouteRefs(t *testing.T) {
 		t.Run(name, func(t *testing.T) { expectAdmission(t, tt.canary, tt.wantErr) })
 	}
 }
+
+// analysis.pin is admitted on a weighted analysis of the generated route,
+// and refused with a message that says what to fix elsewhere.
+func TestValidation_Pin(t *testing.T) {
+	ns := newNamespace(t)
+	pin := &v1alpha1.CanaryPin{Match: []v1alpha1.AnalysisMatch{{Headers: []v1alpha1.HTTPHeaderMatch{{Name: "x-tester", Value: "yes"}}}}, FromWeight: ptr.To(int32(20))}
+	canary := func(name string, r v1alpha1.CanaryRouting, a v1alpha1.CanaryAnalysis) *v1alpha1.Canary {
+		a.Pin = pin
+		return testobj.MakeCanary(name, ns).Routing(r).Analysis(a).Obj()
+	}
+	gateway := v1alpha1.CanaryRouting{Provider: v1alpha1.GatewayAPIRouting, GatewayRefs: []v1alpha1.GatewayReference{{Name: "public"}}}
+	const refused = "analysis.pin adds a rule for the pinned requests to the generated HTTPRoute during a weighted analysis"
+	tests := map[string]struct {
+		canary  *v1alpha1.Canary
+		wantErr string
+	}{
+		"weights on the generated route": {canary: canary("ok-pin", gateway, v1alpha1.CanaryAnalysis{StepWeight: 10})},
+		"the kubernetes router": {canary: canary("pin1", v1alpha1.CanaryRouting{Provider: v1alpha1.KubernetesRouting}, v1alpha1.CanaryAnalysis{Iterations: 2}),
+			wantErr: refused},
+		"blue/green on the route": {canary: canary("pin2", gateway, v1alpha1.CanaryAnalysis{Iterations: 2}), wantErr: refused},
+		"the user's routes": {canary: canary("pin3", v1alpha1.CanaryRouting{Provider: v1alpha1.GatewayAPIRouting, RouteRefs: []v1alpha1.RouteReference{{Name: "shop"}}},
+			v1alpha1.CanaryAnalysis{StepWeight: 10}), wantErr: refused},
+		"no match": {canary: func() *v1alpha1.Canary {
+			c := canary("pin4", gateway, v1alpha1.CanaryAnalysis{StepWeight: 10})
+			c.Spec.Analysis.Pin = &v1alpha1.CanaryPin{}
+			return c
+		}(), wantErr: "spec.analysis.pin.match"},
+	}
+	for name, tt := range tests {
+		t.Run(name, func(t *testing.T) { expectAdmission(t, tt.canary, tt.wantErr) })
+	}
+}

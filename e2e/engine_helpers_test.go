@@ -302,6 +302,17 @@ func (s *sampler) seen() []string {
 	return append([]string(nil), s.values...)
 }
 
+// samplePhases samples the phase of a Canary until the test ends.
+func samplePhases(t testing.TB, c *v1alpha1.Canary) *sampler {
+	return sample(t, func() string {
+		cur := &v1alpha1.Canary{}
+		if err := k8s.Get(context.Background(), client.ObjectKeyFromObject(c), cur); err != nil {
+			return ""
+		}
+		return string(cur.Status.Phase)
+	})
+}
+
 // routeWeights renders the primary/canary weights of an HTTPRoute.
 func routeWeights(ns, name string) func() string {
 	return func() string {

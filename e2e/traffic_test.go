@@ -121,13 +121,7 @@ func TestTraffic_SharesFollowTheWeights(t *testing.T) {
 	ns := newNamespace(t)
 	c := gatewayCanary(t, g, ns, withBuiltinChecks)
 	tl := recordWeights(t, ns, "podinfo")
-	phases := sample(t, func() string {
-		cur := &v1alpha1.Canary{}
-		if err := k8s.Get(context.Background(), client.ObjectKeyFromObject(c), cur); err != nil {
-			return ""
-		}
-		return string(cur.Status.Phase)
-	})
+	phases := samplePhases(t, c)
 	start := time.Now()
 
 	setImage(g, ns, "podinfo", "podinfo:v2")

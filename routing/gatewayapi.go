@@ -202,6 +202,8 @@ func routeSpec(canary *v1alpha1.Canary, t Target, w Weights) gatewayv1.HTTPRoute
 		rules = abTestRules(canary, rule, w, backend(t.PrimaryService, 100))
 	case canary.Spec.Analysis != nil && canary.Spec.Analysis.SessionAffinity != nil:
 		rules = stickyRules(canary, t, rule, w)
+	case pinned(canary, w):
+		rules = append(rules, pinRules(canary, rule, backend(t.CanaryService, 100))...)
 	}
 	return gatewayv1.HTTPRouteSpec{
 		CommonRouteSpec: gatewayv1.CommonRouteSpec{ParentRefs: parents},
@@ -223,12 +225,49 @@ func routeSpec(canary *v1alpha1.Canary, t Target, w Weights) gatewayv1.HTTPRoute
 // matches), which Gateway API's precedence serves first whatever the
 // order; they come first so that weightsOf reads them.
 func abTestRules(canary *v1alpha1.Canary, rule gatewayv1.HTTPRouteRule, w Weights, primaryOnly gatewayv1.HTTPBackendRef) []gatewayv1.HTTPRouteRule {
+	rules := matchedRules(rule, canary.Spec.Analysis.Match)
+	others := rule
+	if w.ABTest {
+		others = *rule.DeepCopy()
+		others.BackendRefs = []gatewayv1.HTTPBackendRef{primaryOnly}
+	}
+	return append(rules, others)
+}
+
+// pinned tells whether the route at weights w pins analysis.pin's requests
+// to the canary: during a weighted analysis (the canary has a share, not
+// all of it), from analysis.pin.fromWeight.
+func pinned(canary *v1alpha1.Canary, w Weights) bool {
+	a := canary.Spec.Analysis
+	if a == nil || a.Pin == nil || w.Canary <= 0 || w.Canary >= 100 || w.ABTest || w.Mirror {
+		return false
+	}
+	return a.Pin.FromWeight == nil || int32(w.Canary) >= *a.Pin.FromWeight
+}
+
+// pinRules are the rules of analysis.pin: one per entry, its conditions
+// within each match of routing.match (abTestMatch), sending what it matches
+// to the canary alone. They are more specific than rule (more header and
+// query matches), which Gateway API's precedence serves first whatever the
+// order; they come after it so that weightsOf reads rule.
+func pinRules(canary *v1alpha1.Canary, rule gatewayv1.HTTPRouteRule, canaryOnly gatewayv1.HTTPBackendRef) []gatewayv1.HTTPRouteRule {
+	rules := matchedRules(rule, canary.Spec.Analysis.Pin.Match)
+	for i := range rules {
+		rules[i].BackendRefs = []gatewayv1.HTTPBackendRef{canaryOnly}
+	}
+	return rules
+}
+
+// matchedRules are copies of rule, one per entry, whose matches are the
+// entry's conditions within each of rule's matches (every path when it
+// has none).
+func matchedRules(rule gatewayv1.HTTPRouteRule, entries []v1alpha1.AnalysisMatch) []gatewayv1.HTTPRouteRule {
 	bases := rule.Matches
 	if len(bases) == 0 {
 		bases = []gatewayv1.HTTPRouteMatch{routeMatch(v1alpha1.HTTPRouteMatch{})} // every path
 	}
 	var rules []gatewayv1.HTTPRouteRule
-	for _, m := range canary.Spec.Analysis.Match {
+	for _, m := range entries {
 		matched := *rule.DeepCopy()
 		matched.Matches = nil
 		for _, base := range bases {
@@ -236,12 +275,7 @@ func abTestRules(canary *v1alpha1.Canary, rule gatewayv1.HTTPRouteRule, w Weight
 		}
 		rules = append(rules, matched)
 	}
-	others := rule
-	if w.ABTest {
-		others = *rule.DeepCopy()
-		others.BackendRefs = []gatewayv1.HTTPBackendRef{primaryOnly}
-	}
-	return append(rules, others)
+	return rules
 }
 
 // abTestMatch adds an analysis.match entry's conditions to a match of

@@ -99,6 +99,7 @@ const (
 // +kubebuilder:validation:XValidation:rule="!has(self.analysis) || !has(self.analysis.mirror) || !self.analysis.mirror || (has(self.routing) && has(self.routing.provider) && self.routing.provider == 'gatewayapi' && has(self.analysis.iterations) && self.analysis.iterations > 0 && (!has(self.analysis.match) || size(self.analysis.match) == 0))",message="analysis.mirror copies the primary's requests to the canary during a blue/green analysis on the HTTPRoute: it needs routing.provider gatewayapi and analysis.iterations, without analysis.match"
 // +kubebuilder:validation:XValidation:rule="!has(self.routing) || !has(self.routing.routeRefs) || size(self.routing.routeRefs) == 0 || self.targetRef.kind == 'Deployment'",message="routing.routeRefs needs a Deployment target: between rollouts your route sends to the apex Service, which serin points at the primary's pods (a Service target is the apex itself, and serves the newest pods)"
 // +kubebuilder:validation:XValidation:rule="!has(self.routing) || !has(self.routing.routeRefs) || size(self.routing.routeRefs) == 0 || !has(self.analysis) || ((!has(self.analysis.match) || size(self.analysis.match) == 0) && (!has(self.analysis.mirror) || !self.analysis.mirror) && !has(self.analysis.sessionAffinity))",message="routing.routeRefs moves only the backends of your rules: analysis.match, analysis.mirror and analysis.sessionAffinity add rules or filters to a route, which only the generated route can carry; remove them, or routing.routeRefs"
+// +kubebuilder:validation:XValidation:rule="!has(self.analysis) || !has(self.analysis.pin) || (has(self.routing) && has(self.routing.provider) && self.routing.provider == 'gatewayapi' && (!has(self.routing.routeRefs) || size(self.routing.routeRefs) == 0) && (!has(self.analysis.iterations) || self.analysis.iterations == 0) && !has(self.analysis.sessionAffinity))",message="analysis.pin adds a rule for the pinned requests to the generated HTTPRoute during a weighted analysis: it needs routing.provider gatewayapi without routing.routeRefs, weights (no analysis.iterations), and no analysis.sessionAffinity"
 // +kubebuilder:validation:XValidation:rule="self.targetRef.kind == oldSelf.targetRef.kind && self.targetRef.name == oldSelf.targetRef.name",message="spec.targetRef cannot change: the Canary owns the primary, Services and routes it generated for its target; delete this Canary (revertOnDeletion decides what the old target keeps) and create one for the new target (with Flux: annotate it kustomize.toolkit.fluxcd.io/force: Enabled)"
 // +kubebuilder:validation:XValidation:rule="(has(self.service.name) ? self.service.name : self.targetRef.name) == (has(oldSelf.service.name) ? oldSelf.service.name : oldSelf.targetRef.name)",message="spec.service.name cannot change: it names the apex Service and HTTPRoute users reach; delete this Canary and create one with the new name (with Flux: annotate it kustomize.toolkit.fluxcd.io/force: Enabled)"
 // +kubebuilder:validation:XValidation:rule="(has(self.routing) && has(self.routing.provider) && self.routing.provider != 'kubernetes') || !has(self.analysis) || ((!has(self.analysis.stepWeight) || self.analysis.stepWeight == 0) && !has(self.analysis.stepWeights))",message="routing.provider kubernetes switches all traffic at once: use analysis.iterations instead of analysis.stepWeight or analysis.stepWeights"
@@ -616,6 +617,27 @@ type RouteReference struct {
 	Name string `json:"name"`
 }
 
+// CanaryPin pins the requests it matches to the canary during a weighted
+// analysis (analysis.pin).
+type CanaryPin struct {
+	// Match selects the pinned requests: those matching any entry (all of
+	// its headers and query parameters, within routing.match). A cookie is
+	// a RegularExpression on the Cookie header, e.g.
+	// ^(.*?;\s*)?(canary=always)(;.*)?$.
+	// +kubebuilder:validation:MinItems=1
+	// +kubebuilder:validation:MaxItems=8
+	// +required
+	Match []AnalysisMatch `json:"match"`
+
+	// FromWeight is the canary weight from which the pinned requests go to
+	// the canary: a step of analysis.stepWeight or stepWeights. From the
+	// first step when unset.
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=100
+	// +optional
+	FromWeight *int32 `json:"fromWeight,omitempty"`
+}
+
 // GetKind returns the parent's kind, Gateway when not set.
 func (in GatewayReference) GetKind() ParentKind {
 	if in.Kind == "" {
@@ -754,6 +776,14 @@ type CanaryAnalysis struct {
 	// +kubebuilder:validation:MaxItems=8
 	// +optional
 	Match []AnalysisMatch `json:"match,omitempty"`
+
+	// Pin sends the requests it matches (testers with a header, a cookie
+	// or a query parameter) to the canary alone while every other request
+	// follows the weights, from the step you name to the end of the
+	// analysis; the promotion and a rollback remove it. With gatewayapi
+	// weights on the generated route only.
+	// +optional
+	Pin *CanaryPin `json:"pin,omitempty"`
 
 	// Metrics are the checks run at every step.
 	// +optional
