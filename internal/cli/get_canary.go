@@ -200,6 +200,13 @@ func describeRouting(c *v1alpha1.Canary) string {
 	if len(c.Spec.Routing.Hosts) > 0 {
 		provider += " for " + strings.Join(c.Spec.Routing.Hosts, ", ")
 	}
+	var routes []string
+	for _, ref := range c.Spec.Routing.RouteRefs {
+		routes = append(routes, "httproute "+ref.Name)
+	}
+	if len(routes) > 0 {
+		provider += " on your " + strings.Join(routes, ", ")
+	}
 	return provider
 }
 

@@ -40,6 +40,9 @@ func TestDescribeRouting(t *testing.T) {
 			GatewayRefs: []v1alpha1.GatewayReference{{Kind: v1alpha1.ServiceParent, Name: "podinfo", Port: ptr.To(int32(9898))},
 				{Kind: v1alpha1.GatewayParent, Name: "public", Port: ptr.To(int32(443))}}},
 			"gatewayapi via service podinfo:9898, public:443"},
+		"the user's routes": {v1alpha1.CanaryRouting{Provider: v1alpha1.GatewayAPIRouting,
+			RouteRefs: []v1alpha1.RouteReference{{Name: "shop"}, {Name: "shop-internal"}}},
+			"gatewayapi on your httproute shop, httproute shop-internal"},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {

@@ -289,7 +289,9 @@ func expectedGenerated(canary *v1alpha1.Canary) map[schema.GroupVersionKind][]st
 		{Group: "apps", Version: "v1", Kind: ref.Kind}: {canary.GetPrimaryName()},
 		service: {canary.GetServiceName(), canary.GetCanaryServiceName(), canary.GetPrimaryServiceName()},
 	}
-	if canary.GetRoutingProvider() == v1alpha1.GatewayAPIRouting {
+	if canary.GetRoutingProvider() == v1alpha1.GatewayAPIRouting && len(canary.Spec.Routing.RouteRefs) == 0 {
+		// The generated route; the routes of routing.routeRefs are the
+		// user's, not generated.
 		expected[httpRouteGVK] = []string{canary.GetServiceName()}
 	}
 	return expected
