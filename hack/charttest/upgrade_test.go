@@ -60,7 +60,9 @@ func TestUpgrade_UpdatesTheCRDs(t *testing.T) {
 	g.Expect(crd.Spec.Versions[0].AdditionalPrinterColumns).To(BeEmpty())
 	g.Expect(crd.Annotations).To(HaveKeyWithValue("helm.sh/resource-policy", "keep"))
 	canary := testobj.MakeCanary("podinfo", testNamespace).Obj()
-	g.Expect(cluster.Create(ctx, canary)).To(Succeed())
+	// The CRD is served once the API server established it and the
+	// client's discovery saw it: the install does not wait for that.
+	g.Eventually(func() error { return cluster.Create(ctx, canary) }, 10*time.Second, 100*time.Millisecond).Should(Succeed())
 
 	upgrade := action.NewUpgrade(cfg)
 	upgrade.Namespace = testNamespace
