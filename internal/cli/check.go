@@ -125,7 +125,6 @@ command with exit status 1.`,
 				if err := checkAgent(ctx, kube, l, agentNamespace); err != nil {
 					return err
 				}
-				l.actionf("checking the routes canaries steer (routing.routeRefs)")
 				if err := checkSteeredRoutes(ctx, kube, l); err != nil {
 					return err
 				}

@@ -43,15 +43,21 @@ const (
 // checkSteeredRoutes checks every route a Canary steers (routing.routeRefs)
 // that a Flux Kustomization applies: the Kustomization must leave the
 // backends of each steered rule to serin (spec.ignore), or it puts them
-// back on each reconcile and fights serin over the weights.
+// back on each reconcile and fights serin over the weights. Without such
+// a Canary it prints nothing.
 func checkSteeredRoutes(ctx context.Context, kube client.Client, l *checkLog) error {
 	var canaries v1alpha1.CanaryList
 	if err := kube.List(ctx, &canaries); err != nil {
 		return fmt.Errorf("failed to list canaries: %w", err)
 	}
+	first := true
 	for i := range canaries.Items {
 		c := &canaries.Items[i]
 		for _, ref := range c.Spec.Routing.RouteRefs {
+			if first {
+				l.actionf("checking the routes canaries steer (routing.routeRefs)")
+				first = false
+			}
 			msg, ok, err := steeredRouteState(ctx, kube, c, ref.Name)
 			if err != nil {
 				return err
