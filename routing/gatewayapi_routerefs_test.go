@@ -278,3 +278,32 @@ func (w *routerWorld) get(name string) *gatewayv1.HTTPRoute {
 	}
 	return route
 }
+
+// With the judge's baseline routed, the steered rule sends the canary's
+// weight to the baseline too, from the primary's share, and reads back as
+// routing the baseline; the rollout's end puts the user's backend back.
+func TestRouteRefsRouter_RoutesTheBaseline(t *testing.T) {
+	ctx := context.Background()
+	w := newRouterWorld(t, usersRoute("shop"))
+	canary := steeringCanary("podinfo", "shop")
+	r := &RouteRefsRouter{Client: w.client, FieldOwner: "serin"}
+	target := podinfoTarget
+	target.BaselineService, target.RouteBaseline = "podinfo-baseline", true
+	if err := r.SetRoutes(ctx, canary, target, Canary(20)); err != nil {
+		t.Fatal(err)
+	}
+	if d := cmp.Diff([]string{"podinfo-primary=60", "podinfo-baseline=20", "podinfo-canary=20"}, backendsOf(w.get("shop").Spec.Rules[0])); d != "" {
+		t.Fatalf("the steered rule with the baseline (-want +got):\n%s", d)
+	}
+	routes, err := r.GetRoutes(ctx, canary, target)
+	if err != nil || !routes.Found || !routes.Baseline || routes.Weights != Canary(20) {
+		t.Fatalf("GetRoutes = %+v, %v; want found at 20%% with the baseline routed", routes, err)
+	}
+	target.RouteBaseline = false
+	if err := r.SetRoutes(ctx, canary, target, AllPrimary); err != nil {
+		t.Fatal(err)
+	}
+	if d := cmp.Diff(usersRoute("shop").Spec, w.get("shop").Spec); d != "" {
+		t.Fatalf("after the rollout the route is not as the user wrote it (-want +got):\n%s", d)
+	}
+}
