@@ -20,9 +20,11 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"strconv"
 	"strings"
 
+	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/types"
@@ -160,11 +162,9 @@ func (r *RouteRefsRouter) GetRoutes(ctx context.Context, canary *v1alpha1.Canary
 // Finalize puts every steered rule back as the user wrote it (all traffic
 // through the apex Service) and removes serin's annotations: the route is
 // the user's again. A missing route or HTTPRoute kind is nothing to do.
-func (r *RouteRefsRouter) Finalize(ctx context.Context, canary *v1alpha1.Canary, t Target) error {
-	t.PrimaryService, t.CanaryService = canary.GetPrimaryServiceName(), canary.GetCanaryServiceName()
-	if canary.WantsBaseline() {
-		t.BaselineService = canary.GetBaselineServiceName()
-	}
+// The Services are named from the Canary (the caller knows only the apex).
+func (r *RouteRefsRouter) Finalize(ctx context.Context, canary *v1alpha1.Canary, _ Target) error {
+	t := steeringTarget(canary)
 	for _, ref := range canary.Spec.Routing.RouteRefs {
 		route := &gatewayv1.HTTPRoute{}
 		if err := r.Client.Get(ctx, types.NamespacedName{Namespace: canary.Namespace, Name: ref.Name}, route); err != nil {
@@ -180,7 +180,7 @@ func (r *RouteRefsRouter) Finalize(ctx context.Context, canary *v1alpha1.Canary,
 		if steered, err := steeredRules(route, t); err == nil {
 			rest := restBackends(route)
 			for _, i := range steered {
-				route.Spec.Rules[i].BackendRefs = []gatewayv1.HTTPBackendRef{restBackend(route.Spec.Rules[i], rest[i], t)}
+				route.Spec.Rules[i].BackendRefs = []gatewayv1.HTTPBackendRef{usersBackend(route.Spec.Rules[i], rest[i], t)}
 			}
 		}
 		delete(route.Annotations, SteeredByAnnotation)
@@ -224,21 +224,16 @@ func (r *RouteRefsRouter) routes(ctx context.Context, canary *v1alpha1.Canary, t
 // fails on its resourceVersion and is tried again with the new route.
 func (r *RouteRefsRouter) write(ctx context.Context, canary *v1alpha1.Canary, t Target, routes []*gatewayv1.HTTPRoute, w Weights) error {
 	for _, route := range routes {
-		patch := client.MergeFromWithOptions(route.DeepCopy(), client.MergeFromWithOptimisticLock{})
+		before := route.DeepCopy()
 		steered, _ := steeredRules(route, t)
 		rest := restBackends(route)
 		atRest := w == AllPrimary && !t.routedBaseline()
 		for _, i := range steered {
-			rule := route.Spec.Rules[i]
-			keep, ok := rest[i]
-			if !ok {
-				keep = restBackend(rule, gatewayv1.HTTPBackendRef{}, t)
-				rest[i] = keep
-			}
+			rest[i] = usersBackend(route.Spec.Rules[i], rest[i], t)
 			if atRest {
-				route.Spec.Rules[i].BackendRefs = []gatewayv1.HTTPBackendRef{restBackend(rule, keep, t)}
+				route.Spec.Rules[i].BackendRefs = []gatewayv1.HTTPBackendRef{rest[i]}
 			} else {
-				route.Spec.Rules[i].BackendRefs = rolledBackends(keep, t, w)
+				route.Spec.Rules[i].BackendRefs = rolledBackends(rest[i], t, w)
 			}
 		}
 		if route.Annotations == nil {
@@ -251,33 +246,15 @@ func (r *RouteRefsRouter) write(ctx context.Context, canary *v1alpha1.Canary, t 
 		} else {
 			route.Annotations[restBackendsAnnotation] = formatRestBackends(rest)
 		}
-		data, err := patch.Data(route)
-		if err != nil {
-			return err
-		}
-		if string(data) == "{}" || isOnlyResourceVersion(data) {
+		if equality.Semantic.DeepEqual(before.Spec, route.Spec) && maps.Equal(before.Annotations, route.Annotations) {
 			continue
 		}
+		patch := client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{})
 		if err := r.Client.Patch(ctx, route, patch, client.FieldOwner(r.FieldOwner)); err != nil {
 			return fmt.Errorf("failed to set weights on httproute %s: %w", route.Name, err)
 		}
 	}
 	return nil
-}
-
-// isOnlyResourceVersion tells whether an optimistic merge patch changes
-// nothing but carries the resourceVersion it checks.
-func isOnlyResourceVersion(data []byte) bool {
-	var p map[string]any
-	if json.Unmarshal(data, &p) != nil || len(p) != 1 {
-		return false
-	}
-	m, ok := p["metadata"].(map[string]any)
-	if !ok || len(m) != 1 {
-		return false
-	}
-	_, ok = m["resourceVersion"]
-	return ok
 }
 
 // steeredRules returns the indexes of the rules serin steers: those whose
@@ -349,18 +326,19 @@ func steeredWeights(rule gatewayv1.HTTPRouteRule, t Target) (Weights, bool) {
 	return w, baseline
 }
 
-// restBackend is a steered rule's backend as the user wrote it: kept, the
-// one recorded when serin first moved the rule, else the primary's backend
-// of the moved rule sent to the apex Service again.
-func restBackend(rule gatewayv1.HTTPRouteRule, kept gatewayv1.HTTPBackendRef, t Target) gatewayv1.HTTPBackendRef {
-	if kept.Name != "" {
-		return *kept.DeepCopy()
-	}
-	if len(rule.BackendRefs) == 1 && string(rule.BackendRefs[0].Name) == t.ApexService {
-		return *rule.BackendRefs[0].DeepCopy()
+// usersBackend is a steered rule's backend as the user wrote it: recorded,
+// when serin recorded it as it first moved the rule; else the rule's
+// backend to the apex Service; else, of a moved rule, its primary's
+// backend sent to the apex Service again.
+func usersBackend(rule gatewayv1.HTTPRouteRule, recorded gatewayv1.HTTPBackendRef, t Target) gatewayv1.HTTPBackendRef {
+	if recorded.Name != "" {
+		return *recorded.DeepCopy()
 	}
 	for _, b := range rule.BackendRefs {
-		if string(b.Name) == t.PrimaryService {
+		switch string(b.Name) {
+		case t.ApexService:
+			return *b.DeepCopy()
+		case t.PrimaryService:
 			out := *b.DeepCopy()
 			out.Name = gatewayv1.ObjectName(t.ApexService)
 			out.Weight = nil
@@ -455,10 +433,16 @@ func lastWritten(routes []*gatewayv1.HTTPRoute) (written, bool) {
 // steers (routing.routeRefs): for readers outside the router (serin check,
 // which looks for a Flux drift ignore rule for each).
 func SteeredRules(route *gatewayv1.HTTPRoute, canary *v1alpha1.Canary) ([]int, error) {
+	return steeredRules(route, steeringTarget(canary))
+}
+
+// steeringTarget is the Target of a Canary's routes, from its names alone:
+// what Finalize and readers outside the controller have.
+func steeringTarget(canary *v1alpha1.Canary) Target {
 	t := Target{ApexService: canary.GetServiceName(), PrimaryService: canary.GetPrimaryServiceName(),
 		CanaryService: canary.GetCanaryServiceName(), Port: canary.Spec.Service.Port}
 	if canary.WantsBaseline() {
 		t.BaselineService = canary.GetBaselineServiceName()
 	}
-	return steeredRules(route, t)
+	return t
 }
