@@ -68,11 +68,42 @@ func chaosAgents(t *testing.T, g Gomega) []*testbed.Agent {
 		agents = append(agents, a)
 	}
 	t.Cleanup(func() {
+		// The Canaries go first, while a replica can still remove their
+		// finalizer: else their namespaces stay Terminating for the rest
+		// of the suite, and the namespace controller lists every kind in
+		// them every few seconds.
+		deleteShardCanaries(t, "chaos")
 		for _, a := range agents {
 			_ = a.Kill()
 		}
 	})
 	return agents
+}
+
+// deleteShardCanaries deletes the Canaries of one shard and waits, up to a
+// minute, until their agent has finalized them all.
+func deleteShardCanaries(t *testing.T, shard string) {
+	t.Helper()
+	ctx := context.Background()
+	sel := client.MatchingLabels{shardLabel: shard}
+	var all v1alpha1.CanaryList
+	if err := k8s.List(ctx, &all, sel); err != nil {
+		t.Logf("list the Canaries of shard %s: %v", shard, err)
+		return
+	}
+	for i := range all.Items {
+		_ = client.IgnoreNotFound(k8s.Delete(ctx, &all.Items[i]))
+	}
+	left := -1
+	for deadline := time.Now().Add(time.Minute); time.Now().Before(deadline); time.Sleep(500 * time.Millisecond) {
+		var list v1alpha1.CanaryList
+		if err := k8s.List(ctx, &list, sel); err == nil {
+			if left = len(list.Items); left == 0 {
+				return
+			}
+		}
+	}
+	t.Errorf("%d Canaries of shard %s still not finalized a minute after their deletion", left, shard)
 }
 
 // rolloutKind is what a chaos rollout releases.

@@ -97,8 +97,9 @@ func startSecondCluster(ctx context.Context) (_ *cluster, err error) {
 	}
 	c := &cluster{name: productionClusterName}
 	c.env, err = testbed.Start(ctx, testbed.Options{
-		Full:    true,
-		CRDDirs: []string{filepath.Join("..", "config", "crd", "bases"), gatewayCRDs},
+		Full:             true,
+		CRDDirs:          []string{filepath.Join("..", "config", "crd", "bases"), gatewayCRDs},
+		ControlPlaneGOGC: controlPlaneGOGC(),
 	})
 	if err != nil {
 		return nil, fmt.Errorf("testbed: %w", err)

@@ -26,7 +26,9 @@ package testbed
 
 import (
 	"context"
+	"crypto/rand"
 	_ "embed"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"net"
@@ -43,6 +45,8 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 )
@@ -89,6 +93,13 @@ type Options struct {
 	// Full starts controller-manager, scheduler and kwok too; without it
 	// the testbed is envtest's API server and etcd only.
 	Full bool
+	// ControlPlaneGOGC, when set, is the GOGC of etcd and kube-apiserver
+	// (with a GOMEMLIMIT of 3 GiB that makes them collect sooner when
+	// their heap grows that far): the e2e suite trades memory for the
+	// API server's garbage collection, a sixth of its CPU at Go's default
+	// of 100. The benchmarks leave it unset, so that their figures are
+	// those of an API server as clusters run it.
+	ControlPlaneGOGC int
 }
 
 // Testbed is a running control plane.
@@ -149,22 +160,39 @@ func Start(ctx context.Context, opts Options) (_ *Testbed, err error) {
 	// envtest's default service range is a /24: too small for a few hundred
 	// canaries (three Services each).
 	tb.env.ControlPlane.GetAPIServer().Configure().Set("service-cluster-ip-range", "10.96.0.0/12")
-	if tb.Config, err = tb.env.Start(); err != nil {
+	// The admin (the tests' client, Flux's controllers, Traefik,
+	// kube-controller-manager) authenticates with a bearer token, as
+	// controllers in a cluster do with their service account's: a client
+	// certificate's chain is verified again on every request, 6 % of the
+	// API server's CPU in the e2e suite. Users of their own (UserKubeconfig)
+	// keep certificates.
+	token, err := adminToken(opts.Dir)
+	if err != nil {
+		return nil, err
+	}
+	tb.env.ControlPlane.GetAPIServer().Configure().Set("token-auth-file", filepath.Join(opts.Dir, "admin-token.csv"))
+	restore := setControlPlaneGOGC(opts.ControlPlaneGOGC)
+	tb.Config, err = tb.env.Start()
+	restore()
+	if err != nil {
 		return nil, fmt.Errorf("failed to start etcd and kube-apiserver: %w", err)
 	}
-	user, err := tb.env.AddUser(envtest.User{Name: "testbed-admin", Groups: []string{"system:masters"}}, nil)
-	if err != nil {
-		return nil, fmt.Errorf("failed to create the admin user: %w", err)
+	tb.Config = &rest.Config{
+		Host:            tb.Config.Host,
+		BearerToken:     token,
+		TLSClientConfig: rest.TLSClientConfig{CAData: tb.Config.CAData},
+		QPS:             tb.Config.QPS,
+		Burst:           tb.Config.Burst,
 	}
-	kubeconfig, err := user.KubeConfig()
-	if err != nil {
-		return nil, err
-	}
+	kc := clientcmdapi.NewConfig()
+	kc.Clusters["testbed"] = &clientcmdapi.Cluster{Server: tb.Config.Host, CertificateAuthorityData: tb.Config.CAData}
+	kc.AuthInfos["testbed-admin"] = &clientcmdapi.AuthInfo{Token: token}
+	kc.Contexts["testbed"] = &clientcmdapi.Context{Cluster: "testbed", AuthInfo: "testbed-admin"}
+	kc.CurrentContext = "testbed"
 	tb.Kubeconfig = filepath.Join(opts.Dir, "kubeconfig")
-	if err := os.WriteFile(tb.Kubeconfig, kubeconfig, 0o600); err != nil {
+	if err := clientcmd.WriteToFile(*kc, tb.Kubeconfig); err != nil {
 		return nil, err
 	}
-	tb.Config = user.Config()
 	if !opts.Full {
 		return tb, nil
 	}
@@ -172,6 +200,47 @@ func Start(ctx context.Context, opts Options) (_ *Testbed, err error) {
 		return nil, err
 	}
 	return tb, nil
+}
+
+// adminToken writes the API server's token file in dir, with one random
+// token for testbed-admin in system:masters, and returns the token.
+func adminToken(dir string) (string, error) {
+	b := make([]byte, 24)
+	if _, err := rand.Read(b); err != nil {
+		return "", err
+	}
+	token := hex.EncodeToString(b)
+	line := token + ",testbed-admin,testbed-admin,\"system:masters\"\n"
+	if err := os.WriteFile(filepath.Join(dir, "admin-token.csv"), []byte(line), 0o600); err != nil {
+		return "", err
+	}
+	return token, nil
+}
+
+// setControlPlaneGOGC sets GOGC (and a GOMEMLIMIT) in this process's
+// environment, which envtest's etcd and kube-apiserver inherit, when gogc
+// is above 0; the returned func puts the environment back.
+func setControlPlaneGOGC(gogc int) (restore func()) {
+	if gogc <= 0 {
+		return func() {}
+	}
+	var undo []func()
+	for k, v := range map[string]string{"GOGC": strconv.Itoa(gogc), "GOMEMLIMIT": "3GiB"} {
+		old, had := os.LookupEnv(k)
+		_ = os.Setenv(k, v)
+		undo = append(undo, func() {
+			if had {
+				_ = os.Setenv(k, old)
+			} else {
+				_ = os.Unsetenv(k)
+			}
+		})
+	}
+	return func() {
+		for _, u := range undo {
+			u()
+		}
+	}
 }
 
 // startCluster starts controller-manager, scheduler and kwok, creates the
