@@ -51,8 +51,10 @@ package controllers
 // +kubebuilder:rbac:groups=autoscaling,resources=horizontalpodautoscalers,verbs=get;list;watch;create;update;patch
 // KEDA's ScaledObjects likewise, the target's patched (its pause).
 // +kubebuilder:rbac:groups=keda.sh,resources=scaledobjects,verbs=get;list;watch;create;update;patch
-// The HTTPRoute is cached, created or updated, and patched (weights).
-// +kubebuilder:rbac:groups=gateway.networking.k8s.io,resources=httproutes,verbs=get;list;watch;create;update;patch
+// The HTTPRoute is cached, created or updated, and patched (weights); the
+// pin route next to a user's route (analysis.pin) is deleted when its
+// steps end.
+// +kubebuilder:rbac:groups=gateway.networking.k8s.io,resources=httproutes,verbs=get;list;watch;create;update;patch;delete
 
 // ConfigMaps and Secrets are watched by metadata only (list, watch), their
 // data read live (get), and the primary's copies created and updated; those

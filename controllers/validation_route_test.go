@@ -254,8 +254,9 @@ func TestValidation_RouteRefs(t *testing.T) {
 	}
 }
 
-// analysis.pin is admitted on a weighted analysis of the generated route,
-// and refused with a message that says what to fix elsewhere.
+// analysis.pin is admitted on a weighted gatewayapi analysis, of the
+// generated route or the user's, and refused with a message that says
+// what to fix elsewhere.
 func TestValidation_Pin(t *testing.T) {
 	ns := newNamespace(t)
 	pin := &v1alpha1.CanaryPin{Match: []v1alpha1.AnalysisMatch{{Headers: []v1alpha1.HTTPHeaderMatch{{Name: "x-tester", Value: "yes"}}}}, FromWeight: ptr.To(int32(20))}
@@ -264,7 +265,7 @@ func TestValidation_Pin(t *testing.T) {
 		return testobj.MakeCanary(name, ns).Routing(r).Analysis(a).Obj()
 	}
 	gateway := v1alpha1.CanaryRouting{Provider: v1alpha1.GatewayAPIRouting, GatewayRefs: []v1alpha1.GatewayReference{{Name: "public"}}}
-	const refused = "analysis.pin adds a rule for the pinned requests to the generated HTTPRoute during a weighted analysis"
+	const refused = "analysis.pin sends the pinned requests to the canary during a weighted analysis"
 	tests := map[string]struct {
 		canary  *v1alpha1.Canary
 		wantErr string
@@ -273,8 +274,8 @@ func TestValidation_Pin(t *testing.T) {
 		"the kubernetes router": {canary: canary("pin1", v1alpha1.CanaryRouting{Provider: v1alpha1.KubernetesRouting}, v1alpha1.CanaryAnalysis{Iterations: 2}),
 			wantErr: refused},
 		"blue/green on the route": {canary: canary("pin2", gateway, v1alpha1.CanaryAnalysis{Iterations: 2}), wantErr: refused},
-		"the user's routes": {canary: canary("pin3", v1alpha1.CanaryRouting{Provider: v1alpha1.GatewayAPIRouting, RouteRefs: []v1alpha1.RouteReference{{Name: "shop"}}},
-			v1alpha1.CanaryAnalysis{StepWeight: 10}), wantErr: refused},
+		"weights on the user's routes": {canary: canary("ok-pin3", v1alpha1.CanaryRouting{Provider: v1alpha1.GatewayAPIRouting, RouteRefs: []v1alpha1.RouteReference{{Name: "shop"}}},
+			v1alpha1.CanaryAnalysis{StepWeight: 10})},
 		"no match": {canary: func() *v1alpha1.Canary {
 			c := canary("pin4", gateway, v1alpha1.CanaryAnalysis{StepWeight: 10})
 			c.Spec.Analysis.Pin = &v1alpha1.CanaryPin{}

@@ -19,6 +19,8 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"math"
+	"net/http"
 	"strings"
 	"testing"
 	"time"
@@ -30,6 +32,7 @@ import (
 
 	"github.com/serin-dev/serin/api/v1alpha1"
 	"github.com/serin-dev/serin/internal/testing/testbed"
+	"github.com/serin-dev/serin/routing"
 )
 
 // storeApp is a fleet whose ./apps/podinfo holds podinfo at tag (its pods
@@ -267,4 +270,80 @@ func TestRouteRefs_UsersRouteInGitKeepsItsRulesAndWeights(t *testing.T) {
 	g.Eventually(func() string { return lastVersion(app) }, 10*time.Second).Should(Equal("v2"))
 	g.Expect(k8s.Get(ctx, types.NamespacedName{Namespace: ns, Name: "shop"}, route)).To(Succeed())
 	g.Expect(route.Spec.Rules).To(HaveLen(3), "the rollback kept Git's rules")
+}
+
+// pinnedStoreApp is storeApp whose Canary has 10 s steps and analysis.pin:
+// the requests with X-Tester: yes go to the canary from the 40 % step.
+func pinnedStoreApp(ns, tag string) map[string]string {
+	files := storeApp(ns, tag, 0, "")
+	files["apps/podinfo/canary.yaml"] = strings.Replace(files["apps/podinfo/canary.yaml"], "  analysis:\n    interval: 2s\n",
+		"  analysis:\n    interval: 10s\n    pin:\n      fromWeight: 40\n      match:\n        - headers:\n            - name: X-Tester\n              value: \"yes\"\n", 1)
+	return files
+}
+
+// Testers pinned by a header on a user's route kept in Git: from 40 %
+// serin keeps a route of its own next to the user's (shop-serin-pin, the
+// user's parents, hostname, path and filter), so every tester's request
+// reaches the canary while the others follow the weights; the user's
+// route never gets a rule, and the promotion deletes serin's.
+func TestRouteRefs_PinnedTestersOnTheUsersRoute(t *testing.T) {
+	shared(t)
+	g := NewWithT(t)
+	ctx := context.Background()
+	ns := newNamespace(t)
+	f := newFleetWithKustomization(t, g, ns, pinnedStoreApp(ns, "v1"), shopKustomization)
+	c := &v1alpha1.Canary{}
+	c.Namespace, c.Name = ns, "podinfo"
+	g.Eventually(func() error { return k8s.Get(ctx, client.ObjectKeyFromObject(c), c) }, 60*time.Second, 200*time.Millisecond).Should(Succeed())
+	waitForPhase(g, c, v1alpha1.PhaseInitialized, 60*time.Second)
+	g.Expect(c.Spec.Analysis.Pin).NotTo(BeNil(), "the Canary from Git pins the testers")
+
+	others := startUsers(t, appHost(ns))
+	testers := startUsersWith(t, appHost(ns), http.Header{"X-Tester": {"yes"}})
+	g.Eventually(func() string { return lastVersion(testers) }, 30*time.Second).Should(Equal("v1"))
+	pinRoute := types.NamespacedName{Namespace: ns, Name: routing.PinRouteName("shop")}
+
+	f.sync(g, f.push(pinnedStoreApp(ns, "v2"), "podinfo v2"))
+	// At 20 % nothing is pinned; at 40 % and 60 % the testers are.
+	g.Eventually(func(g Gomega) {
+		g.Expect(k8s.Get(ctx, client.ObjectKeyFromObject(c), c)).To(Succeed())
+		g.Expect(c.Status.CanaryWeight).To(Equal(20))
+	}, 60*time.Second, 100*time.Millisecond).Should(Succeed())
+	g.Expect(k8s.Get(ctx, pinRoute, &gatewayv1.HTTPRoute{})).NotTo(Succeed(), "no pin route before fromWeight")
+	measured := 0
+	for _, weight := range []int{40, 60} {
+		g.Eventually(func(g Gomega) {
+			g.Expect(k8s.Get(ctx, client.ObjectKeyFromObject(c), c)).To(Succeed())
+			g.Expect(c.Status.CanaryWeight).To(Equal(weight))
+			pin := &gatewayv1.HTTPRoute{}
+			g.Expect(k8s.Get(ctx, pinRoute, pin)).To(Succeed())
+			g.Expect(routing.HTTPRouteStatus(pin).Programmed).To(BeTrue(), "the gateway accepted the pin route")
+		}, 30*time.Second, 100*time.Millisecond).Should(Succeed())
+		time.Sleep(time.Second) // Traefik applies what it accepted
+		from := time.Now()
+		time.Sleep(4 * time.Second)
+		to := time.Now()
+		g.Expect(k8s.Get(ctx, client.ObjectKeyFromObject(c), c)).To(Succeed())
+		pinned, rest := testers.Counts(from, to), others.Counts(from, to)
+		t.Logf("weight %d%%: testers %v (tags %v), others %v (v2 %.1f%%)", weight, pinned.ByVersion, pinned.ByTag, rest.ByVersion, rest.Share("v2"))
+		g.Expect(pinned.Total).To(BeNumerically(">", 50))
+		g.Expect(pinned.ByVersion).To(Equal(map[string]int{"v2": pinned.Total}), "at %d%% every tester's request reached the canary", weight)
+		g.Expect(pinned.ByTag).To(Equal(map[string]int{"shop": pinned.Total}), "the pinned rule kept the user's filter")
+		if c.Status.CanaryWeight == weight && c.Status.Phase == v1alpha1.PhaseProgressing {
+			g.Expect(math.Abs(rest.Share("v2")-float64(weight))).To(BeNumerically("<=", 15), "at %d%% the other users follow the weights", weight)
+			measured++
+		}
+		route := &gatewayv1.HTTPRoute{}
+		g.Expect(k8s.Get(ctx, types.NamespacedName{Namespace: ns, Name: "shop"}, route)).To(Succeed())
+		g.Expect(route.Spec.Rules).To(HaveLen(2), "the user's route never gets a rule")
+	}
+	g.Expect(measured).To(BeNumerically(">=", 1), "the other users' share was measured within a step")
+
+	waitForPhase(g, c, v1alpha1.PhaseSucceeded, 90*time.Second)
+	g.Eventually(func() error { return k8s.Get(ctx, pinRoute, &gatewayv1.HTTPRoute{}) }, 10*time.Second, 100*time.Millisecond).ShouldNot(Succeed(), "the promotion deleted the pin route")
+	g.Expect(appBackends(g, ns)).To(Equal("podinfo:9898=1"), "promoted: podinfo's rule is as in Git")
+	g.Eventually(func() string { return lastVersion(testers) }, 10*time.Second).Should(Equal("v2"))
+	all := testers.Counts(time.Time{}, time.Time{})
+	g.Expect(all.Errors).To(BeZero(), "no tester saw an error: %v", all.ByCode)
+	g.Expect(others.Counts(time.Time{}, time.Time{}).Errors).To(BeZero())
 }

@@ -21,18 +21,22 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
+	"slices"
 	"strconv"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	"github.com/serin-dev/serin/api/v1alpha1"
+	"github.com/serin-dev/serin/internal/workload"
 )
 
 // RouteRefsRouter moves the weights of HTTPRoutes the user keeps
@@ -43,7 +47,8 @@ import (
 // selects the primary's pods); during one, that backend becomes the primary
 // and canary Services with their weights, every other field of it (port,
 // filters) kept. Every route moves in lockstep. It never creates, owns or
-// deletes a route.
+// deletes a route of the user's; with analysis.pin it keeps one of its own
+// next to each (syncPin).
 //
 // A Flux Kustomization that applies such a route would put the rule's
 // backendRefs back on each reconcile: the guide's drift ignore rule
@@ -147,12 +152,27 @@ func (r *RouteRefsRouter) GetRoutes(ctx context.Context, canary *v1alpha1.Canary
 		if last, ok := parseWeights(route.Annotations[weightsAnnotation]); ok && (last.w != out.Weights || last.baseline != out.Baseline) {
 			return Routes{}, nil // reset by another writer
 		}
-		st := routeStatus(route)
-		out.Status.Generation += st.Generation
-		if !st.Programmed {
-			out.Status.Programmed = false
-			out.Status.Rejected = out.Status.Rejected || st.Rejected
-			why = append(why, "httproute "+route.Name+": "+st.Message)
+		counted := []*gatewayv1.HTTPRoute{route}
+		if pinned(canary, out.Weights) {
+			// The pinned requests reach the canary once the pin route is
+			// programmed too; a missing one is written again (Reconcile).
+			pin := &gatewayv1.HTTPRoute{}
+			if err := r.Client.Get(ctx, types.NamespacedName{Namespace: canary.Namespace, Name: PinRouteName(ref.Name)}, pin); err != nil {
+				if apierrors.IsNotFound(err) {
+					return Routes{}, nil
+				}
+				return Routes{}, err
+			}
+			counted = append(counted, pin)
+		}
+		for _, route := range counted {
+			st := routeStatus(route)
+			out.Status.Generation += st.Generation
+			if !st.Programmed {
+				out.Status.Programmed = false
+				out.Status.Rejected = out.Status.Rejected || st.Rejected
+				why = append(why, "httproute "+route.Name+": "+st.Message)
+			}
 		}
 	}
 	out.Status.Message = strings.Join(why, "; ")
@@ -188,6 +208,19 @@ func (r *RouteRefsRouter) Finalize(ctx context.Context, canary *v1alpha1.Canary,
 		delete(route.Annotations, restBackendsAnnotation)
 		if err := r.Client.Patch(ctx, route, patch, client.FieldOwner(r.FieldOwner)); err != nil {
 			return fmt.Errorf("failed to hand httproute %s back: %w", route.Name, err)
+		}
+	}
+	for _, ref := range canary.Spec.Routing.RouteRefs {
+		pin := &gatewayv1.HTTPRoute{}
+		err := r.Client.Get(ctx, types.NamespacedName{Namespace: canary.Namespace, Name: PinRouteName(ref.Name)}, pin)
+		if apierrors.IsNotFound(err) || meta.IsNoMatchError(err) || (err == nil && !metav1.IsControlledBy(pin, canary)) {
+			continue
+		}
+		if err == nil {
+			err = client.IgnoreNotFound(r.Client.Delete(ctx, pin))
+		}
+		if err != nil {
+			return fmt.Errorf("failed to delete httproute %s: %w", PinRouteName(ref.Name), err)
 		}
 	}
 	return nil
@@ -246,15 +279,111 @@ func (r *RouteRefsRouter) write(ctx context.Context, canary *v1alpha1.Canary, t 
 		} else {
 			route.Annotations[restBackendsAnnotation] = formatRestBackends(rest)
 		}
-		if equality.Semantic.DeepEqual(before.Spec, route.Spec) && maps.Equal(before.Annotations, route.Annotations) {
-			continue
+		if !equality.Semantic.DeepEqual(before.Spec, route.Spec) || !maps.Equal(before.Annotations, route.Annotations) {
+			patch := client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{})
+			if err := r.Client.Patch(ctx, route, patch, client.FieldOwner(r.FieldOwner)); err != nil {
+				return fmt.Errorf("failed to set weights on httproute %s: %w", route.Name, err)
+			}
 		}
-		patch := client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{})
-		if err := r.Client.Patch(ctx, route, patch, client.FieldOwner(r.FieldOwner)); err != nil {
-			return fmt.Errorf("failed to set weights on httproute %s: %w", route.Name, err)
+		if err := r.syncPin(ctx, canary, t, route, steered, rest, w); err != nil {
+			return err
 		}
 	}
 	return nil
+}
+
+// PinRouteName is the name of the HTTPRoute serin generates next to the
+// user's route for analysis.pin: the route's name and "-serin-pin".
+func PinRouteName(route string) string { return route + pinRouteSuffix }
+
+const pinRouteSuffix = "-serin-pin"
+
+// syncPin keeps the pin route of a user's route: while analysis.pin holds
+// (pinned), an HTTPRoute of serin's own, owned by the Canary, with the
+// user's route's parents and hostnames and, for each steered rule, the
+// rule's matches with the pinned conditions added, its filters and
+// timeouts, sending to the canary alone. Its matches are more specific
+// than the user's (more header or query matches), so the Gateway API's
+// precedence across routes serves them first; the user's route is never
+// given a rule. Out of the pinned steps the pin route is deleted. A route
+// of that name that is not this Canary's is never touched: the Canary
+// stalls naming it.
+func (r *RouteRefsRouter) syncPin(ctx context.Context, canary *v1alpha1.Canary, t Target, route *gatewayv1.HTTPRoute, steered []int, rest map[int]gatewayv1.HTTPBackendRef, w Weights) error {
+	key := types.NamespacedName{Namespace: route.Namespace, Name: PinRouteName(route.Name)}
+	existing := &gatewayv1.HTTPRoute{}
+	found := true
+	if err := r.Client.Get(ctx, key, existing); err != nil {
+		if !apierrors.IsNotFound(err) {
+			return fmt.Errorf("failed to get httproute %s: %w", key.Name, err)
+		}
+		found = false
+	}
+	if found && !metav1.IsControlledBy(existing, canary) {
+		if a := canary.Spec.Analysis; a == nil || a.Pin == nil {
+			return nil // a route of someone else's, of a name this Canary does not need
+		}
+		return &RouteRefError{Route: route.Name, Message: fmt.Sprintf(
+			"httproute %s/%s is not this Canary's: serin names the route of analysis.pin's requests after httproute %s; rename or delete %s",
+			key.Namespace, key.Name, route.Name, key.Name)}
+	}
+	if !pinned(canary, w) {
+		if found {
+			if err := r.Client.Delete(ctx, existing); client.IgnoreNotFound(err) != nil {
+				return fmt.Errorf("failed to delete httproute %s: %w", key.Name, err)
+			}
+		}
+		return nil
+	}
+	spec, err := pinRouteSpec(canary, route, steered, rest, t)
+	if err != nil {
+		return err
+	}
+	pin := &gatewayv1.HTTPRoute{ObjectMeta: metav1.ObjectMeta{Namespace: key.Namespace, Name: key.Name}}
+	if _, err := controllerutil.CreateOrUpdate(ctx, r.Client, pin, func() error {
+		if err := workload.Claim(canary, pin, r.Client.Scheme()); err != nil {
+			return err
+		}
+		if pin.Labels == nil {
+			pin.Labels = map[string]string{}
+		}
+		pin.Labels[workload.CanaryNameLabel] = canary.Name
+		if pin.Annotations == nil {
+			pin.Annotations = map[string]string{}
+		}
+		pin.Annotations["kustomize.toolkit.fluxcd.io/reconcile"] = "disabled"
+		pin.Spec = spec
+		return nil
+	}); err != nil {
+		return fmt.Errorf("failed to apply httproute %s: %w", key.Name, err)
+	}
+	return nil
+}
+
+// maxRouteRules is the Gateway API's bound on an HTTPRoute's rules.
+const maxRouteRules = 16
+
+// pinRouteSpec is the pin route of route: its parents and hostnames, and
+// analysis.pin's rules for each steered rule (pinRules), each sending to
+// the canary with the user's backend's port and filters.
+func pinRouteSpec(canary *v1alpha1.Canary, route *gatewayv1.HTTPRoute, steered []int, rest map[int]gatewayv1.HTTPBackendRef, t Target) (gatewayv1.HTTPRouteSpec, error) {
+	spec := gatewayv1.HTTPRouteSpec{
+		CommonRouteSpec: *route.Spec.CommonRouteSpec.DeepCopy(),
+		Hostnames:       slices.Clone(route.Spec.Hostnames),
+	}
+	for _, i := range steered {
+		rule := *route.Spec.Rules[i].DeepCopy()
+		rule.Name = nil // the pinned copies of one rule would share it
+		canaryOnly := usersBackend(rule, rest[i], t)
+		canaryOnly.Name = gatewayv1.ObjectName(t.CanaryService)
+		canaryOnly.Weight = nil
+		spec.Rules = append(spec.Rules, pinRules(canary, rule, canaryOnly)...)
+	}
+	if len(spec.Rules) > maxRouteRules {
+		return gatewayv1.HTTPRouteSpec{}, &RouteRefError{Route: route.Name, Message: fmt.Sprintf(
+			"analysis.pin needs %d rules for httproute %s/%s (%d steered rules, %d pin matches), more than the %d an HTTPRoute holds: pin fewer conditions, or steer fewer rules",
+			len(spec.Rules), route.Namespace, route.Name, len(steered), len(canary.Spec.Analysis.Pin.Match), maxRouteRules)}
+	}
+	return spec, nil
 }
 
 // steeredRules returns the indexes of the rules serin steers: those whose
