@@ -52,9 +52,9 @@ package controllers
 // KEDA's ScaledObjects likewise, the target's patched (its pause).
 // +kubebuilder:rbac:groups=keda.sh,resources=scaledobjects,verbs=get;list;watch;create;update;patch
 // The HTTPRoute is cached, created or updated, and patched (weights); the
-// pin route next to a user's route (analysis.pin) is deleted when its
-// steps end.
-// +kubebuilder:rbac:groups=gateway.networking.k8s.io,resources=httproutes,verbs=get;list;watch;create;update;patch;delete
+// pin route next to a user's route (analysis.pin) is detached when its
+// steps end, never deleted.
+// +kubebuilder:rbac:groups=gateway.networking.k8s.io,resources=httproutes,verbs=get;list;watch;create;update;patch
 
 // ConfigMaps and Secrets are watched by metadata only (list, watch), their
 // data read live (get), and the primary's copies created and updated; those

@@ -285,7 +285,7 @@ func pinnedStoreApp(ns, tag string) map[string]string {
 // serin keeps a route of its own next to the user's (shop-serin-pin, the
 // user's parents, hostname, path and filter), so every tester's request
 // reaches the canary while the others follow the weights; the user's
-// route never gets a rule, and the promotion deletes serin's.
+// route never gets a rule, and the promotion detaches serin's.
 func TestRouteRefs_PinnedTestersOnTheUsersRoute(t *testing.T) {
 	shared(t)
 	g := NewWithT(t)
@@ -340,7 +340,11 @@ func TestRouteRefs_PinnedTestersOnTheUsersRoute(t *testing.T) {
 	g.Expect(measured).To(BeNumerically(">=", 1), "the other users' share was measured within a step")
 
 	waitForPhase(g, c, v1alpha1.PhaseSucceeded, 90*time.Second)
-	g.Eventually(func() error { return k8s.Get(ctx, pinRoute, &gatewayv1.HTTPRoute{}) }, 10*time.Second, 100*time.Millisecond).ShouldNot(Succeed(), "the promotion deleted the pin route")
+	g.Eventually(func(g Gomega) {
+		pin := &gatewayv1.HTTPRoute{}
+		g.Expect(k8s.Get(ctx, pinRoute, pin)).To(Succeed())
+		g.Expect(routing.Detached(pin)).To(BeTrue())
+	}, 10*time.Second, 100*time.Millisecond).Should(Succeed(), "the promotion detached the pin route")
 	g.Expect(appBackends(g, ns)).To(Equal("podinfo:9898=1"), "promoted: podinfo's rule is as in Git")
 	g.Eventually(func() string { return lastVersion(testers) }, 10*time.Second).Should(Equal("v2"))
 	all := testers.Counts(time.Time{}, time.Time{})

@@ -163,6 +163,9 @@ func (r *RouteRefsRouter) GetRoutes(ctx context.Context, canary *v1alpha1.Canary
 				}
 				return Routes{}, err
 			}
+			if Detached(pin) {
+				return Routes{}, nil
+			}
 			counted = append(counted, pin)
 		}
 		for _, route := range counted {
@@ -181,7 +184,8 @@ func (r *RouteRefsRouter) GetRoutes(ctx context.Context, canary *v1alpha1.Canary
 
 // Finalize puts every steered rule back as the user wrote it (all traffic
 // through the apex Service) and removes serin's annotations: the route is
-// the user's again. A missing route or HTTPRoute kind is nothing to do.
+// the user's again. Pin routes are detached (garbage collection deletes
+// them with the Canary). A missing route or HTTPRoute kind is nothing to do.
 // The Services are named from the Canary (the caller knows only the apex).
 func (r *RouteRefsRouter) Finalize(ctx context.Context, canary *v1alpha1.Canary, _ Target) error {
 	t := steeringTarget(canary)
@@ -213,14 +217,14 @@ func (r *RouteRefsRouter) Finalize(ctx context.Context, canary *v1alpha1.Canary,
 	for _, ref := range canary.Spec.Routing.RouteRefs {
 		pin := &gatewayv1.HTTPRoute{}
 		err := r.Client.Get(ctx, types.NamespacedName{Namespace: canary.Namespace, Name: PinRouteName(ref.Name)}, pin)
-		if apierrors.IsNotFound(err) || meta.IsNoMatchError(err) || (err == nil && !metav1.IsControlledBy(pin, canary)) {
+		switch {
+		case apierrors.IsNotFound(err) || meta.IsNoMatchError(err) || (err == nil && !metav1.IsControlledBy(pin, canary)):
 			continue
+		case err != nil:
+			return fmt.Errorf("failed to get httproute %s: %w", PinRouteName(ref.Name), err)
 		}
-		if err == nil {
-			err = client.IgnoreNotFound(r.Client.Delete(ctx, pin))
-		}
-		if err != nil {
-			return fmt.Errorf("failed to delete httproute %s: %w", PinRouteName(ref.Name), err)
+		if err := r.detach(ctx, pin); err != nil {
+			return err
 		}
 	}
 	return nil
@@ -305,9 +309,10 @@ const pinRouteSuffix = "-serin-pin"
 // timeouts, sending to the canary alone. Its matches are more specific
 // than the user's (more header or query matches), so the Gateway API's
 // precedence across routes serves them first; the user's route is never
-// given a rule. Out of the pinned steps the pin route is deleted. A route
-// of that name that is not this Canary's is never touched: the Canary
-// stalls naming it.
+// given a rule. Out of the pinned steps the pin route is detached (no
+// parents: no Gateway serves it): serin deletes nothing, and garbage
+// collection deletes the route with the Canary. A route of that name that
+// is not this Canary's is never touched: the Canary stalls naming it.
 func (r *RouteRefsRouter) syncPin(ctx context.Context, canary *v1alpha1.Canary, t Target, route *gatewayv1.HTTPRoute, steered []int, rest map[int]gatewayv1.HTTPBackendRef, w Weights) error {
 	key := types.NamespacedName{Namespace: route.Namespace, Name: PinRouteName(route.Name)}
 	existing := &gatewayv1.HTTPRoute{}
@@ -328,9 +333,7 @@ func (r *RouteRefsRouter) syncPin(ctx context.Context, canary *v1alpha1.Canary, 
 	}
 	if !pinned(canary, w) {
 		if found {
-			if err := r.Client.Delete(ctx, existing); client.IgnoreNotFound(err) != nil {
-				return fmt.Errorf("failed to delete httproute %s: %w", key.Name, err)
-			}
+			return r.detach(ctx, existing)
 		}
 		return nil
 	}
@@ -358,6 +361,24 @@ func (r *RouteRefsRouter) syncPin(ctx context.Context, canary *v1alpha1.Canary, 
 	}
 	return nil
 }
+
+// detach takes every parent off a pin route: no Gateway serves it any
+// more. An already detached route is not written.
+func (r *RouteRefsRouter) detach(ctx context.Context, pin *gatewayv1.HTTPRoute) error {
+	if len(pin.Spec.ParentRefs) == 0 {
+		return nil
+	}
+	patch := client.MergeFrom(pin.DeepCopy())
+	pin.Spec.ParentRefs = nil
+	if err := r.Client.Patch(ctx, pin, patch, client.FieldOwner(r.FieldOwner)); err != nil {
+		return fmt.Errorf("failed to detach httproute %s: %w", pin.Name, err)
+	}
+	return nil
+}
+
+// Detached reports whether a pin route is attached to no parent: out of
+// the pinned steps, no Gateway serves it.
+func Detached(route *gatewayv1.HTTPRoute) bool { return len(route.Spec.ParentRefs) == 0 }
 
 // maxRouteRules is the Gateway API's bound on an HTTPRoute's rules.
 const maxRouteRules = 16

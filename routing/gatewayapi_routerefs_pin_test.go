@@ -61,7 +61,8 @@ func (w *routerWorld) pinRoute() *gatewayv1.HTTPRoute {
 // owned by the Canary, sends the pinned requests of the steered rule (its
 // path, filters and timeout kept) to the canary; the user's route gets no
 // rule. Deleted by hand, it is written again; the weights back on the
-// primary, and Finalize, delete it.
+// primary, and Finalize, detach it (no parents), and a later pinned step
+// attaches it again.
 func TestRouteRefsRouter_PinRouteNextToTheUsers(t *testing.T) {
 	ctx := context.Background()
 	w := newRouterWorld(t, usersRoute("shop"))
@@ -144,18 +145,24 @@ func TestRouteRefsRouter_PinRouteNextToTheUsers(t *testing.T) {
 	if err := r.SetRoutes(ctx, canary, podinfoTarget, AllPrimary); err != nil {
 		t.Fatal(err)
 	}
-	if pin := w.pinRoute(); pin != nil {
-		t.Fatalf("the pin route outlived the rollout: %+v", pin.Spec)
+	if pin := w.pinRoute(); pin == nil || !Detached(pin) {
+		t.Fatalf("the pin route is still attached after the rollout: %+v", pin)
+	}
+	if routes, err := r.GetRoutes(ctx, canary, podinfoTarget); err != nil || !routes.Found || routes.Weights != AllPrimary {
+		t.Fatalf("GetRoutes at rest with a detached pin route = %+v, %v; want found, all on the primary", routes, err)
 	}
 
 	if err := r.SetRoutes(ctx, canary, podinfoTarget, Canary(60)); err != nil {
 		t.Fatal(err)
 	}
+	if pin := w.pinRoute(); pin == nil || !cmp.Equal(users.Spec.ParentRefs, pin.Spec.ParentRefs) {
+		t.Fatalf("the next pinned step did not attach the pin route to the user's parents: %+v", pin)
+	}
 	if err := r.Finalize(ctx, canary, podinfoTarget); err != nil {
 		t.Fatal(err)
 	}
-	if pin := w.pinRoute(); pin != nil {
-		t.Fatalf("Finalize left the pin route: %+v", pin.Spec)
+	if pin := w.pinRoute(); pin == nil || !Detached(pin) {
+		t.Fatalf("Finalize left the pin route attached: %+v", pin)
 	}
 	if d := cmp.Diff(users.Spec, w.get("shop").Spec); d != "" {
 		t.Fatalf("Finalize did not give the user's route back (-want +got):\n%s", d)

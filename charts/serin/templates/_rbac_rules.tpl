@@ -34,7 +34,7 @@ marker, copy its rule here.
   verbs: [get]
 - apiGroups: [gateway.networking.k8s.io]
   resources: [httproutes]
-  verbs: [create, delete, get, list, patch, update, watch]
+  verbs: [create, get, list, patch, update, watch]
 - apiGroups: [helm.toolkit.fluxcd.io]
   resources: [helmreleases]
   verbs: [get]
