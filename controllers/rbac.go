@@ -52,8 +52,7 @@ package controllers
 // KEDA's ScaledObjects likewise, the target's patched (its pause).
 // +kubebuilder:rbac:groups=keda.sh,resources=scaledobjects,verbs=get;list;watch;create;update;patch
 // The HTTPRoute is cached, created or updated, and patched (weights); the
-// pin route next to a user's route (analysis.pin) is detached when its
-// steps end, never deleted.
+// pin route next to a user's route (analysis.pin) too, never deleted.
 // +kubebuilder:rbac:groups=gateway.networking.k8s.io,resources=httproutes,verbs=get;list;watch;create;update;patch
 
 // ConfigMaps and Secrets are watched by metadata only (list, watch), their

@@ -285,7 +285,8 @@ func pinnedStoreApp(ns, tag string) map[string]string {
 // serin keeps a route of its own next to the user's (shop-serin-pin, the
 // user's parents, hostname, path and filter), so every tester's request
 // reaches the canary while the others follow the weights; the user's
-// route never gets a rule, and the promotion detaches serin's.
+// route never gets a rule, and after the promotion serin's sends the
+// testers where everyone goes.
 func TestRouteRefs_PinnedTestersOnTheUsersRoute(t *testing.T) {
 	shared(t)
 	g := NewWithT(t)
@@ -343,8 +344,8 @@ func TestRouteRefs_PinnedTestersOnTheUsersRoute(t *testing.T) {
 	g.Eventually(func(g Gomega) {
 		pin := &gatewayv1.HTTPRoute{}
 		g.Expect(k8s.Get(ctx, pinRoute, pin)).To(Succeed())
-		g.Expect(routing.Detached(pin)).To(BeTrue())
-	}, 10*time.Second, 100*time.Millisecond).Should(Succeed(), "the promotion detached the pin route")
+		g.Expect(routing.PinnedToCanary(pin, "podinfo-canary")).To(BeFalse())
+	}, 10*time.Second, 100*time.Millisecond).Should(Succeed(), "the promotion sent the testers where everyone goes")
 	g.Expect(appBackends(g, ns)).To(Equal("podinfo:9898=1"), "promoted: podinfo's rule is as in Git")
 	g.Eventually(func() string { return lastVersion(testers) }, 10*time.Second).Should(Equal("v2"))
 	all := testers.Counts(time.Time{}, time.Time{})

@@ -153,19 +153,20 @@ func (r *RouteRefsRouter) GetRoutes(ctx context.Context, canary *v1alpha1.Canary
 			return Routes{}, nil // reset by another writer
 		}
 		counted := []*gatewayv1.HTTPRoute{route}
-		if pinned(canary, out.Weights) {
-			// The pinned requests reach the canary once the pin route is
-			// programmed too; a missing one is written again (Reconcile).
-			pin := &gatewayv1.HTTPRoute{}
-			if err := r.Client.Get(ctx, types.NamespacedName{Namespace: canary.Namespace, Name: PinRouteName(ref.Name)}, pin); err != nil {
-				if apierrors.IsNotFound(err) {
-					return Routes{}, nil
-				}
-				return Routes{}, err
-			}
-			if Detached(pin) {
-				return Routes{}, nil
-			}
+		// The pinned requests go where the weights say once the pin route
+		// is programmed too: to the canary in the pinned steps, with the
+		// others out of them. A missing or stale one is written again
+		// (Reconcile).
+		pin := &gatewayv1.HTTPRoute{}
+		switch err := r.Client.Get(ctx, types.NamespacedName{Namespace: canary.Namespace, Name: PinRouteName(ref.Name)}, pin); {
+		case apierrors.IsNotFound(err) && pinned(canary, out.Weights):
+			return Routes{}, nil
+		case apierrors.IsNotFound(err) || (err == nil && !metav1.IsControlledBy(pin, canary)):
+		case err != nil:
+			return Routes{}, err
+		case PinnedToCanary(pin, t.CanaryService) != pinned(canary, out.Weights):
+			return Routes{}, nil
+		default:
 			counted = append(counted, pin)
 		}
 		for _, route := range counted {
@@ -184,8 +185,8 @@ func (r *RouteRefsRouter) GetRoutes(ctx context.Context, canary *v1alpha1.Canary
 
 // Finalize puts every steered rule back as the user wrote it (all traffic
 // through the apex Service) and removes serin's annotations: the route is
-// the user's again. Pin routes are detached (garbage collection deletes
-// them with the Canary). A missing route or HTTPRoute kind is nothing to do.
+// the user's again; a pin route sends where it does (garbage collection
+// deletes it with the Canary). A missing route or HTTPRoute kind is nothing to do.
 // The Services are named from the Canary (the caller knows only the apex).
 func (r *RouteRefsRouter) Finalize(ctx context.Context, canary *v1alpha1.Canary, _ Target) error {
 	t := steeringTarget(canary)
@@ -223,7 +224,15 @@ func (r *RouteRefsRouter) Finalize(ctx context.Context, canary *v1alpha1.Canary,
 		case err != nil:
 			return fmt.Errorf("failed to get httproute %s: %w", PinRouteName(ref.Name), err)
 		}
-		if err := r.detach(ctx, pin); err != nil {
+		route := &gatewayv1.HTTPRoute{}
+		if err := r.Client.Get(ctx, types.NamespacedName{Namespace: canary.Namespace, Name: ref.Name}, route); err != nil {
+			continue // the user's route is gone: nothing to follow
+		}
+		steered, err := steeredRules(route, t)
+		if err != nil {
+			continue
+		}
+		if err := r.syncPin(ctx, canary, t, route, steered, restBackends(route), AllPrimary); err != nil {
 			return err
 		}
 	}
@@ -309,10 +318,10 @@ const pinRouteSuffix = "-serin-pin"
 // timeouts, sending to the canary alone. Its matches are more specific
 // than the user's (more header or query matches), so the Gateway API's
 // precedence across routes serves them first; the user's route is never
-// given a rule. Out of the pinned steps the pin route is detached (no
-// parents: no Gateway serves it): serin deletes nothing, and garbage
-// collection deletes the route with the Canary. A route of that name that
-// is not this Canary's is never touched: the Canary stalls naming it.
+// given a rule. Out of the pinned steps the pin route sends where the
+// user's rule sends everyone: serin deletes nothing, and garbage collection
+// deletes the route with the Canary. A route of that name that is not this
+// Canary's is never touched: the Canary stalls naming it.
 func (r *RouteRefsRouter) syncPin(ctx context.Context, canary *v1alpha1.Canary, t Target, route *gatewayv1.HTTPRoute, steered []int, rest map[int]gatewayv1.HTTPBackendRef, w Weights) error {
 	key := types.NamespacedName{Namespace: route.Namespace, Name: PinRouteName(route.Name)}
 	existing := &gatewayv1.HTTPRoute{}
@@ -331,13 +340,10 @@ func (r *RouteRefsRouter) syncPin(ctx context.Context, canary *v1alpha1.Canary, 
 			"httproute %s/%s is not this Canary's: serin names the route of analysis.pin's requests after httproute %s; rename or delete %s",
 			key.Namespace, key.Name, route.Name, key.Name)}
 	}
-	if !pinned(canary, w) {
-		if found {
-			return r.detach(ctx, existing)
-		}
+	if !pinned(canary, w) && !found {
 		return nil
 	}
-	spec, err := pinRouteSpec(canary, route, steered, rest, t)
+	spec, err := pinRouteSpec(canary, route, steered, rest, t, pinned(canary, w))
 	if err != nil {
 		return err
 	}
@@ -362,31 +368,29 @@ func (r *RouteRefsRouter) syncPin(ctx context.Context, canary *v1alpha1.Canary, 
 	return nil
 }
 
-// detach takes every parent off a pin route: no Gateway serves it any
-// more. An already detached route is not written.
-func (r *RouteRefsRouter) detach(ctx context.Context, pin *gatewayv1.HTTPRoute) error {
-	if len(pin.Spec.ParentRefs) == 0 {
-		return nil
+// PinnedToCanary reports whether a pin route sends its requests to the
+// canary alone (the pinned steps), rather than where the user's rule sends
+// the others.
+func PinnedToCanary(pin *gatewayv1.HTTPRoute, canaryService string) bool {
+	for _, rule := range pin.Spec.Rules {
+		if len(rule.BackendRefs) != 1 || string(rule.BackendRefs[0].Name) != canaryService {
+			return false
+		}
 	}
-	patch := client.MergeFrom(pin.DeepCopy())
-	pin.Spec.ParentRefs = nil
-	if err := r.Client.Patch(ctx, pin, patch, client.FieldOwner(r.FieldOwner)); err != nil {
-		return fmt.Errorf("failed to detach httproute %s: %w", pin.Name, err)
-	}
-	return nil
+	return len(pin.Spec.Rules) > 0
 }
-
-// Detached reports whether a pin route is attached to no parent: out of
-// the pinned steps, no Gateway serves it.
-func Detached(route *gatewayv1.HTTPRoute) bool { return len(route.Spec.ParentRefs) == 0 }
 
 // maxRouteRules is the Gateway API's bound on an HTTPRoute's rules.
 const maxRouteRules = 16
 
 // pinRouteSpec is the pin route of route: its parents and hostnames, and
-// analysis.pin's rules for each steered rule (pinRules), each sending to
-// the canary with the user's backend's port and filters.
-func pinRouteSpec(canary *v1alpha1.Canary, route *gatewayv1.HTTPRoute, steered []int, rest map[int]gatewayv1.HTTPBackendRef, t Target) (gatewayv1.HTTPRouteSpec, error) {
+// analysis.pin's rules for each steered rule (pinRules). During the pinned
+// steps (toCanary) each sends to the canary with the user's backend's port
+// and filters; out of them, where the user's rule sends everyone (its
+// weights, or the apex Service at rest), so that the pinned requests
+// follow the others and the route's status tells when the Gateway applied
+// that (a deleted or detached route's would not).
+func pinRouteSpec(canary *v1alpha1.Canary, route *gatewayv1.HTTPRoute, steered []int, rest map[int]gatewayv1.HTTPBackendRef, t Target, toCanary bool) (gatewayv1.HTTPRouteSpec, error) {
 	spec := gatewayv1.HTTPRouteSpec{
 		CommonRouteSpec: *route.Spec.CommonRouteSpec.DeepCopy(),
 		Hostnames:       slices.Clone(route.Spec.Hostnames),
@@ -397,7 +401,13 @@ func pinRouteSpec(canary *v1alpha1.Canary, route *gatewayv1.HTTPRoute, steered [
 		canaryOnly := usersBackend(rule, rest[i], t)
 		canaryOnly.Name = gatewayv1.ObjectName(t.CanaryService)
 		canaryOnly.Weight = nil
-		spec.Rules = append(spec.Rules, pinRules(canary, rule, canaryOnly)...)
+		rules := pinRules(canary, rule, canaryOnly)
+		if !toCanary {
+			for j := range rules {
+				rules[j].BackendRefs = rule.BackendRefs
+			}
+		}
+		spec.Rules = append(spec.Rules, rules...)
 	}
 	if len(spec.Rules) > maxRouteRules {
 		return gatewayv1.HTTPRouteSpec{}, &RouteRefError{Route: route.Name, Message: fmt.Sprintf(

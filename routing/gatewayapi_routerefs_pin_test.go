@@ -60,9 +60,10 @@ func (w *routerWorld) pinRoute() *gatewayv1.HTTPRoute {
 // analysis.pin on a user's route: from fromWeight, a route of serin's own,
 // owned by the Canary, sends the pinned requests of the steered rule (its
 // path, filters and timeout kept) to the canary; the user's route gets no
-// rule. Deleted by hand, it is written again; the weights back on the
-// primary, and Finalize, detach it (no parents), and a later pinned step
-// attaches it again.
+// rule. Deleted by hand, it is written again; out of the pinned steps (the
+// weights back on the primary, Finalize) it sends the pinned requests where
+// the user's rule sends everyone, and a later pinned step to the canary
+// again.
 func TestRouteRefsRouter_PinRouteNextToTheUsers(t *testing.T) {
 	ctx := context.Background()
 	w := newRouterWorld(t, usersRoute("shop"))
@@ -145,25 +146,35 @@ func TestRouteRefsRouter_PinRouteNextToTheUsers(t *testing.T) {
 	if err := r.SetRoutes(ctx, canary, podinfoTarget, AllPrimary); err != nil {
 		t.Fatal(err)
 	}
-	if pin := w.pinRoute(); pin == nil || !Detached(pin) {
-		t.Fatalf("the pin route is still attached after the rollout: %+v", pin)
+	followsUsers := func(when string) {
+		t.Helper()
+		pin := w.pinRoute()
+		if pin == nil || PinnedToCanary(pin, "podinfo-canary") || len(pin.Spec.Rules) != 1 {
+			t.Fatalf("%s: the pin route still sends the testers to the canary: %+v", when, pin)
+		}
+		if d := cmp.Diff(backendsOf(w.get("shop").Spec.Rules[0]), backendsOf(pin.Spec.Rules[0])); d != "" {
+			t.Fatalf("%s: the pin route does not send where the user's rule does (-user +pin):\n%s", when, d)
+		}
 	}
+	followsUsers("at rest")
 	if routes, err := r.GetRoutes(ctx, canary, podinfoTarget); err != nil || !routes.Found || routes.Weights != AllPrimary {
-		t.Fatalf("GetRoutes at rest with a detached pin route = %+v, %v; want found, all on the primary", routes, err)
+		t.Fatalf("GetRoutes at rest with the pin route following the user's = %+v, %v; want found, all on the primary", routes, err)
 	}
+	if err := r.SetRoutes(ctx, canary, podinfoTarget, Canary(20)); err != nil {
+		t.Fatal(err)
+	}
+	followsUsers("at 20 %")
 
 	if err := r.SetRoutes(ctx, canary, podinfoTarget, Canary(60)); err != nil {
 		t.Fatal(err)
 	}
-	if pin := w.pinRoute(); pin == nil || !cmp.Equal(users.Spec.ParentRefs, pin.Spec.ParentRefs) {
-		t.Fatalf("the next pinned step did not attach the pin route to the user's parents: %+v", pin)
+	if pin := w.pinRoute(); pin == nil || !PinnedToCanary(pin, "podinfo-canary") {
+		t.Fatalf("the next pinned step did not send the testers to the canary again: %+v", pin)
 	}
 	if err := r.Finalize(ctx, canary, podinfoTarget); err != nil {
 		t.Fatal(err)
 	}
-	if pin := w.pinRoute(); pin == nil || !Detached(pin) {
-		t.Fatalf("Finalize left the pin route attached: %+v", pin)
-	}
+	followsUsers("after Finalize")
 	if d := cmp.Diff(users.Spec, w.get("shop").Spec); d != "" {
 		t.Fatalf("Finalize did not give the user's route back (-want +got):\n%s", d)
 	}
