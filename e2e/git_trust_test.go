@@ -26,6 +26,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -312,15 +313,34 @@ func TestGitTrust_BusyRepositoryFindsItsPullRequest(t *testing.T) {
 		}
 		return p.Phase + "@" + p.NextAttemptTime.UTC().Format(time.RFC3339)
 	})
+	// The others open their pull requests, 5 at a time (one after the
+	// other took a minute and more of the suite).
+	var mu sync.Mutex
+	var failures []string
+	slots := make(chan struct{}, 5)
+	var wg sync.WaitGroup
 	for i := range busyPullRequests {
-		branch := fmt.Sprintf("docs/note-%02d", i)
-		giteaCommitOn(g, func(method, path string, in, out any) error { return gitea.API(ctx, method, path, in, out) },
-			repo, branch, fmt.Sprintf("notes/note-%02d.md", i), fmt.Sprintf("Note %d\n", i), fmt.Sprintf("Add note %d", i),
-			map[string]string{"name": "Dev", "email": "dev@testbed.serin.dev"})
-		g.Expect(gitea.API(ctx, http.MethodPost, fmt.Sprintf("/repos/%s/%s/pulls", gitea.User, repo), map[string]any{
-			"head": branch, "base": "main", "title": fmt.Sprintf("Add note %d", i),
-		}, nil)).To(Succeed())
+		wg.Go(func() {
+			slots <- struct{}{}
+			defer func() { <-slots }()
+			// Failures are collected here and asserted on the test's
+			// goroutine.
+			gw := NewGomega(func(message string, _ ...int) {
+				mu.Lock()
+				defer mu.Unlock()
+				failures = append(failures, message)
+			})
+			branch := fmt.Sprintf("docs/note-%02d", i)
+			giteaCommitOn(gw, func(method, path string, in, out any) error { return gitea.API(ctx, method, path, in, out) },
+				repo, branch, fmt.Sprintf("notes/note-%02d.md", i), fmt.Sprintf("Note %d\n", i), fmt.Sprintf("Add note %d", i),
+				map[string]string{"name": "Dev", "email": "dev@testbed.serin.dev"})
+			gw.Expect(gitea.API(ctx, http.MethodPost, fmt.Sprintf("/repos/%s/%s/pulls", gitea.User, repo), map[string]any{
+				"head": branch, "base": "main", "title": fmt.Sprintf("Add note %d", i),
+			}, nil)).To(Succeed())
+		})
 	}
+	wg.Wait()
+	g.Expect(failures).To(BeEmpty(), "every other pull request was opened")
 	busy := time.Now()
 	var open []json.RawMessage
 	g.Expect(gitea.API(ctx, http.MethodGet, fmt.Sprintf("/repos/%s/%s/pulls?state=open&limit=50", gitea.User, repo), nil, &open)).To(Succeed())
