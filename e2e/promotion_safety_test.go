@@ -40,8 +40,10 @@ import (
 	"github.com/serin-dev/serin/internal/testing/testbed"
 )
 
-// invariants samples, every 100 ms for the whole test, the two promises of
-// promotion safety and records every violation:
+// invariants checks, on every change of the namespace's route,
+// EndpointSlices and target Deployment and at least every 100 ms, for the
+// whole test, the two promises of promotion safety and records every
+// violation:
 //   - every backend with weight > 0 has ready endpoints;
 //   - the canary is never scaled to zero while it is the only ready copy.
 type invariants struct {
@@ -60,14 +62,17 @@ func (inv *invariants) Stop() { inv.once.Do(func() { close(inv.stopped) }) }
 func watchInvariants(t *testing.T, ns string) *invariants {
 	t.Helper()
 	inv := &invariants{stopped: make(chan struct{})}
+	changed := make(chan struct{}, 1)
+	cached := watchNamespace(t, ns, changed, &gatewayv1.HTTPRoute{}, &discoveryv1.EndpointSlice{}, &appsv1.Deployment{})
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
 		for {
-			inv.check(ns)
+			inv.check(cached, ns)
 			select {
 			case <-inv.stopped:
 				return
+			case <-changed:
 			case <-time.After(100 * time.Millisecond):
 			}
 		}
@@ -85,30 +90,14 @@ func watchInvariants(t *testing.T, ns string) *invariants {
 	return inv
 }
 
-// check takes one sample. A sample reads the route (or the target), then
-// the endpoints, then the route again: a violation counts only when the
-// route did not change in between, so that a legitimate step taken during
-// the sample is not mistaken for one.
-func (inv *invariants) check(ns string) {
-	ctx := context.Background()
-	var found []string
-	route, ok := getRoute(ns)
-	if ok {
-		for _, b := range route.Spec.Rules[0].BackendRefs {
-			if b.Weight != nil && *b.Weight > 0 && readyEndpoints(ns, string(b.Name)) == 0 {
-				if again, ok := getRoute(ns); ok && again.ResourceVersion == route.ResourceVersion {
-					found = append(found, fmt.Sprintf("%s has weight %d and no ready endpoint", b.Name, *b.Weight))
-				}
-			}
-		}
-	}
-	target := &appsv1.Deployment{}
-	if err := k8s.Get(ctx, types.NamespacedName{Namespace: ns, Name: "podinfo"}, target); err == nil &&
-		target.Spec.Replicas != nil && *target.Spec.Replicas == 0 && readyEndpoints(ns, "podinfo-primary") == 0 {
-		again := &appsv1.Deployment{}
-		if err := k8s.Get(ctx, client.ObjectKeyFromObject(target), again); err == nil && again.ResourceVersion == target.ResourceVersion {
-			found = append(found, "the canary was scaled to zero while the primary has no ready endpoint")
-		}
+// check takes one sample of the watch cache. What it finds there is a
+// suspicion only (the cache's watches of three kinds may each lag the
+// others by a few milliseconds): a violation counts when the API server
+// confirms it at once.
+func (inv *invariants) check(cached client.Reader, ns string) {
+	found := violations(cached, ns)
+	if len(found) > 0 {
+		found = violations(k8s, ns)
 	}
 	inv.mu.Lock()
 	defer inv.mu.Unlock()
@@ -118,9 +107,37 @@ func (inv *invariants) check(ns string) {
 	}
 }
 
-func getRoute(ns string) (*gatewayv1.HTTPRoute, bool) {
+// violations reads the route (or the target), then the endpoints, then the
+// route again: a violation counts only when the route did not change in
+// between, so that a legitimate step taken during the read is not mistaken
+// for one.
+func violations(r client.Reader, ns string) []string {
+	ctx := context.Background()
+	var found []string
+	route, ok := getRoute(r, ns)
+	if ok {
+		for _, b := range route.Spec.Rules[0].BackendRefs {
+			if b.Weight != nil && *b.Weight > 0 && readyEndpointsIn(r, ns, string(b.Name)) == 0 {
+				if again, ok := getRoute(r, ns); ok && again.ResourceVersion == route.ResourceVersion {
+					found = append(found, fmt.Sprintf("%s has weight %d and no ready endpoint", b.Name, *b.Weight))
+				}
+			}
+		}
+	}
+	target := &appsv1.Deployment{}
+	if err := r.Get(ctx, types.NamespacedName{Namespace: ns, Name: "podinfo"}, target); err == nil &&
+		target.Spec.Replicas != nil && *target.Spec.Replicas == 0 && readyEndpointsIn(r, ns, "podinfo-primary") == 0 {
+		again := &appsv1.Deployment{}
+		if err := r.Get(ctx, client.ObjectKeyFromObject(target), again); err == nil && again.ResourceVersion == target.ResourceVersion {
+			found = append(found, "the canary was scaled to zero while the primary has no ready endpoint")
+		}
+	}
+	return found
+}
+
+func getRoute(r client.Reader, ns string) (*gatewayv1.HTTPRoute, bool) {
 	route := &gatewayv1.HTTPRoute{}
-	if err := k8s.Get(context.Background(), types.NamespacedName{Namespace: ns, Name: "podinfo"}, route); err != nil || len(route.Spec.Rules) == 0 {
+	if err := r.Get(context.Background(), types.NamespacedName{Namespace: ns, Name: "podinfo"}, route); err != nil || len(route.Spec.Rules) == 0 {
 		return nil, false
 	}
 	return route, true
@@ -128,9 +145,12 @@ func getRoute(ns string) (*gatewayv1.HTTPRoute, bool) {
 
 // readyEndpoints counts the ready endpoints of a Service, as the real
 // endpointslice controller publishes them.
-func readyEndpoints(ns, service string) int {
+func readyEndpoints(ns, service string) int { return readyEndpointsIn(k8s, ns, service) }
+
+// readyEndpointsIn is readyEndpoints read from r.
+func readyEndpointsIn(r client.Reader, ns, service string) int {
 	var slices discoveryv1.EndpointSliceList
-	if err := k8s.List(context.Background(), &slices, client.InNamespace(ns),
+	if err := r.List(context.Background(), &slices, client.InNamespace(ns),
 		client.MatchingLabels{discoveryv1.LabelServiceName: service}); err != nil {
 		return 0
 	}
