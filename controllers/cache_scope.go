@@ -65,6 +65,7 @@ func WatchedObjects() []client.Object {
 		&corev1.ConfigMap{},
 		&corev1.Secret{},
 		&gatewayv1.HTTPRoute{},
+		&gatewayv1.GRPCRoute{},
 		workload.NewScaledObject("", ""),
 	}
 }
@@ -81,7 +82,8 @@ var labelledKinds = func() map[schema.GroupKind]bool {
 		autoscalingv2.SchemeGroupVersion.WithKind("HorizontalPodAutoscaler"),
 		corev1.SchemeGroupVersion.WithKind("ConfigMap"),
 		corev1.SchemeGroupVersion.WithKind("Secret"),
-		{Group: gatewayv1.GroupName, Version: "v1", Kind: "HTTPRoute"},
+		{Group: gatewayv1.GroupName, Version: gatewayv1.GroupVersion.Version, Kind: v1alpha1.HTTPRouteKind},
+		{Group: gatewayv1.GroupName, Version: gatewayv1.GroupVersion.Version, Kind: v1alpha1.GRPCRouteKind},
 		workload.ScaledObjectGVK,
 	} {
 		out[gvk.GroupKind()] = true

@@ -139,13 +139,20 @@ func (r *CanaryReconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manage
 	// predicate: a change of status alone (a gateway accepting or rejecting
 	// the weights, status.parents) must reconcile, since the rollout waits
 	// for it.
-	if _, err := mgr.GetRESTMapper().RESTMapping(schema.GroupKind{Group: gatewayv1.GroupName, Kind: "HTTPRoute"}, gatewayv1.GroupVersion.Version); err == nil {
+	if _, err := mgr.GetRESTMapper().RESTMapping(schema.GroupKind{Group: gatewayv1.GroupName, Kind: v1alpha1.HTTPRouteKind}, gatewayv1.GroupVersion.Version); err == nil {
 		b = b.Owns(&gatewayv1.HTTPRoute{}).
 			// The routes of routing.routeRefs: the user's, not owned.
-			Watches(&gatewayv1.HTTPRoute{}, handler.EnqueueRequestsFromMapFunc(r.canariesForRoute))
+			Watches(&gatewayv1.HTTPRoute{}, handler.EnqueueRequestsFromMapFunc(r.canariesForRoute(v1alpha1.HTTPRouteKind)))
 		watched = append(watched, &gatewayv1.HTTPRoute{})
 	} else {
 		ctrl.LoggerFrom(ctx).Info("Gateway API HTTPRoute not installed: gatewayapi routing works once it is, after a restart")
+	}
+	// GRPCRoutes are only ever the user's (routing.routeRefs).
+	if _, err := mgr.GetRESTMapper().RESTMapping(schema.GroupKind{Group: gatewayv1.GroupName, Kind: v1alpha1.GRPCRouteKind}, gatewayv1.GroupVersion.Version); err == nil {
+		b = b.Watches(&gatewayv1.GRPCRoute{}, handler.EnqueueRequestsFromMapFunc(r.canariesForRoute(v1alpha1.GRPCRouteKind)))
+		watched = append(watched, &gatewayv1.GRPCRoute{})
+	} else {
+		ctrl.LoggerFrom(ctx).Info("Gateway API GRPCRoute not installed: routing.routeRefs of kind GRPCRoute works once it is, after a restart")
 	}
 	// Watch KEDA's ScaledObjects only where KEDA is installed: the target's
 	// (a change reaches the primary's copy) and the primary's.
@@ -245,15 +252,17 @@ func (r *CanaryReconciler) canariesForTarget(kind string) handler.MapFunc {
 	}
 }
 
-// canariesForRoute maps an HTTPRoute to the Canaries that steer it
-// (routing.routeRefs): Flux applying it again, a parent's status, a person's
-// edit reach them.
-func (r *CanaryReconciler) canariesForRoute(ctx context.Context, o client.Object) []reconcile.Request {
-	if o.GetAnnotations()[routing.SteeredByAnnotation] == "" && metav1.GetControllerOf(o) != nil {
-		return nil // a generated route: Owns reconciles its Canary
+// canariesForRoute maps a route of kind (HTTPRoute, GRPCRoute) to the
+// Canaries that steer it (routing.routeRefs): Flux applying it again, a
+// parent's status, a person's edit reach them.
+func (r *CanaryReconciler) canariesForRoute(kind string) handler.MapFunc {
+	return func(ctx context.Context, o client.Object) []reconcile.Request {
+		if o.GetAnnotations()[routing.SteeredByAnnotation] == "" && metav1.GetControllerOf(o) != nil {
+			return nil // a generated route: Owns reconciles its Canary
+		}
+		value := targetIndexValue(kind, o.GetName())
+		return r.canariesBy(ctx, o.GetNamespace(), claimsIndexKey, value, strings.ToLower(kind)+" "+o.GetName())
 	}
-	value := targetIndexValue("HTTPRoute", o.GetName())
-	return r.canariesBy(ctx, o.GetNamespace(), claimsIndexKey, value, "httproute "+o.GetName())
 }
 
 // canariesForConfig maps a ConfigMap or Secret to the Canaries whose target

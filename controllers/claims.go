@@ -60,10 +60,10 @@ func claimsOf(c *v1alpha1.Canary) claims {
 	}
 	var steered []string
 	for _, ref := range c.Spec.Routing.RouteRefs {
-		steered = append(steered, targetIndexValue("HTTPRoute", ref.Name))
+		steered = append(steered, targetIndexValue(ref.GetKind(), ref.Name))
 	}
 	if len(steered) == 0 {
-		generated = append(generated, targetIndexValue("HTTPRoute", apex))
+		generated = append(generated, targetIndexValue(v1alpha1.HTTPRouteKind, apex))
 	}
 	if kind != v1alpha1.ServiceKind {
 		generated = append(generated,

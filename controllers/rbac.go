@@ -54,6 +54,9 @@ package controllers
 // The HTTPRoute is cached, created or updated, and patched (weights); the
 // pin route next to a user's route (analysis.pin) too, never deleted.
 // +kubebuilder:rbac:groups=gateway.networking.k8s.io,resources=httproutes,verbs=get;list;watch;create;update;patch
+// A GRPCRoute of routing.routeRefs is cached and patched (weights); serin
+// never creates one.
+// +kubebuilder:rbac:groups=gateway.networking.k8s.io,resources=grpcroutes,verbs=get;list;watch;update;patch
 
 // ConfigMaps and Secrets are watched by metadata only (list, watch), their
 // data read live (get), and the primary's copies created and updated; those

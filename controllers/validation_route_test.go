@@ -211,7 +211,7 @@ func TestValidation_RouteRefs(t *testing.T) {
 		"the user's routes, no gatewayRefs": {canary: canary("ok-refs", nil)},
 		"with gatewayRefs": {
 			canary:  canary("rr1", func(c *v1alpha1.Canary) { c.Spec.Routing.GatewayRefs = []v1alpha1.GatewayReference{{Name: "public"}} }),
-			wantErr: "routing.routeRefs steers the HTTPRoutes you keep, as you wrote them",
+			wantErr: "routing.routeRefs steers the routes you keep, as you wrote them",
 		},
 		"with a setting of the generated route": {
 			canary:  canary("rr2", func(c *v1alpha1.Canary) { c.Spec.Routing.Timeout = "10s" }),
@@ -222,7 +222,7 @@ func TestValidation_RouteRefs(t *testing.T) {
 				c.Spec.Routing.Provider = v1alpha1.KubernetesRouting
 				c.Spec.Analysis = &v1alpha1.CanaryAnalysis{Iterations: 2}
 			}),
-			wantErr: "routing.routeRefs names HTTPRoutes whose weights serin moves: it needs routing.provider gatewayapi",
+			wantErr: "routing.routeRefs names HTTPRoutes and GRPCRoutes whose weights serin moves: it needs routing.provider gatewayapi",
 		},
 		"a Service target": {
 			canary: canary("rr4", func(c *v1alpha1.Canary) {
@@ -246,6 +246,17 @@ func TestValidation_RouteRefs(t *testing.T) {
 		},
 		"the same route twice": {
 			canary:  canary("rr8", func(c *v1alpha1.Canary) { c.Spec.Routing.RouteRefs[1].Name = "shop" }),
+			wantErr: "Duplicate value",
+		},
+		"a GRPCRoute and an HTTPRoute of the same name": {
+			canary: canary("ok-grpc", func(c *v1alpha1.Canary) {
+				c.Spec.Routing.RouteRefs[1] = v1alpha1.RouteReference{Kind: v1alpha1.GRPCRouteKind, Name: "shop"}
+			}),
+		},
+		"the same GRPCRoute twice": {
+			canary: canary("rr9", func(c *v1alpha1.Canary) {
+				c.Spec.Routing.RouteRefs = []v1alpha1.RouteReference{{Kind: v1alpha1.GRPCRouteKind, Name: "shop"}, {Kind: v1alpha1.GRPCRouteKind, Name: "shop"}}
+			}),
 			wantErr: "Duplicate value",
 		},
 	}
@@ -276,6 +287,9 @@ func TestValidation_Pin(t *testing.T) {
 		"blue/green on the route": {canary: canary("pin2", gateway, v1alpha1.CanaryAnalysis{Iterations: 2}), wantErr: refused},
 		"weights on the user's routes": {canary: canary("ok-pin3", v1alpha1.CanaryRouting{Provider: v1alpha1.GatewayAPIRouting, RouteRefs: []v1alpha1.RouteReference{{Name: "shop"}}},
 			v1alpha1.CanaryAnalysis{StepWeight: 10})},
+		"weights on the user's GRPCRoute": {canary: canary("pin5", v1alpha1.CanaryRouting{Provider: v1alpha1.GatewayAPIRouting,
+			RouteRefs: []v1alpha1.RouteReference{{Name: "shop"}, {Kind: v1alpha1.GRPCRouteKind, Name: "shop"}}}, v1alpha1.CanaryAnalysis{StepWeight: 10}),
+			wantErr: "analysis.pin sends the pinned requests by an HTTPRoute of serin's own next to each of your routes, matching HTTP headers and query parameters: it works with HTTPRoutes only"},
 		"no match": {canary: func() *v1alpha1.Canary {
 			c := canary("pin4", gateway, v1alpha1.CanaryAnalysis{StepWeight: 10})
 			c.Spec.Analysis.Pin = &v1alpha1.CanaryPin{}

@@ -180,8 +180,17 @@ func appBackendsNow(ns string) string {
 	if err := k8s.Get(context.Background(), types.NamespacedName{Namespace: ns, Name: "shop"}, route); err != nil || len(route.Spec.Rules) < 2 {
 		return ""
 	}
-	var parts []string
+	var refs []gatewayv1.BackendRef
 	for _, b := range route.Spec.Rules[1].BackendRefs {
+		refs = append(refs, b.BackendRef)
+	}
+	return renderBackends(refs)
+}
+
+// renderBackends renders a rule's backends: "name:port=weight" each.
+func renderBackends(refs []gatewayv1.BackendRef) string {
+	var parts []string
+	for _, b := range refs {
 		s := string(b.Name)
 		if b.Port != nil {
 			s += fmt.Sprintf(":%d", *b.Port)
@@ -192,6 +201,18 @@ func appBackendsNow(ns string) string {
 		parts = append(parts, s)
 	}
 	return strings.Join(parts, ",")
+}
+
+// initializedFleet is newFleetWithKustomization and the podinfo Canary its
+// files hold, once it is initialized.
+func initializedFleet(t *testing.T, g Gomega, ns string, files map[string]string, kustomization map[string]any) (*fleet, *v1alpha1.Canary) {
+	t.Helper()
+	f := newFleetWithKustomization(t, g, ns, files, kustomization)
+	c := &v1alpha1.Canary{}
+	c.Namespace, c.Name = ns, "podinfo"
+	g.Eventually(func() error { return k8s.Get(context.Background(), client.ObjectKeyFromObject(c), c) }, 60*time.Second, 200*time.Millisecond).Should(Succeed())
+	waitForPhase(g, c, v1alpha1.PhaseInitialized, 60*time.Second)
+	return f, c
 }
 
 // A user's HTTPRoute, kept in Git and applied by Flux every 5 s with the
@@ -205,11 +226,7 @@ func TestRouteRefs_UsersRouteInGitKeepsItsRulesAndWeights(t *testing.T) {
 	g := NewWithT(t)
 	ctx := context.Background()
 	ns := newNamespace(t)
-	f := newFleetWithKustomization(t, g, ns, storeApp(ns, "v1", 0, ""), shopKustomization)
-	c := &v1alpha1.Canary{}
-	c.Namespace, c.Name = ns, "podinfo"
-	g.Eventually(func() error { return k8s.Get(ctx, client.ObjectKeyFromObject(c), c) }, 60*time.Second, 200*time.Millisecond).Should(Succeed())
-	waitForPhase(g, c, v1alpha1.PhaseInitialized, 60*time.Second)
+	f, c := initializedFleet(t, g, ns, storeApp(ns, "v1", 0, ""), shopKustomization)
 
 	app := startUsers(t, appHost(ns))
 	shop := testbed.StartLoad(ctx, testbed.LoadOptions{URL: gateway.URL + "/storefront", Host: appHost(ns), Rate: 20, Duration: time.Hour})
@@ -292,11 +309,7 @@ func TestRouteRefs_PinnedTestersOnTheUsersRoute(t *testing.T) {
 	g := NewWithT(t)
 	ctx := context.Background()
 	ns := newNamespace(t)
-	f := newFleetWithKustomization(t, g, ns, pinnedStoreApp(ns, "v1"), shopKustomization)
-	c := &v1alpha1.Canary{}
-	c.Namespace, c.Name = ns, "podinfo"
-	g.Eventually(func() error { return k8s.Get(ctx, client.ObjectKeyFromObject(c), c) }, 60*time.Second, 200*time.Millisecond).Should(Succeed())
-	waitForPhase(g, c, v1alpha1.PhaseInitialized, 60*time.Second)
+	f, c := initializedFleet(t, g, ns, pinnedStoreApp(ns, "v1"), shopKustomization)
 	g.Expect(c.Spec.Analysis.Pin).NotTo(BeNil(), "the Canary from Git pins the testers")
 
 	others := startUsers(t, appHost(ns))

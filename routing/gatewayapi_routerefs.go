@@ -126,14 +126,14 @@ func (r *RouteRefsRouter) GetRoutes(ctx context.Context, canary *v1alpha1.Canary
 	out.Status = Programmed
 	var why []string
 	for i, ref := range canary.Spec.Routing.RouteRefs {
-		route := &gatewayv1.HTTPRoute{}
-		if err := r.Client.Get(ctx, types.NamespacedName{Namespace: canary.Namespace, Name: ref.Name}, route); err != nil {
+		route, err := getUserRoute(ctx, r.Client, canary.Namespace, ref)
+		if err != nil {
 			if apierrors.IsNotFound(err) || meta.IsNoMatchError(err) {
 				return Routes{}, nil
 			}
 			return Routes{}, err
 		}
-		if route.Annotations[SteeredByAnnotation] != canary.Name {
+		if route.GetAnnotations()[SteeredByAnnotation] != canary.Name {
 			return Routes{}, nil
 		}
 		steered, err := steeredRules(route, t)
@@ -141,7 +141,7 @@ func (r *RouteRefsRouter) GetRoutes(ctx context.Context, canary *v1alpha1.Canary
 			return Routes{}, nil
 		}
 		for j, rule := range steered {
-			w, baseline := steeredWeights(route.Spec.Rules[rule], t)
+			w, baseline := steeredWeights(route.rules[rule], t)
 			if i == 0 && j == 0 {
 				out.Found, out.Weights, out.Baseline = true, w, baseline
 			}
@@ -149,33 +149,35 @@ func (r *RouteRefsRouter) GetRoutes(ctx context.Context, canary *v1alpha1.Canary
 				return Routes{}, nil // not in lockstep
 			}
 		}
-		if last, ok := parseWeights(route.Annotations[weightsAnnotation]); ok && (last.w != out.Weights || last.baseline != out.Baseline) {
+		if last, ok := parseWeights(route.GetAnnotations()[weightsAnnotation]); ok && (last.w != out.Weights || last.baseline != out.Baseline) {
 			return Routes{}, nil // reset by another writer
 		}
-		counted := []*gatewayv1.HTTPRoute{route}
+		counted := []*userRoute{route}
 		// The pinned requests go where the weights say once the pin route
-		// is programmed too: to the canary in the pinned steps, with the
-		// others out of them. A missing or stale one is written again
-		// (Reconcile).
-		pin := &gatewayv1.HTTPRoute{}
-		switch err := r.Client.Get(ctx, types.NamespacedName{Namespace: canary.Namespace, Name: PinRouteName(ref.Name)}, pin); {
-		case apierrors.IsNotFound(err) && pinned(canary, out.Weights):
-			return Routes{}, nil
-		case apierrors.IsNotFound(err) || (err == nil && !metav1.IsControlledBy(pin, canary)):
-		case err != nil:
-			return Routes{}, err
-		case PinnedToCanary(pin, t.CanaryService) != pinned(canary, out.Weights):
-			return Routes{}, nil
-		default:
-			counted = append(counted, pin)
+		// (of an HTTPRoute) is programmed too: to the canary in the pinned
+		// steps, with the others out of them. A missing or stale one is
+		// written again (Reconcile).
+		if route.kind == v1alpha1.HTTPRouteKind {
+			pin := &gatewayv1.HTTPRoute{}
+			switch err := r.Client.Get(ctx, types.NamespacedName{Namespace: canary.Namespace, Name: PinRouteName(ref.Name)}, pin); {
+			case apierrors.IsNotFound(err) && pinned(canary, out.Weights):
+				return Routes{}, nil
+			case apierrors.IsNotFound(err) || (err == nil && !metav1.IsControlledBy(pin, canary)):
+			case err != nil:
+				return Routes{}, err
+			case PinnedToCanary(pin, t.CanaryService) != pinned(canary, out.Weights):
+				return Routes{}, nil
+			default:
+				counted = append(counted, &userRoute{Object: pin, kind: v1alpha1.HTTPRouteKind})
+			}
 		}
 		for _, route := range counted {
-			st := routeStatus(route)
+			st := route.status()
 			out.Status.Generation += st.Generation
 			if !st.Programmed {
 				out.Status.Programmed = false
 				out.Status.Rejected = out.Status.Rejected || st.Rejected
-				why = append(why, "httproute "+route.Name+": "+st.Message)
+				why = append(why, strings.ToLower(route.kind)+" "+route.GetName()+": "+st.Message)
 			}
 		}
 	}
@@ -186,36 +188,44 @@ func (r *RouteRefsRouter) GetRoutes(ctx context.Context, canary *v1alpha1.Canary
 // Finalize puts every steered rule back as the user wrote it (all traffic
 // through the apex Service) and removes serin's annotations: the route is
 // the user's again; a pin route sends where it does (garbage collection
-// deletes it with the Canary). A missing route or HTTPRoute kind is nothing to do.
-// The Services are named from the Canary (the caller knows only the apex).
+// deletes it with the Canary). A missing route or route kind is nothing to
+// do. The Services are named from the Canary (the caller knows only the
+// apex).
 func (r *RouteRefsRouter) Finalize(ctx context.Context, canary *v1alpha1.Canary, _ Target) error {
 	t := steeringTarget(canary)
 	for _, ref := range canary.Spec.Routing.RouteRefs {
-		route := &gatewayv1.HTTPRoute{}
-		if err := r.Client.Get(ctx, types.NamespacedName{Namespace: canary.Namespace, Name: ref.Name}, route); err != nil {
+		route, err := getUserRoute(ctx, r.Client, canary.Namespace, ref)
+		if err != nil {
 			if apierrors.IsNotFound(err) || meta.IsNoMatchError(err) {
 				continue
 			}
-			return fmt.Errorf("failed to get httproute %s: %w", ref.Name, err)
+			return fmt.Errorf("failed to get %s: %w", describeRoute(ref.GetKind(), canary.Namespace, ref.Name), err)
 		}
-		if route.Annotations[SteeredByAnnotation] != canary.Name {
+		if route.GetAnnotations()[SteeredByAnnotation] != canary.Name {
 			continue // not this Canary's to change
 		}
-		patch := client.MergeFromWithOptions(route.DeepCopy(), client.MergeFromWithOptimisticLock{})
+		patch := client.MergeFromWithOptions(route.Object.DeepCopyObject().(client.Object), client.MergeFromWithOptimisticLock{})
 		if steered, err := steeredRules(route, t); err == nil {
 			rest := restBackends(route)
 			for _, i := range steered {
-				route.Spec.Rules[i].BackendRefs = []gatewayv1.HTTPBackendRef{usersBackend(route.Spec.Rules[i], rest[i], t)}
+				if err := route.setBackends(i, []routeBackend{usersBackend(route.rules[i], rest[i], t)}); err != nil {
+					return err
+				}
 			}
 		}
-		delete(route.Annotations, SteeredByAnnotation)
-		delete(route.Annotations, weightsAnnotation)
-		delete(route.Annotations, restBackendsAnnotation)
-		if err := r.Client.Patch(ctx, route, patch, client.FieldOwner(r.FieldOwner)); err != nil {
-			return fmt.Errorf("failed to hand httproute %s back: %w", route.Name, err)
+		annotations := route.GetAnnotations()
+		delete(annotations, SteeredByAnnotation)
+		delete(annotations, weightsAnnotation)
+		delete(annotations, restBackendsAnnotation)
+		route.SetAnnotations(annotations)
+		if err := r.Client.Patch(ctx, route.Object, patch, client.FieldOwner(r.FieldOwner)); err != nil {
+			return fmt.Errorf("failed to hand %s back: %w", route.describe(), err)
 		}
 	}
 	for _, ref := range canary.Spec.Routing.RouteRefs {
+		if ref.GetKind() != v1alpha1.HTTPRouteKind {
+			continue // analysis.pin steers HTTPRoutes only
+		}
 		pin := &gatewayv1.HTTPRoute{}
 		err := r.Client.Get(ctx, types.NamespacedName{Namespace: canary.Namespace, Name: PinRouteName(ref.Name)}, pin)
 		switch {
@@ -224,8 +234,8 @@ func (r *RouteRefsRouter) Finalize(ctx context.Context, canary *v1alpha1.Canary,
 		case err != nil:
 			return fmt.Errorf("failed to get httproute %s: %w", PinRouteName(ref.Name), err)
 		}
-		route := &gatewayv1.HTTPRoute{}
-		if err := r.Client.Get(ctx, types.NamespacedName{Namespace: canary.Namespace, Name: ref.Name}, route); err != nil {
+		route, err := getUserRoute(ctx, r.Client, canary.Namespace, ref)
+		if err != nil {
 			continue // the user's route is gone: nothing to follow
 		}
 		steered, err := steeredRules(route, t)
@@ -241,20 +251,25 @@ func (r *RouteRefsRouter) Finalize(ctx context.Context, canary *v1alpha1.Canary,
 
 // routes reads every route of routing.routeRefs and checks that serin may
 // steer it.
-func (r *RouteRefsRouter) routes(ctx context.Context, canary *v1alpha1.Canary, t Target) ([]*gatewayv1.HTTPRoute, error) {
-	var out []*gatewayv1.HTTPRoute
+func (r *RouteRefsRouter) routes(ctx context.Context, canary *v1alpha1.Canary, t Target) ([]*userRoute, error) {
+	var out []*userRoute
 	for _, ref := range canary.Spec.Routing.RouteRefs {
-		route := &gatewayv1.HTTPRoute{}
-		if err := r.Client.Get(ctx, types.NamespacedName{Namespace: canary.Namespace, Name: ref.Name}, route); err != nil {
-			if apierrors.IsNotFound(err) {
+		name := describeRoute(ref.GetKind(), canary.Namespace, ref.Name)
+		route, err := getUserRoute(ctx, r.Client, canary.Namespace, ref)
+		if err != nil {
+			switch {
+			case apierrors.IsNotFound(err):
 				return nil, &RouteRefError{Route: ref.Name, Missing: true, Message: fmt.Sprintf(
-					"httproute %s/%s named by routing.routeRefs not found: create it (or let Flux apply it), or fix the name", canary.Namespace, ref.Name)}
+					"%s named by routing.routeRefs not found: create it (or let Flux apply it), or fix the name", name)}
+			case meta.IsNoMatchError(err):
+				return nil, &RouteRefError{Route: ref.Name, Missing: true, Message: fmt.Sprintf(
+					"%s named by routing.routeRefs: the cluster does not serve the Gateway API's %s: install its CRDs (standard channel), then restart serin", name, ref.GetKind())}
 			}
-			return nil, fmt.Errorf("failed to get httproute %s: %w", ref.Name, err)
+			return nil, fmt.Errorf("failed to get %s: %w", name, err)
 		}
-		if by := route.Annotations[SteeredByAnnotation]; by != "" && by != canary.Name {
+		if by := route.GetAnnotations()[SteeredByAnnotation]; by != "" && by != canary.Name {
 			return nil, &RouteRefError{Route: ref.Name, Message: fmt.Sprintf(
-				"httproute %s/%s is steered by canary %s: one Canary moves a route's weights; remove it from this Canary's routing.routeRefs", canary.Namespace, ref.Name, by)}
+				"%s is steered by canary %s: one Canary moves a route's weights; remove it from this Canary's routing.routeRefs", name, by)}
 		}
 		if _, err := steeredRules(route, t); err != nil {
 			return nil, err
@@ -268,34 +283,38 @@ func (r *RouteRefsRouter) routes(ctx context.Context, canary *v1alpha1.Canary, t
 // them; a route already carrying them is not written. A route changed since
 // it was read (Flux applying a new commit) is not overwritten: the write
 // fails on its resourceVersion and is tried again with the new route.
-func (r *RouteRefsRouter) write(ctx context.Context, canary *v1alpha1.Canary, t Target, routes []*gatewayv1.HTTPRoute, w Weights) error {
+func (r *RouteRefsRouter) write(ctx context.Context, canary *v1alpha1.Canary, t Target, routes []*userRoute, w Weights) error {
 	for _, route := range routes {
-		before := route.DeepCopy()
+		before := route.deepCopy()
 		steered, _ := steeredRules(route, t)
 		rest := restBackends(route)
 		atRest := w == AllPrimary && !t.routedBaseline()
 		for _, i := range steered {
-			rest[i] = usersBackend(route.Spec.Rules[i], rest[i], t)
-			if atRest {
-				route.Spec.Rules[i].BackendRefs = []gatewayv1.HTTPBackendRef{rest[i]}
-			} else {
-				route.Spec.Rules[i].BackendRefs = rolledBackends(rest[i], t, w)
+			rest[i] = usersBackend(route.rules[i], rest[i], t)
+			bs := []routeBackend{rest[i]}
+			if !atRest {
+				bs = rolledBackends(rest[i], t, w)
+			}
+			if err := route.setBackends(i, bs); err != nil {
+				return err
 			}
 		}
-		if route.Annotations == nil {
-			route.Annotations = map[string]string{}
+		annotations := route.GetAnnotations()
+		if annotations == nil {
+			annotations = map[string]string{}
 		}
-		route.Annotations[SteeredByAnnotation] = canary.Name
-		route.Annotations[weightsAnnotation] = formatWeights(w, t.routedBaseline())
+		annotations[SteeredByAnnotation] = canary.Name
+		annotations[weightsAnnotation] = formatWeights(w, t.routedBaseline())
 		if atRest {
-			delete(route.Annotations, restBackendsAnnotation)
+			delete(annotations, restBackendsAnnotation)
 		} else {
-			route.Annotations[restBackendsAnnotation] = formatRestBackends(rest)
+			annotations[restBackendsAnnotation] = formatRestBackends(rest)
 		}
-		if !equality.Semantic.DeepEqual(before.Spec, route.Spec) || !maps.Equal(before.Annotations, route.Annotations) {
-			patch := client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{})
-			if err := r.Client.Patch(ctx, route, patch, client.FieldOwner(r.FieldOwner)); err != nil {
-				return fmt.Errorf("failed to set weights on httproute %s: %w", route.Name, err)
+		route.SetAnnotations(annotations)
+		if !equality.Semantic.DeepEqual(before.spec(), route.spec()) || !maps.Equal(before.GetAnnotations(), route.GetAnnotations()) {
+			patch := client.MergeFromWithOptions(before.Object, client.MergeFromWithOptimisticLock{})
+			if err := r.Client.Patch(ctx, route.Object, patch, client.FieldOwner(r.FieldOwner)); err != nil {
+				return fmt.Errorf("failed to set weights on %s: %w", route.describe(), err)
 			}
 		}
 		if err := r.syncPin(ctx, canary, t, route, steered, rest, w); err != nil {
@@ -322,7 +341,11 @@ const pinRouteSuffix = "-serin-pin"
 // user's rule sends everyone: serin deletes nothing, and garbage collection
 // deletes the route with the Canary. A route of that name that is not this
 // Canary's is never touched: the Canary stalls naming it.
-func (r *RouteRefsRouter) syncPin(ctx context.Context, canary *v1alpha1.Canary, t Target, route *gatewayv1.HTTPRoute, steered []int, rest map[int]gatewayv1.HTTPBackendRef, w Weights) error {
+func (r *RouteRefsRouter) syncPin(ctx context.Context, canary *v1alpha1.Canary, t Target, u *userRoute, steered []int, rest map[int]routeBackend, w Weights) error {
+	route, ok := u.Object.(*gatewayv1.HTTPRoute)
+	if !ok {
+		return nil // analysis.pin steers HTTPRoutes only (validation)
+	}
 	key := types.NamespacedName{Namespace: route.Namespace, Name: PinRouteName(route.Name)}
 	existing := &gatewayv1.HTTPRoute{}
 	found := true
@@ -390,7 +413,7 @@ const maxRouteRules = 16
 // weights, or the apex Service at rest), so that the pinned requests
 // follow the others and the route's status tells when the Gateway applied
 // that (a deleted or detached route's would not).
-func pinRouteSpec(canary *v1alpha1.Canary, route *gatewayv1.HTTPRoute, steered []int, rest map[int]gatewayv1.HTTPBackendRef, t Target, toCanary bool) (gatewayv1.HTTPRouteSpec, error) {
+func pinRouteSpec(canary *v1alpha1.Canary, route *gatewayv1.HTTPRoute, steered []int, rest map[int]routeBackend, t Target, toCanary bool) (gatewayv1.HTTPRouteSpec, error) {
 	spec := gatewayv1.HTTPRouteSpec{
 		CommonRouteSpec: *route.Spec.CommonRouteSpec.DeepCopy(),
 		Hostnames:       slices.Clone(route.Spec.Hostnames),
@@ -398,10 +421,18 @@ func pinRouteSpec(canary *v1alpha1.Canary, route *gatewayv1.HTTPRoute, steered [
 	for _, i := range steered {
 		rule := *route.Spec.Rules[i].DeepCopy()
 		rule.Name = nil // the pinned copies of one rule would share it
-		canaryOnly := usersBackend(rule, rest[i], t)
+		backends, err := convertBackends[routeBackend](rule.BackendRefs)
+		if err != nil {
+			return gatewayv1.HTTPRouteSpec{}, err
+		}
+		canaryOnly := usersBackend(backends, rest[i], t)
 		canaryOnly.Name = gatewayv1.ObjectName(t.CanaryService)
 		canaryOnly.Weight = nil
-		rules := pinRules(canary, rule, canaryOnly)
+		asHTTP, err := convertBackends[gatewayv1.HTTPBackendRef]([]routeBackend{canaryOnly})
+		if err != nil {
+			return gatewayv1.HTTPRouteSpec{}, err
+		}
+		rules := pinRules(canary, rule, asHTTP[0])
 		if !toCanary {
 			for j := range rules {
 				rules[j].BackendRefs = rule.BackendRefs
@@ -421,13 +452,13 @@ func pinRouteSpec(canary *v1alpha1.Canary, route *gatewayv1.HTTPRoute, steered [
 // only backend is the apex Service, and those serin already moved (the
 // primary and canary Services, and the baseline's). A route with none, or
 // with a rule that mixes them with other backends, cannot be steered.
-func steeredRules(route *gatewayv1.HTTPRoute, t Target) ([]int, error) {
+func steeredRules(route *userRoute, t Target) ([]int, error) {
 	var out []int
-	for i, rule := range route.Spec.Rules {
+	for i, rule := range route.rules {
 		ours, others := 0, 0
 		apex, primary, canary := false, false, false
-		for _, b := range rule.BackendRefs {
-			switch name := serviceIn(b.BackendObjectReference, route.Namespace); {
+		for _, b := range rule {
+			switch name := serviceIn(b.BackendObjectReference, route.GetNamespace()); {
 			case name == "":
 				others++
 			case name == t.ApexService:
@@ -446,16 +477,16 @@ func steeredRules(route *gatewayv1.HTTPRoute, t Target) ([]int, error) {
 		case ours == 0:
 			continue
 		case others > 0 || (apex && ours > 1) || (!apex && (!primary || !canary)):
-			return nil, &RouteRefError{Route: route.Name, Message: fmt.Sprintf(
-				"rule %d of httproute %s/%s sends to Service %s together with other backends: serin steers a rule whose only backend is %s; give the other backends a rule of their own",
-				i, route.Namespace, route.Name, t.ApexService, t.ApexService)}
+			return nil, &RouteRefError{Route: route.GetName(), Message: fmt.Sprintf(
+				"rule %d of %s sends to Service %s together with other backends: serin steers a rule whose only backend is %s; give the other backends a rule of their own",
+				i, route.describe(), t.ApexService, t.ApexService)}
 		}
 		out = append(out, i)
 	}
 	if len(out) == 0 {
-		return nil, &RouteRefError{Route: route.Name, Message: fmt.Sprintf(
-			"httproute %s/%s has no rule that sends to Service %s: point the backendRefs of the rule serin should steer at %s (port %d)",
-			route.Namespace, route.Name, t.ApexService, t.ApexService, t.Port)}
+		return nil, &RouteRefError{Route: route.GetName(), Message: fmt.Sprintf(
+			"%s has no rule that sends to Service %s: point the backendRefs of the rule serin should steer at %s (port %d)",
+			route.describe(), t.ApexService, t.ApexService, t.Port)}
 	}
 	return out, nil
 }
@@ -474,13 +505,17 @@ func serviceIn(b gatewayv1.BackendObjectReference, namespace string) string {
 
 // steeredWeights reads the weights of a steered rule: all on the primary
 // when it sends to the apex Service, as the user wrote it.
-func steeredWeights(rule gatewayv1.HTTPRouteRule, t Target) (Weights, bool) {
-	if len(rule.BackendRefs) == 1 && string(rule.BackendRefs[0].Name) == t.ApexService {
+func steeredWeights(rule []routeBackend, t Target) (Weights, bool) {
+	if len(rule) == 1 && string(rule[0].Name) == t.ApexService {
 		return AllPrimary, false
 	}
-	w, _ := ruleWeights(rule, t)
+	refs := make([]gatewayv1.HTTPBackendRef, len(rule))
+	for i, b := range rule {
+		refs[i].BackendRef = b.BackendRef
+	}
+	w, _ := ruleWeights(gatewayv1.HTTPRouteRule{BackendRefs: refs}, t)
 	baseline := false
-	for _, b := range rule.BackendRefs {
+	for _, b := range rule {
 		baseline = baseline || (t.BaselineService != "" && string(b.Name) == t.BaselineService)
 	}
 	return w, baseline
@@ -490,48 +525,48 @@ func steeredWeights(rule gatewayv1.HTTPRouteRule, t Target) (Weights, bool) {
 // when serin recorded it as it first moved the rule; else the rule's
 // backend to the apex Service; else, of a moved rule, its primary's
 // backend sent to the apex Service again.
-func usersBackend(rule gatewayv1.HTTPRouteRule, recorded gatewayv1.HTTPBackendRef, t Target) gatewayv1.HTTPBackendRef {
+func usersBackend(rule []routeBackend, recorded routeBackend, t Target) routeBackend {
 	if recorded.Name != "" {
-		return *recorded.DeepCopy()
+		return recorded.deepCopy()
 	}
-	for _, b := range rule.BackendRefs {
+	for _, b := range rule {
 		switch string(b.Name) {
 		case t.ApexService:
-			return *b.DeepCopy()
+			return b.deepCopy()
 		case t.PrimaryService:
-			out := *b.DeepCopy()
+			out := b.deepCopy()
 			out.Name = gatewayv1.ObjectName(t.ApexService)
 			out.Weight = nil
 			return out
 		}
 	}
-	return gatewayv1.HTTPBackendRef{}
+	return routeBackend{}
 }
 
 // rolledBackends are a steered rule's backends during a rollout: the
 // user's backend to the apex Service, once for the primary and once for
 // the canary (and the baseline's, taking the canary's weight from the
 // primary's share), each with its weight.
-func rolledBackends(rest gatewayv1.HTTPBackendRef, t Target, w Weights) []gatewayv1.HTTPBackendRef {
-	to := func(service string, weight int) gatewayv1.HTTPBackendRef {
-		b := *rest.DeepCopy()
+func rolledBackends(rest routeBackend, t Target, w Weights) []routeBackend {
+	to := func(service string, weight int) routeBackend {
+		b := rest.deepCopy()
 		b.Name = gatewayv1.ObjectName(service)
 		b.Weight = ptr.To(int32(weight))
 		return b
 	}
 	if t.routedBaseline() {
 		bw := baselineWeight(w)
-		return []gatewayv1.HTTPBackendRef{to(t.PrimaryService, w.Primary-bw), to(t.BaselineService, bw), to(t.CanaryService, w.Canary)}
+		return []routeBackend{to(t.PrimaryService, w.Primary-bw), to(t.BaselineService, bw), to(t.CanaryService, w.Canary)}
 	}
-	return []gatewayv1.HTTPBackendRef{to(t.PrimaryService, w.Primary), to(t.CanaryService, w.Canary)}
+	return []routeBackend{to(t.PrimaryService, w.Primary), to(t.CanaryService, w.Canary)}
 }
 
 // restBackends reads restBackendsAnnotation; a missing or unreadable one
 // is empty.
-func restBackends(route *gatewayv1.HTTPRoute) map[int]gatewayv1.HTTPBackendRef {
-	out := map[int]gatewayv1.HTTPBackendRef{}
-	raw := map[string]gatewayv1.HTTPBackendRef{}
-	if json.Unmarshal([]byte(route.Annotations[restBackendsAnnotation]), &raw) != nil {
+func restBackends(route *userRoute) map[int]routeBackend {
+	out := map[int]routeBackend{}
+	raw := map[string]routeBackend{}
+	if json.Unmarshal([]byte(route.GetAnnotations()[restBackendsAnnotation]), &raw) != nil {
 		return out
 	}
 	for k, v := range raw {
@@ -542,8 +577,8 @@ func restBackends(route *gatewayv1.HTTPRoute) map[int]gatewayv1.HTTPBackendRef {
 	return out
 }
 
-func formatRestBackends(rest map[int]gatewayv1.HTTPBackendRef) string {
-	raw := map[string]gatewayv1.HTTPBackendRef{}
+func formatRestBackends(rest map[int]routeBackend) string {
+	raw := map[string]routeBackend{}
 	for i, b := range rest {
 		raw[strconv.Itoa(i)] = b
 	}
@@ -580,20 +615,25 @@ func parseWeights(s string) (written, bool) {
 
 // lastWritten returns the weights serin last wrote, as the first route
 // records them.
-func lastWritten(routes []*gatewayv1.HTTPRoute) (written, bool) {
+func lastWritten(routes []*userRoute) (written, bool) {
 	for _, route := range routes {
-		if w, ok := parseWeights(route.Annotations[weightsAnnotation]); ok {
+		if w, ok := parseWeights(route.GetAnnotations()[weightsAnnotation]); ok {
 			return w, true
 		}
 	}
 	return written{}, false
 }
 
-// SteeredRules returns the indexes of the rules of route that canary
-// steers (routing.routeRefs): for readers outside the router (serin check,
-// which looks for a Flux drift ignore rule for each).
-func SteeredRules(route *gatewayv1.HTTPRoute, canary *v1alpha1.Canary) ([]int, error) {
-	return steeredRules(route, steeringTarget(canary))
+// SteeredRules returns the indexes of the rules of route (an HTTPRoute or
+// a GRPCRoute) that canary steers (routing.routeRefs): for readers outside
+// the router (serin check, which looks for a Flux drift ignore rule for
+// each).
+func SteeredRules(route client.Object, canary *v1alpha1.Canary) ([]int, error) {
+	u, err := asUserRoute(route)
+	if err != nil {
+		return nil, err
+	}
+	return steeredRules(u, steeringTarget(canary))
 }
 
 // steeringTarget is the Target of a Canary's routes, from its names alone:

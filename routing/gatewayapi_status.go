@@ -54,16 +54,22 @@ func HTTPRouteStatus(route *gatewayv1.HTTPRoute) RouteStatus { return routeStatu
 // routeStatus tells whether every parentRef of the route has a parent status
 // accepting its current generation, and otherwise why not, parent by parent.
 func routeStatus(route *gatewayv1.HTTPRoute) RouteStatus {
-	st := RouteStatus{Programmed: true, Generation: route.Generation}
+	return statusOf(route.Namespace, route.Generation, route.Spec.ParentRefs, route.Status.Parents)
+}
+
+// statusOf is routeStatus of a route of any kind: its namespace,
+// generation, parentRefs and status.parents.
+func statusOf(namespace string, generation int64, refs []gatewayv1.ParentReference, parents []gatewayv1.RouteParentStatus) RouteStatus {
+	st := RouteStatus{Programmed: true, Generation: generation}
 	var why []string
-	for _, ref := range route.Spec.ParentRefs {
-		verdict, msg := parentStatus(route, ref)
+	for _, ref := range refs {
+		verdict, msg := parentStatus(namespace, generation, parents, ref)
 		if verdict == parentProgrammed {
 			continue
 		}
 		st.Programmed = false
 		st.Rejected = st.Rejected || verdict == parentRejected
-		why = append(why, describeParent(ref, route.Namespace)+": "+msg)
+		why = append(why, describeParent(ref, namespace)+": "+msg)
 	}
 	st.Message = strings.Join(why, "; ")
 	return st
@@ -73,15 +79,15 @@ func routeStatus(route *gatewayv1.HTTPRoute) RouteStatus {
 // controller reports per parent; when several do, a rejection of the current
 // generation wins, then an acceptance (a stale entry another controller left
 // behind does not block), else the route waits.
-func parentStatus(route *gatewayv1.HTTPRoute, ref gatewayv1.ParentReference) (parentVerdict, string) {
-	want := keyOf(ref, route.Namespace)
+func parentStatus(namespace string, generation int64, parents []gatewayv1.RouteParentStatus, ref gatewayv1.ParentReference) (parentVerdict, string) {
+	want := keyOf(ref, namespace)
 	verdict := parentPending
-	msg := fmt.Sprintf("waiting for the gateway to report status for generation %d", route.Generation)
-	for _, ps := range route.Status.Parents {
-		if keyOf(ps.ParentRef, route.Namespace) != want {
+	msg := fmt.Sprintf("waiting for the gateway to report status for generation %d", generation)
+	for _, ps := range parents {
+		if keyOf(ps.ParentRef, namespace) != want {
 			continue
 		}
-		v, m := judgeParent(ps.Conditions, route.Generation)
+		v, m := judgeParent(ps.Conditions, generation)
 		if v == parentRejected {
 			return v, m
 		}

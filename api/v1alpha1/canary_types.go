@@ -99,6 +99,7 @@ const (
 // +kubebuilder:validation:XValidation:rule="!has(self.analysis) || !has(self.analysis.mirror) || !self.analysis.mirror || (has(self.routing) && has(self.routing.provider) && self.routing.provider == 'gatewayapi' && has(self.analysis.iterations) && self.analysis.iterations > 0 && (!has(self.analysis.match) || size(self.analysis.match) == 0))",message="analysis.mirror copies the primary's requests to the canary during a blue/green analysis on the HTTPRoute: it needs routing.provider gatewayapi and analysis.iterations, without analysis.match"
 // +kubebuilder:validation:XValidation:rule="!has(self.routing) || !has(self.routing.routeRefs) || size(self.routing.routeRefs) == 0 || self.targetRef.kind == 'Deployment'",message="routing.routeRefs needs a Deployment target: between rollouts your route sends to the apex Service, which serin points at the primary's pods (a Service target is the apex itself, and serves the newest pods)"
 // +kubebuilder:validation:XValidation:rule="!has(self.routing) || !has(self.routing.routeRefs) || size(self.routing.routeRefs) == 0 || !has(self.analysis) || ((!has(self.analysis.match) || size(self.analysis.match) == 0) && (!has(self.analysis.mirror) || !self.analysis.mirror) && !has(self.analysis.sessionAffinity))",message="routing.routeRefs moves only the backends of your rules: analysis.match, analysis.mirror and analysis.sessionAffinity add rules or filters to a route, which only the generated route can carry; remove them, or routing.routeRefs"
+// +kubebuilder:validation:XValidation:rule="!has(self.analysis) || !has(self.analysis.pin) || !has(self.routing) || !has(self.routing.routeRefs) || self.routing.routeRefs.all(r, !has(r.kind) || r.kind == 'HTTPRoute')",message="analysis.pin sends the pinned requests by an HTTPRoute of serin's own next to each of your routes, matching HTTP headers and query parameters: it works with HTTPRoutes only; remove analysis.pin, or the GRPCRoutes from routing.routeRefs"
 // +kubebuilder:validation:XValidation:rule="!has(self.analysis) || !has(self.analysis.pin) || (has(self.routing) && has(self.routing.provider) && self.routing.provider == 'gatewayapi' && (!has(self.analysis.iterations) || self.analysis.iterations == 0) && !has(self.analysis.sessionAffinity))",message="analysis.pin sends the pinned requests to the canary during a weighted analysis, by a rule of the generated HTTPRoute (or, with routing.routeRefs, a route of serin's own next to each of yours): it needs routing.provider gatewayapi, weights (no analysis.iterations), and no analysis.sessionAffinity"
 // +kubebuilder:validation:XValidation:rule="self.targetRef.kind == oldSelf.targetRef.kind && self.targetRef.name == oldSelf.targetRef.name",message="spec.targetRef cannot change: the Canary owns the primary, Services and routes it generated for its target; delete this Canary (revertOnDeletion decides what the old target keeps) and create one for the new target (with Flux: annotate it kustomize.toolkit.fluxcd.io/force: Enabled)"
 // +kubebuilder:validation:XValidation:rule="(has(self.service.name) ? self.service.name : self.targetRef.name) == (has(oldSelf.service.name) ? oldSelf.service.name : oldSelf.targetRef.name)",message="spec.service.name cannot change: it names the apex Service and HTTPRoute users reach; delete this Canary and create one with the new name (with Flux: annotate it kustomize.toolkit.fluxcd.io/force: Enabled)"
@@ -321,6 +322,16 @@ type CanaryService struct {
 	// +optional
 	TargetPort *intstr.IntOrString `json:"targetPort,omitempty"`
 
+	// AppProtocol is the application protocol of the generated Services'
+	// port (spec.ports[].appProtocol): kubernetes.io/h2c for a gRPC app
+	// without TLS behind a GRPCRoute, as gateways such as Envoy Gateway
+	// require (Traefik takes a port without one as h2c), or an IANA name
+	// (http, https).
+	// +kubebuilder:validation:MaxLength=316
+	// +kubebuilder:validation:XValidation:rule="self.matches('^([a-z0-9]([-a-z0-9]*[a-z0-9])?([.][a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$')",message="service.appProtocol must be an IANA service name or a domain-prefixed name such as kubernetes.io/h2c"
+	// +optional
+	AppProtocol string `json:"appProtocol,omitempty"`
+
 	// PortDiscovery adds every other container port of the pod template to
 	// the generated Services.
 	// +optional
@@ -387,9 +398,9 @@ const (
 )
 
 // CanaryRouting selects the traffic router.
-// +kubebuilder:validation:XValidation:rule="self.provider != 'gatewayapi' || (has(self.gatewayRefs) && size(self.gatewayRefs) > 0) || (has(self.routeRefs) && size(self.routeRefs) > 0)",message="routing.gatewayRefs must name at least one Gateway when routing.provider is gatewayapi (or routing.routeRefs the HTTPRoutes you keep)"
-// +kubebuilder:validation:XValidation:rule="!has(self.routeRefs) || size(self.routeRefs) == 0 || self.provider == 'gatewayapi'",message="routing.routeRefs names HTTPRoutes whose weights serin moves: it needs routing.provider gatewayapi"
-// +kubebuilder:validation:XValidation:rule="!has(self.routeRefs) || size(self.routeRefs) == 0 || !(has(self.gatewayRefs) || has(self.hosts) || has(self.match) || has(self.timeout) || has(self.backendTimeout) || has(self.retries) || has(self.headers) || has(self.rewrite) || has(self.corsPolicy) || has(self.mirrors))",message="routing.routeRefs steers the HTTPRoutes you keep, as you wrote them: set parents, hostnames, matches, timeouts and filters in those routes, and remove routing.gatewayRefs, hosts, match, timeout, backendTimeout, retries, headers, rewrite, corsPolicy and mirrors (they shape the route serin generates)"
+// +kubebuilder:validation:XValidation:rule="self.provider != 'gatewayapi' || (has(self.gatewayRefs) && size(self.gatewayRefs) > 0) || (has(self.routeRefs) && size(self.routeRefs) > 0)",message="routing.gatewayRefs must name at least one Gateway when routing.provider is gatewayapi (or routing.routeRefs the HTTPRoutes and GRPCRoutes you keep)"
+// +kubebuilder:validation:XValidation:rule="!has(self.routeRefs) || size(self.routeRefs) == 0 || self.provider == 'gatewayapi'",message="routing.routeRefs names HTTPRoutes and GRPCRoutes whose weights serin moves: it needs routing.provider gatewayapi"
+// +kubebuilder:validation:XValidation:rule="!has(self.routeRefs) || size(self.routeRefs) == 0 || !(has(self.gatewayRefs) || has(self.hosts) || has(self.match) || has(self.timeout) || has(self.backendTimeout) || has(self.retries) || has(self.headers) || has(self.rewrite) || has(self.corsPolicy) || has(self.mirrors))",message="routing.routeRefs steers the routes you keep, as you wrote them: set parents, hostnames, matches, timeouts and filters in those routes, and remove routing.gatewayRefs, hosts, match, timeout, backendTimeout, retries, headers, rewrite, corsPolicy and mirrors (they shape the route serin generates)"
 // +kubebuilder:validation:XValidation:rule="self.provider == 'gatewayapi' || !(has(self.match) || has(self.timeout) || has(self.backendTimeout) || has(self.retries) || has(self.headers) || has(self.rewrite) || has(self.corsPolicy) || has(self.mirrors))",message="routing.match, timeout, backendTimeout, retries, headers, rewrite, corsPolicy and mirrors configure the HTTPRoute and need routing.provider gatewayapi"
 // +kubebuilder:validation:XValidation:rule="!has(self.timeout) || !has(self.backendTimeout) || duration(self.timeout) == duration('0s') || duration(self.backendTimeout) <= duration(self.timeout)",message="routing.backendTimeout must not exceed routing.timeout: the request's timeout covers its backend requests"
 // +kubebuilder:validation:XValidation:rule="!has(self.rewrite) || !has(self.rewrite.path) || self.rewrite.path.type != 'ReplacePrefixMatch' || !has(self.match) || (size(self.match) == 1 && has(self.match[0].path) && self.match[0].path.type == 'PathPrefix')",message="routing.rewrite.path of type ReplacePrefixMatch needs exactly one routing.match, with a path of type PathPrefix (or no routing.match: all paths, prefix /)"
@@ -399,16 +410,17 @@ type CanaryRouting struct {
 	// +optional
 	Provider RoutingProvider `json:"provider,omitempty"`
 
-	// RouteRefs are HTTPRoutes of the Canary's namespace that you keep
-	// (in Git, applied by Flux): instead of generating a route, serin moves
-	// the weights of the rules that send to the apex Service, and changes
-	// nothing else in them. Between rollouts each such rule is as you wrote
+	// RouteRefs are HTTPRoutes and GRPCRoutes of the Canary's namespace that
+	// you keep (in Git, applied by Flux): instead of generating a route,
+	// serin moves the weights of the rules that send to the apex Service,
+	// and changes nothing else in them. Between rollouts each such rule is as you wrote
 	// it; during one, its backend to the apex Service becomes the primary
 	// and canary Services with their weights (every other field of the
 	// backend kept), in lockstep across the routes. With gatewayapi only,
 	// instead of gatewayRefs and the settings of the generated route.
 	// +kubebuilder:validation:MaxItems=8
 	// +listType=map
+	// +listMapKey=kind
 	// +listMapKey=name
 	// +optional
 	RouteRefs []RouteReference `json:"routeRefs,omitempty"`
@@ -600,11 +612,17 @@ type GatewayReference struct {
 	Port *int32 `json:"port,omitempty"`
 }
 
+// The kinds of route routing.routeRefs steers (gateway.networking.k8s.io/v1).
+const (
+	HTTPRouteKind = "HTTPRoute"
+	GRPCRouteKind = "GRPCRoute"
+)
+
 // RouteReference names a route of the Canary's namespace whose weights the
 // Canary moves (routing.routeRefs).
 type RouteReference struct {
-	// Kind of the route: HTTPRoute (gateway.networking.k8s.io/v1).
-	// +kubebuilder:validation:Enum=HTTPRoute
+	// Kind of the route: HTTPRoute or GRPCRoute (gateway.networking.k8s.io/v1).
+	// +kubebuilder:validation:Enum=HTTPRoute;GRPCRoute
 	// +kubebuilder:default=HTTPRoute
 	// +optional
 	Kind string `json:"kind,omitempty"`
@@ -636,6 +654,14 @@ type CanaryPin struct {
 	// +kubebuilder:validation:Maximum=100
 	// +optional
 	FromWeight *int32 `json:"fromWeight,omitempty"`
+}
+
+// GetKind returns the route's kind, HTTPRoute when not set.
+func (in RouteReference) GetKind() string {
+	if in.Kind == "" {
+		return HTTPRouteKind
+	}
+	return in.Kind
 }
 
 // GetKind returns the parent's kind, Gateway when not set.

@@ -26,6 +26,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
@@ -58,11 +59,11 @@ func checkSteeredRoutes(ctx context.Context, kube client.Client, l *checkLog) er
 				l.actionf("checking the routes canaries steer (routing.routeRefs)")
 				first = false
 			}
-			msg, ok, err := steeredRouteState(ctx, kube, c, ref.Name)
+			msg, ok, err := steeredRouteState(ctx, kube, c, ref)
 			if err != nil {
 				return err
 			}
-			l.result(ok, "httproute %s/%s (canary %s): %s", c.Namespace, ref.Name, c.Name, msg)
+			l.result(ok, "%s %s/%s (canary %s): %s", strings.ToLower(ref.GetKind()), c.Namespace, ref.Name, c.Name, msg)
 		}
 	}
 	return nil
@@ -70,16 +71,20 @@ func checkSteeredRoutes(ctx context.Context, kube client.Client, l *checkLog) er
 
 // steeredRouteState says whether one steered route is safe from its
 // Kustomization, and why.
-func steeredRouteState(ctx context.Context, kube client.Client, c *v1alpha1.Canary, name string) (string, bool, error) {
+func steeredRouteState(ctx context.Context, kube client.Client, c *v1alpha1.Canary, ref v1alpha1.RouteReference) (string, bool, error) {
+	kind, name := ref.GetKind(), ref.Name
 	u := &unstructured.Unstructured{}
-	u.SetGroupVersionKind(httpRouteGVK)
+	u.SetGroupVersionKind(schema.GroupVersionKind{Group: gatewayv1.GroupName, Version: gatewayv1.GroupVersion.Version, Kind: kind})
 	if err := kube.Get(ctx, types.NamespacedName{Namespace: c.Namespace, Name: name}, u); err != nil {
 		if apierrors.IsNotFound(err) || meta.IsNoMatchError(err) {
 			return "not found", false, nil
 		}
-		return "", false, fmt.Errorf("failed to get httproute %s/%s: %w", c.Namespace, name, err)
+		return "", false, fmt.Errorf("failed to get %s %s/%s: %w", strings.ToLower(kind), c.Namespace, name, err)
 	}
-	route := &gatewayv1.HTTPRoute{}
+	var route client.Object = &gatewayv1.HTTPRoute{}
+	if kind == v1alpha1.GRPCRouteKind {
+		route = &gatewayv1.GRPCRoute{}
+	}
 	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, route); err != nil {
 		return "", false, err
 	}
@@ -87,7 +92,7 @@ func steeredRouteState(ctx context.Context, kube client.Client, c *v1alpha1.Cana
 	if err != nil {
 		return err.Error(), false, nil
 	}
-	ksName, ksNamespace := route.Labels[kustomizationNameLabel], route.Labels[kustomizationNamespaceLabel]
+	ksName, ksNamespace := route.GetLabels()[kustomizationNameLabel], route.GetLabels()[kustomizationNamespaceLabel]
 	if ksName == "" {
 		return fmt.Sprintf("steered rules %v; no Flux Kustomization applies it", steered), true, nil
 	}
@@ -104,13 +109,13 @@ func steeredRouteState(ctx context.Context, kube client.Client, c *v1alpha1.Cana
 	var missing []string
 	for _, i := range steered {
 		path := fmt.Sprintf("/spec/rules/%d/backendRefs", i)
-		if !ignored(rules, route, path) {
+		if !ignored(rules, kind, route, path) {
 			missing = append(missing, path)
 		}
 	}
 	if len(missing) > 0 {
-		return fmt.Sprintf("Kustomization %s/%s applies it and puts back the backends serin moves on each reconcile: add to its spec.ignore {paths: [%s], target: {group: gateway.networking.k8s.io, kind: HTTPRoute, name: %s}}",
-			ksNamespace, ksName, strings.Join(missing, ", "), route.Name), false, nil
+		return fmt.Sprintf("Kustomization %s/%s applies it and puts back the backends serin moves on each reconcile: add to its spec.ignore {paths: [%s], target: {group: gateway.networking.k8s.io, kind: %s, name: %s}}",
+			ksNamespace, ksName, strings.Join(missing, ", "), kind, name), false, nil
 	}
 	return fmt.Sprintf("Kustomization %s/%s leaves the backends of rules %v to serin", ksNamespace, ksName, steered), true, nil
 }
@@ -118,13 +123,13 @@ func steeredRouteState(ctx context.Context, kube client.Client, c *v1alpha1.Cana
 // ignored tells whether a Kustomization's spec.ignore rules leave path of
 // route alone: a rule whose target selects the route (or has none) with a
 // path that is path or one of its parents.
-func ignored(rules []any, route *gatewayv1.HTTPRoute, path string) bool {
+func ignored(rules []any, kind string, route client.Object, path string) bool {
 	for _, r := range rules {
 		rule, ok := r.(map[string]any)
 		if !ok {
 			continue
 		}
-		if target, ok := rule["target"].(map[string]any); ok && !selects(target, route) {
+		if target, ok := rule["target"].(map[string]any); ok && !selects(target, kind, route) {
 			continue
 		}
 		paths, _, _ := unstructured.NestedStringSlice(rule, "paths")
@@ -141,7 +146,7 @@ func ignored(rules []any, route *gatewayv1.HTTPRoute, path string) bool {
 // for group, version, kind, name and namespace) selects the route. A
 // selector by label or annotation is taken to select it: serin check does
 // not evaluate them.
-func selects(target map[string]any, route *gatewayv1.HTTPRoute) bool {
+func selects(target map[string]any, kind string, route client.Object) bool {
 	match := func(key, value string) bool {
 		pattern, _ := target[key].(string)
 		if pattern == "" {
@@ -150,6 +155,6 @@ func selects(target map[string]any, route *gatewayv1.HTTPRoute) bool {
 		ok, err := regexp.MatchString("^(?:"+pattern+")$", value)
 		return err == nil && ok
 	}
-	return match("group", gatewayv1.GroupName) && match("version", "v1") && match("kind", "HTTPRoute") &&
-		match("name", route.Name) && match("namespace", route.Namespace)
+	return match("group", gatewayv1.GroupName) && match("version", "v1") && match("kind", kind) &&
+		match("name", route.GetName()) && match("namespace", route.GetNamespace())
 }

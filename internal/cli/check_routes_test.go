@@ -87,7 +87,7 @@ func TestCheckSteeredRoutes(t *testing.T) {
 			s := newScheme()
 			_ = gatewayv1.Install(s)
 			kube := fake.NewClientBuilder().WithScheme(s).WithObjects(objs...).Build()
-			msg, ok, err := steeredRouteState(context.Background(), kube, canary, "shop")
+			msg, ok, err := steeredRouteState(context.Background(), kube, canary, v1alpha1.RouteReference{Name: "shop"})
 			if err != nil {
 				t.Fatal(err)
 			}

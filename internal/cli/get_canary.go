@@ -202,7 +202,7 @@ func describeRouting(c *v1alpha1.Canary) string {
 	}
 	var routes []string
 	for _, ref := range c.Spec.Routing.RouteRefs {
-		routes = append(routes, "httproute "+ref.Name)
+		routes = append(routes, strings.ToLower(ref.GetKind())+" "+ref.Name)
 	}
 	if len(routes) > 0 {
 		provider += " on your " + strings.Join(routes, ", ")

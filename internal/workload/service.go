@@ -21,6 +21,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/utils/ptr"
 
 	"github.com/serin-dev/serin/api/v1alpha1"
 )
@@ -40,6 +41,9 @@ func ServicePorts(canary *v1alpha1.Canary, tpl *corev1.PodTemplateSpec) []corev1
 		Port:       svc.Port,
 		TargetPort: target,
 	}}
+	if svc.AppProtocol != "" {
+		ports[0].AppProtocol = ptr.To(svc.AppProtocol)
+	}
 	if !svc.PortDiscovery || tpl == nil {
 		return ports
 	}

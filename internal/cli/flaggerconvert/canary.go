@@ -220,6 +220,7 @@ func (c canaryConverter) service() v1alpha1.CanaryService {
 		Port:          s.Port,
 		PortName:      s.PortName,
 		TargetPort:    s.TargetPort,
+		AppProtocol:   s.AppProtocol,
 		PortDiscovery: s.PortDiscovery,
 		Apex:          s.Apex.convert(),
 		Primary:       s.Primary.convert(),
@@ -245,7 +246,6 @@ func (c canaryConverter) dropServiceMeshSettings() {
 		isSet  bool
 		reason string
 	}{
-		{"appProtocol", s.AppProtocol != "", "serin's generated Services set no appProtocol"},
 		{"gateways", len(c.ingressGateways()) > 0 && !c.ingressGatewaysToGateway(), "Istio gateways are not supported: serin attaches its " +
 			"HTTPRoute to the Gateways of routing.gatewayRefs (--gateway names the Gateway API Gateway that takes over from them)"},
 		{"delegation", s.Delegation, "Istio VirtualService delegation is not supported"},

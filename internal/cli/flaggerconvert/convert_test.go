@@ -57,7 +57,7 @@ func TestEverythingIsAccountedFor(t *testing.T) {
 	wantDropped := []string{
 		"spec.service.loadBalancer",
 		"spec.autoscalerRef.primaryScalerQueries",
-		"spec.service.appProtocol", "spec.service.gateways", "spec.service.delegation",
+		"spec.service.gateways", "spec.service.delegation",
 		"spec.service.meshName", "spec.service.backends",
 		"spec.metricsServer", "spec.ingressRef", "spec.routeRef", "spec.upstreamRef",
 		"spec.canaryAnalysis",
@@ -112,7 +112,7 @@ func everythingSpec() v1alpha1.CanarySpec {
 			PrimaryScalerReplicas: &v1alpha1.ScalerReplicas{MinReplicas: ptr.To[int32](2), MaxReplicas: ptr.To[int32](4)}},
 		ProgressDeadlineSeconds: ptr.To[int32](120),
 		Service: v1alpha1.CanaryService{Name: "everything-svc", Port: 80, PortName: "web",
-			TargetPort: ptr.To(intstr.FromInt32(8080)), PortDiscovery: true,
+			TargetPort: ptr.To(intstr.FromInt32(8080)), AppProtocol: "http", PortDiscovery: true,
 			Apex:    &v1alpha1.CustomMetadata{Labels: map[string]string{"tier": "apex"}},
 			Primary: &v1alpha1.CustomMetadata{Annotations: map[string]string{"tier": "primary"}},
 			Canary:  &v1alpha1.CustomMetadata{Labels: map[string]string{"tier": "canary"}}},

@@ -124,6 +124,10 @@ type Backends struct {
 	// labels a Prometheus scrape of each pod would add (relabelled from
 	// the pod's metadata): one endpoint for every pod of the testbed.
 	durations *prometheus.HistogramVec
+	// grpcHandled is grpc_server_handled_total, as go-grpc-prometheus
+	// names it: the gRPC calls the apps answered, by service, method and
+	// gRPC status code, with the namespace and pod labels of durations.
+	grpcHandled *prometheus.CounterVec
 	// MetricsAddr (host:port) serves the apps' metrics at /metrics, for
 	// Prometheus to scrape: what the built-in checks of data plane
 	// application read.
@@ -144,7 +148,9 @@ type backend struct {
 	pathRequests sync.Map
 	// durations observes each answer, by status code.
 	durations prometheus.ObserverVec
-	servers   []*http.Server
+	// grpcHandled counts each gRPC answer, by service, method and code.
+	grpcHandled *prometheus.CounterVec
+	servers     []*http.Server
 	// addrs are the host:port the backend listens on.
 	addrs []string
 }
@@ -182,6 +188,10 @@ func (tb *Testbed) startBackends(ctx context.Context, cfg *rest.Config) (*Backen
 			Help:    "Seconds the app took to answer a request, by HTTP status code.",
 			Buckets: prometheus.DefBuckets,
 		}, []string{"namespace", "pod", "status"}),
+		grpcHandled: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "grpc_server_handled_total",
+			Help: "gRPC calls the app answered, by service, method and gRPC status code.",
+		}, []string{"namespace", "pod", "grpc_type", "grpc_service", "grpc_method", "grpc_code"}),
 	}
 	if err := b.serveMetrics(ctx); err != nil {
 		return nil, err
@@ -223,6 +233,9 @@ func (tb *Testbed) startBackends(ctx context.Context, cfg *rest.Config) (*Backen
 func (b *Backends) serveMetrics(ctx context.Context) error {
 	registry := prometheus.NewRegistry()
 	if err := registry.Register(b.durations); err != nil {
+		return err
+	}
+	if err := registry.Register(b.grpcHandled); err != nil {
 		return err
 	}
 	l, err := net.Listen("tcp", "127.0.0.1:0")
@@ -461,6 +474,7 @@ func (b *Backends) ensure(pod *corev1.Pod) (string, error) {
 		return "", err
 	}
 	be.durations = b.durations.MustCurryWith(prometheus.Labels{"namespace": pod.Namespace, "pod": pod.Name})
+	be.grpcHandled = b.grpcHandled.MustCurryWith(prometheus.Labels{"namespace": pod.Namespace, "pod": pod.Name})
 	ports := containerPorts(pod)
 	for attempt := 0; ; attempt++ {
 		ip := net.IPv4(byte(b.nextIP>>24), byte(b.nextIP>>16), byte(b.nextIP>>8), byte(b.nextIP)).String()
@@ -525,6 +539,7 @@ func (b *Backends) release(uid types.UID) {
 			// A pod that is gone is no longer scraped: its series end.
 			namespace, name, _ := strings.Cut(be.pod, "/")
 			b.durations.DeletePartialMatch(prometheus.Labels{"namespace": namespace, "pod": name})
+			b.grpcHandled.DeletePartialMatch(prometheus.Labels{"namespace": namespace, "pod": name})
 		})
 	}
 }
@@ -679,7 +694,12 @@ func (be *backend) listen(ip string, ports []int32, served *atomic.Uint64) error
 		be.addrs = append(be.addrs, l.Addr().String())
 	}
 	be.ip = ip
+	grpcServer := be.grpcServer(served)
 	handler := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.ProtoMajor == 2 && strings.HasPrefix(r.Header.Get("Content-Type"), "application/grpc") {
+			grpcServer.ServeHTTP(w, r)
+			return
+		}
 		start := time.Now()
 		bh := be.behaviour.Load()
 		failed := be.fails(bh, r.URL.Path)
@@ -712,7 +732,11 @@ func (be *backend) listen(ip string, ports []int32, served *atomic.Uint64) error
 		fmt.Fprintf(w, `{"version":%q,"pod":%q}`+"\n", be.version, be.pod)
 	})
 	for _, l := range listeners {
-		srv := &http.Server{Handler: handler, ReadHeaderTimeout: 5 * time.Second}
+		srv := &http.Server{Handler: handler, ReadHeaderTimeout: 5 * time.Second, Protocols: &http.Protocols{}}
+		// HTTP/1.1, and HTTP/2 without TLS (h2c, prior knowledge): what a
+		// data plane speaks to the backends of a GRPCRoute.
+		srv.Protocols.SetHTTP1(true)
+		srv.Protocols.SetUnencryptedHTTP2(true)
 		be.servers = append(be.servers, srv)
 		go func() { _ = srv.Serve(l) }()
 	}

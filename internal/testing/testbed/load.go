@@ -18,12 +18,21 @@ package testbed
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"math/rand/v2"
 	"net/http"
 	"sort"
+	"strings"
 	"sync"
 	"time"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/credentials/insecure"
+	healthpb "google.golang.org/grpc/health/grpc_health_v1"
+	"google.golang.org/grpc/metadata"
+	"google.golang.org/grpc/status"
 )
 
 // LoadOptions configure a Load. The load is bounded in time and in count,
@@ -48,6 +57,11 @@ type LoadOptions struct {
 	// path sent at a fixed rhythm keep in step with the data plane's
 	// weighted round robin, and reach the canary always or never.
 	Paths []LoadPath
+	// GRPC sends gRPC calls instead of HTTP requests: the standard health
+	// check grpc.health.v1.Health/Check over HTTP/2 without TLS to URL's
+	// host and port, with Host as the authority (what a GRPCRoute's
+	// hostnames match) and Header as metadata. Paths do not apply.
+	GRPC bool
 }
 
 // LoadPath is one endpoint of the app the load calls, with its share of
@@ -87,6 +101,10 @@ type Load struct {
 
 	mu      sync.Mutex
 	samples []Sample
+
+	// health and closeConn are the gRPC client of a GRPC load.
+	health    healthpb.HealthClient
+	closeConn func() error
 }
 
 // Sample is one request as the client saw it.
@@ -100,8 +118,12 @@ type Sample struct {
 	Pod string
 	// Tag is the TagHeader the app received ("" when none).
 	Tag string
-	// Code is the HTTP status, 0 for a transport error or timeout.
-	Code int
+	// Code is the HTTP status, 0 for a transport error or timeout. A gRPC
+	// call's is 200 for the code OK, 503 for UNAVAILABLE (a pod's injected
+	// error, or no backend), 504 for DEADLINE_EXCEEDED and 500 for any
+	// other code; GRPCCode is its code.
+	Code     int
+	GRPCCode codes.Code
 }
 
 // OK is true for a 2xx answer.
@@ -130,6 +152,15 @@ func StartLoad(ctx context.Context, opts LoadOptions) *Load {
 		cancel: cancel,
 		done:   make(chan struct{}),
 	}
+	if opts.GRPC {
+		conn, err := grpc.NewClient(strings.TrimPrefix(opts.URL, "http://"),
+			grpc.WithTransportCredentials(insecure.NewCredentials()), grpc.WithAuthority(opts.Host))
+		if err != nil {
+			panic(fmt.Sprintf("testbed: gRPC load on %s: %v", opts.URL, err)) // the address is the testbed's own
+		}
+		l.health = healthpb.NewHealthClient(conn)
+		l.closeConn = conn.Close
+	}
 	go l.run(ctx)
 	return l
 }
@@ -157,6 +188,10 @@ func (l *Load) run(ctx context.Context) {
 		inflight.Add(1)
 		go func() {
 			defer func() { <-slots; inflight.Done() }()
+			if l.health != nil {
+				l.record(l.call(ctx))
+				return
+			}
 			l.record(l.send(ctx))
 		}()
 	}
@@ -194,10 +229,49 @@ func (l *Load) record(s Sample) {
 	l.mu.Unlock()
 }
 
+// call is send for a gRPC load.
+func (l *Load) call(parent context.Context) Sample {
+	s := Sample{Sent: time.Now()}
+	ctx, cancel := context.WithTimeout(parent, l.opts.Timeout)
+	defer cancel()
+	for name, values := range l.opts.Header {
+		for _, v := range values {
+			ctx = metadata.AppendToOutgoingContext(ctx, name, v)
+		}
+	}
+	var header metadata.MD
+	_, err := l.health.Check(ctx, &healthpb.HealthCheckRequest{}, grpc.Header(&header))
+	if end, bounded := parent.Deadline(); err != nil && (parent.Err() != nil || (bounded && !time.Now().Before(end))) {
+		return Sample{} // stopped or at the load's end (the call's own deadline may fire first), not an answer
+	}
+	s.GRPCCode = status.Code(err)
+	switch s.GRPCCode {
+	case codes.OK:
+		s.Code = http.StatusOK
+	case codes.Unavailable:
+		s.Code = http.StatusServiceUnavailable
+	case codes.DeadlineExceeded:
+		s.Code = http.StatusGatewayTimeout
+	default:
+		s.Code = http.StatusInternalServerError
+	}
+	first := func(key string) string {
+		if v := header.Get(key); len(v) > 0 {
+			return v[0]
+		}
+		return ""
+	}
+	s.Version, s.Pod, s.Tag = first(VersionHeader), first(PodHeader), first(TagHeader)
+	return s
+}
+
 // Stop stops the load and waits for the requests in flight.
 func (l *Load) Stop() {
 	l.cancel()
 	<-l.done
+	if l.closeConn != nil {
+		_ = l.closeConn()
+	}
 }
 
 // Counts are the answers of a window of the load.
