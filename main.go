@@ -119,7 +119,7 @@ func main() {
 		"Where Canary events go besides Kubernetes Events: 'owner' (Flux events attributed to the Kustomization or HelmRelease that applied the target), "+
 			"'canary' (Flux events about the Canary) or 'direct' (only the Providers of spec.alerts); the serin.dev/notification-mode annotation overrides it per Canary.")
 	flag.StringVar(&metricsServer, "metrics-server", "",
-		"The Prometheus URL the built-in checks (request-success-rate, request-duration) query, e.g. http://prometheus.monitoring:9090; "+
+		"The Prometheus URL the built-in checks (request-success-rate, request-duration, grpc-success-rate) query, e.g. http://prometheus.monitoring:9090; "+
 			"without it they fail. MetricTemplates name their own provider.")
 	flag.StringVar(&dataPlane, "data-plane", string(dataplane.Default),
 		"The data plane whose metrics the built-in checks query when a Canary sets no spec.routing.dataPlane: "+

@@ -82,7 +82,7 @@ func builtinQuery(canary *v1alpha1.Canary, metric v1alpha1.CanaryMetric, name v1
 // built-in success rate, for side s, as builtinQuery; "" when the check
 // is not a rate of requests or its data plane does not count them.
 func builtinRequestsQuery(canary *v1alpha1.Canary, metric v1alpha1.CanaryMetric, name v1alpha1.DataPlane, s side) (string, error) {
-	if metric.Name != v1alpha1.RequestSuccessRateCheck {
+	if !metric.IsSuccessRate() {
 		return "", nil
 	}
 	d, vars, err := builtinVars(canary, metric, name, s)

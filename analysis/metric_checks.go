@@ -162,8 +162,8 @@ func (m *Metrics) source(ctx context.Context, canary *v1alpha1.Canary, metric v1
 		query, provider, err := m.builtinSource(canary, metric, s)
 		return query, provider, v1alpha1.DefaultMetricTimeout, err
 	case metric.TemplateRef == nil:
-		return "", nil, 0, fmt.Errorf("templateRef is required unless the name is a built-in check: %s or %s",
-			v1alpha1.RequestSuccessRateCheck, v1alpha1.RequestDurationCheck)
+		return "", nil, 0, fmt.Errorf("templateRef is required unless the name is a built-in check: %s, %s or %s",
+			v1alpha1.RequestSuccessRateCheck, v1alpha1.RequestDurationCheck, v1alpha1.GRPCSuccessRateCheck)
 	}
 	return m.templateSource(ctx, canary, metric, s)
 }

@@ -132,7 +132,7 @@ func TestValidation_CanaryCEL(t *testing.T) {
 			canary: testobj.MakeCanary("c12", ns).Analysis(v1alpha1.CanaryAnalysis{Metrics: []v1alpha1.CanaryMetric{{
 				Name: "error-rate", ThresholdRange: &v1alpha1.ThresholdRange{Max: ptr.To(1.0)},
 			}}}).Obj(),
-			wantErr: "templateRef is required unless name is a built-in check: request-success-rate or request-duration",
+			wantErr: "templateRef is required unless name is a built-in check: request-success-rate, request-duration or grpc-success-rate",
 		},
 		"unknown data plane": {
 			canary:  testobj.MakeCanary("c13", ns).Routing(v1alpha1.CanaryRouting{DataPlane: "consul"}).Obj(),

@@ -48,6 +48,25 @@ func appQuery(query func(selector string) string) string {
 // and what Flagger's kubernetes and gatewayapi providers query).
 const appHistogram = "http_request_duration_seconds"
 
+// grpcAnswered selects the gRPC codes of an answer: every code but those
+// of a server error, which gRPC maps to an HTTP 5xx.
+const grpcAnswered = `grpc_code!~"Unknown|DeadlineExceeded|Unimplemented|Internal|Unavailable|DataLoss"`
+
+// appChecks are the built-in checks on what the canary's pods export
+// themselves, for a data plane that does not answer them: the gRPC codes of
+// grpc_server_handled_total (go-grpc-prometheus' name, which most gRPC
+// servers' exporters keep). Most proxies count a gRPC error as the HTTP
+// 200 it travels in (a grpc-status trailer); Traefik, which labels a gRPC
+// call with its gRPC code, answers grpc-success-rate itself.
+var appChecks = map[string]Check{
+	v1alpha1.GRPCSuccessRateCheck: {
+		PromQL: appQuery(func(selector string) string {
+			return successRatePromQL("grpc_server_handled_total", selector, grpcAnswered)
+		}),
+		Requests: appQuery(func(selector string) string { return requests("grpc_server_handled_total", selector) }),
+	},
+}
+
 // No proxy: what the canary's pods say they served. Requests that never
 // reached a pod (refused connections, a proxy's timeouts) are not counted.
 var _ = register(DataPlane{

@@ -148,7 +148,11 @@ func (d *DataPlane) Query(check string, v Vars) (string, error) {
 // RequestsQuery renders the PromQL of the number of requests behind a
 // built-in success rate; "" when the check has none.
 func (d *DataPlane) RequestsQuery(check string, v Vars) (string, error) {
-	if c, ok := d.Checks[check]; ok && c.PromQL != "" && c.Requests == "" {
+	c, ok := d.Checks[check]
+	if !ok {
+		c, ok = appChecks[check]
+	}
+	if ok && c.PromQL != "" && c.Requests == "" {
 		return "", nil
 	}
 	return d.render(check, v, func(c Check) string { return c.Requests })
@@ -158,8 +162,11 @@ func (d *DataPlane) RequestsQuery(check string, v Vars) (string, error) {
 func (d *DataPlane) render(check string, v Vars, pick func(Check) string) (string, error) {
 	c, ok := d.Checks[check]
 	if !ok {
-		return "", fmt.Errorf("%q is not a built-in check: use %s or %s, or a MetricTemplate (templateRef)",
-			check, v1alpha1.RequestSuccessRateCheck, v1alpha1.RequestDurationCheck)
+		c, ok = appChecks[check]
+	}
+	if !ok {
+		return "", fmt.Errorf("%q is not a built-in check: use %s, %s or %s, or a MetricTemplate (templateRef)",
+			check, v1alpha1.RequestSuccessRateCheck, v1alpha1.RequestDurationCheck, v1alpha1.GRPCSuccessRateCheck)
 	}
 	if c.PromQL == "" {
 		return "", fmt.Errorf("%s is not available with data plane %s: %s", check, d.Name, c.Unavailable)

@@ -19,6 +19,7 @@ package dataplane
 import (
 	"fmt"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/serin-dev/serin/api/v1alpha1"
@@ -73,6 +74,31 @@ func TestRequestsQuery_Golden(t *testing.T) {
 			}
 			testutil.Golden(t, filepath.Join("testdata", fmt.Sprintf("%s_requests.promql", name)), got)
 		})
+	}
+}
+
+// grpc-success-rate reads Traefik's gRPC codes on Traefik, and the canary
+// pods' own everywhere else: each data plane renders the query of its
+// golden file (testdata/<data plane>_grpc-success-rate.promql) and counts
+// its calls (testdata/<data plane>_grpc-requests.promql).
+func TestGRPCSuccessRate_Golden(t *testing.T) {
+	for _, name := range Names() {
+		d, _ := Lookup(name)
+		t.Run(string(name), func(t *testing.T) {
+			query, err := d.Query(v1alpha1.GRPCSuccessRateCheck, goldenVars)
+			if err != nil {
+				t.Fatal(err)
+			}
+			testutil.Golden(t, filepath.Join("testdata", fmt.Sprintf("%s_%s.promql", name, v1alpha1.GRPCSuccessRateCheck)), query+"\n")
+			requests, err := d.RequestsQuery(v1alpha1.GRPCSuccessRateCheck, goldenVars)
+			if err != nil || requests == "" {
+				t.Fatalf("requests of grpc-success-rate: %q, %v", requests, err)
+			}
+			testutil.Golden(t, filepath.Join("testdata", fmt.Sprintf("%s_grpc-requests.promql", name)), requests+"\n")
+		})
+	}
+	if _, err := (&DataPlane{Name: "none"}).Query("grpc-succes-rate", goldenVars); err == nil || !strings.Contains(err.Error(), "grpc-success-rate") {
+		t.Errorf("a misspelled check: %v; want an error naming the built-in checks", err)
 	}
 }
 

@@ -25,6 +25,19 @@ import "github.com/serin-dev/serin/api/v1alpha1"
 // the testbed).
 const traefikBackend = `service="{{ namespace }}-{{ service }}-http-{{ port }}@kubernetesgateway"`
 
+// traefikGRPCBackend selects the series of one Service port of a
+// GRPCRoute: service="<namespace>-<service>-<port>-grpc@kubernetesgateway"
+// (pkg/provider/kubernetes/gateway/grpcroute.go, checked on the testbed).
+// For a gRPC call Traefik's code label is the call's gRPC code (0 for OK,
+// 14 for UNAVAILABLE; 2, Unknown, without a grpc-status), not the HTTP
+// status (pkg/middlewares/metrics).
+const traefikGRPCBackend = `service="{{ namespace }}-{{ service }}-{{ port }}-grpc@kubernetesgateway"`
+
+// traefikGRPCAnswered selects the gRPC codes of an answer in Traefik's
+// code label: all but those of a server error (Unknown 2, DeadlineExceeded
+// 4, Unimplemented 12, Internal 13, Unavailable 14, DataLoss 15).
+const traefikGRPCAnswered = `code!~"2|4|12|13|14|15"`
+
 // Traefik, the testbed's data plane. Its gaps, as read in its source:
 // Traefik v3.6's Gateway API provider
 // (pkg/provider/kubernetes/gateway/httproute.go) implements the header
@@ -37,6 +50,7 @@ var _ = register(DataPlane{
 	Checks: map[string]Check{
 		v1alpha1.RequestSuccessRateCheck: successRate("traefik_service_requests_total", traefikBackend, `code!~"5.."`),
 		v1alpha1.RequestDurationCheck:    {PromQL: p99("traefik_service_request_duration_seconds_bucket", traefikBackend, "1000 * ")},
+		v1alpha1.GRPCSuccessRateCheck:    successRate("traefik_service_requests_total", traefikGRPCBackend, traefikGRPCAnswered),
 	},
 	Gaps: []Gap{
 		{CORSFeature, "Traefik (v3.6) has no CORS filter and answers every request of the route with a 500"},

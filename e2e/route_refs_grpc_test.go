@@ -38,17 +38,16 @@ func grpcHost(ns string) string { return "grpc." + ns + ".serin.test" }
 
 // grpcApp is a fleet whose ./apps/podinfo holds podinfo at tag (its pods
 // failing errorPct % of their calls with UNAVAILABLE), the Canary steering
-// the user's GRPCRoute podinfo-grpc and judging the canary by the gRPC
-// codes its pods report (grpc_server_handled_total, through a
-// MetricTemplate: a data plane counts a gRPC error as an HTTP 200), and
+// the user's GRPCRoute podinfo-grpc and judging the canary by its gRPC
+// codes (the built-in grpc-success-rate: Traefik's codes on dataPlane
+// traefik, the pods' grpc_server_handled_total on application), and
 // that route: a rule of another service first, then podinfo's health
 // service, with a header filter.
-func grpcApp(ns, tag string, errorPct int) map[string]string {
+func grpcApp(ns, tag string, errorPct int, dataPlane v1alpha1.DataPlane) map[string]string {
 	meta := ""
 	if errorPct > 0 {
 		meta = fmt.Sprintf("\n      annotations:\n        %s: %q", testbed.ErrorPercentAnnotation, fmt.Sprint(errorPct))
 	}
-	canaryPods := `namespace="{{ namespace }}",pod=~"{{ target }}-[a-z0-9]+-[a-z0-9]+"`
 	return map[string]string{
 		"apps/podinfo/kustomization.yaml": fmt.Sprintf(`apiVersion: kustomize.config.k8s.io/v1beta1
 kind: Kustomization
@@ -58,7 +57,6 @@ resources:
   - storefront.yaml
   - canary.yaml
   - route.yaml
-  - metric.yaml
 images:
   - name: podinfo
     newTag: %s
@@ -67,19 +65,7 @@ images:
 `, ns, tag),
 		"apps/podinfo/deployment.yaml": podinfoDeployment(meta),
 		"apps/podinfo/storefront.yaml": storeApp(ns, tag, 0, "")["apps/podinfo/storefront.yaml"],
-		"apps/podinfo/metric.yaml": fmt.Sprintf(`apiVersion: serin.dev/v1alpha1
-kind: MetricTemplate
-metadata:
-  name: grpc-error-rate
-spec:
-  provider:
-    type: prometheus
-    address: %s
-  query: |
-    100 * sum(rate(grpc_server_handled_total{%s,grpc_code!="OK"}[{{ interval }}]) or vector(0))
-      / sum(rate(grpc_server_handled_total{%s}[{{ interval }}]))
-`, prom.URL, canaryPods, canaryPods),
-		"apps/podinfo/canary.yaml": `apiVersion: serin.dev/v1alpha1
+		"apps/podinfo/canary.yaml": fmt.Sprintf(`apiVersion: serin.dev/v1alpha1
 kind: Canary
 metadata:
   name: podinfo
@@ -94,6 +80,7 @@ spec:
     appProtocol: kubernetes.io/h2c
   routing:
     provider: gatewayapi
+    dataPlane: %s
     routeRefs:
       - kind: GRPCRoute
         name: podinfo-grpc
@@ -103,13 +90,11 @@ spec:
     stepWeight: 20
     maxWeight: 60
     metrics:
-      - name: grpc-error-rate
-        templateRef:
-          name: grpc-error-rate
+      - name: grpc-success-rate
         interval: 3s
         thresholdRange:
-          max: 1
-`,
+          min: 99
+`, dataPlane),
 		"apps/podinfo/route.yaml": fmt.Sprintf(`apiVersion: gateway.networking.k8s.io/v1
 kind: GRPCRoute
 metadata:
@@ -198,7 +183,7 @@ func TestRouteRefs_GRPCRouteInGitCarriesTheRollout(t *testing.T) {
 	g := NewWithT(t)
 	ctx := context.Background()
 	ns := newNamespace(t)
-	f, c := initializedFleet(t, g, ns, grpcApp(ns, "v1", 0), grpcKustomization)
+	f, c := initializedFleet(t, g, ns, grpcApp(ns, "v1", 0, v1alpha1.TraefikDataPlane), grpcKustomization)
 	for _, name := range []string{"podinfo", "podinfo-primary", "podinfo-canary"} {
 		svc := &corev1.Service{}
 		g.Expect(k8s.Get(ctx, types.NamespacedName{Namespace: ns, Name: name}, svc)).To(Succeed())
@@ -212,7 +197,7 @@ func TestRouteRefs_GRPCRouteInGitCarriesTheRollout(t *testing.T) {
 	weights := sample(t, func() string { return grpcBackendsNow(ns) })
 	start := time.Now()
 
-	f.sync(g, f.push(grpcApp(ns, "v2", 0), "podinfo v2"))
+	f.sync(g, f.push(grpcApp(ns, "v2", 0, v1alpha1.TraefikDataPlane), "podinfo v2"))
 	waitForPhase(g, c, v1alpha1.PhaseProgressing, 60*time.Second)
 	waitForPhase(g, c, v1alpha1.PhaseSucceeded, 120*time.Second)
 	time.Sleep(time.Second)
@@ -236,16 +221,49 @@ func TestRouteRefs_GRPCRouteInGitCarriesTheRollout(t *testing.T) {
 	g.Expect(calls.ByTag).To(Equal(map[string]int{"grpc": calls.Total}), "the rule's filter reached every backend, primary and canary")
 	g.Expect(lastVersion(users)).To(Equal("v2"))
 
-	// v3 fails every call: its pods' gRPC codes roll it back, and the
-	// route is as in Git again.
+	// v3 fails every call, judged by the codes its pods report (data
+	// plane application): rolled back, the route as in Git again.
+	bad := failingGRPCRevision(t, g, f, c, users, ns, "v3", v1alpha1.ApplicationDataPlane)
+	g.Expect(bad[http.StatusServiceUnavailable]).To(BeNumerically(">", 0), "v3 served some calls, which failed")
+
+	// v4 fails every call, judged by Traefik's codes. What Traefik
+	// counted of its calls: UNAVAILABLE (gRPC code 14) and no HTTP 5xx,
+	// which the data plane's request-success-rate would have passed.
 	failing := time.Now()
-	f.sync(g, f.push(grpcApp(ns, "v3", 100), "podinfo v3"))
+	bad = failingGRPCRevision(t, g, f, c, users, ns, "v4", v1alpha1.TraefikDataPlane)
+	g.Expect(bad[http.StatusServiceUnavailable]).To(BeNumerically(">", 0), "v4 served some calls, which failed")
+	canary := fmt.Sprintf(`traefik_service_requests_total{service="%s-podinfo-canary-9898-grpc@kubernetesgateway"`, ns)
+	window := fmt.Sprintf("[%ds]", int(time.Since(failing).Seconds())+5)
+	g.Eventually(func(g Gomega) {
+		unavailable, found, err := promValue(ctx, `sum(increase(`+canary+`,code="14"}`+window+`))`)
+		g.Expect(err).NotTo(HaveOccurred())
+		g.Expect(found).To(BeTrue())
+		g.Expect(unavailable).To(BeNumerically(">", 0), "Traefik counted v4's calls as UNAVAILABLE")
+	}, 10*time.Second, 500*time.Millisecond).Should(Succeed())
+	http5xx, _, err := promValue(ctx, `sum(increase(`+canary+`,code=~"5.."}`+window+`)) or vector(0)`)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(http5xx).To(BeZero(), "Traefik counted an HTTP 5xx for a gRPC call")
+}
+
+// failingGRPCRevision releases tag, whose calls all fail with UNAVAILABLE,
+// judged on dataPlane, and waits for its rollback: the Canary Failed by
+// grpc-success-rate, podinfo's rule as in Git, v2 answering again, and
+// only tag's answers failed. It returns the calls' codes meanwhile.
+func failingGRPCRevision(t *testing.T, g Gomega, f *fleet, c *v1alpha1.Canary, users *testbed.Load, ns, tag string, dataPlane v1alpha1.DataPlane) map[int]int {
+	start := time.Now()
+	f.sync(g, f.push(grpcApp(ns, tag, 100, dataPlane), "podinfo "+tag))
 	waitForPhase(g, c, v1alpha1.PhaseFailed, 120*time.Second)
 	g.Eventually(grpcBackendsNow, 10*time.Second, 100*time.Millisecond).WithArguments(ns).Should(Equal("podinfo:9898=1"), "rolled back: podinfo's rule is as in Git")
-	g.Eventually(func() string { return lastVersion(users) }, 10*time.Second).Should(Equal("v2"))
-	g.Expect(failedChecks(c)).To(ContainElement("grpc-error-rate"), "the gRPC codes judged v3")
-	bad := users.Counts(failing, time.Now())
-	t.Logf("gRPC users while v3 was judged: %d calls, by version %v, by code %v", bad.Total, bad.ByVersion, bad.ByCode)
-	g.Expect(bad.ByCode[http.StatusServiceUnavailable]).To(BeNumerically(">", 0), "v3 served some calls, which failed")
-	g.Expect(bad.ByCode[http.StatusServiceUnavailable]).To(BeNumerically("<=", bad.ByVersion["v3"]), "only v3's answers failed")
+	// Gone from the users' answers: none of tag's in the last second (the
+	// data plane applies the rolled-back route within moments).
+	g.Eventually(func(g Gomega) {
+		last := users.Counts(time.Now().Add(-time.Second), time.Time{})
+		g.Expect(last.ByVersion).To(HaveKey("v2"))
+		g.Expect(last.ByVersion).NotTo(HaveKey(tag))
+	}, 10*time.Second, 200*time.Millisecond).Should(Succeed(), "v2 alone answers after %s's rollback", tag)
+	g.Expect(failedChecks(c)).To(ContainElement(v1alpha1.GRPCSuccessRateCheck), "the gRPC codes judged %s", tag)
+	bad := users.Counts(start, time.Now())
+	t.Logf("gRPC users while %s was judged on %s: %d calls, by version %v, by code %v", tag, dataPlane, bad.Total, bad.ByVersion, bad.ByCode)
+	g.Expect(bad.ByCode[http.StatusServiceUnavailable]).To(BeNumerically("<=", bad.ByVersion[tag]), "only %s's answers failed", tag)
+	return bad.ByCode
 }

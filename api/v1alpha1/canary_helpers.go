@@ -217,9 +217,17 @@ func (in *Canary) GetRevertTriggers() []RevertTrigger {
 }
 
 // IsBuiltin reports whether the metric is one of the built-in checks
-// (request-success-rate, request-duration): named so, without templateRef.
+// (request-success-rate, request-duration, grpc-success-rate): named so,
+// without templateRef.
 func (in *CanaryMetric) IsBuiltin() bool {
-	return in.TemplateRef == nil && (in.Name == RequestSuccessRateCheck || in.Name == RequestDurationCheck)
+	return in.TemplateRef == nil && (in.Name == RequestSuccessRateCheck || in.Name == RequestDurationCheck || in.Name == GRPCSuccessRateCheck)
+}
+
+// IsSuccessRate reports whether the metric is a built-in success rate,
+// whose requests the judge counts: request-success-rate or
+// grpc-success-rate.
+func (in *CanaryMetric) IsSuccessRate() bool {
+	return in.IsBuiltin() && (in.Name == RequestSuccessRateCheck || in.Name == GRPCSuccessRateCheck)
 }
 
 // GetPromote returns the stages of the wave, or none without spec.gitops.

@@ -437,7 +437,7 @@ type CanaryRouting struct {
 	Hosts []string `json:"hosts,omitempty"`
 
 	// DataPlane is the proxy or mesh that serves the canary's traffic: the
-	// built-in checks (request-success-rate, request-duration) query its
+	// built-in checks (request-success-rate, request-duration, grpc-success-rate) query its
 	// metrics. Defaults to the agent's --data-plane.
 	// +optional
 	DataPlane DataPlane `json:"dataPlane,omitempty"`
@@ -1040,15 +1040,24 @@ const (
 	// RequestDurationCheck is the 99th percentile of the canary's response
 	// times in the metric's interval, in milliseconds (thresholdRange.max).
 	RequestDurationCheck = "request-duration"
+	// GRPCSuccessRateCheck is the percentage of the gRPC calls the canary
+	// answered in the metric's interval without a server error (a code gRPC
+	// maps to HTTP 5xx: Unknown, DeadlineExceeded, Unimplemented, Internal,
+	// Unavailable, DataLoss): from Traefik's gRPC codes on the traefik data
+	// plane, else from the canary pods' own grpc_server_handled_total, since
+	// most proxies count a gRPC error as an HTTP 200 (thresholdRange.min,
+	// e.g. 99).
+	GRPCSuccessRateCheck = "grpc-success-rate"
 )
 
 // CanaryMetric is one metric check of the analysis: a MetricTemplate's
 // query, or, without templateRef, one of the built-in checks.
-// +kubebuilder:validation:XValidation:rule="has(self.templateRef) || self.name in ['request-success-rate', 'request-duration']",message="templateRef is required unless name is a built-in check: request-success-rate or request-duration"
+// +kubebuilder:validation:XValidation:rule="has(self.templateRef) || self.name in ['request-success-rate', 'request-duration', 'grpc-success-rate']",message="templateRef is required unless name is a built-in check: request-success-rate, request-duration or grpc-success-rate"
 type CanaryMetric struct {
 	// Name of the check, shown in events and status. Without templateRef,
-	// request-success-rate and request-duration name the built-in checks,
-	// which query the data plane's metrics (routing.dataPlane).
+	// request-success-rate and request-duration name the built-in checks
+	// that query the data plane's metrics (routing.dataPlane), and
+	// grpc-success-rate the one that queries the canary pods' gRPC codes.
 	// +kubebuilder:validation:MinLength=1
 	// +required
 	Name string `json:"name"`
