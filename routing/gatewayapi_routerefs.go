@@ -271,12 +271,35 @@ func (r *RouteRefsRouter) routes(ctx context.Context, canary *v1alpha1.Canary, t
 			return nil, &RouteRefError{Route: ref.Name, Message: fmt.Sprintf(
 				"%s is steered by canary %s: one Canary moves a route's weights; remove it from this Canary's routing.routeRefs", name, by)}
 		}
-		if _, err := steeredRules(route, t); err != nil {
+		steered, err := steeredRules(route, t)
+		if err != nil {
 			return nil, err
+		}
+		if !canary.Spec.Service.PortDiscovery {
+			if err := exposedPorts(route, steered, t); err != nil {
+				return nil, err
+			}
 		}
 		out = append(out, route)
 	}
 	return out, nil
+}
+
+// exposedPorts checks that the steered rules send to the one port serin's
+// Services expose without portDiscovery, spec.service.port: a gateway
+// would refuse a backend on any other (ResolvedRefs false), and the
+// rollout would wait on a route that never works.
+func exposedPorts(route *userRoute, steered []int, t Target) error {
+	for _, i := range steered {
+		for _, b := range route.rules[i] {
+			if b.Port != nil && int32(*b.Port) != t.Port {
+				return &RouteRefError{Route: route.GetName(), Message: fmt.Sprintf(
+					"rule %d of %s sends to Service %s on port %d, which serin's Services do not expose (spec.service.port is %d): send to port %d, or set spec.service.portDiscovery to expose the pods' other container ports",
+					i, route.describe(), b.Name, *b.Port, t.Port, t.Port)}
+			}
+		}
+	}
+	return nil
 }
 
 // write gives the steered rules of every route the weights w, and records

@@ -51,7 +51,7 @@ func usersGRPCRoute(name string) *gatewayv1.GRPCRoute {
 					Name:    ptr.To(gatewayv1.SectionName("podinfo")),
 					Matches: []gatewayv1.GRPCRouteMatch{{Method: &gatewayv1.GRPCMethodMatch{Service: ptr.To("grpc.health.v1.Health")}}},
 					BackendRefs: []gatewayv1.GRPCBackendRef{{
-						BackendRef: gatewayv1.BackendRef{BackendObjectReference: gatewayv1.BackendObjectReference{Name: "podinfo", Port: ptr.To(gatewayv1.PortNumber(9999))}},
+						BackendRef: gatewayv1.BackendRef{BackendObjectReference: gatewayv1.BackendObjectReference{Name: "podinfo", Port: ptr.To(gatewayv1.PortNumber(9898))}},
 						Filters: []gatewayv1.GRPCRouteFilter{{Type: gatewayv1.GRPCRouteFilterRequestHeaderModifier, RequestHeaderModifier: &gatewayv1.HTTPHeaderFilter{
 							Set: []gatewayv1.HTTPHeader{{Name: "x-tenant", Value: "shop"}},
 						}}},
@@ -113,7 +113,7 @@ func TestRouteRefsRouter_GRPCRouteMovesInLockstepWithTheHTTPRoute(t *testing.T) 
 		t.Fatalf("the HTTPRoute's rule at 30%% (-want +got):\n%s", d)
 	}
 	for _, b := range got.Spec.Rules[1].BackendRefs {
-		if d := cmp.Diff(original.Spec.Rules[1].BackendRefs[0].Filters, b.Filters); d != "" || *b.Port != 9999 {
+		if d := cmp.Diff(original.Spec.Rules[1].BackendRefs[0].Filters, b.Filters); d != "" || *b.Port != 9898 {
 			t.Fatalf("backend %s lost the user's port or filters (-want +got):\n%s", b.Name, d)
 		}
 	}
@@ -183,6 +183,49 @@ func TestRouteRefsRouter_GRPCRouteRefusals(t *testing.T) {
 		var refErr *RouteRefError
 		if !errors.As(err, &refErr) || !strings.Contains(err.Error(), tt.want) {
 			t.Errorf("%s: Reconcile = %v; want a RouteRefError saying %q", tt.route, err, tt.want)
+		}
+	}
+}
+
+// A steered rule on a port serin's Services do not expose stalls with a
+// message that says how to fix it, unless portDiscovery exposes the pods'
+// other ports; with it, rules to two ports of the apex Service move in
+// lockstep, each keeping its port.
+func TestRouteRefsRouter_PortsOfTheSteeredRules(t *testing.T) {
+	ctx := context.Background()
+	twoPorts := usersGRPCRoute("shop")
+	second := *twoPorts.Spec.Rules[1].DeepCopy()
+	second.Name = ptr.To(gatewayv1.SectionName("podinfo-admin"))
+	second.BackendRefs[0].Port = ptr.To(gatewayv1.PortNumber(9899))
+	twoPorts.Spec.Rules = append(twoPorts.Spec.Rules, second)
+	w := newRouterWorld(t, twoPorts)
+	r := &RouteRefsRouter{Client: w.client, FieldOwner: "serin"}
+	canary := steeringCanary("podinfo")
+	canary.Spec.Routing.RouteRefs = []v1alpha1.RouteReference{{Kind: v1alpha1.GRPCRouteKind, Name: "shop"}}
+	target := podinfoTarget
+
+	err := r.Reconcile(ctx, canary, target)
+	var refErr *RouteRefError
+	if !errors.As(err, &refErr) || !strings.Contains(err.Error(), "rule 2 of grpcroute apps/shop sends to Service podinfo on port 9899, which serin's Services do not expose (spec.service.port is 9898)") {
+		t.Fatalf("Reconcile = %v; want a RouteRefError naming rule 2's port", err)
+	}
+	if got := getGRPCRoute(t, w.store, "shop"); got.Annotations[SteeredByAnnotation] != "" {
+		t.Fatalf("the refused route was written: %v", got.Annotations)
+	}
+
+	canary.Spec.Service.PortDiscovery = true
+	if err := r.SetRoutes(ctx, canary, target, Canary(40)); err != nil {
+		t.Fatal(err)
+	}
+	got := getGRPCRoute(t, w.store, "shop")
+	for i, port := range map[int]gatewayv1.PortNumber{1: 9898, 2: 9899} {
+		if d := cmp.Diff([]string{"podinfo-primary=60", "podinfo-canary=40"}, grpcBackendsOf(got.Spec.Rules[i])); d != "" {
+			t.Errorf("rule %d at 40%% (-want +got):\n%s", i, d)
+		}
+		for _, b := range got.Spec.Rules[i].BackendRefs {
+			if *b.Port != port {
+				t.Errorf("rule %d's backend %s on port %d, want %d", i, b.Name, *b.Port, port)
+			}
 		}
 	}
 }
