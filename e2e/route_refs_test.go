@@ -27,6 +27,7 @@ import (
 
 	. "github.com/onsi/gomega"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
@@ -364,4 +365,82 @@ func TestRouteRefs_PinnedTestersOnTheUsersRoute(t *testing.T) {
 	all := testers.Counts(time.Time{}, time.Time{})
 	g.Expect(all.Errors).To(BeZero(), "no tester saw an error: %v", all.ByCode)
 	g.Expect(others.Counts(time.Time{}, time.Time{}).Errors).To(BeZero())
+}
+
+// slowStoreApp is storeApp whose Canary takes 5 s steps of 10 %: a
+// person has time to act mid-rollout.
+func slowStoreApp(ns, tag string) map[string]string {
+	files := storeApp(ns, tag, 0, "")
+	files["apps/podinfo/canary.yaml"] = strings.NewReplacer("interval: 2s", "interval: 5s", "stepWeight: 20", "stepWeight: 10").
+		Replace(files["apps/podinfo/canary.yaml"])
+	return files
+}
+
+// A tired operator mid-rollout on a user's HTTPRoute applied by Flux:
+// they put podinfo's rule back by hand (serin writes its weights again),
+// then delete the route (Flux applies it again from Git, serin steers it
+// again). The rollout ends promoted with the route as in Git; the only
+// errors the users saw are the gateway's 404s while the route was gone.
+// Every request counted went through Traefik.
+func TestRouteRefs_RouteEditedAndDeletedByHandMidRollout(t *testing.T) {
+	shared(t)
+	g := NewWithT(t)
+	ctx := context.Background()
+	ns := newNamespace(t)
+	f, c := initializedFleet(t, g, ns, slowStoreApp(ns, "v1"), shopKustomization)
+	app := startUsers(t, appHost(ns))
+	g.Eventually(func() string { return lastVersion(app) }, 30*time.Second).Should(Equal("v1"))
+	start := time.Now()
+
+	f.sync(g, f.push(slowStoreApp(ns, "v2"), "podinfo v2"))
+	g.Eventually(func(g Gomega) {
+		g.Expect(k8s.Get(ctx, client.ObjectKeyFromObject(c), c)).To(Succeed())
+		g.Expect(c.Status.Phase).To(Equal(v1alpha1.PhaseProgressing))
+		g.Expect(c.Status.CanaryWeight).To(BeNumerically(">=", 10))
+	}, 60*time.Second, 100*time.Millisecond).Should(Succeed())
+
+	// By hand: podinfo's rule back to one backend, as in Git.
+	route := &gatewayv1.HTTPRoute{}
+	g.Expect(k8s.Get(ctx, types.NamespacedName{Namespace: ns, Name: "shop"}, route)).To(Succeed())
+	patch := client.MergeFrom(route.DeepCopy())
+	route.Spec.Rules[1].BackendRefs = []gatewayv1.HTTPBackendRef{{BackendRef: gatewayv1.BackendRef{
+		BackendObjectReference: gatewayv1.BackendObjectReference{Name: "podinfo", Port: ptr.To(gatewayv1.PortNumber(9898))}}}}
+	g.Expect(k8s.Patch(ctx, route, patch, client.FieldOwner("kubectl-edit"))).To(Succeed())
+	g.Eventually(appBackends, 10*time.Second, 100*time.Millisecond).WithArguments(ns).Should(HavePrefix("podinfo-primary:9898="),
+		"serin wrote its weights again after the hand edit")
+
+	// The route deleted: Flux applies it again, serin steers it again.
+	deleted := time.Now()
+	g.Expect(k8s.Delete(ctx, route)).To(Succeed())
+	g.Eventually(func(g Gomega) {
+		again := &gatewayv1.HTTPRoute{}
+		g.Expect(k8s.Get(ctx, types.NamespacedName{Namespace: ns, Name: "shop"}, again)).To(Succeed())
+		g.Expect(again.UID).NotTo(Equal(route.UID), "a new route")
+	}, 30*time.Second, 200*time.Millisecond).Should(Succeed(), "Flux applies the deleted route again")
+	recreated := time.Now()
+	g.Eventually(func(g Gomega) {
+		g.Expect(k8s.Get(ctx, client.ObjectKeyFromObject(c), c)).To(Succeed())
+		if c.Status.Phase == v1alpha1.PhaseProgressing {
+			g.Expect(appBackends(g, ns)).To(HavePrefix("podinfo-primary:9898="), "serin steers the new route")
+		}
+	}, 20*time.Second, 100*time.Millisecond).Should(Succeed())
+	waitForPhase(g, c, v1alpha1.PhaseSucceeded, 180*time.Second)
+	g.Eventually(appBackends, 10*time.Second, 100*time.Millisecond).WithArguments(ns).Should(Equal("podinfo:9898=1"), "promoted: podinfo's rule is as in Git")
+	g.Eventually(func() string { return lastVersion(app) }, 10*time.Second).Should(Equal("v2"))
+
+	// The users' errors: the gateway's 404s while the route was gone
+	// (from its deletion until Traefik programmed the route Flux applied
+	// again, within 5 s of it), and no 5xx ever.
+	counts := app.Counts(start, time.Now())
+	t.Logf("users over the rollout: %d requests, by version %v, by code %v; the route was gone for %s",
+		counts.Total, counts.ByVersion, counts.ByCode, recreated.Sub(deleted).Round(100*time.Millisecond))
+	for _, s := range app.Samples(start, time.Now()) {
+		if s.OK() {
+			continue
+		}
+		g.Expect(s.Code).To(Equal(http.StatusNotFound), "an error at %s that was not the missing route's", s.Sent.Format("15:04:05.000"))
+		g.Expect(s.Sent).To(BeTemporally(">=", deleted), "an error before the deletion")
+		g.Expect(s.Sent).To(BeTemporally("<", recreated.Add(5*time.Second)), "an error after the route was back")
+	}
+	g.Expect(counts.ByVersion["v2"]).To(BeNumerically(">", 0))
 }
