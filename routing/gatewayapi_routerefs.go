@@ -331,7 +331,7 @@ func (r *RouteRefsRouter) write(ctx context.Context, canary *v1alpha1.Canary, t 
 		if atRest {
 			delete(annotations, restBackendsAnnotation)
 		} else {
-			annotations[restBackendsAnnotation] = formatRestBackends(rest)
+			annotations[restBackendsAnnotation] = formatRestBackends(route, rest)
 		}
 		route.SetAnnotations(annotations)
 		if !equality.Semantic.DeepEqual(before.spec(), route.spec()) || !maps.Equal(before.GetAnnotations(), route.GetAnnotations()) {
@@ -584,8 +584,11 @@ func rolledBackends(rest routeBackend, t Target, w Weights) []routeBackend {
 	return []routeBackend{to(t.PrimaryService, w.Primary), to(t.CanaryService, w.Canary)}
 }
 
-// restBackends reads restBackendsAnnotation; a missing or unreadable one
-// is empty.
+// restBackends reads restBackendsAnnotation, by the index each rule has
+// now; a missing or unreadable one is empty. A named rule's backend is
+// recorded under its name ("name:NAME"), so that it follows the rule when
+// a commit applied during the rollout adds rules before it; an unnamed
+// rule's under its index.
 func restBackends(route *userRoute) map[int]routeBackend {
 	out := map[int]routeBackend{}
 	raw := map[string]routeBackend{}
@@ -593,17 +596,34 @@ func restBackends(route *userRoute) map[int]routeBackend {
 		return out
 	}
 	for k, v := range raw {
-		if i, err := strconv.Atoi(k); err == nil && v.Name != "" {
+		if v.Name == "" {
+			continue
+		}
+		if name, ok := strings.CutPrefix(k, restNamePrefix); ok {
+			if i := slices.Index(route.names, name); i >= 0 {
+				out[i] = v
+			}
+			continue
+		}
+		if i, err := strconv.Atoi(k); err == nil && i < len(route.names) && route.names[i] == "" {
 			out[i] = v
 		}
 	}
 	return out
 }
 
-func formatRestBackends(rest map[int]routeBackend) string {
+// restNamePrefix marks a key of restBackendsAnnotation that is a rule's
+// name.
+const restNamePrefix = "name:"
+
+func formatRestBackends(route *userRoute, rest map[int]routeBackend) string {
 	raw := map[string]routeBackend{}
 	for i, b := range rest {
-		raw[strconv.Itoa(i)] = b
+		key := strconv.Itoa(i)
+		if i < len(route.names) && route.names[i] != "" {
+			key = restNamePrefix + route.names[i]
+		}
+		raw[key] = b
 	}
 	data, _ := json.Marshal(raw)
 	return string(data)

@@ -229,3 +229,45 @@ func TestRouteRefsRouter_PortsOfTheSteeredRules(t *testing.T) {
 		}
 	}
 }
+
+// A named rule's backend, as the user wrote it, is recorded under the
+// rule's name: when a commit applied mid-rollout adds a rule before it,
+// the rollout's end still puts back the user's backend (its weight too),
+// not a copy of the primary's.
+func TestRouteRefsRouter_NamedRuleKeepsItsBackendWhenRulesMove(t *testing.T) {
+	ctx := context.Background()
+	route := usersGRPCRoute("shop")
+	route.Spec.Rules[1].BackendRefs[0].Weight = ptr.To(int32(7))
+	original := route.DeepCopy()
+	w := newRouterWorld(t, route)
+	r := &RouteRefsRouter{Client: w.client, FieldOwner: "serin"}
+	canary := steeringCanary("podinfo")
+	canary.Spec.Routing.RouteRefs = []v1alpha1.RouteReference{{Kind: v1alpha1.GRPCRouteKind, Name: "shop"}}
+	if err := r.SetRoutes(ctx, canary, podinfoTarget, Canary(30)); err != nil {
+		t.Fatal(err)
+	}
+	got := getGRPCRoute(t, w.store, "shop")
+	if !strings.Contains(got.Annotations[restBackendsAnnotation], `"name:podinfo"`) {
+		t.Fatalf("the named rule's backend is not recorded under its name: %s", got.Annotations[restBackendsAnnotation])
+	}
+	// A commit adds a rule first: podinfo's rule is now the third.
+	added := gatewayv1.GRPCRouteRule{
+		Matches: []gatewayv1.GRPCRouteMatch{{Method: &gatewayv1.GRPCMethodMatch{Service: ptr.To("shop.Admin")}}},
+		BackendRefs: []gatewayv1.GRPCBackendRef{{BackendRef: gatewayv1.BackendRef{
+			BackendObjectReference: gatewayv1.BackendObjectReference{Name: "admin", Port: ptr.To(gatewayv1.PortNumber(9000))}}}},
+	}
+	got.Spec.Rules = append([]gatewayv1.GRPCRouteRule{added}, got.Spec.Rules...)
+	if err := w.store.Update(ctx, got); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.SetRoutes(ctx, canary, podinfoTarget, AllPrimary); err != nil {
+		t.Fatal(err)
+	}
+	got = getGRPCRoute(t, w.store, "shop")
+	if d := cmp.Diff(original.Spec.Rules[1].BackendRefs, got.Spec.Rules[2].BackendRefs); d != "" {
+		t.Fatalf("podinfo's rule after the rollout (-want +got):\n%s", d)
+	}
+	if d := cmp.Diff([]string{"admin"}, grpcBackendsOf(got.Spec.Rules[0])); d != "" {
+		t.Fatalf("the added rule was changed (-want +got):\n%s", d)
+	}
+}

@@ -20,9 +20,11 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
@@ -41,6 +43,8 @@ type userRoute struct {
 	kind string
 	// rules are the backends of each rule, in the route's order.
 	rules [][]routeBackend
+	// names are the rules' names, "" for a rule without one.
+	names []string
 }
 
 // routeBackend is one backendRef of a rule, of either kind of route: its
@@ -80,7 +84,7 @@ func asUserRoute(obj client.Object) (*userRoute, error) {
 			if bs, err = convertBackends[routeBackend](rule.BackendRefs); err != nil {
 				break
 			}
-			u.rules = append(u.rules, bs)
+			u.rules, u.names = append(u.rules, bs), append(u.names, string(ptr.Deref(rule.Name, "")))
 		}
 	case *gatewayv1.GRPCRoute:
 		u.kind = v1alpha1.GRPCRouteKind
@@ -89,7 +93,7 @@ func asUserRoute(obj client.Object) (*userRoute, error) {
 			if bs, err = convertBackends[routeBackend](rule.BackendRefs); err != nil {
 				break
 			}
-			u.rules = append(u.rules, bs)
+			u.rules, u.names = append(u.rules, bs), append(u.names, string(ptr.Deref(rule.Name, "")))
 		}
 	default:
 		return nil, fmt.Errorf("route of type %T: want an HTTPRoute or a GRPCRoute", obj)
@@ -146,7 +150,7 @@ func (u *userRoute) spec() any {
 
 // deepCopy is a copy of the route that shares nothing with it.
 func (u *userRoute) deepCopy() *userRoute {
-	out := &userRoute{Object: u.Object.DeepCopyObject().(client.Object), kind: u.kind}
+	out := &userRoute{Object: u.Object.DeepCopyObject().(client.Object), kind: u.kind, names: slices.Clone(u.names)}
 	for _, bs := range u.rules {
 		rule := make([]routeBackend, len(bs))
 		for i, b := range bs {
