@@ -292,7 +292,7 @@ func (r *RouteRefsRouter) routes(ctx context.Context, canary *v1alpha1.Canary, t
 func exposedPorts(route *userRoute, steered []int, t Target) error {
 	for _, i := range steered {
 		for _, b := range route.rules[i] {
-			if b.Port != nil && int32(*b.Port) != t.Port {
+			if b.Port != nil && *b.Port != t.Port {
 				return &RouteRefError{Route: route.GetName(), Message: fmt.Sprintf(
 					"rule %d of %s sends to Service %s on port %d, which serin's Services do not expose (spec.service.port is %d): send to port %d, or set spec.service.portDiscovery to expose the pods' other container ports",
 					i, route.describe(), b.Name, *b.Port, t.Port, t.Port)}
