@@ -477,9 +477,9 @@ priorityClassName: system-cluster-critical`,
 		values:  `networkPolicy: {egress: {vault: {cidrs: [vault.example], ports: [{port: 8200}]}}}`,
 		wantErr: "at '/networkPolicy/egress/vault/cidrs/0'",
 	},
-	"a cluster older than the CRDs' validation rules": {
-		kubeVersion: &common.KubeVersion{Version: "v1.28.0", Major: "1", Minor: "28"},
-		wantErr:     "chart requires kubeVersion: >=1.29.0-0 which is incompatible with Kubernetes v1.28.0",
+	"a cluster older than serin supports (serin check's minimum)": {
+		kubeVersion: &common.KubeVersion{Version: "v1.29.9", Major: "1", Minor: "29"},
+		wantErr:     "chart requires kubeVersion: >=1.30.0-0 which is incompatible with Kubernetes v1.29.9",
 	},
 }
 

@@ -16,7 +16,12 @@ limitations under the License.
 
 package cli
 
-import "testing"
+import (
+	"os"
+	"path/filepath"
+	"regexp"
+	"testing"
+)
 
 func TestKubernetesVersionSupported(t *testing.T) {
 	for gitVersion, want := range map[string]bool{
@@ -29,5 +34,21 @@ func TestKubernetesVersionSupported(t *testing.T) {
 	}
 	if _, err := kubernetesVersionSupported("unknown"); err == nil {
 		t.Error("unknown: want an error")
+	}
+}
+
+// The chart's kubeVersion and serin check's minimum are one version: a
+// cluster the chart installs on passes the check, and the other way round.
+func TestChartKubeVersionIsTheCheckedMinimum(t *testing.T) {
+	data, err := os.ReadFile(filepath.Join("..", "..", "charts", "serin", "Chart.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := regexp.MustCompile(`(?m)^kubeVersion: ">=([0-9.]+)-0"$`).FindSubmatch(data)
+	if m == nil {
+		t.Fatal(`charts/serin/Chart.yaml has no kubeVersion: ">=X.Y.Z-0"`)
+	}
+	if string(m[1]) != minKubernetesVersion {
+		t.Errorf("the chart's kubeVersion is >=%s, serin check's minimum %s: make them one", m[1], minKubernetesVersion)
 	}
 }
