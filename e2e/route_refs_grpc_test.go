@@ -27,6 +27,7 @@ import (
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	"github.com/serin-dev/serin/api/v1alpha1"
@@ -251,8 +252,17 @@ func TestRouteRefs_GRPCRouteInGitCarriesTheRollout(t *testing.T) {
 // only tag's answers failed. It returns the calls' codes meanwhile.
 func failingGRPCRevision(t *testing.T, g Gomega, f *fleet, c *v1alpha1.Canary, users *testbed.Load, ns, tag string, dataPlane v1alpha1.DataPlane) map[int]int {
 	start := time.Now()
-	f.sync(g, f.push(grpcApp(ns, tag, 100, dataPlane), "podinfo "+tag))
-	waitForPhase(g, c, v1alpha1.PhaseFailed, 120*time.Second)
+	commit := f.push(grpcApp(ns, tag, 100, dataPlane), "podinfo "+tag)
+	f.sync(g, commit)
+	// The verdict on this commit: the Canary may still be Failed from the
+	// revision before when Flux has applied it.
+	g.Eventually(func(g Gomega) {
+		g.Expect(k8s.Get(context.Background(), client.ObjectKeyFromObject(c), c)).To(Succeed())
+		g.Expect(c.Status.LastAttemptedRevision).To(Equal("main@sha1:" + commit))
+		g.Expect(c.Status.Phase).To(Equal(v1alpha1.PhaseFailed))
+		g.Expect(c.Status.Analyses).NotTo(BeEmpty())
+		g.Expect(c.Status.Analyses[0].Revision).To(Equal("main@sha1:"+commit), "the newest analysis record is this revision's")
+	}, 120*time.Second, 100*time.Millisecond).Should(Succeed(), "%s rolled back", tag)
 	g.Eventually(grpcBackendsNow, 10*time.Second, 100*time.Millisecond).WithArguments(ns).Should(Equal("podinfo:9898=1"), "rolled back: podinfo's rule is as in Git")
 	// Gone from the users' answers: none of tag's in the last second (the
 	// data plane applies the rolled-back route within moments).
