@@ -45,27 +45,10 @@ func grpcHost(ns string) string { return "grpc." + ns + ".serin.test" }
 // that route: a rule of another service first, then podinfo's health
 // service, with a header filter.
 func grpcApp(ns, tag string, errorPct int, dataPlane v1alpha1.DataPlane) map[string]string {
-	meta := ""
-	if errorPct > 0 {
-		meta = fmt.Sprintf("\n      annotations:\n        %s: %q", testbed.ErrorPercentAnnotation, fmt.Sprint(errorPct))
-	}
-	return map[string]string{
-		"apps/podinfo/kustomization.yaml": fmt.Sprintf(`apiVersion: kustomize.config.k8s.io/v1beta1
-kind: Kustomization
-namespace: %s
-resources:
-  - deployment.yaml
-  - storefront.yaml
-  - canary.yaml
-  - route.yaml
-images:
-  - name: podinfo
-    newTag: %s
-  - name: storefront
-    newTag: s1
-`, ns, tag),
-		"apps/podinfo/deployment.yaml": podinfoDeployment(meta),
-		"apps/podinfo/storefront.yaml": storeApp(ns, tag, 0, "")["apps/podinfo/storefront.yaml"],
+	// storeApp's kustomization, podinfo and storefront; a Canary and a
+	// route of their own.
+	files := storeApp(ns, tag, errorPct, "")
+	for name, content := range map[string]string{
 		"apps/podinfo/canary.yaml": fmt.Sprintf(`apiVersion: serin.dev/v1alpha1
 kind: Canary
 metadata:
@@ -126,7 +109,10 @@ spec:
         - name: podinfo
           port: 9898
 `, testbed.GatewayName, testbed.GatewayNamespace, grpcHost(ns), strings.ToLower(testbed.TagHeader)),
+	} {
+		files[name] = content
 	}
+	return files
 }
 
 // grpcKustomization is the Kustomization's spec beyond newFleet's: Flux
