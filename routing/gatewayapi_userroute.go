@@ -79,22 +79,14 @@ func asUserRoute(obj client.Object) (*userRoute, error) {
 	switch r := obj.(type) {
 	case *gatewayv1.HTTPRoute:
 		u.kind = v1alpha1.HTTPRouteKind
-		for _, rule := range r.Spec.Rules {
-			var bs []routeBackend
-			if bs, err = convertBackends[routeBackend](rule.BackendRefs); err != nil {
-				break
-			}
-			u.rules, u.names = append(u.rules, bs), append(u.names, string(ptr.Deref(rule.Name, "")))
-		}
+		err = readRules(u, r.Spec.Rules, func(rule gatewayv1.HTTPRouteRule) ([]gatewayv1.HTTPBackendRef, *gatewayv1.SectionName) {
+			return rule.BackendRefs, rule.Name
+		})
 	case *gatewayv1.GRPCRoute:
 		u.kind = v1alpha1.GRPCRouteKind
-		for _, rule := range r.Spec.Rules {
-			var bs []routeBackend
-			if bs, err = convertBackends[routeBackend](rule.BackendRefs); err != nil {
-				break
-			}
-			u.rules, u.names = append(u.rules, bs), append(u.names, string(ptr.Deref(rule.Name, "")))
-		}
+		err = readRules(u, r.Spec.Rules, func(rule gatewayv1.GRPCRouteRule) ([]gatewayv1.GRPCBackendRef, *gatewayv1.SectionName) {
+			return rule.BackendRefs, rule.Name
+		})
 	default:
 		return nil, fmt.Errorf("route of type %T: want an HTTPRoute or a GRPCRoute", obj)
 	}
@@ -102,6 +94,19 @@ func asUserRoute(obj client.Object) (*userRoute, error) {
 		return nil, fmt.Errorf("failed to read the backends of %s: %w", u.describe(), err)
 	}
 	return u, nil
+}
+
+// readRules reads the backends and name of each of a route's rules into u.
+func readRules[Rule, Ref any](u *userRoute, rules []Rule, of func(Rule) ([]Ref, *gatewayv1.SectionName)) error {
+	for _, rule := range rules {
+		refs, name := of(rule)
+		bs, err := convertBackends[routeBackend](refs)
+		if err != nil {
+			return err
+		}
+		u.rules, u.names = append(u.rules, bs), append(u.names, string(ptr.Deref(name, "")))
+	}
+	return nil
 }
 
 // setBackends gives rule i the backends bs, in the route object too.
