@@ -290,6 +290,7 @@ func main() {
 	checks := &analysis.Metrics{
 		Tenancy:       tenants,
 		Reader:        mgr.GetClient(),
+		Pods:          mgr.GetAPIReader(),
 		MetricsServer: metricsServer,
 		DataPlane:     defaultDataPlane,
 	}

@@ -298,8 +298,8 @@ func (m *Metrics) seriesSource(ctx context.Context, canary *v1alpha1.Canary, met
 		}
 		return queries, provider.(*providers.Prometheus), v1alpha1.DefaultMetricTimeout, nil
 	case metric.TemplateRef == nil:
-		return queries, nil, 0, fmt.Errorf("templateRef is required unless the name is a built-in check: %s, %s or %s",
-			v1alpha1.RequestSuccessRateCheck, v1alpha1.RequestDurationCheck, v1alpha1.GRPCSuccessRateCheck)
+		return queries, nil, 0, fmt.Errorf("templateRef is required unless the name is a built-in check: %s, %s, %s or %s",
+			v1alpha1.RequestSuccessRateCheck, v1alpha1.RequestDurationCheck, v1alpha1.GRPCSuccessRateCheck, v1alpha1.PodRestartsCheck)
 	}
 	tpl, err := m.template(ctx, canary, metric)
 	if err != nil {

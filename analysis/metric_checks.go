@@ -65,6 +65,9 @@ type MetricResult struct {
 // MetricsServer.
 type Metrics struct {
 	Reader client.Reader
+	// Pods lists pods for pod-restarts, uncached (the agent's APIReader):
+	// the agent keeps no pod informer.
+	Pods client.Reader
 	// Tenancy decides which MetricTemplates a Canary may reference and
 	// reads their providers' Secrets on its behalf, uncached; nil allows
 	// every reference and reads the Secrets with Reader.
@@ -89,6 +92,10 @@ func (m *Metrics) Check(ctx context.Context, canary *v1alpha1.Canary, metric v1a
 // soak): the built-in checks query the primary's Service and pods, and a
 // MetricTemplate's {{ target }} is the primary.
 func (m *Metrics) check(ctx context.Context, canary *v1alpha1.Canary, metric v1alpha1.CanaryMetric, s side) MetricResult {
+	if metric.IsPodCheck() {
+		// A count, never judged (CEL refuses judge on it).
+		return m.podRestartsCheck(ctx, canary, metric, s)
+	}
 	if metric.Judge != nil && s == canarySide {
 		return m.judgedCheck(ctx, canary, metric)
 	}
@@ -162,8 +169,8 @@ func (m *Metrics) source(ctx context.Context, canary *v1alpha1.Canary, metric v1
 		query, provider, err := m.builtinSource(canary, metric, s)
 		return query, provider, v1alpha1.DefaultMetricTimeout, err
 	case metric.TemplateRef == nil:
-		return "", nil, 0, fmt.Errorf("templateRef is required unless the name is a built-in check: %s, %s or %s",
-			v1alpha1.RequestSuccessRateCheck, v1alpha1.RequestDurationCheck, v1alpha1.GRPCSuccessRateCheck)
+		return "", nil, 0, fmt.Errorf("templateRef is required unless the name is a built-in check: %s, %s, %s or %s",
+			v1alpha1.RequestSuccessRateCheck, v1alpha1.RequestDurationCheck, v1alpha1.GRPCSuccessRateCheck, v1alpha1.PodRestartsCheck)
 	}
 	return m.templateSource(ctx, canary, metric, s)
 }

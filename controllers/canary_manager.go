@@ -203,7 +203,7 @@ func (r *CanaryReconciler) setDefaults(cached, uncached client.Reader) {
 		r.Webhooks = &analysis.Webhooks{}
 	}
 	if r.Checks == nil {
-		r.Checks = &analysis.Metrics{Reader: cached}
+		r.Checks = &analysis.Metrics{Reader: cached, Pods: uncached}
 	}
 	if r.Analysis == nil {
 		r.Analysis = analysis.NewRunner(r.Webhooks, r.Checks, analysis.RunnerOptions{})

@@ -142,7 +142,7 @@ func (r *CanaryReconciler) observeRoutes(ctx context.Context, obj *v1alpha1.Cana
 	if err != nil {
 		return fmt.Errorf("failed to read routes: %w", err)
 	}
-	obs.ServicesInSync = obs.ServicesInSync && routes.Found
+	obs.ServicesInSync = obs.ServicesInSync && routes.Found && !routes.Drifted
 	obs.CanaryWeight = routes.Weights.Canary
 	obs.ABTest = routes.Weights.ABTest
 	obs.Baseline.Routed = routes.Baseline
@@ -298,6 +298,10 @@ type desiredService struct {
 // target that runs pods. The apex selects the primary; with the kubernetes
 // router, its selector belongs to the router afterwards.
 func desiredServices(obj *v1alpha1.Canary, pods podTarget) []desiredService {
+	if obj.RoutesByReplicas() {
+		// A worker: nothing calls it, serin generates no Service.
+		return nil
+	}
 	ports := workload.ServicePorts(obj, pods.template)
 	primarySel := pods.primarySelector
 	svc := obj.Spec.Service

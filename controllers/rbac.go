@@ -44,6 +44,9 @@ package controllers
 // +kubebuilder:rbac:groups="",resources=services,verbs=get;list;watch;create;update;patch
 // The primary's ReplicaSets are listed live when it is restored.
 // +kubebuilder:rbac:groups=apps,resources=replicasets,verbs=list
+// A side's pods are listed live by the pod-restarts check (no pod
+// informer: at thousands of canaries pods are the most numerous objects).
+// +kubebuilder:rbac:groups="",resources=pods,verbs=list
 // EndpointSlices are cached: the readiness of a Service target.
 // +kubebuilder:rbac:groups=discovery.k8s.io,resources=endpointslices,verbs=get;list;watch
 // The primary's autoscaler is cached and created or updated; the target's

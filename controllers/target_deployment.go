@@ -118,8 +118,9 @@ func (t deploymentTarget) observePrimary(ctx context.Context, obj *v1alpha1.Cana
 		SpecHash: primary.Annotations[specHashAnnotation],
 		Health:   workload.DeploymentHealth(primary, obj.GetPrimaryReadyThreshold()),
 		// A ScaledObject may scale the primary to zero; nothing else does.
+		// A replicas split at weight 100 gives the canary all of them.
 		ScaledDown: primary.Spec.Replicas != nil && *primary.Spec.Replicas == 0 && !obj.Spec.AutoscalerRef.IsScaledObject() &&
-			metav1.IsControlledBy(primary, obj),
+			metav1.IsControlledBy(primary, obj) && primary.Annotations[routing.ReplicasAnnotation] == "",
 	}
 	if promoting(obj) {
 		if err := t.r.leavingEndpoints(ctx, obj, obs, primary.Status.ReadyReplicas); err != nil {
@@ -252,12 +253,17 @@ func (t deploymentTarget) scaleUp(ctx context.Context, obj *v1alpha1.Canary, obs
 }
 
 func (t deploymentTarget) canaryReplicas(ctx context.Context, obj *v1alpha1.Canary, obs rollout.Observation) (int32, error) {
-	if obs.Target.Replicas > 0 && obj.Spec.AutoscalerRef == nil {
+	if obs.Target.Replicas > 0 && obj.Spec.AutoscalerRef == nil && !obj.RoutesByReplicas() {
 		return obs.Target.Replicas, nil
 	}
 	primary := &appsv1.Deployment{}
 	if err := t.r.Get(ctx, types.NamespacedName{Namespace: obj.Namespace, Name: obj.GetPrimaryName()}, primary); err != nil {
 		return 0, err
+	}
+	if obj.RoutesByReplicas() {
+		// A worker's canary starts with the pods of its first share, and
+		// the primary keeps all its own until they are ready.
+		return routing.CanaryReplicas(obj.GetStepWeights()[0], routing.TotalReplicas(primary)), nil
 	}
 	if primary.Spec.Replicas != nil && *primary.Spec.Replicas > 0 {
 		return *primary.Spec.Replicas, nil
@@ -361,7 +367,8 @@ func (t deploymentTarget) scaleBack(ctx context.Context, obj *v1alpha1.Canary) e
 	replicas := workload.TargetReplicas(target)
 	primary := &appsv1.Deployment{}
 	if err := t.r.Get(ctx, types.NamespacedName{Namespace: obj.Namespace, Name: obj.GetPrimaryName()}, primary); err == nil && primary.Spec.Replicas != nil && *primary.Spec.Replicas > 0 {
-		replicas = *primary.Spec.Replicas
+		// Its whole replicas, should a replicas split be under way.
+		replicas = routing.TotalReplicas(primary)
 	}
 	return t.scale(ctx, obj, replicas)
 }

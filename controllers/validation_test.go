@@ -132,11 +132,97 @@ func TestValidation_CanaryCEL(t *testing.T) {
 			canary: testobj.MakeCanary("c12", ns).Analysis(v1alpha1.CanaryAnalysis{Metrics: []v1alpha1.CanaryMetric{{
 				Name: "error-rate", ThresholdRange: &v1alpha1.ThresholdRange{Max: ptr.To(1.0)},
 			}}}).Obj(),
-			wantErr: "templateRef is required unless name is a built-in check: request-success-rate, request-duration or grpc-success-rate",
+			wantErr: "templateRef is required unless name is a built-in check: request-success-rate, request-duration, grpc-success-rate or pod-restarts",
 		},
 		"unknown data plane": {
 			canary:  testobj.MakeCanary("c13", ns).Routing(v1alpha1.CanaryRouting{DataPlane: "consul"}).Obj(),
 			wantErr: `spec.routing.dataPlane: Unsupported value: "consul"`,
+		},
+	}
+	for name, tt := range tests {
+		t.Run(name, func(t *testing.T) { expectAdmission(t, tt.canary, tt.wantErr) })
+	}
+}
+
+// routing.provider replicas (a worker, no Service) is checked at admission:
+// spec.service only without it, a Deployment target, weights rather than
+// iterations, no autoscaler, no check that reads a data plane; and
+// pod-restarts, a count, is never judged nor set on a Service target.
+func TestValidation_ReplicasCEL(t *testing.T) {
+	ns := "default"
+	worker := func(name string, a *v1alpha1.CanaryAnalysis) *v1alpha1.Canary {
+		c := testobj.MakeCanary(name, ns).Routing(v1alpha1.CanaryRouting{Provider: v1alpha1.ReplicasRouting}).Obj()
+		c.Spec.Service = v1alpha1.CanaryService{}
+		c.Spec.Analysis = a
+		return c
+	}
+	restarts := v1alpha1.CanaryMetric{Name: v1alpha1.PodRestartsCheck}
+	tests := map[string]struct {
+		canary  *v1alpha1.Canary
+		wantErr string
+	}{
+		"a worker with pod-restarts and a template": {
+			canary: worker("r1", &v1alpha1.CanaryAnalysis{StepWeights: []int{25, 50}, Metrics: []v1alpha1.CanaryMetric{
+				restarts, {Name: "lag", TemplateRef: &v1alpha1.TemplateReference{Name: "lag"}, ThresholdRange: &v1alpha1.ThresholdRange{Max: ptr.To(10.0)}},
+			}}),
+		},
+		"a worker with a Service": {
+			canary: func() *v1alpha1.Canary {
+				return testobj.MakeCanary("r2", ns).Routing(v1alpha1.CanaryRouting{Provider: v1alpha1.ReplicasRouting}).Obj()
+			}(),
+			wantErr: "serin generates no Service and no route for it; remove spec.service",
+		},
+		"no Service without replicas": {
+			canary: func() *v1alpha1.Canary {
+				c := testobj.MakeCanary("r3", ns).Obj()
+				c.Spec.Service = v1alpha1.CanaryService{}
+				return c
+			}(),
+			wantErr: "spec.service is required",
+		},
+		"a DaemonSet worker": {
+			canary: func() *v1alpha1.Canary {
+				c := worker("r4", nil)
+				c.Spec.TargetRef = v1alpha1.TargetReference{APIVersion: "apps/v1", Kind: "DaemonSet", Name: "agent"}
+				return c
+			}(),
+			wantErr: "it needs a Deployment targetRef",
+		},
+		"iterations": {
+			canary:  worker("r5", &v1alpha1.CanaryAnalysis{Iterations: 3}),
+			wantErr: "use analysis.stepWeight or analysis.stepWeights",
+		},
+		"an autoscaler": {
+			canary: func() *v1alpha1.Canary {
+				c := worker("r6", nil)
+				c.Spec.AutoscalerRef = &v1alpha1.AutoscalerReference{APIVersion: "autoscaling/v2", Kind: "HorizontalPodAutoscaler", Name: "worker"}
+				return c
+			}(),
+			wantErr: "remove autoscalerRef",
+		},
+		"a data plane's check": {
+			canary:  worker("r7", &v1alpha1.CanaryAnalysis{Metrics: []v1alpha1.CanaryMetric{{Name: v1alpha1.RequestSuccessRateCheck}}}),
+			wantErr: "use pod-restarts, or a MetricTemplate",
+		},
+		"a data plane's name on a template": {
+			canary: worker("r8", &v1alpha1.CanaryAnalysis{Metrics: []v1alpha1.CanaryMetric{
+				{Name: v1alpha1.RequestSuccessRateCheck, TemplateRef: &v1alpha1.TemplateReference{Name: "own"}},
+			}}),
+		},
+		"pod-restarts judged": {
+			canary: worker("r9", &v1alpha1.CanaryAnalysis{Metrics: []v1alpha1.CanaryMetric{
+				{Name: v1alpha1.PodRestartsCheck, Judge: &v1alpha1.MetricJudge{Direction: v1alpha1.JudgeIncrease}},
+			}}),
+			wantErr: "a number and not a series",
+		},
+		"pod-restarts on a Service target": {
+			canary: testobj.MakeCanary("r10", ns).Target("v1", "Service", "web").
+				Routing(v1alpha1.CanaryRouting{Provider: v1alpha1.GatewayAPIRouting, GatewayRefs: []v1alpha1.GatewayReference{{Name: "gw"}}}).
+				Analysis(v1alpha1.CanaryAnalysis{Metrics: []v1alpha1.CanaryMetric{restarts}}).Obj(),
+			wantErr: "a Service target has no pods of its own",
+		},
+		"pod-restarts on a Deployment behind a route": {
+			canary: testobj.MakeCanary("r11", ns).Analysis(v1alpha1.CanaryAnalysis{Iterations: 2, Metrics: []v1alpha1.CanaryMetric{restarts}}).Obj(),
 		},
 	}
 	for name, tt := range tests {

@@ -110,6 +110,10 @@ type Router interface {
 type Routes struct {
 	// Found is false when the routing objects do not exist yet.
 	Found bool
+	// Drifted is true when the routing objects no longer carry what the
+	// router last wrote (a person scaled a side of a replicas split):
+	// Reconcile writes it again.
+	Drifted bool
 	// Weights are the weights the routing objects ask for; they are in
 	// force only when Status.Programmed.
 	Weights Weights
@@ -153,8 +157,10 @@ func New(c client.Client, owner string, routing v1alpha1.CanaryRouting) (Router,
 			return &RouteRefsRouter{Client: c, FieldOwner: owner}, nil
 		}
 		return &GatewayAPIRouter{Client: c, FieldOwner: owner}, nil
+	case v1alpha1.ReplicasRouting:
+		return &ReplicasRouter{Client: c, FieldOwner: owner}, nil
 	}
-	return nil, fmt.Errorf("routing provider %q is not supported: use kubernetes or gatewayapi", routing.Provider)
+	return nil, fmt.Errorf("routing provider %q is not supported: use kubernetes, gatewayapi or replicas", routing.Provider)
 }
 
 // notManaged is the error of a write to a routing object the Canary does

@@ -223,6 +223,19 @@ func (in *CanaryMetric) IsBuiltin() bool {
 	return in.TemplateRef == nil && (in.Name == RequestSuccessRateCheck || in.Name == RequestDurationCheck || in.Name == GRPCSuccessRateCheck)
 }
 
+// IsPodCheck reports whether the metric is the built-in pod-restarts,
+// read from the API server rather than a metrics provider: named so,
+// without templateRef.
+func (in *CanaryMetric) IsPodCheck() bool {
+	return in.TemplateRef == nil && in.Name == PodRestartsCheck
+}
+
+// RoutesByReplicas reports whether the canary's weight is its share of the
+// target's replicas (routing.provider replicas): no Service, no route.
+func (in *Canary) RoutesByReplicas() bool {
+	return in.GetRoutingProvider() == ReplicasRouting
+}
+
 // IsSuccessRate reports whether the metric is a built-in success rate,
 // whose requests the judge counts: request-success-rate or
 // grpc-success-rate.

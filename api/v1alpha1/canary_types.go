@@ -102,15 +102,22 @@ const (
 // +kubebuilder:validation:XValidation:rule="!has(self.analysis) || !has(self.analysis.pin) || !has(self.routing) || !has(self.routing.routeRefs) || self.routing.routeRefs.all(r, !has(r.kind) || r.kind == 'HTTPRoute')",message="analysis.pin sends the pinned requests by an HTTPRoute of serin's own next to each of your routes, matching HTTP headers and query parameters: it works with HTTPRoutes only; remove analysis.pin, or the GRPCRoutes from routing.routeRefs"
 // +kubebuilder:validation:XValidation:rule="!has(self.analysis) || !has(self.analysis.pin) || (has(self.routing) && has(self.routing.provider) && self.routing.provider == 'gatewayapi' && (!has(self.analysis.iterations) || self.analysis.iterations == 0) && !has(self.analysis.sessionAffinity))",message="analysis.pin sends the pinned requests to the canary during a weighted analysis, by a rule of the generated HTTPRoute (or, with routing.routeRefs, a route of serin's own next to each of yours): it needs routing.provider gatewayapi, weights (no analysis.iterations), and no analysis.sessionAffinity"
 // +kubebuilder:validation:XValidation:rule="self.targetRef.kind == oldSelf.targetRef.kind && self.targetRef.name == oldSelf.targetRef.name",message="spec.targetRef cannot change: the Canary owns the primary, Services and routes it generated for its target; delete this Canary (revertOnDeletion decides what the old target keeps) and create one for the new target (with Flux: annotate it kustomize.toolkit.fluxcd.io/force: Enabled)"
-// +kubebuilder:validation:XValidation:rule="(has(self.service.name) ? self.service.name : self.targetRef.name) == (has(oldSelf.service.name) ? oldSelf.service.name : oldSelf.targetRef.name)",message="spec.service.name cannot change: it names the apex Service and HTTPRoute users reach; delete this Canary and create one with the new name (with Flux: annotate it kustomize.toolkit.fluxcd.io/force: Enabled)"
+// +kubebuilder:validation:XValidation:rule="(has(self.service) && has(self.service.name) ? self.service.name : self.targetRef.name) == (has(oldSelf.service) && has(oldSelf.service.name) ? oldSelf.service.name : oldSelf.targetRef.name)",message="spec.service.name cannot change: it names the apex Service and HTTPRoute users reach; delete this Canary and create one with the new name (with Flux: annotate it kustomize.toolkit.fluxcd.io/force: Enabled)"
 // +kubebuilder:validation:XValidation:rule="(has(self.routing) && has(self.routing.provider) && self.routing.provider != 'kubernetes') || !has(self.analysis) || ((!has(self.analysis.stepWeight) || self.analysis.stepWeight == 0) && !has(self.analysis.stepWeights))",message="routing.provider kubernetes switches all traffic at once: use analysis.iterations instead of analysis.stepWeight or analysis.stepWeights"
 // +kubebuilder:validation:XValidation:rule="self.targetRef.kind != 'Service' || !has(self.analysis) || (!has(self.analysis.primaryReadyThreshold) && !has(self.analysis.canaryReadyThreshold))",message="analysis.primaryReadyThreshold and analysis.canaryReadyThreshold count a Deployment's replicas: a Service target has none (serin judges it by its ready endpoints), remove them"
 // +kubebuilder:validation:XValidation:rule="self.targetRef.kind != 'DaemonSet' || !has(self.routing) || !has(self.routing.provider) || self.routing.provider == 'kubernetes'",message="a DaemonSet target needs routing.provider kubernetes: serin rolls a DaemonSet out blue/green through the apex Service (analysis.iterations), never by traffic weights, as Flagger does"
 // +kubebuilder:validation:XValidation:rule="self.targetRef.kind != 'DaemonSet' || !has(self.autoscalerRef)",message="autoscalerRef scales a Deployment: a DaemonSet target runs one pod per node and has no replicas to scale, remove it"
 // +kubebuilder:validation:XValidation:rule="!has(self.analysis) || !has(self.analysis.judge) || !has(self.analysis.judge.baseline) || !self.analysis.judge.baseline || (self.targetRef.kind == 'Deployment' && has(self.routing) && has(self.routing.provider) && self.routing.provider == 'gatewayapi')",message="analysis.judge.baseline runs a <target>-baseline Deployment that the HTTPRoute routes to: it needs a Deployment targetRef and routing.provider gatewayapi; remove baseline (the judge then compares the canary with the primary)"
-// +kubebuilder:validation:XValidation:rule="!has(self.analysis) || !has(self.analysis.judge) || !has(self.analysis.judge.baseline) || !self.analysis.judge.baseline || size(has(self.service.name) ? self.service.name : self.targetRef.name) <= 54",message="analysis.judge.baseline names a Service <service>-baseline, at most 63 characters: shorten service.name (or targetRef.name) to 54 characters, or remove baseline"
-// +kubebuilder:validation:XValidation:rule="!has(self.routing) || !has(self.routing.mirrors) || self.routing.mirrors.all(m, !(m.name in [has(self.service.name) ? self.service.name : self.targetRef.name, (has(self.service.name) ? self.service.name : self.targetRef.name) + '-primary', (has(self.service.name) ? self.service.name : self.targetRef.name) + '-canary']))",message="routing.mirrors must not name the apex, primary or canary Service: the route already serves them (analysis.mirror copies requests to the canary)"
+// +kubebuilder:validation:XValidation:rule="!has(self.analysis) || !has(self.analysis.judge) || !has(self.analysis.judge.baseline) || !self.analysis.judge.baseline || size(has(self.service) && has(self.service.name) ? self.service.name : self.targetRef.name) <= 54",message="analysis.judge.baseline names a Service <service>-baseline, at most 63 characters: shorten service.name (or targetRef.name) to 54 characters, or remove baseline"
+// +kubebuilder:validation:XValidation:rule="!has(self.routing) || !has(self.routing.mirrors) || self.routing.mirrors.all(m, !(m.name in [has(self.service) && has(self.service.name) ? self.service.name : self.targetRef.name, (has(self.service) && has(self.service.name) ? self.service.name : self.targetRef.name) + '-primary', (has(self.service) && has(self.service.name) ? self.service.name : self.targetRef.name) + '-canary']))",message="routing.mirrors must not name the apex, primary or canary Service: the route already serves them (analysis.mirror copies requests to the canary)"
 // +kubebuilder:validation:XValidation:rule="!has(self.gitops) || !has(self.gitops.promote) || !self.gitops.promote.exists(p, has(p.soak) && duration(p.soak) > duration('0s')) || (has(self.analysis) && has(self.analysis.metrics) && self.analysis.metrics.exists(m, has(m.thresholdRange)))",message="gitops.promote[].soak holds the promoted primary to the thresholdRange of analysis.metrics, and no metric has one, so the soak could never fail (a judge block compares a canary with the primary, and a soak has no canary): add a thresholdRange to a metric, the soak's floor, or remove soak"
+// +kubebuilder:validation:XValidation:rule="has(self.service) || (has(self.routing) && has(self.routing.provider) && self.routing.provider == 'replicas')",message="spec.service is required: it describes the Services serin generates for the target (only routing.provider replicas, a worker's rollout by its replicas, has none)"
+// +kubebuilder:validation:XValidation:rule="!has(self.service) || !has(self.routing) || !has(self.routing.provider) || self.routing.provider != 'replicas'",message="routing.provider replicas rolls a worker out by its share of the replicas: serin generates no Service and no route for it; remove spec.service (or use routing.provider kubernetes or gatewayapi for an app that serves requests)"
+// +kubebuilder:validation:XValidation:rule="!has(self.routing) || !has(self.routing.provider) || self.routing.provider != 'replicas' || self.targetRef.kind == 'Deployment'",message="routing.provider replicas splits a Deployment's replicas between the primary and the canary: it needs a Deployment targetRef"
+// +kubebuilder:validation:XValidation:rule="!has(self.routing) || !has(self.routing.provider) || self.routing.provider != 'replicas' || !has(self.analysis) || !has(self.analysis.iterations) || self.analysis.iterations == 0",message="routing.provider replicas gives the canary its share of the replicas step by step: use analysis.stepWeight or analysis.stepWeights (the canary's percentage of the replicas), not analysis.iterations"
+// +kubebuilder:validation:XValidation:rule="!has(self.routing) || !has(self.routing.provider) || self.routing.provider != 'replicas' || !has(self.autoscalerRef)",message="routing.provider replicas sets the primary's and the canary's replicas itself, which an autoscaler of the primary would undo: remove autoscalerRef (not supported with routing.provider replicas)"
+// +kubebuilder:validation:XValidation:rule="!has(self.routing) || !has(self.routing.provider) || self.routing.provider != 'replicas' || !has(self.analysis) || !has(self.analysis.metrics) || self.analysis.metrics.all(m, has(m.templateRef) || !(m.name in ['request-success-rate', 'request-duration', 'grpc-success-rate']))",message="request-success-rate, request-duration and grpc-success-rate judge the requests a data plane routed, and a worker rolled out by routing.provider replicas receives none: use pod-restarts, or a MetricTemplate whose query reads the workers' own metrics ({{ pods }} names the pods of the side judged)"
+// +kubebuilder:validation:XValidation:rule="self.targetRef.kind != 'Service' || !has(self.analysis) || !has(self.analysis.metrics) || self.analysis.metrics.all(m, has(m.templateRef) || m.name != 'pod-restarts')",message="pod-restarts counts the restarts of the canary's pods: a Service target has no pods of its own (its backends are another workload's); remove the check"
 type CanarySpec struct {
 	// TargetRef is the Deployment, DaemonSet or Service this Canary rolls
 	// out. Every change to its pod template (or, for a Service, its spec)
@@ -131,8 +138,9 @@ type CanarySpec struct {
 	ProgressDeadlineSeconds *int32 `json:"progressDeadlineSeconds,omitempty"`
 
 	// Service describes the Services serin generates for the target.
-	// +required
-	Service CanaryService `json:"service"`
+	// Required, except with routing.provider replicas (a worker has none).
+	// +optional
+	Service CanaryService `json:"service,omitzero"`
 
 	// Routing selects how traffic is shifted between primary and canary;
 	// defaults to provider kubernetes (blue/green).
@@ -386,7 +394,7 @@ func (in *CustomMetadata) GetAnnotations() map[string]string {
 }
 
 // RoutingProvider names how traffic is shifted.
-// +kubebuilder:validation:Enum=kubernetes;gatewayapi
+// +kubebuilder:validation:Enum=kubernetes;gatewayapi;replicas
 type RoutingProvider string
 
 const (
@@ -395,6 +403,11 @@ const (
 	KubernetesRouting RoutingProvider = "kubernetes"
 	// GatewayAPIRouting shifts weights on a Gateway API HTTPRoute.
 	GatewayAPIRouting RoutingProvider = "gatewayapi"
+	// ReplicasRouting rolls out a worker that serves no requests (a queue
+	// consumer, a stream processor): the canary's weight is its share of
+	// the target's replicas, the primary runs the rest, and serin
+	// generates no Service and no route.
+	ReplicasRouting RoutingProvider = "replicas"
 )
 
 // CanaryRouting selects the traffic router.
@@ -405,7 +418,9 @@ const (
 // +kubebuilder:validation:XValidation:rule="!has(self.timeout) || !has(self.backendTimeout) || duration(self.timeout) == duration('0s') || duration(self.backendTimeout) <= duration(self.timeout)",message="routing.backendTimeout must not exceed routing.timeout: the request's timeout covers its backend requests"
 // +kubebuilder:validation:XValidation:rule="!has(self.rewrite) || !has(self.rewrite.path) || self.rewrite.path.type != 'ReplacePrefixMatch' || !has(self.match) || (size(self.match) == 1 && has(self.match[0].path) && self.match[0].path.type == 'PathPrefix')",message="routing.rewrite.path of type ReplacePrefixMatch needs exactly one routing.match, with a path of type PathPrefix (or no routing.match: all paths, prefix /)"
 type CanaryRouting struct {
-	// Provider is kubernetes (blue/green) or gatewayapi (weighted HTTPRoute).
+	// Provider is kubernetes (blue/green), gatewayapi (weighted HTTPRoute)
+	// or replicas (a worker: the canary's weight is its share of the
+	// target's replicas; no Service, no route).
 	// +kubebuilder:default=kubernetes
 	// +optional
 	Provider RoutingProvider `json:"provider,omitempty"`
@@ -1048,16 +1063,24 @@ const (
 	// most proxies count a gRPC error as an HTTP 200 (thresholdRange.min,
 	// e.g. 99).
 	GRPCSuccessRateCheck = "grpc-success-rate"
+	// PodRestartsCheck is the number of container restarts of the
+	// canary's pods, read from the API server when the step runs (an OOM
+	// kill or a crash loop is a restart): it needs no data plane and no
+	// Prometheus. thresholdRange.max, 0 when no thresholdRange is set.
+	PodRestartsCheck = "pod-restarts"
 )
 
 // CanaryMetric is one metric check of the analysis: a MetricTemplate's
 // query, or, without templateRef, one of the built-in checks.
-// +kubebuilder:validation:XValidation:rule="has(self.templateRef) || self.name in ['request-success-rate', 'request-duration', 'grpc-success-rate']",message="templateRef is required unless name is a built-in check: request-success-rate, request-duration or grpc-success-rate"
+// +kubebuilder:validation:XValidation:rule="has(self.templateRef) || self.name in ['request-success-rate', 'request-duration', 'grpc-success-rate', 'pod-restarts']",message="templateRef is required unless name is a built-in check: request-success-rate, request-duration, grpc-success-rate or pod-restarts"
+// +kubebuilder:validation:XValidation:rule="has(self.templateRef) || self.name != 'pod-restarts' || !has(self.judge)",message="pod-restarts counts the restarts of the side's pods from the API server, a number and not a series: hold it to thresholdRange.max (none means no restart at all) and remove judge"
 type CanaryMetric struct {
 	// Name of the check, shown in events and status. Without templateRef,
 	// request-success-rate and request-duration name the built-in checks
-	// that query the data plane's metrics (routing.dataPlane), and
-	// grpc-success-rate the one that queries the canary pods' gRPC codes.
+	// that query the data plane's metrics (routing.dataPlane),
+	// grpc-success-rate the one that queries the canary pods' gRPC codes,
+	// and pod-restarts the one that counts the canary pods' container
+	// restarts (OOM kills, crash loops) from the API server.
 	// +kubebuilder:validation:MinLength=1
 	// +required
 	Name string `json:"name"`

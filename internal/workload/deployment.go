@@ -113,9 +113,11 @@ func MutatePrimary(canary *v1alpha1.Canary, target, primary *appsv1.Deployment, 
 	if promote || primary.CreationTimestamp.IsZero() {
 		primary.Spec.Template = PrimaryPodTemplate(target, tracked)
 	}
-	if promote && canary.Spec.AutoscalerRef == nil && target.Spec.Replicas != nil && *target.Spec.Replicas > 0 {
+	if promote && canary.Spec.AutoscalerRef == nil && !canary.RoutesByReplicas() && target.Spec.Replicas != nil && *target.Spec.Replicas > 0 {
 		// The canary ran the promoted revision with the replicas Git asks
-		// for; with an autoscaler, the primary's copy of it decides.
+		// for; with an autoscaler, the primary's copy of it decides; with
+		// routing.provider replicas the canary ran its share, and the
+		// router gives the primary the rest back.
 		primary.Spec.Replicas = ptr.To(*target.Spec.Replicas)
 	}
 	primary.Spec.Strategy = target.Spec.Strategy

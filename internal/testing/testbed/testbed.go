@@ -73,6 +73,14 @@ const (
 	// become Ready.
 	NeverReadyAsBaselineAnnotation = "testbed.serin.dev/never-ready-as-baseline"
 
+	// RestartsAnnotation on a pod template makes kwok report each
+	// container of its pods restarted this many times when they become
+	// Ready, the last termination's reason RestartReasonAnnotation
+	// (OOMKilled, say; Error by default): a revision whose workers run,
+	// but die again and again, as a pod that an OOM kill restarts does.
+	RestartsAnnotation      = "testbed.serin.dev/restarts"
+	RestartReasonAnnotation = "testbed.serin.dev/restart-reason"
+
 	// NodeName is the kwok node the testbed creates.
 	NodeName = "kwok-node-0"
 
