@@ -59,6 +59,10 @@ func TestRenderQuery(t *testing.T) {
 			metric: v1alpha1.CanaryMetric{Interval: &metav1.Duration{Duration: 2 * time.Minute}, TemplateVariables: map[string]string{"codes": "5.."}},
 			want:   `x{code=~"5.."}[2m]`,
 		},
+		"the canary's pods": {
+			query: `sum(rate(jobs_total{pod=~"{{ pods }}"}[{{ interval }}]))`,
+			want:  `sum(rate(jobs_total{pod=~"podinfo-[a-z0-9]+-[a-z0-9]+"}[30s]))`,
+		},
 		"sub-second interval":  {query: `[{{ interval }}]`, metric: v1alpha1.CanaryMetric{Interval: &metav1.Duration{Duration: 1500 * time.Millisecond}}, want: `[1500ms]`},
 		"unknown variable":     {query: `{{ variables.missing }}`, wantErr: true},
 		"not a valid template": {query: `{{ target `, wantErr: true},

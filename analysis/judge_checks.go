@@ -319,7 +319,7 @@ func (m *Metrics) seriesSource(ctx context.Context, canary *v1alpha1.Canary, met
 		against := judgeSide(canary)
 		return queries, nil, 0, fmt.Errorf("the query of MetricTemplate %s is the same for the canary and the %s: "+
 			"the judge queries each side, so the query must select the workload with {{ target }} "+
-			"(the %s's is {{ target }}-%s)", name, against, against, against)
+			"(the %s's is {{ target }}-%s) or its pods with {{ pods }}", name, against, against, against)
 	}
 	provider, err := m.provider(ctx, canary, tpl, metricInterval(canary, metric))
 	if err != nil {

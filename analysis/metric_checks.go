@@ -287,7 +287,8 @@ func RenderQuery(query string, provider v1alpha1.MetricProviderType, canary *v1a
 	return renderQuery(query, provider, canary, metric, canarySide)
 }
 
-// renderQuery is RenderQuery with {{ target }} the workload of side s:
+// renderQuery is RenderQuery with {{ target }} the workload of side s,
+// and {{ pods }} a regular expression of its pods' names:
 // the primary (a soak judges the promoted primary, the judge without a
 // baseline compares with it) or the baseline.
 func renderQuery(query string, provider v1alpha1.MetricProviderType, canary *v1alpha1.Canary, metric v1alpha1.CanaryMetric, s side) (string, error) {
@@ -318,6 +319,19 @@ func renderQuery(query string, provider v1alpha1.MetricProviderType, canary *v1a
 		"name":      func() string { return marker("name", canary.Name) },
 		"namespace": func() string { return marker("namespace", canary.Namespace) },
 		"target":    func() string { return marker("target", target) },
+		// pods is a regular expression of the names of the side's pods,
+		// for a worker's own metrics (pod="..." in the series), which no
+		// Service names: the judge compares the canary's pods with the
+		// primary's on the same query.
+		"pods": func() (string, error) {
+			ref := canary.Spec.TargetRef
+			ref.Name = target
+			pattern, err := podNamePattern(ref)
+			if err != nil {
+				return "", fmt.Errorf("{{ pods }} names the pods of a Deployment or DaemonSet target, not of a %s", ref.Kind)
+			}
+			return marker("pods", pattern), nil
+		},
 		"service":   func() string { return marker("service", canary.GetServiceName()) },
 		"interval":  func() string { return promDuration(interval) },
 		"variables": func() map[string]string { return vars },

@@ -19,6 +19,7 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"maps"
 	"strconv"
 	"strings"
 	"sync"
@@ -214,6 +215,75 @@ func TestWorkers_HandScaledPrimaryRepairedAndBadSpecsRefused(t *testing.T) {
 	canary := &appsv1.Deployment{}
 	g.Expect(k8s.Get(ctx, types.NamespacedName{Namespace: ns, Name: "worker"}, canary)).To(Succeed())
 	g.Expect(canary.Spec.Replicas).To(Equal(ptr.To(int32(2))), "the canary keeps its share")
+}
+
+// A worker's own metric, judged: every pod of the worker processes 20 jobs
+// a second and counts them in testbed_jobs_total, by pod and outcome,
+// which the real Prometheus scrapes. A MetricTemplate reads the share of
+// failed jobs of the pods {{ pods }} names, and the judge compares the
+// canary's pods with the primary's on it, series against series. A
+// revision that fails 30 % of its jobs is rolled back at its 50 % share
+// (the judge's Fail, the primary's jobs all ok); one that fails none is
+// promoted.
+func TestWorkers_JudgeComparesTheCanaryPodsWithThePrimarys(t *testing.T) {
+	shared(t)
+	g := NewWithT(t)
+	ctx := context.Background()
+	ns := newNamespace(t)
+	jobs := map[string]string{testbed.JobsPerSecondAnnotation: "20"}
+	g.Expect(k8s.Create(ctx, testobj.MakeDeployment("worker", ns).Replicas(4).Image("worker:v1").
+		PodAnnotation(testbed.JobsPerSecondAnnotation, "20").Obj())).To(Succeed())
+	tpl := &v1alpha1.MetricTemplate{
+		ObjectMeta: metav1.ObjectMeta{Name: "job-errors", Namespace: ns},
+		Spec: v1alpha1.MetricTemplateSpec{
+			Provider: v1alpha1.MetricProvider{Type: v1alpha1.PrometheusProvider, Address: prom.URL},
+			Query: `100 * sum(rate(testbed_jobs_total{namespace="{{ namespace }}",pod=~"{{ pods }}",outcome="error"}[{{ interval }}]) or vector(0))
+  / sum(rate(testbed_jobs_total{namespace="{{ namespace }}",pod=~"{{ pods }}"}[{{ interval }}]))`,
+		},
+	}
+	g.Expect(k8s.Create(ctx, tpl)).To(Succeed())
+	c := testobj.MakeCanary("worker", ns).ProgressDeadlineSeconds(60).
+		Routing(v1alpha1.CanaryRouting{Provider: v1alpha1.ReplicasRouting}).
+		Analysis(v1alpha1.CanaryAnalysis{
+			Interval:    &metav1.Duration{Duration: 10 * time.Second},
+			Threshold:   1,
+			StepWeights: []int{50},
+			Metrics: []v1alpha1.CanaryMetric{{
+				Name:        "job-errors",
+				TemplateRef: &v1alpha1.TemplateReference{Name: "job-errors"},
+				Interval:    &metav1.Duration{Duration: 6 * time.Second},
+				Judge:       &v1alpha1.MetricJudge{Direction: v1alpha1.JudgeIncrease, MaxIncreasePercent: ptrFloat(1)},
+			}},
+			Judge: &v1alpha1.AnalysisJudge{Step: &metav1.Duration{Duration: 2 * time.Second}},
+		}).Obj()
+	c.Spec.Service = v1alpha1.CanaryService{}
+	g.Expect(k8s.Create(ctx, c)).To(Succeed())
+	waitForPhase(g, c, v1alpha1.PhaseInitialized, 60*time.Second)
+
+	failing := map[string]string{testbed.ErrorPercentAnnotation: "30"}
+	maps.Copy(failing, jobs)
+	releaseRevision(g, ns, "worker", "worker:v2", failing)
+	waitForPhase(g, c, v1alpha1.PhaseFailed, 120*time.Second)
+	record := whyStuck(c)
+	t.Logf("rolled back: %s", record)
+	g.Expect(record).To(MatchRegexp(`weight 50 Failed .*\[judge=`), "the judge failed the step at the 50 %% share")
+	g.Expect(record).To(ContainSubstring("job-errors"), "on the workers' own metric")
+
+	releaseRevision(g, ns, "worker", "worker:v3", jobs)
+	waitForPhase(g, c, v1alpha1.PhaseSucceeded, 120*time.Second)
+	g.Expect(c.Status.Analyses).NotTo(BeEmpty())
+	passed := c.Status.Analyses[0]
+	g.Expect(passed.Result).To(Equal(v1alpha1.PhaseSucceeded))
+	judged := false
+	for _, st := range passed.Steps {
+		for _, ch := range st.Checks {
+			if ch.Name == "judge" && st.Weight == 50 {
+				judged = true
+				g.Expect(ch.Verdict).To(Equal("Passed"), "the judge passed the healthy revision: %s", ch.Message)
+			}
+		}
+	}
+	g.Expect(judged).To(BeTrue(), "the healthy revision was judged at its 50 %% share: %+v", passed.Steps)
 }
 
 // shareInvariants checks a replicas split on every sample: the canary's

@@ -99,6 +99,11 @@ const (
 	// left the EndpointSlices: a real pod's termination grace, so that
 	// requests the data plane already sent it complete.
 	drainDelay = 3 * time.Second
+	// JobsPerSecondAnnotation makes the pod a worker that processes this
+	// many jobs a second of its own (a queue consumer: nothing calls it),
+	// counted in testbed_jobs_total{namespace, pod, outcome="ok"|"error"};
+	// the error percentages above fail its jobs as they fail requests.
+	JobsPerSecondAnnotation = "testbed.serin.dev/jobs-per-second"
 )
 
 // Backends plays the kubelet and the endpoint controller of the kwok node,
@@ -128,6 +133,9 @@ type Backends struct {
 	// names it: the gRPC calls the apps answered, by service, method and
 	// gRPC status code, with the namespace and pod labels of durations.
 	grpcHandled *prometheus.CounterVec
+	// jobs is testbed_jobs_total: the jobs of the worker pods
+	// (JobsPerSecondAnnotation), with the labels of durations.
+	jobs *prometheus.CounterVec
 	// MetricsAddr (host:port) serves the apps' metrics at /metrics, for
 	// Prometheus to scrape: what the built-in checks of data plane
 	// application read.
@@ -150,7 +158,10 @@ type backend struct {
 	durations prometheus.ObserverVec
 	// grpcHandled counts each gRPC answer, by service, method and code.
 	grpcHandled *prometheus.CounterVec
-	servers     []*http.Server
+	// jobs counts a worker's jobs, by outcome; done stops its loop.
+	jobs    *prometheus.CounterVec
+	done    chan struct{}
+	servers []*http.Server
 	// addrs are the host:port the backend listens on.
 	addrs []string
 }
@@ -192,6 +203,10 @@ func (tb *Testbed) startBackends(ctx context.Context, cfg *rest.Config) (*Backen
 			Name: "grpc_server_handled_total",
 			Help: "gRPC calls the app answered, by service, method and gRPC status code.",
 		}, []string{"namespace", "pod", "grpc_type", "grpc_service", "grpc_method", "grpc_code"}),
+		jobs: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "testbed_jobs_total",
+			Help: "Jobs a worker pod processed, by outcome (ok, error).",
+		}, []string{"namespace", "pod", "outcome"}),
 	}
 	if err := b.serveMetrics(ctx); err != nil {
 		return nil, err
@@ -236,6 +251,9 @@ func (b *Backends) serveMetrics(ctx context.Context) error {
 		return err
 	}
 	if err := registry.Register(b.grpcHandled); err != nil {
+		return err
+	}
+	if err := registry.Register(b.jobs); err != nil {
 		return err
 	}
 	l, err := net.Listen("tcp", "127.0.0.1:0")
@@ -475,6 +493,7 @@ func (b *Backends) ensure(pod *corev1.Pod) (string, error) {
 	}
 	be.durations = b.durations.MustCurryWith(prometheus.Labels{"namespace": pod.Namespace, "pod": pod.Name})
 	be.grpcHandled = b.grpcHandled.MustCurryWith(prometheus.Labels{"namespace": pod.Namespace, "pod": pod.Name})
+	be.jobs = b.jobs.MustCurryWith(prometheus.Labels{"namespace": pod.Namespace, "pod": pod.Name})
 	ports := containerPorts(pod)
 	for attempt := 0; ; attempt++ {
 		ip := net.IPv4(byte(b.nextIP>>24), byte(b.nextIP>>16), byte(b.nextIP>>8), byte(b.nextIP)).String()
@@ -491,6 +510,7 @@ func (b *Backends) ensure(pod *corev1.Pod) (string, error) {
 		}
 	}
 	b.running[pod.UID] = be
+	be.work()
 	return be.ip, nil
 }
 
@@ -540,6 +560,7 @@ func (b *Backends) release(uid types.UID) {
 			namespace, name, _ := strings.Cut(be.pod, "/")
 			b.durations.DeletePartialMatch(prometheus.Labels{"namespace": namespace, "pod": name})
 			b.grpcHandled.DeletePartialMatch(prometheus.Labels{"namespace": namespace, "pod": name})
+			b.jobs.DeletePartialMatch(prometheus.Labels{"namespace": namespace, "pod": name})
 		})
 	}
 }
@@ -577,6 +598,8 @@ type behaviour struct {
 	// faultPercent of the requests fail at random.
 	faultPercent float64
 	latency      time.Duration
+	// jobsPerSecond a worker processes; 0 for an app that only serves.
+	jobsPerSecond float64
 }
 
 // readBehaviour reads the behaviour of a pod running version from its
@@ -608,6 +631,13 @@ func readBehaviour(pod *corev1.Pod, version string) (*behaviour, error) {
 		if bh.faultPercent, err = parsePercent(v); err != nil {
 			return nil, fmt.Errorf("testbed: pod %s: %s=%q is not a percentage", name, FaultErrorPercentAnnotation, v)
 		}
+	}
+	if v := pod.Annotations[JobsPerSecondAnnotation]; v != "" {
+		n, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
+		if err != nil || n < 0 || n > 1000 {
+			return nil, fmt.Errorf("testbed: pod %s: %s=%q is not a number of jobs from 0 to 1000", name, JobsPerSecondAnnotation, v)
+		}
+		bh.jobsPerSecond = n
 	}
 	if v := pod.Annotations[LatencyAnnotation]; v != "" {
 		d, err := time.ParseDuration(v)
@@ -743,7 +773,39 @@ func (be *backend) listen(ip string, ports []int32, served *atomic.Uint64) error
 	return nil
 }
 
+// work runs a worker's jobs until the backend stops, at the rate its
+// pod's annotations ask for (read again at each job, as its other
+// behaviour is), each failing as a request would.
+func (be *backend) work() {
+	be.done = make(chan struct{})
+	go func() {
+		for {
+			bh := be.behaviour.Load()
+			wait := time.Second
+			if bh.jobsPerSecond > 0 {
+				wait = time.Duration(float64(time.Second) / bh.jobsPerSecond)
+			}
+			select {
+			case <-be.done:
+				return
+			case <-time.After(wait):
+			}
+			if bh.jobsPerSecond == 0 || be.jobs == nil {
+				continue
+			}
+			outcome := "ok"
+			if be.fails(bh, "") {
+				outcome = "error"
+			}
+			be.jobs.WithLabelValues(outcome).Inc()
+		}
+	}()
+}
+
 func (be *backend) stop() {
+	if be.done != nil {
+		close(be.done)
+	}
 	for _, s := range be.servers {
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 		_ = s.Shutdown(ctx)
