@@ -109,15 +109,41 @@ func (m *Metrics) sidePods(ctx context.Context, canary *v1alpha1.Canary, s side)
 			return nil, false, fmt.Errorf("failed to read daemonset %s: %w", key, err)
 		}
 		selector = d.Spec.Selector
+	case v1alpha1.StatefulSetKind:
+		// Rolled out in place: the canary's pods are those of the update
+		// revision, the primary's the others.
+		key.Name = canary.Spec.TargetRef.Name
+		d := &appsv1.StatefulSet{}
+		if err := m.Reader.Get(ctx, key, d); err != nil {
+			return nil, false, fmt.Errorf("failed to read statefulset %s: %w", key, err)
+		}
+		pods, truncated, err := m.listPods(ctx, canary.Namespace, key, d.Spec.Selector)
+		if err != nil {
+			return nil, false, err
+		}
+		var side []corev1.Pod
+		for _, p := range pods {
+			canaryPod := d.Status.UpdateRevision != d.Status.CurrentRevision && p.Labels[appsv1.ControllerRevisionHashLabelKey] == d.Status.UpdateRevision
+			if canaryPod == (s == canarySide) {
+				side = append(side, p)
+			}
+		}
+		return side, truncated, nil
 	default:
-		return nil, false, fmt.Errorf("pod-restarts counts the pods of a Deployment or a DaemonSet, and the target is a %s", canary.Spec.TargetRef.Kind)
+		return nil, false, fmt.Errorf("pod-restarts counts the pods of a Deployment, a DaemonSet or a StatefulSet, and the target is a %s", canary.Spec.TargetRef.Kind)
 	}
+	return m.listPods(ctx, canary.Namespace, key, selector)
+}
+
+// listPods lists the pods of workload key by its selector, at most
+// maxPodsListed; truncated when there were more.
+func (m *Metrics) listPods(ctx context.Context, namespace string, key types.NamespacedName, selector *metav1.LabelSelector) ([]corev1.Pod, bool, error) {
 	sel, err := metav1.LabelSelectorAsSelector(selector)
 	if err != nil || sel.Empty() {
 		return nil, false, fmt.Errorf("workload %s has no usable pod selector", key)
 	}
 	var list corev1.PodList
-	if err := m.Pods.List(ctx, &list, client.InNamespace(canary.Namespace),
+	if err := m.Pods.List(ctx, &list, client.InNamespace(namespace),
 		client.MatchingLabelsSelector{Selector: sel}, client.Limit(maxPodsListed)); err != nil {
 		return nil, false, fmt.Errorf("failed to list the pods of %s: %w", key, err)
 	}

@@ -118,7 +118,7 @@ func TestPodRestartsCheck_ServiceTarget(t *testing.T) {
 	c := testobj.MakeCanary("web", "apps").Target("v1", "Service", "web").Obj()
 	m := &Metrics{Reader: fakeReader(t), Pods: fakeReader(t)}
 	res := m.Check(context.Background(), c, v1alpha1.CanaryMetric{Name: v1alpha1.PodRestartsCheck})
-	if res.Passed || !strings.Contains(res.Message, "counts the pods of a Deployment or a DaemonSet") {
+	if res.Passed || !strings.Contains(res.Message, "counts the pods of a Deployment, a DaemonSet or a StatefulSet") {
 		t.Errorf("got %+v", res)
 	}
 }

@@ -59,6 +59,7 @@ func WatchedObjects() []client.Object {
 	return []client.Object{
 		&appsv1.Deployment{},
 		&appsv1.DaemonSet{},
+		&appsv1.StatefulSet{},
 		&corev1.Service{},
 		&discoveryv1.EndpointSlice{},
 		&autoscalingv2.HorizontalPodAutoscaler{},
@@ -78,6 +79,7 @@ var labelledKinds = func() map[schema.GroupKind]bool {
 	for _, gvk := range []schema.GroupVersionKind{
 		appsv1.SchemeGroupVersion.WithKind(v1alpha1.DeploymentKind),
 		appsv1.SchemeGroupVersion.WithKind(v1alpha1.DaemonSetKind),
+		appsv1.SchemeGroupVersion.WithKind(v1alpha1.StatefulSetKind),
 		corev1.SchemeGroupVersion.WithKind(v1alpha1.ServiceKind),
 		autoscalingv2.SchemeGroupVersion.WithKind("HorizontalPodAutoscaler"),
 		corev1.SchemeGroupVersion.WithKind("ConfigMap"),

@@ -123,6 +123,7 @@ func (r *CanaryReconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manage
 		Watches(&autoscalingv2.HorizontalPodAutoscaler{}, handler.EnqueueRequestsFromMapFunc(r.canariesForAutoscaler)).
 		Watches(&appsv1.Deployment{}, handler.EnqueueRequestsFromMapFunc(r.canariesForTarget(v1alpha1.DeploymentKind))).
 		Watches(&appsv1.DaemonSet{}, handler.EnqueueRequestsFromMapFunc(r.canariesForTarget(v1alpha1.DaemonSetKind))).
+		Watches(&appsv1.StatefulSet{}, handler.EnqueueRequestsFromMapFunc(r.canariesForTarget(v1alpha1.StatefulSetKind))).
 		Watches(&corev1.Service{}, handler.EnqueueRequestsFromMapFunc(r.canariesForTarget(v1alpha1.ServiceKind))).
 		Watches(&discoveryv1.EndpointSlice{}, handler.EnqueueRequestsFromMapFunc(r.canariesForEndpoints)).
 		// Metadata only: the informers hold no ConfigMap's or Secret's
@@ -133,7 +134,7 @@ func (r *CanaryReconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manage
 			MaxConcurrentReconciles: opts.MaxConcurrentReconciles,
 			RateLimiter:             helper.GetRateLimiter(opts.RateLimiter),
 		})
-	watched := []client.Object{&v1alpha1.Canary{}, &v1alpha1.CanaryGroup{}, &appsv1.Deployment{}, &appsv1.DaemonSet{}, &corev1.Service{},
+	watched := []client.Object{&v1alpha1.Canary{}, &v1alpha1.CanaryGroup{}, &appsv1.Deployment{}, &appsv1.DaemonSet{}, &appsv1.StatefulSet{}, &corev1.Service{},
 		&autoscalingv2.HorizontalPodAutoscaler{}, &discoveryv1.EndpointSlice{}, metadataOf("ConfigMap"), metadataOf("Secret")}
 	// Watch HTTPRoutes only where the Gateway API is installed. Without a
 	// predicate: a change of status alone (a gateway accepting or rejecting
@@ -243,7 +244,7 @@ func (r *CanaryReconciler) canariesBy(ctx context.Context, namespace, key, value
 	return reqs
 }
 
-// canariesForTarget maps a Deployment, DaemonSet or Service to the Canaries
+// canariesForTarget maps a Deployment, DaemonSet, StatefulSet or Service to the Canaries
 // targeting it.
 func (r *CanaryReconciler) canariesForTarget(kind string) handler.MapFunc {
 	return func(ctx context.Context, o client.Object) []reconcile.Request {

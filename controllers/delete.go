@@ -57,7 +57,10 @@ func (r *CanaryReconciler) reconcileDelete(ctx context.Context, obj *v1alpha1.Ca
 		}
 		var err error
 		var done bool
-		if obj.Spec.RevertOnDeletion {
+		// A StatefulSet gets its own rolling update back either way: serin
+		// generated nothing to orphan, and its partition would hold every
+		// new template.
+		if obj.Spec.RevertOnDeletion || obj.Spec.TargetRef.Kind == v1alpha1.StatefulSetKind {
 			done, err = r.targetKindOf(obj).handBack(ctx, obj)
 		} else {
 			done, err = true, r.orphanGenerated(ctx, obj)

@@ -181,7 +181,7 @@ func (r *CanaryReconciler) router(obj *v1alpha1.Canary) (routing.Router, error) 
 	if r.Router != nil {
 		return r.Router, nil
 	}
-	return routing.New(r.Client, r.ControllerName, obj.Spec.Routing)
+	return routing.NewFor(r.Client, r.ControllerName, obj.Spec.TargetRef.Kind, obj.Spec.Routing)
 }
 
 // routing returns the Canary's router and the backends it routes between.

@@ -41,12 +41,19 @@ package controllers
 // the Canary: the agent deletes no Deployment or Service.
 // +kubebuilder:rbac:groups=apps,resources=deployments,verbs=get;list;watch;create;update;patch
 // +kubebuilder:rbac:groups=apps,resources=daemonsets,verbs=get;list;watch;create;update;patch
+// A StatefulSet target: cached, its partition and the watch label patched
+// (serin creates none).
+// +kubebuilder:rbac:groups=apps,resources=statefulsets,verbs=get;list;watch;update;patch
 // +kubebuilder:rbac:groups="",resources=services,verbs=get;list;watch;create;update;patch
 // The primary's ReplicaSets are listed live when it is restored.
 // +kubebuilder:rbac:groups=apps,resources=replicasets,verbs=list
 // A side's pods are listed live by the pod-restarts check (no pod
 // informer: at thousands of canaries pods are the most numerous objects).
 // +kubebuilder:rbac:groups="",resources=pods,verbs=list
+// A rolled-back StatefulSet's pods of the failed revision are evicted
+// (their disruption budget honoured), for its controller to re-create them
+// at the current revision with their names and volumes; no other pod is.
+// +kubebuilder:rbac:groups="",resources=pods/eviction,verbs=create
 // EndpointSlices are cached: the readiness of a Service target.
 // +kubebuilder:rbac:groups=discovery.k8s.io,resources=endpointslices,verbs=get;list;watch
 // The primary's autoscaler is cached and created or updated; the target's

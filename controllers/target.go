@@ -29,7 +29,8 @@ import (
 
 // targetKind is what the engine does differently for each kind of
 // spec.targetRef. Each kind is one file: target_deployment.go,
-// target_daemonset.go, target_service.go; targetKindOf picks it. The kinds
+// target_daemonset.go, target_service.go, target_statefulset.go;
+// targetKindOf picks it. The kinds
 // whose primary runs pods also implement podKind (target_pods.go), over
 // which the primary's restore, repair and hand-back are written once. The
 // actions call it; decide never does (it sees the Observation only).
@@ -76,6 +77,8 @@ func (r *CanaryReconciler) targetKindOf(obj *v1alpha1.Canary) targetKind {
 		return serviceTarget{r}
 	case v1alpha1.DaemonSetKind:
 		return daemonSetTarget{r}
+	case v1alpha1.StatefulSetKind:
+		return statefulSetTarget{r}
 	}
 	return deploymentTarget{r}
 }

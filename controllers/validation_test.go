@@ -101,7 +101,7 @@ func TestValidation_CanaryCEL(t *testing.T) {
 			wantErr: "routing.gatewayRefs must name at least one Gateway when routing.provider is gatewayapi",
 		},
 		"unsupported target kind": {
-			canary:  testobj.MakeCanary("c7", ns).Target("apps/v1", "StatefulSet", "db").Obj(),
+			canary:  testobj.MakeCanary("c7", ns).Target("apps/v1", "ReplicaSet", "db").Obj(),
 			wantErr: "targetRef.kind must be Deployment or Service",
 		},
 		"service target with apps/v1": {
@@ -186,7 +186,18 @@ func TestValidation_ReplicasCEL(t *testing.T) {
 				c.Spec.TargetRef = v1alpha1.TargetReference{APIVersion: "apps/v1", Kind: "DaemonSet", Name: "agent"}
 				return c
 			}(),
-			wantErr: "it needs a Deployment targetRef",
+			wantErr: "it needs a Deployment or StatefulSet targetRef",
+		},
+		"a StatefulSet by its partition": {
+			canary: func() *v1alpha1.Canary {
+				c := worker("r12", &v1alpha1.CanaryAnalysis{StepWeights: []int{25, 50}, Metrics: []v1alpha1.CanaryMetric{restarts}})
+				c.Spec.TargetRef = v1alpha1.TargetReference{APIVersion: "apps/v1", Kind: "StatefulSet", Name: "db"}
+				return c
+			}(),
+		},
+		"a StatefulSet behind a route": {
+			canary:  testobj.MakeCanary("r13", ns).Target("apps/v1", "StatefulSet", "db").Obj(),
+			wantErr: "a StatefulSet target needs routing.provider replicas",
 		},
 		"iterations": {
 			canary:  worker("r5", &v1alpha1.CanaryAnalysis{Iterations: 3}),

@@ -149,6 +149,15 @@ var Programmed = RouteStatus{Programmed: true}
 // New returns the router of a Canary's routing: its provider's, or the
 // router of the routes the user keeps (routing.routeRefs).
 func New(c client.Client, owner string, routing v1alpha1.CanaryRouting) (Router, error) {
+	return NewFor(c, owner, v1alpha1.DeploymentKind, routing)
+}
+
+// NewFor is New for a target of kind: a StatefulSet's replicas are
+// shared by its partition.
+func NewFor(c client.Client, owner, kind string, routing v1alpha1.CanaryRouting) (Router, error) {
+	if kind == v1alpha1.StatefulSetKind && routing.Provider == v1alpha1.ReplicasRouting {
+		return &PartitionRouter{Client: c, FieldOwner: owner}, nil
+	}
 	switch routing.Provider {
 	case v1alpha1.KubernetesRouting, "":
 		return &KubernetesRouter{Client: c, FieldOwner: owner}, nil

@@ -113,7 +113,8 @@ const (
 // +kubebuilder:validation:XValidation:rule="!has(self.gitops) || !has(self.gitops.promote) || !self.gitops.promote.exists(p, has(p.soak) && duration(p.soak) > duration('0s')) || (has(self.analysis) && has(self.analysis.metrics) && self.analysis.metrics.exists(m, has(m.thresholdRange)))",message="gitops.promote[].soak holds the promoted primary to the thresholdRange of analysis.metrics, and no metric has one, so the soak could never fail (a judge block compares a canary with the primary, and a soak has no canary): add a thresholdRange to a metric, the soak's floor, or remove soak"
 // +kubebuilder:validation:XValidation:rule="has(self.service) || (has(self.routing) && has(self.routing.provider) && self.routing.provider == 'replicas')",message="spec.service is required: it describes the Services serin generates for the target (only routing.provider replicas, a worker's rollout by its replicas, has none)"
 // +kubebuilder:validation:XValidation:rule="!has(self.service) || !has(self.routing) || !has(self.routing.provider) || self.routing.provider != 'replicas'",message="routing.provider replicas rolls a worker out by its share of the replicas: serin generates no Service and no route for it; remove spec.service (or use routing.provider kubernetes or gatewayapi for an app that serves requests)"
-// +kubebuilder:validation:XValidation:rule="!has(self.routing) || !has(self.routing.provider) || self.routing.provider != 'replicas' || self.targetRef.kind == 'Deployment'",message="routing.provider replicas splits a Deployment's replicas between the primary and the canary: it needs a Deployment targetRef"
+// +kubebuilder:validation:XValidation:rule="!has(self.routing) || !has(self.routing.provider) || self.routing.provider != 'replicas' || self.targetRef.kind in ['Deployment', 'StatefulSet']",message="routing.provider replicas splits a Deployment's replicas between the primary and the canary, or moves a StatefulSet's partition: it needs a Deployment or StatefulSet targetRef"
+// +kubebuilder:validation:XValidation:rule="self.targetRef.kind != 'StatefulSet' || (has(self.routing) && has(self.routing.provider) && self.routing.provider == 'replicas')",message="a StatefulSet target needs routing.provider replicas: serin rolls it out in place by its partition (a -primary copy would be a second set of volumes and identities), and its Service keeps selecting every pod"
 // +kubebuilder:validation:XValidation:rule="!has(self.routing) || !has(self.routing.provider) || self.routing.provider != 'replicas' || !has(self.analysis) || !has(self.analysis.iterations) || self.analysis.iterations == 0",message="routing.provider replicas gives the canary its share of the replicas step by step: use analysis.stepWeight or analysis.stepWeights (the canary's percentage of the replicas), not analysis.iterations"
 // +kubebuilder:validation:XValidation:rule="!has(self.routing) || !has(self.routing.provider) || self.routing.provider != 'replicas' || !has(self.autoscalerRef)",message="routing.provider replicas sets the primary's and the canary's replicas itself, which an autoscaler of the primary would undo: remove autoscalerRef (not supported with routing.provider replicas)"
 // +kubebuilder:validation:XValidation:rule="!has(self.routing) || !has(self.routing.provider) || self.routing.provider != 'replicas' || !has(self.analysis) || !has(self.analysis.metrics) || self.analysis.metrics.all(m, has(m.templateRef) || !(m.name in ['request-success-rate', 'request-duration', 'grpc-success-rate']))",message="request-success-rate, request-duration and grpc-success-rate judge the requests a data plane routed, and a worker rolled out by routing.provider replicas receives none: use pod-restarts, or a MetricTemplate whose query reads the workers' own metrics ({{ pods }} names the pods of the side judged)"
@@ -195,8 +196,8 @@ type CanarySpec struct {
 
 // TargetReference names the workload a Canary rolls out, in the Canary's
 // namespace.
-// +kubebuilder:validation:XValidation:rule="self.kind in ['Deployment', 'Service', 'DaemonSet']",message="targetRef.kind must be Deployment or Service, or DaemonSet (blue/green only)"
-// +kubebuilder:validation:XValidation:rule="(self.kind in ['Deployment', 'DaemonSet'] && self.apiVersion == 'apps/v1') || (self.kind == 'Service' && self.apiVersion == 'v1')",message="targetRef.apiVersion must be apps/v1 for a Deployment and v1 for a Service; apps/v1 for a DaemonSet"
+// +kubebuilder:validation:XValidation:rule="self.kind in ['Deployment', 'Service', 'DaemonSet', 'StatefulSet']",message="targetRef.kind must be Deployment or Service, or DaemonSet (blue/green only), or StatefulSet (by its partition: routing.provider replicas)"
+// +kubebuilder:validation:XValidation:rule="(self.kind in ['Deployment', 'DaemonSet', 'StatefulSet'] && self.apiVersion == 'apps/v1') || (self.kind == 'Service' && self.apiVersion == 'v1')",message="targetRef.apiVersion must be apps/v1 for a Deployment and v1 for a Service; apps/v1 for a DaemonSet or a StatefulSet"
 type TargetReference struct {
 	// APIVersion of the target: apps/v1 for a Deployment or a DaemonSet, v1
 	// for a Service.
@@ -205,7 +206,8 @@ type TargetReference struct {
 	APIVersion string `json:"apiVersion,omitempty"`
 
 	// Kind of the target: Deployment, DaemonSet (blue/green only: routing
-	// provider kubernetes) or Service.
+	// provider kubernetes), StatefulSet (by its partition: routing provider
+	// replicas) or Service.
 	// +required
 	Kind string `json:"kind"`
 
@@ -284,6 +286,9 @@ const (
 	DeploymentKind = "Deployment"
 	DaemonSetKind  = "DaemonSet"
 	ServiceKind    = "Service"
+	// StatefulSetKind is rolled out in place, by the StatefulSet's own
+	// partition: no primary copy (routing.provider replicas).
+	StatefulSetKind = "StatefulSet"
 )
 
 // The autoscaler kinds of spec.autoscalerRef.
