@@ -311,7 +311,11 @@ func (m *Metrics) seriesSource(ctx context.Context, canary *v1alpha1.Canary, met
 			"(and the built-in checks): use a prometheus MetricTemplate, or remove the metric's judge block", name, t)
 	}
 	for i, s := range []side{canarySide, judgeSide(canary)} {
-		if queries[i], err = renderQuery(tpl.Spec.Query, tpl.Spec.Provider.Type, canary, metric, s); err != nil {
+		pods, err := m.statefulSetPods(ctx, canary, s)
+		if err != nil {
+			return queries, nil, 0, err
+		}
+		if queries[i], err = renderQueryOf(tpl.Spec.Query, tpl.Spec.Provider.Type, canary, metric, s, pods); err != nil {
 			return queries, nil, 0, err
 		}
 	}

@@ -195,7 +195,11 @@ func (m *Metrics) templateSource(ctx context.Context, canary *v1alpha1.Canary, m
 	if err != nil {
 		return "", nil, 0, err
 	}
-	query, err := renderQuery(tpl.Spec.Query, tpl.Spec.Provider.Type, canary, metric, s)
+	pods, err := m.statefulSetPods(ctx, canary, s)
+	if err != nil {
+		return "", nil, 0, err
+	}
+	query, err := renderQueryOf(tpl.Spec.Query, tpl.Spec.Provider.Type, canary, metric, s, pods)
 	if err != nil {
 		return "", nil, 0, err
 	}
@@ -292,6 +296,12 @@ func RenderQuery(query string, provider v1alpha1.MetricProviderType, canary *v1a
 // the primary (a soak judges the promoted primary, the judge without a
 // baseline compares with it) or the baseline.
 func renderQuery(query string, provider v1alpha1.MetricProviderType, canary *v1alpha1.Canary, metric v1alpha1.CanaryMetric, s side) (string, error) {
+	return renderQueryOf(query, provider, canary, metric, s, "")
+}
+
+// renderQueryOf is renderQuery with {{ pods }} the pattern pods when it is
+// not "" (a StatefulSet's ordinals, which only its status tells).
+func renderQueryOf(query string, provider v1alpha1.MetricProviderType, canary *v1alpha1.Canary, metric v1alpha1.CanaryMetric, s side, pods string) (string, error) {
 	target := canary.Spec.TargetRef.Name
 	switch s {
 	case primarySide:
@@ -324,11 +334,14 @@ func renderQuery(query string, provider v1alpha1.MetricProviderType, canary *v1a
 		// Service names: the judge compares the canary's pods with the
 		// primary's on the same query.
 		"pods": func() (string, error) {
+			if pods != "" {
+				return marker("pods", pods), nil
+			}
 			ref := canary.Spec.TargetRef
 			ref.Name = target
 			pattern, err := podNamePattern(ref)
 			if err != nil {
-				return "", fmt.Errorf("{{ pods }} names the pods of a Deployment or DaemonSet target, not of a %s", ref.Kind)
+				return "", fmt.Errorf("{{ pods }} names the pods of a Deployment, DaemonSet or StatefulSet target, not of a %s", ref.Kind)
 			}
 			return marker("pods", pattern), nil
 		},

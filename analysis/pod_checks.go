@@ -20,13 +20,16 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/serin-dev/serin/api/v1alpha1"
@@ -216,4 +219,49 @@ func (r Restarts) detail() string {
 		return ""
 	}
 	return "; " + strings.Join(parts, "; ")
+}
+
+// statefulSetPods is {{ pods }} of side s of a StatefulSet target: its
+// ordinals from the partition up (the canary's, the update revision's) or
+// below it (the primary's), "db-(3|2)"; a pattern that matches no pod
+// name when the side has none. "" for the other kinds, whose pods are
+// named by podNamePattern.
+func (m *Metrics) statefulSetPods(ctx context.Context, canary *v1alpha1.Canary, s side) (string, error) {
+	if canary.Spec.TargetRef.Kind != v1alpha1.StatefulSetKind {
+		return "", nil
+	}
+	sts := &appsv1.StatefulSet{}
+	key := types.NamespacedName{Namespace: canary.Namespace, Name: canary.Spec.TargetRef.Name}
+	if err := m.Reader.Get(ctx, key, sts); err != nil {
+		return "", fmt.Errorf("failed to read statefulset %s: %w", key, err)
+	}
+	return StatefulSetPodPattern(sts, s == canarySide), nil
+}
+
+// StatefulSetPodPattern is a regular expression of the names of a
+// StatefulSet's pods of the update revision (canary) or the others: its
+// ordinals from the partition up, or below it.
+func StatefulSetPodPattern(sts *appsv1.StatefulSet, canary bool) string {
+	replicas := ptr.Deref(sts.Spec.Replicas, 1)
+	partition := int32(0)
+	if ru := sts.Spec.UpdateStrategy.RollingUpdate; ru != nil {
+		partition = min(ptr.Deref(ru.Partition, 0), replicas)
+	}
+	if sts.Status.UpdateRevision == sts.Status.CurrentRevision {
+		// Every pod runs the same revision: it is the primary's.
+		partition = replicas
+	}
+	from, to := int32(0), partition
+	if canary {
+		from, to = partition, replicas
+	}
+	var ordinals []string
+	for i := to - 1; i >= from; i-- {
+		ordinals = append(ordinals, strconv.Itoa(int(i)))
+	}
+	if len(ordinals) == 0 {
+		// No pod of the side: a name no pod has (a pod's ordinal is a number).
+		return regexp.QuoteMeta(sts.Name) + "-none"
+	}
+	return regexp.QuoteMeta(sts.Name) + "-(" + strings.Join(ordinals, "|") + ")"
 }

@@ -122,3 +122,37 @@ func TestPodRestartsCheck_ServiceTarget(t *testing.T) {
 		t.Errorf("got %+v", res)
 	}
 }
+
+// {{ pods }} of a StatefulSet: the ordinals from the partition up are the
+// canary's (the update revision's), those below the primary's; with one
+// revision everywhere, every pod is the primary's.
+func TestStatefulSetPodPattern(t *testing.T) {
+	sts := func(replicas, partition int32, same bool) *appsv1.StatefulSet {
+		s := &appsv1.StatefulSet{ObjectMeta: metav1.ObjectMeta{Name: "db.x"}}
+		s.Spec.Replicas = ptr.To(replicas)
+		s.Spec.UpdateStrategy.RollingUpdate = &appsv1.RollingUpdateStatefulSetStrategy{Partition: ptr.To(partition)}
+		s.Status.CurrentRevision, s.Status.UpdateRevision = "db-1", "db-2"
+		if same {
+			s.Status.UpdateRevision = "db-1"
+		}
+		return s
+	}
+	for _, tt := range []struct {
+		sts             *appsv1.StatefulSet
+		canary, primary string
+	}{
+		{sts(4, 3, false), `db\.x-(3)`, `db\.x-(2|1|0)`},
+		{sts(4, 2, false), `db\.x-(3|2)`, `db\.x-(1|0)`},
+		{sts(4, 0, false), `db\.x-(3|2|1|0)`, `db\.x-none`},
+		{sts(4, 4, false), `db\.x-none`, `db\.x-(3|2|1|0)`},
+		{sts(4, 0, true), `db\.x-none`, `db\.x-(3|2|1|0)`},
+		{sts(2, 9, false), `db\.x-none`, `db\.x-(1|0)`},
+	} {
+		if got := StatefulSetPodPattern(tt.sts, true); got != tt.canary {
+			t.Errorf("canary of %d/%d: %q, want %q", *tt.sts.Spec.Replicas, *tt.sts.Spec.UpdateStrategy.RollingUpdate.Partition, got, tt.canary)
+		}
+		if got := StatefulSetPodPattern(tt.sts, false); got != tt.primary {
+			t.Errorf("primary of %d/%d: %q, want %q", *tt.sts.Spec.Replicas, *tt.sts.Spec.UpdateStrategy.RollingUpdate.Partition, got, tt.primary)
+		}
+	}
+}

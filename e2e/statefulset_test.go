@@ -21,6 +21,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strconv"
 	"sync"
 	"testing"
 	"time"
@@ -72,6 +73,8 @@ func TestStatefulSet_PartitionRollsBackAndPromotes(t *testing.T) {
 		g.Expect(k8s.Create(ctx, pv)).To(Succeed())
 		t.Cleanup(func() { _ = k8s.Delete(context.Background(), pv) })
 	}
+	// Every pod processes 20 jobs a second of its own (testbed_jobs_total).
+	jobs := map[string]string{testbed.JobsPerSecondAnnotation: "20"}
 	svc := testobj.MakeService("db", ns).Selector(map[string]string{"app": "db"}).Obj()
 	g.Expect(k8s.Create(ctx, svc)).To(Succeed())
 	sts := &appsv1.StatefulSet{
@@ -81,7 +84,7 @@ func TestStatefulSet_PartitionRollsBackAndPromotes(t *testing.T) {
 			ServiceName: "db",
 			Selector:    &metav1.LabelSelector{MatchLabels: map[string]string{"app": "db"}},
 			Template: corev1.PodTemplateSpec{
-				ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"app": "db"}},
+				ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"app": "db"}, Annotations: jobs},
 				Spec: corev1.PodSpec{Containers: []corev1.Container{{
 					Name: "db", Image: "db:v1",
 					Ports:        []corev1.ContainerPort{{Name: "http", ContainerPort: 9898}},
@@ -104,13 +107,26 @@ func TestStatefulSet_PartitionRollsBackAndPromotes(t *testing.T) {
 	claims := claimUIDs(g, ns)
 	g.Expect(claims).To(HaveLen(replicas))
 
+	// The share of failed jobs of the pods {{ pods }} names: the canary's
+	// ordinals, db-3 at the first share.
+	g.Expect(k8s.Create(ctx, &v1alpha1.MetricTemplate{
+		ObjectMeta: metav1.ObjectMeta{Name: "job-errors", Namespace: ns},
+		Spec: v1alpha1.MetricTemplateSpec{
+			Provider: v1alpha1.MetricProvider{Type: v1alpha1.PrometheusProvider, Address: prom.URL},
+			Query: `100 * sum(rate(testbed_jobs_total{namespace="{{ namespace }}",pod=~"{{ pods }}",outcome="error"}[{{ interval }}]) or vector(0))
+  / sum(rate(testbed_jobs_total{namespace="{{ namespace }}",pod=~"{{ pods }}"}[{{ interval }}]))`,
+		},
+	})).To(Succeed())
 	c := testobj.MakeCanary("db", ns).Target("apps/v1", "StatefulSet", "db").ProgressDeadlineSeconds(60).
 		Routing(v1alpha1.CanaryRouting{Provider: v1alpha1.ReplicasRouting}).
 		Analysis(v1alpha1.CanaryAnalysis{
-			Interval:    &metav1.Duration{Duration: interval},
+			Interval:    &metav1.Duration{Duration: 3 * time.Second},
 			Threshold:   1,
 			StepWeights: []int{25, 50},
-			Metrics:     []v1alpha1.CanaryMetric{{Name: v1alpha1.PodRestartsCheck}},
+			Metrics: []v1alpha1.CanaryMetric{{Name: v1alpha1.PodRestartsCheck}, {
+				Name: "job-errors", TemplateRef: &v1alpha1.TemplateReference{Name: "job-errors"},
+				ThresholdRange: &v1alpha1.ThresholdRange{Max: ptrFloat(1)}, Interval: &metav1.Duration{Duration: 2 * time.Second},
+			}},
 		}).Obj()
 	c.Spec.Service = v1alpha1.CanaryService{}
 	g.Expect(k8s.Create(ctx, c)).To(Succeed())
@@ -151,13 +167,29 @@ func TestStatefulSet_PartitionRollsBackAndPromotes(t *testing.T) {
 		<-done
 	})
 
-	// A revision whose pods keep being OOM-killed.
-	patchTemplate(g, ns, "db:v2", map[string]string{testbed.RestartsAnnotation: "3", testbed.RestartReasonAnnotation: "OOMKilled"})
+	// A revision whose pods keep being OOM-killed, and fail 40 % of their
+	// jobs.
+	bad := map[string]string{testbed.RestartsAnnotation: "3", testbed.RestartReasonAnnotation: "OOMKilled", testbed.ErrorPercentAnnotation: "40"}
+	maps.Copy(bad, jobs)
+	patchTemplate(g, ns, "db:v2", bad)
 	waitForPhase(g, c, v1alpha1.PhaseFailed, 90*time.Second)
 	record := whyStuck(c)
 	t.Logf("rolled back: %s", record)
 	g.Expect(record).To(MatchRegexp(`weight 25 Failed .*pod-restarts=\"3\" Failed "metric pod-restarts: 3 restarts of the canary's 1 pods > 0`),
 		"rolled back by pod-restarts at the first share, db-3 alone")
+	// The canary's job errors are db-3's alone: up to 40 % (its series
+	// goes on from the old db-3's, same name), where all four pods together
+	// could not be more than 10 %.
+	jobErrors := -1.0
+	for _, st := range c.Status.Analyses[0].Steps {
+		for _, ch := range st.Checks {
+			if ch.Name == "job-errors" && st.Weight == 25 {
+				jobErrors, _ = strconv.ParseFloat(ch.Value, 64)
+			}
+		}
+	}
+	g.Expect(jobErrors).To(BeNumerically(">", 10), "{{ pods }} named the canary's pod only")
+	g.Expect(jobErrors).To(BeNumerically("<=", 40))
 	g.Eventually(func(g Gomega) {
 		var pods corev1.PodList
 		g.Expect(k8s.List(ctx, &pods, client.InNamespace(ns), client.MatchingLabels{"app": "db"})).To(Succeed())
@@ -177,7 +209,7 @@ func TestStatefulSet_PartitionRollsBackAndPromotes(t *testing.T) {
 
 	// A healthy revision: 25 %, 50 %, then partition 0.
 	seen.resetPartitions()
-	patchTemplate(g, ns, "db:v3", map[string]string{})
+	patchTemplate(g, ns, "db:v3", jobs)
 	waitForPhase(g, c, v1alpha1.PhaseSucceeded, 120*time.Second)
 	g.Eventually(func(g Gomega) {
 		var pods corev1.PodList
