@@ -260,10 +260,10 @@ func (t statefulSetTarget) scaleDown(ctx context.Context, obj *v1alpha1.Canary) 
 	if err != nil {
 		return client.IgnoreNotFound(err)
 	}
+	// Not skipped when the template is the current revision's again (a
+	// revert merged before the rollback's pods were taken back): the
+	// pods below the partition keep the revision they run.
 	replicas := ptr.Deref(sts.Spec.Replicas, 1)
-	if sts.Status.CurrentRevision == sts.Status.UpdateRevision && obj.Status.LastAppliedSpec == obj.Status.LastPromotedSpec {
-		return nil
-	}
 	if p := sts.Spec.UpdateStrategy.RollingUpdate; p == nil || ptr.Deref(p.Partition, 0) < replicas {
 		return nil // the pods would take the update revision again: the partition first
 	}

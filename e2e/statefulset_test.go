@@ -38,6 +38,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/serin-dev/serin/api/v1alpha1"
+	"github.com/serin-dev/serin/gitops"
 	"github.com/serin-dev/serin/internal/testing/testbed"
 	"github.com/serin-dev/serin/internal/testing/testobj"
 )
@@ -291,6 +292,114 @@ func TestStatefulSet_HandEditedPartitionPutBackAndOnDeleteRefused(t *testing.T) 
 	t.Logf("Stalled: %s", msg)
 	g.Expect(msg).To(ContainSubstring("updateStrategy OnDelete"))
 	g.Expect(msg).To(ContainSubstring("set updateStrategy.type RollingUpdate"))
+}
+
+// The GitOps loop for a StatefulSet kept in Git and applied by Flux: a
+// commit whose pods are OOM-killed is rolled back by its partition, and
+// serin opens a pull request that reverts the commit (the image tag and
+// the pod annotation); merged, Flux applies the good template, which the
+// pods already run, and serin accepts it without an analysis. The
+// partition serin holds is not in Git: Flux's server-side apply leaves it.
+func TestStatefulSet_FailedRevisionRevertedInGit(t *testing.T) {
+	shared(t)
+	g := NewWithT(t)
+	ctx := context.Background()
+	ns := newNamespace(t)
+	files := func(tag, templateMeta string) map[string]string {
+		return map[string]string{
+			"apps/podinfo/kustomization.yaml": fmt.Sprintf(`apiVersion: kustomize.config.k8s.io/v1beta1
+kind: Kustomization
+namespace: %s
+resources:
+  - statefulset.yaml
+  - canary.yaml
+images:
+  - name: db
+    newTag: %s
+`, ns, tag),
+			"apps/podinfo/statefulset.yaml": `apiVersion: apps/v1
+kind: StatefulSet
+metadata:
+  name: db
+spec:
+  replicas: 3
+  serviceName: db
+  selector:
+    matchLabels:
+      app: db
+  template:
+    metadata:` + templateMeta + `
+      labels:
+        app: db
+    spec:
+      containers:
+        - name: db
+          image: db
+`,
+			"apps/podinfo/canary.yaml": `apiVersion: serin.dev/v1alpha1
+kind: Canary
+metadata:
+  name: db
+spec:
+  targetRef:
+    apiVersion: apps/v1
+    kind: StatefulSet
+    name: db
+  progressDeadlineSeconds: 60
+  routing:
+    provider: replicas
+  analysis:
+    interval: 2s
+    threshold: 1
+    stepWeights: [50]
+    metrics:
+      - name: pod-restarts
+  gitops:
+    revert:
+      on: [Failed]
+      mode: PullRequest
+`,
+		}
+	}
+	f := newFleet(t, g, ns, files("v1", ""))
+	first, err := f.repo.Reference("refs/heads/main", true)
+	g.Expect(err).NotTo(HaveOccurred())
+	good := first.Hash().String()
+	f.sync(g, good)
+	c := &v1alpha1.Canary{ObjectMeta: metav1.ObjectMeta{Name: "db", Namespace: ns}}
+	waitForPhase(g, c, v1alpha1.PhaseInitialized, 60*time.Second)
+	g.Expect(partitionOf(g, ns)).To(BeEquivalentTo(3))
+
+	bad := f.push(files("v2", "\n      annotations:\n        "+testbed.RestartsAnnotation+`: "2"`), "Release db v2")
+	f.sync(g, bad)
+	waitForPhase(g, c, v1alpha1.PhaseFailed, 90*time.Second)
+	g.Expect(c.Status.LastAttemptedRevision).To(Equal("main@sha1:" + bad))
+	revert := waitForRevert(g, c, gitops.StateOpened)
+	g.Expect(revert.Revision).To(Equal("main@sha1:" + bad))
+	pr, merged := mergeRevert(t, g, f, revert)
+	g.Expect(pr.Title).To(Equal("Revert StatefulSet/db in " + ns + " to " + good[:8]))
+	diff := revertDiff(g, f, pr)
+	t.Logf("revert pull request %s:\n%s", pr.HTMLURL, diff)
+	g.Expect(diff).To(ContainSubstring("-    newTag: v2"))
+	g.Expect(diff).To(ContainSubstring("+    newTag: v1"))
+	g.Expect(diff).To(ContainSubstring("-        " + testbed.RestartsAnnotation))
+
+	g.Eventually(func(g Gomega) {
+		g.Expect(k8s.Get(ctx, client.ObjectKeyFromObject(c), c)).To(Succeed())
+		g.Expect(c.Status.LastAttemptedRevision).To(Equal("main@sha1:" + merged))
+		var pods corev1.PodList
+		g.Expect(k8s.List(ctx, &pods, client.InNamespace(ns), client.MatchingLabels{"app": "db"})).To(Succeed())
+		running := 0
+		for _, p := range pods.Items {
+			if p.DeletionTimestamp == nil {
+				running++
+				g.Expect(p.Spec.Containers[0].Image).To(Equal("db:v1"), "%s back on v1", p.Name)
+			}
+		}
+		g.Expect(running).To(Equal(3))
+	}, 60*time.Second, 200*time.Millisecond).Should(Succeed())
+	g.Expect(c.Status.LastPromotedRevision).To(Equal("main@sha1:" + good))
+	g.Expect(partitionOf(g, ns)).To(BeEquivalentTo(3), "Flux's apply left serin's partition")
 }
 
 // imagesSeen records which pods ran each image, and the StatefulSet's
