@@ -274,8 +274,10 @@ func (t *treeReader) canaryTree(ctx context.Context, canary *v1alpha1.Canary) (t
 // expectedGenerated are the objects, by kind, that an initialized Canary of
 // a Deployment or a DaemonSet always has (controllers/observe.go): the
 // primary workload, the apex, primary and canary Services, and the
-// HTTPRoute of the gatewayapi router. A Canary that is not initialized yet
-// (no phase, or Initializing) expects none.
+// HTTPRoute of the gatewayapi router; a worker's (routing.provider
+// replicas) only its primary, and a StatefulSet's none (it is rolled out
+// in place). A Canary that is not initialized yet (no phase, or
+// Initializing) expects none.
 func expectedGenerated(canary *v1alpha1.Canary) map[schema.GroupVersionKind][]string {
 	if canary.Status.Phase == "" || canary.Status.Phase == v1alpha1.PhaseInitializing {
 		return nil
@@ -284,11 +286,15 @@ func expectedGenerated(canary *v1alpha1.Canary) map[schema.GroupVersionKind][]st
 	if ref.Kind != v1alpha1.DeploymentKind && ref.Kind != v1alpha1.DaemonSetKind {
 		return nil
 	}
-	service := schema.GroupVersionKind{Version: "v1", Kind: "Service"}
 	expected := map[schema.GroupVersionKind][]string{
 		{Group: "apps", Version: "v1", Kind: ref.Kind}: {canary.GetPrimaryName()},
-		service: {canary.GetServiceName(), canary.GetCanaryServiceName(), canary.GetPrimaryServiceName()},
 	}
+	if canary.RoutesByReplicas() {
+		// A worker: no Service, no route.
+		return expected
+	}
+	service := schema.GroupVersionKind{Version: "v1", Kind: "Service"}
+	expected[service] = []string{canary.GetServiceName(), canary.GetCanaryServiceName(), canary.GetPrimaryServiceName()}
 	if canary.GetRoutingProvider() == v1alpha1.GatewayAPIRouting && len(canary.Spec.Routing.RouteRefs) == 0 {
 		// The generated route; the routes of routing.routeRefs are the
 		// user's, not generated.

@@ -151,3 +151,32 @@ func TestTreeCanary_MissingObjects(t *testing.T) {
 		t.Errorf("-o json statuses (-want +got):\n%s", cmp.Diff(want, status))
 	}
 }
+
+// A worker (routing.provider replicas) has its primary and no Service: the
+// tree expects none, where a Canary behind a route would show its three
+// Services missing.
+func TestTreeCanary_WorkerExpectsNoService(t *testing.T) {
+	ctx := context.Background()
+	worker := makeCanary("apps", "worker").phase(v1alpha1.PhaseProgressing, 50).obj()
+	worker.Spec.Routing.Provider = v1alpha1.ReplicasRouting
+	worker.Spec.Service = v1alpha1.CanaryService{}
+	env := newTestEnvironment(t, newFakeClient(worker,
+		treeDeployment("worker", true),
+		ownedBy(treeDeployment("worker-primary", true), worker),
+	))
+	got := runCommand(ctx, env, "tree", "canary", "worker", "-o", "json")
+	var tree treeNode
+	if err := json.Unmarshal([]byte(got.stdout), &tree); got.err != nil || err != nil {
+		t.Fatalf("-o json: %v, %v:\n%s", got.err, err, got.stdout)
+	}
+	var names []string
+	for _, r := range tree.Resources {
+		names = append(names, r.Kind+"/"+r.Name+" "+r.Status)
+		if r.Kind == "Service" {
+			t.Errorf("a worker's tree shows a Service: %+v", r)
+		}
+	}
+	if len(tree.Resources) != 2 || tree.Resources[1].Name != "worker-primary" {
+		t.Errorf("resources %v, want the target and worker-primary", names)
+	}
+}
