@@ -23,6 +23,8 @@ import (
 	"slices"
 	"time"
 
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -346,18 +348,30 @@ var errNoImages = errors.New("no image to promote")
 // primaryImages are the images the promoted primary runs (init
 // containers first), which a promotion writes to the next stage.
 func (r *CanaryReconciler) primaryImages(ctx context.Context, obj *v1alpha1.Canary) ([]string, error) {
+	if obj.Spec.TargetRef.Kind == v1alpha1.StatefulSetKind {
+		// Promoted in place: the StatefulSet's own template.
+		sts := &appsv1.StatefulSet{}
+		if err := r.Get(ctx, types.NamespacedName{Namespace: obj.Namespace, Name: obj.Spec.TargetRef.Name}, sts); err != nil {
+			return nil, fmt.Errorf("failed to read the promoted statefulset's images: %w", err)
+		}
+		return templateImages(&sts.Spec.Template), nil
+	}
 	pk, ok := r.targetKindOf(obj).(podKind)
 	if !ok {
-		return nil, fmt.Errorf("%w: a %s target: spec.gitops.promote needs a Deployment or a DaemonSet", errNoImages, obj.Spec.TargetRef.Kind)
+		return nil, fmt.Errorf("%w: a %s target: spec.gitops.promote needs a Deployment, a DaemonSet or a StatefulSet", errNoImages, obj.Spec.TargetRef.Kind)
 	}
 	primary := pk.primaryObject()
 	if err := r.Get(ctx, types.NamespacedName{Namespace: obj.Namespace, Name: obj.GetPrimaryName()}, primary); err != nil {
 		return nil, fmt.Errorf("failed to read the primary's images: %w", err)
 	}
-	tpl := pk.podTemplate(primary)
+	return templateImages(pk.podTemplate(primary)), nil
+}
+
+// templateImages are a pod template's images, init containers first.
+func templateImages(tpl *corev1.PodTemplateSpec) []string {
 	var images []string
 	for _, c := range append(tpl.Spec.InitContainers, tpl.Spec.Containers...) {
 		images = append(images, c.Image)
 	}
-	return images, nil
+	return images
 }

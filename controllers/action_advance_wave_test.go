@@ -310,7 +310,7 @@ func TestWave_Edges(t *testing.T) {
 		w := newWaveWorld(t, production, &fakePromoter{promote: []promoteAnswer{{}}})
 		w.obj.Spec.TargetRef = v1alpha1.TargetReference{APIVersion: "v1", Kind: v1alpha1.ServiceKind, Name: "podinfo"}
 		w.advance()
-		if s := w.stage(); s.Phase != v1alpha1.WaveError || !strings.Contains(s.Message, "Deployment or a DaemonSet") {
+		if s := w.stage(); s.Phase != v1alpha1.WaveError || !strings.Contains(s.Message, "a Deployment, a DaemonSet or a StatefulSet") {
 			t.Errorf("stage = %+v", s)
 		}
 	})

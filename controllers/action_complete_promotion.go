@@ -18,6 +18,7 @@ package controllers
 
 import (
 	"context"
+	"time"
 
 	ctrl "sigs.k8s.io/controller-runtime"
 
@@ -40,5 +41,8 @@ func (r *CanaryReconciler) completePromotion(ctx context.Context, obj *v1alpha1.
 	r.emit(ctx, obj, notifier.SeverityInfo, v1alpha1.PromotedReason, "promotion of revision %s completed: canary scaled to zero", st.LastAppliedSpec)
 	r.metrics.endRollout(obj, obs.Now, true)
 	r.postRollout(ctx, obj)
-	return ctrl.Result{}, nil
+	// Decide again at once (the wave's soak begins now): the canary's
+	// scale-down brings a reconcile, but a StatefulSet promoted in place
+	// has none to scale down, and its Canary would wait for the resync.
+	return ctrl.Result{RequeueAfter: 10 * time.Millisecond}, nil
 }

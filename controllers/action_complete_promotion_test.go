@@ -54,6 +54,8 @@ func TestCompletePromotion(t *testing.T) {
 		events:     []string{"Normal " + v1alpha1.PromotedReason},
 		ended:      "succeeded",
 		records:    []string{"v2 Succeeded (revision v2 promoted)"},
+		// Decided again at once: the wave's soak, whatever the kind.
+		result: ctrl.Result{RequeueAfter: 10 * time.Millisecond},
 	}
 
 	promoted := finalising("", succeeded)

@@ -402,6 +402,118 @@ spec:
 	g.Expect(partitionOf(g, ns)).To(BeEquivalentTo(3), "Flux's apply left serin's partition")
 }
 
+// A wave of StatefulSets in one cluster: staging and production each keep
+// a StatefulSet podinfo in Git, applied by Flux as the namespace's service
+// account. A release committed to staging only is rolled out there by
+// partition, soaks (pod-restarts held on its pods), and comes to
+// production as one pull request with the promoted image; merged,
+// production's Canary rolls it out by partition and its verdict comes
+// back to staging's status as a commit status.
+func TestStatefulSet_WaveCarriesTheRevisionToProduction(t *testing.T) {
+	shared(t)
+	g := NewWithT(t)
+	ctx := context.Background()
+	w := newWaveRepository(t, g, testbedCluster())
+	stg, prod := w.staging.ns, w.production.ns
+	files := func(stagingTag, productionTag string) map[string]string {
+		kustomization := func(ns, tag, extra string) string {
+			return fmt.Sprintf(`apiVersion: kustomize.config.k8s.io/v1beta1
+kind: Kustomization
+namespace: %s
+images:
+  - name: podinfo
+    newTag: %s # the released version
+resources:
+  - statefulset.yaml
+  - canary.yaml
+%s`, ns, tag, extra)
+		}
+		statefulSet := `apiVersion: apps/v1
+kind: StatefulSet
+metadata:
+  name: podinfo
+spec:
+  replicas: 2
+  serviceName: podinfo
+  selector:
+    matchLabels:
+      app: podinfo
+  template:
+    metadata:
+      labels:
+        app: podinfo
+    spec:
+      containers:
+        - name: podinfo
+          image: podinfo
+`
+		canary := func(extra string) string {
+			return `apiVersion: serin.dev/v1alpha1
+kind: Canary
+metadata:
+  name: podinfo
+spec:
+  targetRef:
+    apiVersion: apps/v1
+    kind: StatefulSet
+    name: podinfo
+  progressDeadlineSeconds: 60
+  routing:
+    provider: replicas
+  analysis:
+    interval: 2s
+    threshold: 1
+    stepWeights: [50]
+    metrics:
+      - name: pod-restarts
+        thresholdRange:
+          max: 0
+` + extra
+		}
+		return map[string]string{
+			"staging/kustomization.yaml":    kustomization(stg, stagingTag, ""),
+			"staging/statefulset.yaml":      statefulSet,
+			"staging/canary.yaml":           canary("  gitops:" + wavePromote(prod, 2*time.Second) + "\n"),
+			"production/kustomization.yaml": kustomization(prod, productionTag, "  - provider.yaml\n"),
+			"production/statefulset.yaml":   statefulSet,
+			"production/canary.yaml": canary(`  alerts:
+    - name: git
+      providerRef:
+        name: commit-status
+`),
+			"production/provider.yaml": commitStatusProvider(gitea.RepositoryURL(stg)),
+		}
+	}
+	first := w.staging.push(files("v1", "v1"), "Add podinfo to staging and production")
+	w.apply(t, g, first, nil)
+
+	w.staging.pull(g)
+	v2 := w.staging.push(files("v2", "v1"), "Release podinfo v2 to staging")
+	w.staging.sync(g, v2)
+	w.waitForPhase(g, stg, v1alpha1.PhaseSucceeded, 90*time.Second)
+	opened := w.stage(g, v2, v1alpha1.WaveOpened, 60*time.Second)
+	g.Expect(opened.Images).To(Equal([]string{"podinfo:v2"}), "the images the promoted StatefulSet runs")
+	pr := w.promotionPR(g, v2)
+	diff, err := gitea.Raw(ctx, fmt.Sprintf("/repos/%s/%s/pulls/%d.diff", gitea.User, w.staging.name, pr.Number))
+	g.Expect(err).NotTo(HaveOccurred())
+	t.Logf("promotion pull request %s:\n%s", pr.HTMLURL, diff)
+	g.Expect(diff).To(ContainSubstring("+    newTag: v2 # the released version"))
+	g.Expect(diff).NotTo(ContainSubstring("staging/"), "the pull request changes production only")
+
+	m2 := w.merge(g, pr)
+	w.waitForPhase(g, prod, v1alpha1.PhaseSucceeded, 90*time.Second)
+	g.Expect(w.canary(g, prod).Status.LastPromotedRevision).To(Equal("main@sha1:" + m2))
+	done := w.stage(g, v2, v1alpha1.WaveSucceeded, 60*time.Second)
+	g.Expect(done.StageCommit).To(Equal(m2), "the verdict is the one production posted on the merge")
+	var pods corev1.PodList
+	g.Expect(k8s.List(ctx, &pods, client.InNamespace(prod), client.MatchingLabels{"app": "podinfo"})).To(Succeed())
+	for _, p := range pods.Items {
+		if p.DeletionTimestamp == nil {
+			g.Expect(p.Spec.Containers[0].Image).To(Equal("podinfo:v2"), "production's %s runs the promoted revision", p.Name)
+		}
+	}
+}
+
 // imagesSeen records which pods ran each image, and the StatefulSet's
 // partitions in the order they came.
 type imagesSeen struct {

@@ -230,6 +230,49 @@ func newWaveOf(t *testing.T, g Gomega, files func(stg, prod string) map[string]s
 // seeded with files (nil: v1 in both stages).
 func newWaveIn(t *testing.T, g Gomega, in *cluster, files func(stg, prod string) map[string]string, stagingSource func(repo string) map[string]any) *wave {
 	t.Helper()
+	w := newWaveRepository(t, g, in)
+	stg, prod := w.staging.ns, w.production.ns
+	seed := w.files(waveRelease{staging: "v1", production: "v1"})
+	if files != nil {
+		seed = files(stg, prod)
+	}
+	first := w.staging.push(seed, "Add podinfo to staging and production")
+	var source map[string]any
+	if stagingSource != nil {
+		source = stagingSource(stg)
+	}
+	w.apply(t, g, first, source)
+	for _, f := range []*fleet{w.staging, w.production} {
+		l := testbed.StartLoad(context.Background(), testbed.LoadOptions{URL: f.cluster().gateway.URL + "/",
+			Host: "podinfo." + f.ns + ".serin.test", Rate: 50, Duration: time.Hour})
+		t.Cleanup(l.Stop)
+		w.users[f.ns] = l
+	}
+	for _, ns := range []string{stg, prod} {
+		g.Eventually(func() string { return lastVersion(w.users[ns]) }, 15*time.Second).Should(Equal("v1"), "%s answers through the Gateway", ns)
+	}
+	return w
+}
+
+// apply has Flux apply ./staging and ./production of the repository as
+// each namespace's service account, at commit first, and waits until both
+// Canaries are Initialized.
+func (w *wave) apply(t *testing.T, g Gomega, first string, stagingSource map[string]any) {
+	t.Helper()
+	applyFleet(t, g, w.staging, stagingSource, map[string]any{"path": "./staging", "serviceAccountName": "deployer"})
+	applyFleet(t, g, w.production, nil, map[string]any{"path": "./production", "serviceAccountName": "deployer"})
+	w.staging.sync(g, first)
+	w.production.sync(g, first)
+	for _, f := range []*fleet{w.staging, w.production} {
+		w.waitForPhase(g, f.ns, v1alpha1.PhaseInitialized, 60*time.Second)
+	}
+}
+
+// newWaveRepository makes a wave's two namespaces (staging here,
+// production in the cluster in), their deployer service accounts,
+// production's commit-status token and the empty repository.
+func newWaveRepository(t *testing.T, g Gomega, in *cluster) *wave {
+	t.Helper()
 	ctx := context.Background()
 	here := testbedCluster()
 	stg, prod := newNamespace(t), newNamespaceIn(t, in.k8s)
@@ -254,31 +297,7 @@ func newWaveIn(t *testing.T, g Gomega, in *cluster, files func(stg, prod string)
 	}
 	staging.repo = initRepo(g, gitea.RepositoryURL(stg))
 	production := &fleet{t: t, ns: prod, name: stg, repo: staging.repo, in: in}
-	w := &wave{staging: staging, production: production, users: map[string]*testbed.Load{}}
-	seed := w.files(waveRelease{staging: "v1", production: "v1"})
-	if files != nil {
-		seed = files(stg, prod)
-	}
-	first := staging.push(seed, "Add podinfo to staging and production")
-	var source map[string]any
-	if stagingSource != nil {
-		source = stagingSource(stg)
-	}
-	applyFleet(t, g, staging, source, map[string]any{"path": "./staging", "serviceAccountName": "deployer"})
-	applyFleet(t, g, production, nil, map[string]any{"path": "./production", "serviceAccountName": "deployer"})
-	staging.sync(g, first)
-	production.sync(g, first)
-	for _, f := range []*fleet{staging, production} {
-		w.waitForPhase(g, f.ns, v1alpha1.PhaseInitialized, 60*time.Second)
-		l := testbed.StartLoad(context.Background(), testbed.LoadOptions{URL: f.cluster().gateway.URL + "/",
-			Host: "podinfo." + f.ns + ".serin.test", Rate: 50, Duration: time.Hour})
-		t.Cleanup(l.Stop)
-		w.users[f.ns] = l
-	}
-	for _, ns := range []string{stg, prod} {
-		g.Eventually(func() string { return lastVersion(w.users[ns]) }, 15*time.Second).Should(Equal("v1"), "%s answers through the Gateway", ns)
-	}
-	return w
+	return &wave{staging: staging, production: production, users: map[string]*testbed.Load{}}
 }
 
 // files is the repository for a release; with production in a cluster of
