@@ -192,11 +192,9 @@ func TestStatefulSet_PartitionRollsBackAndPromotes(t *testing.T) {
 	g.Expect(jobErrors).To(BeNumerically(">", 10), "{{ pods }} named the canary's pod only")
 	g.Expect(jobErrors).To(BeNumerically("<=", 40))
 	g.Eventually(func(g Gomega) {
-		var pods corev1.PodList
-		g.Expect(k8s.List(ctx, &pods, client.InNamespace(ns), client.MatchingLabels{"app": "db"})).To(Succeed())
 		names := map[string]string{}
-		for _, p := range pods.Items {
-			if p.DeletionTimestamp == nil && podReady(&p) {
+		for _, p := range livePods(g, ns, client.MatchingLabels{"app": "db"}) {
+			if podReady(&p) {
 				names[p.Name] = p.Spec.Containers[0].Image
 			}
 		}
@@ -213,18 +211,12 @@ func TestStatefulSet_PartitionRollsBackAndPromotes(t *testing.T) {
 	patchTemplate(g, ns, "db:v3", jobs)
 	waitForPhase(g, c, v1alpha1.PhaseSucceeded, 120*time.Second)
 	g.Eventually(func(g Gomega) {
-		var pods corev1.PodList
-		g.Expect(k8s.List(ctx, &pods, client.InNamespace(ns), client.MatchingLabels{"app": "db"})).To(Succeed())
-		running := 0
-		for _, p := range pods.Items {
-			if p.DeletionTimestamp != nil {
-				continue
-			}
-			running++
+		pods := livePods(g, ns, client.MatchingLabels{"app": "db"})
+		for _, p := range pods {
 			g.Expect(p.Spec.Containers[0].Image).To(Equal("db:v3"), "no pod of an old revision left: %s", p.Name)
 			g.Expect(podReady(&p)).To(BeTrue(), "%s ready", p.Name)
 		}
-		g.Expect(running).To(Equal(replicas))
+		g.Expect(pods).To(HaveLen(replicas))
 	}, 60*time.Second, 200*time.Millisecond).Should(Succeed())
 	g.Expect(claimUIDs(g, ns)).To(Equal(claims), "every claim kept through the promotion")
 	g.Expect(partitionOf(g, ns)).To(BeEquivalentTo(replicas), "promoted: the partition holds every pod again for the next revision")
@@ -387,16 +379,11 @@ spec:
 	g.Eventually(func(g Gomega) {
 		g.Expect(k8s.Get(ctx, client.ObjectKeyFromObject(c), c)).To(Succeed())
 		g.Expect(c.Status.LastAttemptedRevision).To(Equal("main@sha1:" + merged))
-		var pods corev1.PodList
-		g.Expect(k8s.List(ctx, &pods, client.InNamespace(ns), client.MatchingLabels{"app": "db"})).To(Succeed())
-		running := 0
-		for _, p := range pods.Items {
-			if p.DeletionTimestamp == nil {
-				running++
-				g.Expect(p.Spec.Containers[0].Image).To(Equal("db:v1"), "%s back on v1", p.Name)
-			}
+		pods := livePods(g, ns, client.MatchingLabels{"app": "db"})
+		for _, p := range pods {
+			g.Expect(p.Spec.Containers[0].Image).To(Equal("db:v1"), "%s back on v1", p.Name)
 		}
-		g.Expect(running).To(Equal(3))
+		g.Expect(pods).To(HaveLen(3))
 	}, 60*time.Second, 200*time.Millisecond).Should(Succeed())
 	g.Expect(c.Status.LastPromotedRevision).To(Equal("main@sha1:" + good))
 	g.Expect(partitionOf(g, ns)).To(BeEquivalentTo(3), "Flux's apply left serin's partition")
@@ -505,12 +492,8 @@ spec:
 	g.Expect(w.canary(g, prod).Status.LastPromotedRevision).To(Equal("main@sha1:" + m2))
 	done := w.stage(g, v2, v1alpha1.WaveSucceeded, 60*time.Second)
 	g.Expect(done.StageCommit).To(Equal(m2), "the verdict is the one production posted on the merge")
-	var pods corev1.PodList
-	g.Expect(k8s.List(ctx, &pods, client.InNamespace(prod), client.MatchingLabels{"app": "podinfo"})).To(Succeed())
-	for _, p := range pods.Items {
-		if p.DeletionTimestamp == nil {
-			g.Expect(p.Spec.Containers[0].Image).To(Equal("podinfo:v2"), "production's %s runs the promoted revision", p.Name)
-		}
+	for _, p := range livePods(g, prod, client.MatchingLabels{"app": "podinfo"}) {
+		g.Expect(p.Spec.Containers[0].Image).To(Equal("podinfo:v2"), "production's %s runs the promoted revision", p.Name)
 	}
 }
 

@@ -124,17 +124,11 @@ func TestWorkers_ReplicaShareRollsBackRestartsAndPromotes(t *testing.T) {
 	waitForPhase(g, c, v1alpha1.PhaseSucceeded, 120*time.Second)
 	g.Eventually(func() int32 { return readyPods(ctx, ns, "worker") }, 30*time.Second, 100*time.Millisecond).Should(BeZero(), "promoted: the canary scaled to zero")
 	g.Eventually(func(g Gomega) {
-		var pods corev1.PodList
-		g.Expect(k8s.List(ctx, &pods, client.InNamespace(ns))).To(Succeed())
-		running := 0
-		for _, p := range pods.Items {
-			if p.DeletionTimestamp != nil {
-				continue
-			}
-			running++
+		pods := livePods(g, ns)
+		for _, p := range pods {
 			g.Expect(p.Spec.Containers[0].Image).To(Equal("worker:v3"), "no pod of an old revision left: %s", p.Name)
 		}
-		g.Expect(running).To(Equal(total))
+		g.Expect(pods).To(HaveLen(total))
 	}, 30*time.Second, 200*time.Millisecond).Should(Succeed())
 	stopWatching()
 
@@ -379,6 +373,20 @@ func (s *shareInvariants) report() shareReport {
 		r.violations = strings.Join(s.bad[:10], "\n") + fmt.Sprintf("\n… and %d more", len(s.bad)-10)
 	}
 	return r
+}
+
+// livePods are the pods of ns (with opts, e.g. labels) that are not being
+// deleted.
+func livePods(g Gomega, ns string, opts ...client.ListOption) []corev1.Pod {
+	var pods corev1.PodList
+	g.Expect(k8s.List(context.Background(), &pods, append([]client.ListOption{client.InNamespace(ns)}, opts...)...)).To(Succeed())
+	live := pods.Items[:0]
+	for _, p := range pods.Items {
+		if p.DeletionTimestamp == nil {
+			live = append(live, p)
+		}
+	}
+	return live
 }
 
 // readyPods counts the Ready pods labelled app=app in ns that are not
